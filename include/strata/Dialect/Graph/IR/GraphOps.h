@@ -1,0 +1,78 @@
+//===- GraphOps.h - strata graph dialect ops --------------------*- C++ -*-===//
+//
+// Op classes of the graph dialect, plus the shape helpers their verifiers and
+// shape inference share (numpy broadcasting, axis normalization).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef STRATA_DIALECT_GRAPH_IR_GRAPHOPS_H
+#define STRATA_DIALECT_GRAPH_IR_GRAPHOPS_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "strata/Dialect/Graph/IR/GraphDialect.h"
+
+#include <optional>
+
+namespace strata::graph {
+
+/// Marks a dimension whose size is not known statically.
+constexpr int64_t kDynamic = mlir::ShapedType::kDynamic;
+
+/// Broadcasts two shapes like numpy. Dynamic dimensions broadcast against 1
+/// and against equal or dynamic dimensions. Returns std::nullopt when the
+/// shapes are incompatible.
+std::optional<llvm::SmallVector<int64_t>>
+broadcastShapes(llvm::ArrayRef<int64_t> a, llvm::ArrayRef<int64_t> b);
+
+/// Normalizes a possibly negative axis against `rank`; std::nullopt when out
+/// of [-rank, rank).
+std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank);
+
+/// Returns `type` with its shape replaced, keeping the element type; an
+/// unranked result when `shape` is std::nullopt.
+mlir::TensorType withShape(mlir::Type type,
+                           std::optional<llvm::ArrayRef<int64_t>> shape);
+
+/// The most precise type compatible with both (static dimensions win). Null
+/// when they conflict (different element types or static sizes).
+mlir::Type joinTypes(mlir::Type a, mlir::Type b);
+
+/// Reads a constant integer tensor (a graph.constant or anything foldable to
+/// one) into `values`. Fails when the value is not constant.
+mlir::LogicalResult getConstantIntValues(mlir::Value value,
+                                         llvm::SmallVectorImpl<int64_t> &values);
+
+// Shared shape inference and verification of the op classes in GraphBase.td.
+mlir::LogicalResult
+inferUnaryElementwise(mlir::Operation *op,
+                      llvm::SmallVectorImpl<mlir::Type> &types);
+mlir::LogicalResult verifyUnaryElementwise(mlir::Operation *op);
+mlir::LogicalResult
+inferBroadcastElementwise(mlir::Operation *op,
+                          llvm::SmallVectorImpl<mlir::Type> &types);
+mlir::LogicalResult verifyBroadcastElementwise(mlir::Operation *op);
+mlir::LogicalResult
+inferReduction(mlir::Operation *op, std::optional<llvm::ArrayRef<int64_t>> axes,
+               bool keepdims, bool noopWithEmptyAxes,
+               llvm::SmallVectorImpl<mlir::Type> &types);
+mlir::LogicalResult
+verifyReduction(mlir::Operation *op,
+                std::optional<llvm::ArrayRef<int64_t>> axes);
+
+/// Checks every result type against the op's shape inference; used by the
+/// InferShapesOpInterface verifier.
+mlir::LogicalResult verifyInferredResultTypes(mlir::Operation *op);
+
+} // namespace strata::graph
+
+#include "strata/Dialect/Graph/IR/GraphInterfaces.h.inc"
+
+#define GET_OP_CLASSES
+#include "strata/Dialect/Graph/IR/GraphOps.h.inc"
+
+#endif // STRATA_DIALECT_GRAPH_IR_GRAPHOPS_H

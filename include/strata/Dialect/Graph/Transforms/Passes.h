@@ -1,0 +1,29 @@
+//===- Passes.h - graph layer passes ----------------------------*- C++ -*-===//
+
+#ifndef STRATA_DIALECT_GRAPH_TRANSFORMS_PASSES_H
+#define STRATA_DIALECT_GRAPH_TRANSFORMS_PASSES_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
+#include "strata/Dialect/Graph/IR/GraphDialect.h"
+
+namespace strata::graph {
+
+#define GEN_PASS_DECL
+#include "strata/Dialect/Graph/Transforms/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "strata/Dialect/Graph/Transforms/Passes.h.inc"
+
+/// The `graph` stage: canonicalize (folding constants), decompose to the core
+/// op set, infer shapes, CSE. Registered as `strata-graph-pipeline`.
+void buildGraphPipeline(mlir::OpPassManager &pm);
+
+/// Registers the graph passes and the graph pipeline with the global
+/// registry (for strata-opt).
+void registerGraphPipelines();
+
+} // namespace strata::graph
+
+#endif // STRATA_DIALECT_GRAPH_TRANSFORMS_PASSES_H

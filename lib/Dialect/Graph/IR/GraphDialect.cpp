@@ -1,0 +1,25 @@
+//===- GraphDialect.cpp - strata graph dialect ------------------*- C++ -*-===//
+
+#include "strata/Dialect/Graph/IR/GraphDialect.h"
+#include "strata/Dialect/Graph/IR/GraphOps.h"
+
+using namespace mlir;
+using namespace strata::graph;
+
+#include "strata/Dialect/Graph/IR/GraphDialect.cpp.inc"
+
+void GraphDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "strata/Dialect/Graph/IR/GraphOps.cpp.inc"
+      >();
+}
+
+Operation *GraphDialect::materializeConstant(OpBuilder &builder,
+                                             Attribute value, Type type,
+                                             Location loc) {
+  auto elements = dyn_cast<ElementsAttr>(value);
+  if (!elements || elements.getType() != type)
+    return nullptr;
+  return ConstantOp::create(builder, loc, type, elements);
+}

@@ -1,0 +1,24 @@
+//===- Pipelines.cpp - the graph stage's pass pipeline ----------*- C++ -*-===//
+
+#include "strata/Dialect/Graph/Transforms/Passes.h"
+
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+void strata::graph::buildGraphPipeline(OpPassManager &pm) {
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createGraphDecomposePass());
+  pm.addPass(createGraphInferShapesPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
+void strata::graph::registerGraphPipelines() {
+  registerGraphPasses();
+  PassPipelineRegistration<>(
+      "strata-graph-pipeline",
+      "The graph stage: fold, decompose to core ops, infer shapes, CSE",
+      [](OpPassManager &pm) { buildGraphPipeline(pm); });
+}

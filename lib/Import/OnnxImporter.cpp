@@ -1,0 +1,599 @@
+//===- OnnxImporter.cpp - ONNX model to graph dialect -----------*- C++ -*-===//
+//
+// Loading (binary or text), external data, ONNX's checker, version
+// conversion and shape inference, then the graph conversion. libonnx reports
+// problems by throwing; every call into it is wrapped so a malformed model is
+// a diagnostic, never a crash.
+//
+//===----------------------------------------------------------------------===//
+
+#include "strata/Import/OnnxImporter.h"
+#include "GraphImporter.h"
+
+#include "strata/Dialect/Graph/IR/GraphDialect.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include <onnx/checker.h>
+#include <onnx/defs/parser.h>
+#include <onnx/defs/schema.h>
+#include <onnx/shape_inference/implementation.h>
+#include <onnx/version_converter/convert.h>
+
+#include <sys/stat.h>
+
+using namespace mlir;
+using namespace strata::onnx_import;
+
+namespace strata::onnx_import {
+
+//===----------------------------------------------------------------------===//
+// GraphImporter
+//===----------------------------------------------------------------------===//
+
+GraphImporter::GraphImporter(MLIRContext *context, StringRef fileName,
+                             int64_t opset, const ConverterRegistry &registry)
+    : ctx(context), b(context), fileName(fileName.str()), opset(opset),
+      registry(registry) {}
+
+Value GraphImporter::lookup(const std::string &name) const {
+  auto it = values.find(name);
+  return it == values.end() ? Value() : it->second;
+}
+
+void GraphImporter::bind(const std::string &name, Value value) {
+  values[name] = value;
+}
+
+Type GraphImporter::knownType(const std::string &name) const {
+  auto it = valueTypes.find(name);
+  if (it == valueTypes.end() || !it->second->has_tensor_type())
+    return {};
+  const auto &tensor = it->second->tensor_type();
+  Type element = convertElementType(ctx, tensor.elem_type());
+  if (!element)
+    return {};
+  if (!tensor.has_shape())
+    return UnrankedTensorType::get(element);
+  SmallVector<int64_t> shape;
+  for (const auto &dim : tensor.shape().dim())
+    shape.push_back(dim.has_dim_value() && dim.dim_value() >= 0
+                        ? dim.dim_value()
+                        : ShapedType::kDynamic);
+  return RankedTensorType::get(shape, element);
+}
+
+Type GraphImporter::convertType(const onnx::TypeProto &type, Location loc,
+                                StringRef what) {
+  if (!type.has_tensor_type()) {
+    const char *kind = type.has_sequence_type()   ? "a sequence"
+                       : type.has_optional_type() ? "an optional"
+                       : type.has_map_type()      ? "a map"
+                                                  : "a non-tensor";
+    emitError(loc) << what << " has " << kind
+                   << " type; only tensors are supported";
+    return {};
+  }
+  int32_t elem = type.tensor_type().elem_type();
+  Type element = convertElementType(ctx, elem);
+  if (!element) {
+    emitError(loc) << what << " has element type " << elementTypeName(elem)
+                   << ", which strata does not support";
+    return {};
+  }
+  if (!type.tensor_type().has_shape())
+    return UnrankedTensorType::get(element);
+  SmallVector<int64_t> shape;
+  for (const auto &dim : type.tensor_type().shape().dim())
+    shape.push_back(dim.has_dim_value() && dim.dim_value() >= 0
+                        ? dim.dim_value()
+                        : ShapedType::kDynamic);
+  return RankedTensorType::get(shape, element);
+}
+
+/// Copies `count` little-endian values of type T out of a raw byte string.
+template <typename T>
+static SmallVector<T> readRaw(const std::string &raw) {
+  SmallVector<T> result(raw.size() / sizeof(T));
+  if (!result.empty())
+    std::memcpy(result.data(), raw.data(), result.size() * sizeof(T));
+  return result;
+}
+
+FailureOr<ElementsAttr>
+GraphImporter::convertTensor(const onnx::TensorProto &tensor, Location loc) {
+  using TP = onnx::TensorProto;
+  std::string name = tensor.name().empty() ? "<constant>" : tensor.name();
+  Type element = convertElementType(ctx, tensor.data_type());
+  if (!element) {
+    emitError(loc) << "tensor '" << name << "' has element type "
+                   << elementTypeName(tensor.data_type())
+                   << ", which strata does not support";
+    return failure();
+  }
+  if (tensor.data_location() == TP::EXTERNAL) {
+    emitError(loc) << "tensor '" << name
+                   << "' still refers to external data after loading";
+    return failure();
+  }
+  SmallVector<int64_t> shape;
+  int64_t count = 1;
+  for (int64_t dim : tensor.dims()) {
+    if (dim < 0 || (dim > 0 && count > (int64_t(1) << 40) / dim)) {
+      emitError(loc) << "tensor '" << name << "' has an invalid dimension "
+                     << dim;
+      return failure();
+    }
+    shape.push_back(dim);
+    count *= dim;
+  }
+  auto type = RankedTensorType::get(shape, element);
+  unsigned bits = element.getIntOrFloatBitWidth();
+  unsigned bytes = bits == 1 ? 1 : bits / 8;
+
+  // Gather the values as raw little-endian bytes of the element width.
+  std::string raw;
+  if (tensor.has_raw_data()) {
+    raw = tensor.raw_data();
+  } else {
+    switch (tensor.data_type()) {
+    case TP::FLOAT:
+      raw.assign(reinterpret_cast<const char *>(tensor.float_data().data()),
+                 tensor.float_data_size() * 4);
+      break;
+    case TP::DOUBLE:
+      raw.assign(reinterpret_cast<const char *>(tensor.double_data().data()),
+                 tensor.double_data_size() * 8);
+      break;
+    case TP::INT64:
+      raw.assign(reinterpret_cast<const char *>(tensor.int64_data().data()),
+                 tensor.int64_data_size() * 8);
+      break;
+    case TP::UINT32:
+    case TP::UINT64:
+      for (uint64_t v : tensor.uint64_data())
+        raw.append(reinterpret_cast<const char *>(&v), bytes);
+      break;
+    default: // int32_data holds every narrower type, one value per entry.
+      for (int32_t v : tensor.int32_data())
+        raw.append(reinterpret_cast<const char *>(&v), bytes);
+      break;
+    }
+  }
+  if (int64_t(raw.size()) != count * int64_t(bytes)) {
+    emitError(loc) << "tensor '" << name << "' holds " << raw.size() / bytes
+                   << " values but its shape [" << shape << "] needs "
+                   << count;
+    return failure();
+  }
+  if (element.isInteger(1)) {
+    SmallVector<bool> bools;
+    for (char c : raw)
+      bools.push_back(c != 0);
+    return cast<ElementsAttr>(DenseElementsAttr::get(type, bools));
+  }
+  return cast<ElementsAttr>(DenseElementsAttr::getFromRawBuffer(
+      type, ArrayRef<char>(raw.data(), raw.size())));
+}
+
+/// Converters may assume every input the operator's schema marks as required
+/// is present; a model that omits one is reported here.
+static LogicalResult checkRequiredInputs(NodeImporter &importer,
+                                         const onnx::NodeProto &node) {
+  const onnx::OpSchema *schema = onnx::OpSchemaRegistry::Schema(
+      node.op_type(), int(importer.opset()), node.domain());
+  if (!schema)
+    return success(); // Unknown ops are reported by the converter lookup.
+  const auto &formals = schema->inputs();
+  for (size_t i = 0; i < formals.size(); ++i) {
+    if (formals[i].GetOption() != onnx::OpSchema::Single)
+      continue;
+    if (int(i) >= node.input_size() || node.input(i).empty())
+      return importer.fail("required input " + Twine(i) + " ('" +
+                           formals[i].GetName() + "') is missing");
+  }
+  return success();
+}
+
+Location GraphImporter::nodeLocation(const onnx::NodeProto &node, int index) {
+  std::string name = node.name().empty()
+                         ? node.op_type() + "#" + std::to_string(index)
+                         : node.name();
+  return NameLoc::get(StringAttr::get(ctx, name));
+}
+
+LogicalResult GraphImporter::importGraph(const onnx::GraphProto &graph,
+                                         ModuleOp module, StringRef name) {
+  bool ok = true;
+  Location fileLoc = FileLineColLoc::get(ctx, fileName, 0, 0);
+  for (const auto &vi : graph.input())
+    valueTypes[vi.name()] = &vi.type();
+  for (const auto &vi : graph.value_info())
+    valueTypes[vi.name()] = &vi.type();
+  for (const auto &vi : graph.output())
+    valueTypes[vi.name()] = &vi.type();
+
+  if (graph.sparse_initializer_size() > 0) {
+    emitError(fileLoc) << "sparse initializers are not supported ('"
+                       << graph.sparse_initializer(0).values().name() << "')";
+    ok = false;
+  }
+
+  llvm::StringSet<> initializers;
+  for (const auto &init : graph.initializer())
+    initializers.insert(init.name());
+
+  // Function arguments: graph inputs that are not initializers.
+  SmallVector<Type> argTypes;
+  SmallVector<const onnx::ValueInfoProto *> args;
+  for (const auto &vi : graph.input()) {
+    if (initializers.contains(vi.name()))
+      continue;
+    Type type = convertType(vi.type(), fileLoc,
+                            "graph input '" + vi.name() + "'");
+    if (!type) {
+      ok = false;
+      type = UnrankedTensorType::get(Float32Type::get(ctx));
+    }
+    argTypes.push_back(type);
+    args.push_back(&vi);
+  }
+
+  b.setInsertionPointToEnd(module.getBody());
+  auto func = func::FuncOp::create(b, fileLoc, name,
+                                   b.getFunctionType(argTypes, {}));
+  Block *entry = func.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+
+  auto dimParams = [&](const onnx::TypeProto &type) -> ArrayAttr {
+    if (!type.has_tensor_type() || !type.tensor_type().has_shape())
+      return {};
+    SmallVector<Attribute> names;
+    bool any = false;
+    for (const auto &dim : type.tensor_type().shape().dim()) {
+      names.push_back(b.getStringAttr(dim.dim_param()));
+      any |= !dim.dim_param().empty();
+    }
+    return any ? b.getArrayAttr(names) : ArrayAttr();
+  };
+  for (auto [i, vi] : llvm::enumerate(args)) {
+    bind(vi->name(), entry->getArgument(i));
+    func.setArgAttr(i, "graph.name", b.getStringAttr(vi->name()));
+    if (ArrayAttr params = dimParams(vi->type()))
+      func.setArgAttr(i, "graph.dim_params", params);
+  }
+
+  for (const auto &init : graph.initializer()) {
+    Location loc = NameLoc::get(b.getStringAttr(init.name()));
+    auto attr = convertTensor(init, loc);
+    if (failed(attr)) {
+      ok = false;
+      continue;
+    }
+    bind(init.name(), graph::ConstantOp::create(b, loc, *attr));
+  }
+
+  // Names whose producer failed: nodes that consume them are skipped without
+  // a second diagnostic, so each problem is reported once.
+  llvm::StringSet<> poisoned;
+  for (auto [index, node] : llvm::enumerate(graph.node())) {
+    Location loc = nodeLocation(node, index);
+    NodeImporter importer(*this, node, loc, opset);
+    auto poisonOutputs = [&] {
+      for (const auto &out : node.output())
+        poisoned.insert(out);
+    };
+    bool skip = false;
+    for (const auto &in : node.input()) {
+      if (in.empty() || lookup(in))
+        continue;
+      if (!poisoned.contains(in))
+        importer.emitError("input '" + in + "' is not defined before use");
+      skip = true;
+    }
+    if (skip) {
+      ok = false;
+      poisonOutputs();
+      continue;
+    }
+    if (failed(checkRequiredInputs(importer, node))) {
+      ok = false;
+      poisonOutputs();
+      continue;
+    }
+    const ConvertFn *convert = registry.lookup(node.domain(), node.op_type());
+    if (!convert) {
+      importer.emitError("unsupported operator");
+      ok = false;
+      poisonOutputs();
+      continue;
+    }
+    LogicalResult converted = failure();
+    try {
+      converted = (*convert)(importer);
+    } catch (const std::exception &e) {
+      importer.emitError(Twine("conversion failed: ") + e.what());
+    }
+    for (const std::string &attr : importer.unreadAttributes())
+      importer.emitError("unsupported attribute '" + attr + "'");
+    if (failed(converted) || importer.hadError()) {
+      if (!importer.hadError())
+        importer.emitError("conversion failed");
+      ok = false;
+      poisonOutputs();
+      continue;
+    }
+    for (const auto &out : node.output())
+      if (!out.empty() && !lookup(out)) {
+        importer.emitError("output '" + out + "' is not produced");
+        ok = false;
+        poisoned.insert(out);
+      }
+  }
+
+  SmallVector<Value> results;
+  for (const auto &vi : graph.output()) {
+    Value v = lookup(vi.name());
+    if (!v) {
+      if (!poisoned.contains(vi.name()))
+        emitError(fileLoc) << "graph output '" << vi.name()
+                           << "' is not produced by any node";
+      ok = false;
+      continue;
+    }
+    results.push_back(v);
+  }
+  if (!ok) {
+    func.erase();
+    return failure();
+  }
+  func::ReturnOp::create(b, fileLoc, results);
+  func.setType(b.getFunctionType(argTypes, ValueRange(results).getTypes()));
+  for (auto [i, vi] : llvm::enumerate(graph.output())) {
+    func.setResultAttr(i, "graph.name", b.getStringAttr(vi.name()));
+    if (ArrayAttr params = dimParams(vi.type()))
+      func.setResultAttr(i, "graph.dim_params", params);
+  }
+  return success();
+}
+
+} // namespace strata::onnx_import
+
+//===----------------------------------------------------------------------===//
+// Loading
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+const ConverterRegistry &converterRegistry() {
+  static const ConverterRegistry registry = [] {
+    ConverterRegistry r;
+    registerElementwiseConverters(r);
+    registerReductionConverters(r);
+    registerTensorConverters(r);
+    registerNNConverters(r);
+    return r;
+  }();
+  return registry;
+}
+
+/// First line of a libonnx exception message (they can span many lines).
+std::string firstLine(const char *what) {
+  std::string s(what);
+  size_t nl = s.find('\n');
+  if (nl != std::string::npos)
+    s.resize(nl);
+  return s;
+}
+
+/// Resolves one tensor's external data inside `modelDir`, replacing it with
+/// raw_data. Refuses anything that could read outside the folder.
+LogicalResult loadExternalData(onnx::TensorProto &tensor, StringRef modelDir,
+                               Location loc) {
+  std::string location;
+  uint64_t offset = 0;
+  std::optional<uint64_t> length;
+  for (const auto &entry : tensor.external_data()) {
+    const std::string &key = entry.key();
+    if (key == "location") {
+      location = entry.value();
+      continue;
+    }
+    if (key != "offset" && key != "length")
+      continue; // "checksum" and others do not affect the bytes read.
+    char *end = nullptr;
+    errno = 0;
+    unsigned long long v = std::strtoull(entry.value().c_str(), &end, 10);
+    if (entry.value().empty() || *end != '\0' || errno != 0 ||
+        entry.value()[0] == '-') {
+      emitError(loc) << "tensor '" << tensor.name() << "': external data "
+                     << key << " '" << entry.value()
+                     << "' is not a non-negative integer";
+      return failure();
+    }
+    (key == "offset" ? offset : length.emplace()) = v;
+  }
+  auto reject = [&](const Twine &why) {
+    emitError(loc) << "tensor '" << tensor.name() << "': external data '"
+                   << location << "' " << why;
+    return failure();
+  };
+  if (location.empty())
+    return reject("has no location");
+  if (llvm::sys::path::is_absolute(location) || location[0] == '/' ||
+      location[0] == '\\')
+    return reject("is an absolute path; only files inside the model's "
+                  "folder are allowed");
+  for (StringRef part : llvm::make_range(llvm::sys::path::begin(location),
+                                         llvm::sys::path::end(location)))
+    if (part == "..")
+      return reject("contains '..'; only files inside the model's folder are "
+                    "allowed");
+  if (location.find('\\') != std::string::npos ||
+      location.find('\0') != std::string::npos)
+    return reject("contains a backslash or NUL");
+  // Walk every component so that no symlink, at any depth, can redirect the
+  // read outside the folder.
+  SmallString<256> path(modelDir);
+  for (StringRef part : llvm::make_range(llvm::sys::path::begin(location),
+                                         llvm::sys::path::end(location))) {
+    if (part == ".")
+      continue;
+    llvm::sys::path::append(path, part);
+    struct stat st;
+    if (::lstat(path.c_str(), &st) != 0)
+      return reject("does not exist");
+    if (S_ISLNK(st.st_mode))
+      return reject("is or passes through a symbolic link; links are refused");
+  }
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+    return reject("is not a regular file");
+  uint64_t size = st.st_size;
+  if (offset > size)
+    return reject("offset " + Twine(offset) + " is past the end of the file (" +
+                  Twine(size) + " bytes)");
+  uint64_t len = length.value_or(size - offset);
+  if (len > size - offset)
+    return reject("range [" + Twine(offset) + ", " + Twine(offset) + " + " +
+                  Twine(len) + ") is past the end of the file (" + Twine(size) +
+                  " bytes)");
+  auto buffer = llvm::MemoryBuffer::getFileSlice(path, len, offset);
+  if (!buffer)
+    return reject("cannot be read: " + buffer.getError().message());
+  tensor.set_raw_data((*buffer)->getBufferStart(), len);
+  tensor.clear_external_data();
+  tensor.set_data_location(onnx::TensorProto::DEFAULT);
+  return success();
+}
+
+/// Loads external data of every initializer and Constant value in `graph`
+/// (and its subgraphs).
+LogicalResult loadAllExternalData(onnx::GraphProto &graph, StringRef modelDir,
+                                  Location loc) {
+  bool ok = true;
+  auto visit = [&](onnx::TensorProto &t) {
+    if (t.data_location() == onnx::TensorProto::EXTERNAL)
+      ok &= succeeded(loadExternalData(t, modelDir, loc));
+  };
+  for (auto &init : *graph.mutable_initializer())
+    visit(init);
+  for (auto &node : *graph.mutable_node())
+    for (auto &attr : *node.mutable_attribute()) {
+      if (attr.has_t())
+        visit(*attr.mutable_t());
+      if (attr.has_g())
+        ok &= succeeded(loadAllExternalData(*attr.mutable_g(), modelDir, loc));
+      for (auto &g : *attr.mutable_graphs())
+        ok &= succeeded(loadAllExternalData(g, modelDir, loc));
+    }
+  return success(ok);
+}
+
+int64_t defaultOpset(const onnx::ModelProto &model) {
+  for (const auto &op : model.opset_import())
+    if (op.domain().empty() || op.domain() == "ai.onnx")
+      return op.version();
+  return 0;
+}
+
+} // namespace
+
+namespace strata {
+
+void registerImportDialects(DialectRegistry &registry) {
+  registry.insert<graph::GraphDialect, func::FuncDialect>();
+}
+
+OwningOpRef<ModuleOp> importOnnxFile(MLIRContext &context, StringRef path,
+                                     const ImportOptions &options) {
+  context.loadDialect<graph::GraphDialect, func::FuncDialect>();
+  Location fileLoc = FileLineColLoc::get(&context, path, 0, 0);
+  auto fail = [&](const Twine &message) -> OwningOpRef<ModuleOp> {
+    emitError(fileLoc) << message;
+    return nullptr;
+  };
+
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/true);
+  if (!buffer)
+    return fail("cannot read '" + path + "': " + buffer.getError().message());
+  StringRef bytes = (*buffer)->getBuffer();
+
+  onnx::ModelProto model;
+  bool text = path.ends_with(".onnxtxt");
+  if (text) {
+    auto status = onnx::OnnxParser::Parse(model, bytes.data());
+    if (!status.IsOK())
+      return fail("not a valid ONNX text model: " + status.ErrorMessage());
+  } else if (bytes.size() > size_t(INT_MAX) ||
+             !model.ParseFromArray(bytes.data(), int(bytes.size()))) {
+    return fail("not a valid ONNX model (the protobuf does not parse; the "
+                "file may be truncated or not an ONNX file)");
+  }
+  if (!model.has_graph())
+    return fail("the model has no graph");
+  if (model.graph().node_size() == 0 && model.graph().output_size() == 0)
+    return fail("the model's graph is empty");
+
+  SmallString<256> dir(path);
+  llvm::sys::path::remove_filename(dir);
+  if (dir.empty())
+    dir = ".";
+  if (failed(loadAllExternalData(*model.mutable_graph(), dir, fileLoc)))
+    return nullptr;
+
+  if (options.runChecker) {
+    try {
+      onnx::checker::check_model(model);
+    } catch (const std::exception &e) {
+      return fail("the ONNX checker rejects the model: " + firstLine(e.what()));
+    }
+  }
+
+  int64_t opset = defaultOpset(model);
+  if (opset > 0 && opset < options.targetOpset) {
+    try {
+      model = onnx::version_conversion::ConvertVersion(
+          model, int(options.targetOpset));
+      opset = options.targetOpset;
+    } catch (const std::exception &e) {
+      emitWarning(fileLoc) << "cannot convert opset " << opset << " to "
+                           << options.targetOpset << " (" << firstLine(e.what())
+                           << "); importing at opset " << opset;
+    }
+  }
+
+  if (options.runShapeInference) {
+    try {
+      onnx::ShapeInferenceOptions inferOptions(/*check_type=*/true,
+                                               /*strict_mode=*/1,
+                                               /*data_prop=*/true);
+      onnx::shape_inference::InferShapes(
+          model, onnx::OpSchemaRegistry::Instance(), inferOptions);
+    } catch (const std::exception &e) {
+      return fail("ONNX shape inference fails: " + firstLine(e.what()));
+    }
+  }
+
+  OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
+  (*module)->setAttr("graph.source", StringAttr::get(&context, path));
+  (*module)->setAttr("graph.opset",
+                     IntegerAttr::get(IntegerType::get(&context, 64), opset));
+  if (!model.producer_name().empty())
+    (*module)->setAttr("graph.producer",
+                       StringAttr::get(&context, model.producer_name()));
+  GraphImporter importer(&context, path, opset, converterRegistry());
+  if (failed(importer.importGraph(model.graph(), *module, options.entryName)))
+    return nullptr;
+  if (failed(verify(*module)))
+    return nullptr;
+  return module;
+}
+
+} // namespace strata

@@ -1,0 +1,30 @@
+# -*- Python -*-
+# lit configuration for strata's tests: FileCheck tests of passes and the
+# importer, -verify-diagnostics tests of verifiers, and bad-input tests.
+
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "strata"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".onnxtxt", ".test"]
+config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.strata_obj_root, "test")
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%python", "/usr/bin/python3"))
+config.substitutions.append(("%onnx_testdata", config.onnx_testdata_dir))
+
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.strata_tools_dir, append_path=True)
+
+# ASan/UBSan builds: report leaks as failures only where strata owns them.
+config.environment["ASAN_OPTIONS"] = "detect_leaks=0"
+config.environment["UBSAN_OPTIONS"] = "print_stacktrace=1:halt_on_error=1"
+
+tool_dirs = [config.strata_tools_dir, config.llvm_tools_dir]
+llvm_config.add_tool_substitutions(["strata", "strata-opt"], tool_dirs)

@@ -1,0 +1,129 @@
+//===- strata.cpp - the strata command-line driver --------------*- C++ -*-===//
+//
+// `strata <command> ...`. Commands: import (ONNX to graph IR). Later stages
+// (compile, run, bench, conformance, explain) add commands here.
+//
+//===----------------------------------------------------------------------===//
+
+#include "strata/Dialect/Graph/Transforms/Passes.h"
+#include "strata/Import/OnnxImporter.h"
+#include "strata/InitAll.h"
+
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Config/llvm-config.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+static cl::SubCommand importCmd("import",
+                                "Import an ONNX model and print its graph IR");
+
+static cl::opt<std::string> importInput(cl::Positional, cl::Required,
+                                        cl::desc("<model.onnx|model.onnxtxt>"),
+                                        cl::sub(importCmd));
+static cl::opt<std::string> outputFile("o", cl::desc("Output file ('-': stdout)"),
+                                       cl::value_desc("file"), cl::init("-"),
+                                       cl::sub(importCmd));
+static cl::opt<bool> noChecker("no-checker",
+                               cl::desc("Skip ONNX's model checker"),
+                               cl::sub(importCmd));
+static cl::opt<int> targetOpset(
+    "opset", cl::desc("Convert older models to this opset (default 17)"),
+    cl::init(17), cl::sub(importCmd));
+static cl::opt<bool> runGraphStage(
+    "graph-pipeline",
+    cl::desc("Run the graph stage (fold, decompose, infer shapes) after import"),
+    cl::sub(importCmd));
+static cl::opt<bool> printDebugInfo(
+    "print-locations", cl::desc("Print locations (ONNX node names) in the IR"),
+    cl::sub(importCmd));
+
+/// Prints diagnostics as "<where>: <severity>: <message>", where <where> is
+/// the model file for file locations and the node name for node locations
+/// (the message of a node diagnostic names the node in full).
+static void installDiagnosticPrinter(MLIRContext &context,
+                                     llvm::StringRef file) {
+  context.getDiagEngine().registerHandler([file](Diagnostic &diag) {
+    llvm::raw_ostream &os = llvm::errs();
+    const char *severity = "error";
+    switch (diag.getSeverity()) {
+    case DiagnosticSeverity::Warning:
+      severity = "warning";
+      break;
+    case DiagnosticSeverity::Note:
+      severity = "note";
+      break;
+    case DiagnosticSeverity::Remark:
+      severity = "remark";
+      break;
+    default:
+      break;
+    }
+    os << file << ": " << severity << ": " << diag << "\n";
+    for (const Diagnostic &note : diag.getNotes())
+      os << file << ": note: " << note << "\n";
+    return success();
+  });
+}
+
+static int runImport() {
+  DialectRegistry registry;
+  strata::registerAllDialects(registry);
+  MLIRContext context(registry);
+  installDiagnosticPrinter(context, importInput);
+
+  strata::ImportOptions options;
+  options.runChecker = !noChecker;
+  options.targetOpset = targetOpset;
+  OwningOpRef<ModuleOp> module =
+      strata::importOnnxFile(context, importInput, options);
+  if (!module)
+    return 1;
+
+  if (runGraphStage) {
+    PassManager pm(&context);
+    strata::graph::buildGraphPipeline(pm);
+    if (failed(pm.run(*module)))
+      return 1;
+  }
+
+  std::string error;
+  auto output = openOutputFile(outputFile, &error);
+  if (!output) {
+    llvm::errs() << "strata: error: " << error << "\n";
+    return 1;
+  }
+  OpPrintingFlags flags;
+  if (printDebugInfo)
+    flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
+  flags.elideLargeElementsAttrs(16);
+  module->print(output->os(), flags);
+  output->keep();
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  strata::registerAllPasses();
+  cl::SetVersionPrinter([](llvm::raw_ostream &os) {
+    os << "strata 0.1.0 (LLVM/MLIR " << LLVM_VERSION_STRING << ")\n";
+  });
+  if (!cl::ParseCommandLineOptions(
+          argc, argv,
+          "strata: an ONNX graph compiler\n\n"
+          "  strata import model.onnx      print the model's graph IR\n",
+          &llvm::errs()))
+    return 2;
+  if (importCmd)
+    return runImport();
+  llvm::errs() << "strata: no command given; run 'strata --help'\n";
+  return 2;
+}
