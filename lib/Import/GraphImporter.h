@@ -7,6 +7,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringSet.h"
 
 namespace strata::onnx_import {
 
@@ -20,6 +21,16 @@ public:
   /// problem found.
   mlir::LogicalResult importGraph(const onnx::GraphProto &graph,
                                   mlir::ModuleOp module, llvm::StringRef name);
+
+  /// Imports a subgraph (If branch, Loop or Scan body) into a new block of
+  /// `region` at the builder's position: one block argument per subgraph
+  /// input (typed `argTypes[i]` when given, else the input's declared type),
+  /// its nodes, then a graph.yield of its outputs. Values of enclosing graphs
+  /// stay visible, as ONNX scoping requires.
+  mlir::LogicalResult importSubgraph(const onnx::GraphProto &graph,
+                                     mlir::Region &region,
+                                     llvm::ArrayRef<mlir::Type> argTypes,
+                                     mlir::Location loc);
 
   mlir::OpBuilder &builder() { return b; }
   mlir::MLIRContext *context() { return ctx; }
@@ -42,6 +53,12 @@ public:
   mlir::Location nodeLocation(const onnx::NodeProto &node, int index);
 
 private:
+  void recordValueTypes(const onnx::GraphProto &graph);
+  /// Each returns false after reporting problems; they continue past errors
+  /// so one import reports everything.
+  bool importInitializers(const onnx::GraphProto &graph);
+  bool importNodes(const onnx::GraphProto &graph);
+
   mlir::MLIRContext *ctx;
   mlir::OpBuilder b;
   std::string fileName;
@@ -49,6 +66,9 @@ private:
   const ConverterRegistry &registry;
   llvm::StringMap<mlir::Value> values;
   llvm::StringMap<const onnx::TypeProto *> valueTypes;
+  /// Names whose producer failed: nodes that consume them are skipped
+  /// without a second diagnostic, so each problem is reported once.
+  llvm::StringSet<> poisoned;
 };
 
 } // namespace strata::onnx_import

@@ -4,6 +4,7 @@
 #include "GraphImporter.h"
 
 #include "mlir/IR/TypeUtilities.h"
+#include "mlir/IR/Verifier.h"
 
 using namespace mlir;
 
@@ -133,6 +134,12 @@ InFlightDiagnostic NodeImporter::emitError(const Twine &message) {
 }
 
 void NodeImporter::refine(Operation *op) {
+  // Verify each op as it is made, so a malformed node is reported at the node
+  // even when other nodes fail and the module is never verified as a whole.
+  if (failed(mlir::verify(op, /*verifyRecursively=*/false))) {
+    errored = true;
+    return;
+  }
   auto iface = dyn_cast<graph::InferShapesOpInterface>(op);
   if (!iface)
     return;

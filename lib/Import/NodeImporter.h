@@ -35,6 +35,8 @@ public:
 
   const onnx::NodeProto &node() const { return nodeProto; }
   mlir::OpBuilder &builder();
+  /// The importer of the enclosing graph (for subgraphs and tensors).
+  GraphImporter &graphImporter() { return graph; }
   mlir::Location loc() const { return location; }
   mlir::MLIRContext *context();
   /// The default-domain opset the model is imported at.
@@ -131,6 +133,7 @@ void registerElementwiseConverters(ConverterRegistry &registry);
 void registerReductionConverters(ConverterRegistry &registry);
 void registerTensorConverters(ConverterRegistry &registry);
 void registerNNConverters(ConverterRegistry &registry);
+void registerControlFlowConverters(ConverterRegistry &registry);
 
 /// Converts an ONNX element type (TensorProto::DataType) to MLIR; null when
 /// unsupported (strings, complex).

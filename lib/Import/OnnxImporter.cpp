@@ -207,67 +207,23 @@ Location GraphImporter::nodeLocation(const onnx::NodeProto &node, int index) {
   return NameLoc::get(StringAttr::get(ctx, name));
 }
 
-LogicalResult GraphImporter::importGraph(const onnx::GraphProto &graph,
-                                         ModuleOp module, StringRef name) {
-  bool ok = true;
-  Location fileLoc = FileLineColLoc::get(ctx, fileName, 0, 0);
+void GraphImporter::recordValueTypes(const onnx::GraphProto &graph) {
   for (const auto &vi : graph.input())
     valueTypes[vi.name()] = &vi.type();
   for (const auto &vi : graph.value_info())
     valueTypes[vi.name()] = &vi.type();
   for (const auto &vi : graph.output())
     valueTypes[vi.name()] = &vi.type();
+}
 
+bool GraphImporter::importInitializers(const onnx::GraphProto &graph) {
+  bool ok = true;
   if (graph.sparse_initializer_size() > 0) {
-    emitError(fileLoc) << "sparse initializers are not supported ('"
-                       << graph.sparse_initializer(0).values().name() << "')";
+    emitError(FileLineColLoc::get(ctx, fileName, 0, 0))
+        << "sparse initializers are not supported ('"
+        << graph.sparse_initializer(0).values().name() << "')";
     ok = false;
   }
-
-  llvm::StringSet<> initializers;
-  for (const auto &init : graph.initializer())
-    initializers.insert(init.name());
-
-  // Function arguments: graph inputs that are not initializers.
-  SmallVector<Type> argTypes;
-  SmallVector<const onnx::ValueInfoProto *> args;
-  for (const auto &vi : graph.input()) {
-    if (initializers.contains(vi.name()))
-      continue;
-    Type type = convertType(vi.type(), fileLoc,
-                            "graph input '" + vi.name() + "'");
-    if (!type) {
-      ok = false;
-      type = UnrankedTensorType::get(Float32Type::get(ctx));
-    }
-    argTypes.push_back(type);
-    args.push_back(&vi);
-  }
-
-  b.setInsertionPointToEnd(module.getBody());
-  auto func = func::FuncOp::create(b, fileLoc, name,
-                                   b.getFunctionType(argTypes, {}));
-  Block *entry = func.addEntryBlock();
-  b.setInsertionPointToStart(entry);
-
-  auto dimParams = [&](const onnx::TypeProto &type) -> ArrayAttr {
-    if (!type.has_tensor_type() || !type.tensor_type().has_shape())
-      return {};
-    SmallVector<Attribute> names;
-    bool any = false;
-    for (const auto &dim : type.tensor_type().shape().dim()) {
-      names.push_back(b.getStringAttr(dim.dim_param()));
-      any |= !dim.dim_param().empty();
-    }
-    return any ? b.getArrayAttr(names) : ArrayAttr();
-  };
-  for (auto [i, vi] : llvm::enumerate(args)) {
-    bind(vi->name(), entry->getArgument(i));
-    func.setArgAttr(i, "graph.name", b.getStringAttr(vi->name()));
-    if (ArrayAttr params = dimParams(vi->type()))
-      func.setArgAttr(i, "graph.dim_params", params);
-  }
-
   for (const auto &init : graph.initializer()) {
     Location loc = NameLoc::get(b.getStringAttr(init.name()));
     auto attr = convertTensor(init, loc);
@@ -277,10 +233,11 @@ LogicalResult GraphImporter::importGraph(const onnx::GraphProto &graph,
     }
     bind(init.name(), graph::ConstantOp::create(b, loc, *attr));
   }
+  return ok;
+}
 
-  // Names whose producer failed: nodes that consume them are skipped without
-  // a second diagnostic, so each problem is reported once.
-  llvm::StringSet<> poisoned;
+bool GraphImporter::importNodes(const onnx::GraphProto &graph) {
+  bool ok = true;
   for (auto [index, node] : llvm::enumerate(graph.node())) {
     Location loc = nodeLocation(node, index);
     NodeImporter importer(*this, node, loc, opset);
@@ -335,6 +292,101 @@ LogicalResult GraphImporter::importGraph(const onnx::GraphProto &graph,
         poisoned.insert(out);
       }
   }
+  return ok;
+}
+
+LogicalResult GraphImporter::importSubgraph(const onnx::GraphProto &graph,
+                                            Region &region,
+                                            ArrayRef<Type> argTypes,
+                                            Location loc) {
+  // Subgraph names shadow outer ones only inside the subgraph.
+  llvm::StringMap<Value> outer = values;
+  OpBuilder::InsertionGuard guard(b);
+  recordValueTypes(graph);
+  Block *block = b.createBlock(&region);
+  bool ok = true;
+  for (auto [i, vi] : llvm::enumerate(graph.input())) {
+    Type type = i < argTypes.size() && argTypes[i]
+                    ? argTypes[i]
+                    : convertType(vi.type(), loc,
+                                  "subgraph input '" + vi.name() + "'");
+    if (!type) {
+      ok = false;
+      type = UnrankedTensorType::get(Float32Type::get(ctx));
+    }
+    bind(vi.name(), block->addArgument(type, loc));
+  }
+  ok &= importInitializers(graph);
+  ok &= importNodes(graph);
+  SmallVector<Value> results;
+  for (const auto &vi : graph.output()) {
+    if (Value v = lookup(vi.name())) {
+      results.push_back(v);
+      continue;
+    }
+    if (!poisoned.contains(vi.name()))
+      emitError(loc) << "subgraph output '" << vi.name()
+                     << "' is not produced by any node";
+    ok = false;
+  }
+  if (ok)
+    graph::YieldOp::create(b, loc, results);
+  values = std::move(outer);
+  return success(ok);
+}
+
+LogicalResult GraphImporter::importGraph(const onnx::GraphProto &graph,
+                                         ModuleOp module, StringRef name) {
+  bool ok = true;
+  Location fileLoc = FileLineColLoc::get(ctx, fileName, 0, 0);
+  recordValueTypes(graph);
+
+  llvm::StringSet<> initializers;
+  for (const auto &init : graph.initializer())
+    initializers.insert(init.name());
+
+  // Function arguments: graph inputs that are not initializers.
+  SmallVector<Type> argTypes;
+  SmallVector<const onnx::ValueInfoProto *> args;
+  for (const auto &vi : graph.input()) {
+    if (initializers.contains(vi.name()))
+      continue;
+    Type type = convertType(vi.type(), fileLoc,
+                            "graph input '" + vi.name() + "'");
+    if (!type) {
+      ok = false;
+      type = UnrankedTensorType::get(Float32Type::get(ctx));
+    }
+    argTypes.push_back(type);
+    args.push_back(&vi);
+  }
+
+  b.setInsertionPointToEnd(module.getBody());
+  auto func = func::FuncOp::create(b, fileLoc, name,
+                                   b.getFunctionType(argTypes, {}));
+  Block *entry = func.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+
+  auto dimParams = [&](const onnx::TypeProto &type) -> ArrayAttr {
+    if (!type.has_tensor_type() || !type.tensor_type().has_shape())
+      return {};
+    SmallVector<Attribute> names;
+    bool any = false;
+    for (const auto &dim : type.tensor_type().shape().dim()) {
+      names.push_back(b.getStringAttr(dim.dim_param()));
+      any |= !dim.dim_param().empty();
+    }
+    return any ? b.getArrayAttr(names) : ArrayAttr();
+  };
+  for (auto [i, vi] : llvm::enumerate(args)) {
+    bind(vi->name(), entry->getArgument(i));
+    func.setArgAttr(i, "graph.name", b.getStringAttr(vi->name()));
+    if (ArrayAttr params = dimParams(vi->type()))
+      func.setArgAttr(i, "graph.dim_params", params);
+  }
+
+  ok &= importInitializers(graph);
+  ok &= importNodes(graph);
 
   SmallVector<Value> results;
   for (const auto &vi : graph.output()) {
@@ -377,18 +429,28 @@ const ConverterRegistry &converterRegistry() {
     registerReductionConverters(r);
     registerTensorConverters(r);
     registerNNConverters(r);
+    registerControlFlowConverters(r);
     return r;
   }();
   return registry;
 }
 
-/// First line of a libonnx exception message (they can span many lines).
-std::string firstLine(const char *what) {
-  std::string s(what);
-  size_t nl = s.find('\n');
-  if (nl != std::string::npos)
-    s.resize(nl);
-  return s;
+/// A libonnx exception message on one line: its messages span several lines,
+/// with the node they concern in a trailing "==> Context:" part.
+std::string oneLine(const char *what) {
+  std::string out;
+  bool space = false;
+  for (const char *p = what; *p; ++p) {
+    if (*p == '\n' || *p == '\r' || *p == '\t' || *p == ' ') {
+      space = !out.empty();
+      continue;
+    }
+    if (space)
+      out += ' ';
+    space = false;
+    out += *p;
+  }
+  return out;
 }
 
 /// Resolves one tensor's external data inside `modelDir`, replacing it with
@@ -552,7 +614,7 @@ OwningOpRef<ModuleOp> importOnnxFile(MLIRContext &context, StringRef path,
     try {
       onnx::checker::check_model(model);
     } catch (const std::exception &e) {
-      return fail("the ONNX checker rejects the model: " + firstLine(e.what()));
+      return fail("the ONNX checker rejects the model: " + oneLine(e.what()));
     }
   }
 
@@ -564,7 +626,7 @@ OwningOpRef<ModuleOp> importOnnxFile(MLIRContext &context, StringRef path,
       opset = options.targetOpset;
     } catch (const std::exception &e) {
       emitWarning(fileLoc) << "cannot convert opset " << opset << " to "
-                           << options.targetOpset << " (" << firstLine(e.what())
+                           << options.targetOpset << " (" << oneLine(e.what())
                            << "); importing at opset " << opset;
     }
   }
@@ -577,7 +639,7 @@ OwningOpRef<ModuleOp> importOnnxFile(MLIRContext &context, StringRef path,
       onnx::shape_inference::InferShapes(
           model, onnx::OpSchemaRegistry::Instance(), inferOptions);
     } catch (const std::exception &e) {
-      return fail("ONNX shape inference fails: " + firstLine(e.what()));
+      return fail("ONNX shape inference fails: " + oneLine(e.what()));
     }
   }
 

@@ -35,6 +35,9 @@ static cl::opt<std::string> outputFile("o", cl::desc("Output file ('-': stdout)"
 static cl::opt<bool> noChecker("no-checker",
                                cl::desc("Skip ONNX's model checker"),
                                cl::sub(importCmd));
+static cl::opt<bool> noShapeInference(
+    "no-shape-inference", cl::desc("Skip ONNX's shape inference"),
+    cl::sub(importCmd));
 static cl::opt<int> targetOpset(
     "opset", cl::desc("Convert older models to this opset (default 17)"),
     cl::init(17), cl::sub(importCmd));
@@ -67,7 +70,13 @@ static void installDiagnosticPrinter(MLIRContext &context,
     default:
       break;
     }
-    os << file << ": " << severity << ": " << diag << "\n";
+    std::string message = diag.str();
+    os << file << ": " << severity << ": " << message;
+    // Verifier errors on imported ops carry the node only in their location.
+    if (auto name = dyn_cast<NameLoc>(diag.getLocation()))
+      if (message.find("node '") == std::string::npos)
+        os << " (at node '" << name.getName().getValue() << "')";
+    os << "\n";
     for (const Diagnostic &note : diag.getNotes())
       os << file << ": note: " << note << "\n";
     return success();
@@ -79,9 +88,11 @@ static int runImport() {
   strata::registerAllDialects(registry);
   MLIRContext context(registry);
   installDiagnosticPrinter(context, importInput);
+  context.printOpOnDiagnostic(false);
 
   strata::ImportOptions options;
   options.runChecker = !noChecker;
+  options.runShapeInference = !noShapeInference;
   options.targetOpset = targetOpset;
   OwningOpRef<ModuleOp> module =
       strata::importOnnxFile(context, importInput, options);

@@ -13,5 +13,6 @@ include "strata/Dialect/Graph/IR/ElementwiseOps.td"
 include "strata/Dialect/Graph/IR/ReductionOps.td"
 include "strata/Dialect/Graph/IR/TensorOps.td"
 include "strata/Dialect/Graph/IR/NNOps.td"
+include "strata/Dialect/Graph/IR/ControlFlowOps.td"
 
 #endif // STRATA_GRAPH_OPS_TD

@@ -1,0 +1,81 @@
+//===- ControlFlowOps.td - If, Loop, Scan ------------------*- tablegen -*-===//
+//
+// ONNX's control-flow operators with their subgraphs as regions. Regions may
+// use values defined outside them (ONNX subgraphs capture outer names), so
+// the ops are not IsolatedFromAbove.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef STRATA_GRAPH_CONTROL_FLOW_OPS_TD
+#define STRATA_GRAPH_CONTROL_FLOW_OPS_TD
+
+include "strata/Dialect/Graph/IR/GraphBase.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+
+def Graph_YieldOp : Op<Graph_Dialect, "yield",
+    [Pure, Terminator, ReturnLike,
+     ParentOneOf<["IfOp", "LoopOp", "ScanOp"]>]> {
+  let summary = "returns a subgraph's outputs to the enclosing op";
+  let arguments = (ins Variadic<AnyTensor>:$values);
+  let assemblyFormat = "($values^ `:` type($values))? attr-dict";
+}
+
+def Graph_IfOp : Graph_Op<"if", [RecursiveMemoryEffects, NoRegionArguments]> {
+  let summary = "runs one of two subgraphs (ONNX If)";
+  let arguments = (ins TensorOf<[I1]>:$condition);
+  let results = (outs Variadic<AnyTensor>:$outputs);
+  let regions = (region SizedRegion<1>:$then_branch,
+                        SizedRegion<1>:$else_branch);
+  let assemblyFormat = [{
+    $condition `:` type($condition) (`->` type($outputs)^)? $then_branch
+    `else` $else_branch attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+def Graph_LoopOp : Graph_Op<"loop",
+    [RecursiveMemoryEffects, AttrSizedOperandSegments]> {
+  let summary = "a counted and/or conditional loop (ONNX Loop)";
+  let description = [{
+    The body's block arguments are (iteration number: tensor<i64>,
+    condition: tensor<i1>, loop-carried values...). It yields (condition,
+    loop-carried values..., scan outputs...). The results are the final
+    loop-carried values followed by each scan output stacked along a new
+    leading axis.
+  }];
+  let arguments = (ins Optional<AnyTensor>:$max_trip_count,
+                       Optional<AnyTensor>:$condition,
+                       Variadic<AnyTensor>:$initial);
+  let results = (outs Variadic<AnyTensor>:$outputs);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    (`max` $max_trip_count^ `:` type($max_trip_count))?
+    (`while` $condition^ `:` type($condition))?
+    (`carried` `(` $initial^ `:` type($initial) `)`)?
+    (`->` type($outputs)^)? $body attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+def Graph_ScanOp : Graph_Op<"scan", [RecursiveMemoryEffects]> {
+  let summary = "iterates a subgraph over slices of its scan inputs (ONNX Scan)";
+  let description = [{
+    Operands are the initial states followed by `num_scan_inputs` scan
+    inputs. The body takes (states..., one slice of each scan input...) and
+    yields (states..., one slice of each scan output...). Results are the
+    final states followed by the stacked scan outputs.
+  }];
+  let arguments = (ins Variadic<AnyTensor>:$inputs, I64Attr:$num_scan_inputs,
+                       OptionalAttr<DenseI64ArrayAttr>:$scan_input_axes,
+                       OptionalAttr<DenseI64ArrayAttr>:$scan_input_directions,
+                       OptionalAttr<DenseI64ArrayAttr>:$scan_output_axes,
+                       OptionalAttr<DenseI64ArrayAttr>:$scan_output_directions);
+  let results = (outs Variadic<AnyTensor>:$outputs);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    `(` $inputs `)` attr-dict `:` functional-type($inputs, $outputs) $body
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // STRATA_GRAPH_CONTROL_FLOW_OPS_TD

@@ -1,0 +1,149 @@
+//===- ControlFlowOps.cpp - If, Loop, Scan ----------------------*- C++ -*-===//
+
+#include "strata/Dialect/Graph/IR/GraphOps.h"
+
+#include "mlir/IR/TypeUtilities.h"
+
+using namespace mlir;
+using namespace strata::graph;
+
+/// The yield terminating a single-block region.
+static YieldOp getYield(Region &region) {
+  if (region.empty())
+    return {};
+  return dyn_cast<YieldOp>(region.front().getTerminator());
+}
+
+/// Checks that yielded types can flow into `types` (same element type,
+/// compatible shapes); `what` names the region in the message.
+static LogicalResult verifyYieldTypes(Operation *op, YieldOp yield,
+                                      TypeRange types, StringRef what) {
+  if (!yield)
+    return op->emitOpError() << what << " must end in graph.yield";
+  if (yield.getValues().size() != types.size())
+    return op->emitOpError()
+           << what << " yields " << yield.getValues().size()
+           << " values, expected " << types.size();
+  for (auto [i, pair] : llvm::enumerate(llvm::zip(yield.getValues(), types))) {
+    auto [value, type] = pair;
+    if (getElementTypeOrSelf(value.getType()) != getElementTypeOrSelf(type))
+      return op->emitOpError() << what << " value #" << i << " has type "
+                               << value.getType() << ", expected " << type;
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// If
+//===----------------------------------------------------------------------===//
+
+LogicalResult IfOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  YieldOp thenYield = getYield(getThenBranch());
+  YieldOp elseYield = getYield(getElseBranch());
+  if (!thenYield || !elseYield ||
+      thenYield.getValues().size() != getNumResults() ||
+      elseYield.getValues().size() != getNumResults())
+    return failure();
+  for (auto [a, b] : llvm::zip(thenYield.getValues(), elseYield.getValues())) {
+    if (getElementTypeOrSelf(a.getType()) != getElementTypeOrSelf(b.getType()))
+      return failure(); // The verifier names the mismatch.
+    // Branches may yield different shapes: keep what they agree on.
+    Type joined = joinTypes(a.getType(), b.getType());
+    types.push_back(joined ? joined
+                           : Type(UnrankedTensorType::get(
+                                 getElementTypeOrSelf(a.getType()))));
+  }
+  return success();
+}
+
+LogicalResult IfOp::verify() {
+  auto cond = cast<TensorType>(getCondition().getType());
+  if (cond.hasStaticShape() && cond.getNumElements() != 1)
+    return emitOpError("condition must hold one element, got ") << cond;
+  if (failed(verifyYieldTypes(*this, getYield(getThenBranch()),
+                              getResultTypes(), "then branch")) ||
+      failed(verifyYieldTypes(*this, getYield(getElseBranch()),
+                              getResultTypes(), "else branch")))
+    return failure();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Loop
+//===----------------------------------------------------------------------===//
+
+LogicalResult LoopOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  llvm::append_range(types, getResultTypes());
+  return success();
+}
+
+LogicalResult LoopOp::verify() {
+  Block &body = getBody().front();
+  size_t carried = getInitial().size();
+  if (body.getNumArguments() != carried + 2)
+    return emitOpError("body takes ")
+           << body.getNumArguments() << " arguments, expected " << carried + 2
+           << " (iteration, condition, " << carried << " carried)";
+  if (getNumResults() < carried)
+    return emitOpError("has fewer results than loop-carried values");
+  auto yield = getYield(getBody());
+  if (!yield)
+    return emitOpError("body must end in graph.yield");
+  size_t scanOutputs = getNumResults() - carried;
+  if (yield.getValues().size() != 1 + carried + scanOutputs)
+    return emitOpError("body yields ")
+           << yield.getValues().size() << " values, expected "
+           << 1 + carried + scanOutputs;
+  for (auto [i, pair] :
+       llvm::enumerate(llvm::zip(getInitial(), getResultTypes()))) {
+    auto [init, type] = pair;
+    if (getElementTypeOrSelf(init.getType()) != getElementTypeOrSelf(type))
+      return emitOpError("loop-carried value #")
+             << i << " changes element type";
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Scan
+//===----------------------------------------------------------------------===//
+
+LogicalResult ScanOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  llvm::append_range(types, getResultTypes());
+  return success();
+}
+
+LogicalResult ScanOp::verify() {
+  int64_t scanInputs = getNumScanInputs();
+  int64_t states = int64_t(getInputs().size()) - scanInputs;
+  if (scanInputs < 1 || states < 0)
+    return emitOpError("num_scan_inputs ")
+           << scanInputs << " must be in [1, " << getInputs().size() << "]";
+  Block &body = getBody().front();
+  if (int64_t(body.getNumArguments()) != states + scanInputs)
+    return emitOpError("body takes ")
+           << body.getNumArguments() << " arguments, expected "
+           << states + scanInputs;
+  auto yield = getYield(getBody());
+  if (!yield || yield.getValues().size() != getNumResults())
+    return emitOpError("body must yield one value per result");
+  if (int64_t(getNumResults()) < states)
+    return emitOpError("has fewer results than states");
+  auto checkLength = [&](std::optional<ArrayRef<int64_t>> attr, int64_t n,
+                         StringRef name) -> LogicalResult {
+    if (attr && int64_t(attr->size()) != n)
+      return emitOpError(name) << " has " << attr->size()
+                               << " entries, expected " << n;
+    return success();
+  };
+  int64_t scanOutputs = getNumResults() - states;
+  return success(
+      succeeded(checkLength(getScanInputAxes(), scanInputs,
+                            "scan_input_axes")) &&
+      succeeded(checkLength(getScanInputDirections(), scanInputs,
+                            "scan_input_directions")) &&
+      succeeded(checkLength(getScanOutputAxes(), scanOutputs,
+                            "scan_output_axes")) &&
+      succeeded(checkLength(getScanOutputDirections(), scanOutputs,
+                            "scan_output_directions")));
+}
