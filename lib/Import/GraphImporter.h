@@ -44,6 +44,9 @@ public:
   /// unsupported element types.
   mlir::Type convertType(const onnx::TypeProto &type, mlir::Location loc,
                          llvm::StringRef what);
+  /// The same without a diagnostic: null, with the reason in `whyNot`.
+  mlir::Type convertTypeProto(const onnx::TypeProto &type,
+                              std::string &whyNot) const;
   /// Converts an initializer or Constant value to an attribute.
   mlir::FailureOr<mlir::ElementsAttr>
   convertTensor(const onnx::TensorProto &tensor, mlir::Location loc);

@@ -220,6 +220,8 @@ Type convertElementType(MLIRContext *ctx, int32_t dataType) {
     return IntegerType::get(ctx, 32, IntegerType::Unsigned);
   case TP::UINT64:
     return IntegerType::get(ctx, 64, IntegerType::Unsigned);
+  case TP::STRING:
+    return graph::StringType::get(ctx);
   default:
     return {};
   }

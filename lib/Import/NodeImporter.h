@@ -134,9 +134,12 @@ void registerReductionConverters(ConverterRegistry &registry);
 void registerTensorConverters(ConverterRegistry &registry);
 void registerNNConverters(ConverterRegistry &registry);
 void registerControlFlowConverters(ConverterRegistry &registry);
+void registerSequenceConverters(ConverterRegistry &registry);
+void registerStringConverters(ConverterRegistry &registry);
+void registerTrainingConverters(ConverterRegistry &registry);
 
-/// Converts an ONNX element type (TensorProto::DataType) to MLIR; null when
-/// unsupported (strings, complex).
+/// Converts an ONNX element type (TensorProto::DataType) to MLIR (STRING is
+/// !graph.string); null when unsupported (complex types, FLOAT8).
 mlir::Type convertElementType(mlir::MLIRContext *context, int32_t dataType);
 /// A readable name of an ONNX element type ("FLOAT", "STRING").
 std::string elementTypeName(int32_t dataType);

@@ -52,38 +52,38 @@ void GraphImporter::bind(const std::string &name, Value value) {
 
 Type GraphImporter::knownType(const std::string &name) const {
   auto it = valueTypes.find(name);
-  if (it == valueTypes.end() || !it->second->has_tensor_type())
+  if (it == valueTypes.end())
     return {};
-  const auto &tensor = it->second->tensor_type();
-  Type element = convertElementType(ctx, tensor.elem_type());
-  if (!element)
-    return {};
-  if (!tensor.has_shape())
-    return UnrankedTensorType::get(element);
-  SmallVector<int64_t> shape;
-  for (const auto &dim : tensor.shape().dim())
-    shape.push_back(dim.has_dim_value() && dim.dim_value() >= 0
-                        ? dim.dim_value()
-                        : ShapedType::kDynamic);
-  return RankedTensorType::get(shape, element);
+  std::string ignored;
+  return convertTypeProto(*it->second, ignored);
 }
 
-Type GraphImporter::convertType(const onnx::TypeProto &type, Location loc,
-                                StringRef what) {
+Type GraphImporter::convertTypeProto(const onnx::TypeProto &type,
+                                     std::string &whyNot) const {
+  if (type.has_sequence_type()) {
+    if (!type.sequence_type().has_elem_type()) {
+      whyNot = "a sequence type without an element type";
+      return {};
+    }
+    Type element = convertTypeProto(type.sequence_type().elem_type(), whyNot);
+    return element ? graph::SequenceType::get(ctx, element) : Type();
+  }
+  if (type.has_optional_type()) {
+    if (!type.optional_type().has_elem_type()) {
+      whyNot = "an optional type without an element type";
+      return {};
+    }
+    Type element = convertTypeProto(type.optional_type().elem_type(), whyNot);
+    return element ? graph::OptionalType::get(ctx, element) : Type();
+  }
   if (!type.has_tensor_type()) {
-    const char *kind = type.has_sequence_type()   ? "a sequence"
-                       : type.has_optional_type() ? "an optional"
-                       : type.has_map_type()      ? "a map"
-                                                  : "a non-tensor";
-    emitError(loc) << what << " has " << kind
-                   << " type; only tensors are supported";
+    whyNot = type.has_map_type() ? "a map type" : "an unknown kind of type";
     return {};
   }
   int32_t elem = type.tensor_type().elem_type();
   Type element = convertElementType(ctx, elem);
   if (!element) {
-    emitError(loc) << what << " has element type " << elementTypeName(elem)
-                   << ", which strata does not support";
+    whyNot = "element type " + elementTypeName(elem);
     return {};
   }
   if (!type.tensor_type().has_shape())
@@ -94,6 +94,16 @@ Type GraphImporter::convertType(const onnx::TypeProto &type, Location loc,
                         ? dim.dim_value()
                         : ShapedType::kDynamic);
   return RankedTensorType::get(shape, element);
+}
+
+Type GraphImporter::convertType(const onnx::TypeProto &type, Location loc,
+                                StringRef what) {
+  std::string whyNot;
+  Type result = convertTypeProto(type, whyNot);
+  if (!result)
+    emitError(loc) << what << " has " << whyNot
+                   << ", which strata does not support";
+  return result;
 }
 
 /// Copies `count` little-endian values of type T out of a raw byte string.
@@ -115,6 +125,28 @@ GraphImporter::convertTensor(const onnx::TensorProto &tensor, Location loc) {
                    << elementTypeName(tensor.data_type())
                    << ", which strata does not support";
     return failure();
+  }
+  if (tensor.data_type() == TP::STRING) {
+    SmallVector<int64_t> shape(tensor.dims().begin(), tensor.dims().end());
+    int64_t count = 1;
+    for (int64_t dim : shape) {
+      if (dim < 0) {
+        emitError(loc) << "tensor '" << name << "' has an invalid dimension "
+                       << dim;
+        return failure();
+      }
+      count *= dim;
+    }
+    if (count != tensor.string_data_size()) {
+      emitError(loc) << "tensor '" << name << "' holds "
+                     << tensor.string_data_size()
+                     << " strings but its shape needs " << count;
+      return failure();
+    }
+    SmallVector<StringRef> strings(tensor.string_data().begin(),
+                                   tensor.string_data().end());
+    return cast<ElementsAttr>(DenseStringElementsAttr::get(
+        RankedTensorType::get(shape, element), strings));
   }
   if (tensor.data_location() == TP::EXTERNAL) {
     emitError(loc) << "tensor '" << name
@@ -430,6 +462,9 @@ const ConverterRegistry &converterRegistry() {
     registerTensorConverters(r);
     registerNNConverters(r);
     registerControlFlowConverters(r);
+    registerSequenceConverters(r);
+    registerStringConverters(r);
+    registerTrainingConverters(r);
     return r;
   }();
   return registry;
@@ -557,6 +592,26 @@ LogicalResult loadAllExternalData(onnx::GraphProto &graph, StringRef modelDir,
   return success(ok);
 }
 
+/// True when a graph (or subgraph) declares a value that is not a tensor.
+bool hasNonTensorValues(const onnx::GraphProto &graph) {
+  auto nonTensor = [](const onnx::ValueInfoProto &vi) {
+    return vi.has_type() && !vi.type().has_tensor_type();
+  };
+  if (llvm::any_of(graph.input(), nonTensor) ||
+      llvm::any_of(graph.output(), nonTensor) ||
+      llvm::any_of(graph.value_info(), nonTensor))
+    return true;
+  for (const auto &node : graph.node())
+    for (const auto &attr : node.attribute()) {
+      if (attr.has_g() && hasNonTensorValues(attr.g()))
+        return true;
+      for (const auto &g : attr.graphs())
+        if (hasNonTensorValues(g))
+          return true;
+    }
+  return false;
+}
+
 int64_t defaultOpset(const onnx::ModelProto &model) {
   for (const auto &op : model.opset_import())
     if (op.domain().empty() || op.domain() == "ai.onnx")
@@ -619,7 +674,10 @@ OwningOpRef<ModuleOp> importOnnxFile(MLIRContext &context, StringRef path,
   }
 
   int64_t opset = defaultOpset(model);
-  if (opset > 0 && opset < options.targetOpset) {
+  // The version converter's IR holds tensors only: it would drop sequence and
+  // optional types, so such models are imported at their own opset.
+  if (opset > 0 && opset < options.targetOpset &&
+      !hasNonTensorValues(model.graph())) {
     try {
       model = onnx::version_conversion::ConvertVersion(
           model, int(options.targetOpset));

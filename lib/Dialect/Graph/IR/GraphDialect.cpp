@@ -6,9 +6,19 @@
 using namespace mlir;
 using namespace strata::graph;
 
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
 #include "strata/Dialect/Graph/IR/GraphDialect.cpp.inc"
 
+#define GET_TYPEDEF_CLASSES
+#include "strata/Dialect/Graph/IR/GraphTypes.cpp.inc"
+
 void GraphDialect::initialize() {
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "strata/Dialect/Graph/IR/GraphTypes.cpp.inc"
+      >();
   addOperations<
 #define GET_OP_LIST
 #include "strata/Dialect/Graph/IR/GraphOps.cpp.inc"

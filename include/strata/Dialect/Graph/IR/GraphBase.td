@@ -31,8 +31,11 @@ def Graph_Dialect : Dialect {
   }];
   let hasConstantMaterializer = 1;
   let useDefaultAttributePrinterParser = 0;
+  let useDefaultTypePrinterParser = 1;
   let dependentDialects = ["::mlir::func::FuncDialect"];
 }
+
+include "strata/Dialect/Graph/IR/GraphTypes.td"
 
 // Base class for every graph op. Ops infer their result shapes from their
 // operands through the InferShapes interface.

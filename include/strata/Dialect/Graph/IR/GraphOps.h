@@ -19,6 +19,9 @@
 
 #include <optional>
 
+#define GET_TYPEDEF_CLASSES
+#include "strata/Dialect/Graph/IR/GraphTypes.h.inc"
+
 namespace strata::graph {
 
 /// Marks a dimension whose size is not known statically.

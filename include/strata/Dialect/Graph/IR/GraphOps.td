@@ -14,5 +14,8 @@ include "strata/Dialect/Graph/IR/ReductionOps.td"
 include "strata/Dialect/Graph/IR/TensorOps.td"
 include "strata/Dialect/Graph/IR/NNOps.td"
 include "strata/Dialect/Graph/IR/ControlFlowOps.td"
+include "strata/Dialect/Graph/IR/SequenceOps.td"
+include "strata/Dialect/Graph/IR/StringOps.td"
+include "strata/Dialect/Graph/IR/TrainingOps.td"
 
 #endif // STRATA_GRAPH_OPS_TD

@@ -1,0 +1,8 @@
+//===- TrainingOps.td - training graph ops -------------------------*- tablegen -*-===//
+
+#ifndef STRATA_GRAPH_TRAINING_OPS_TD
+#define STRATA_GRAPH_TRAINING_OPS_TD
+
+include "strata/Dialect/Graph/IR/GraphBase.td"
+
+#endif // STRATA_GRAPH_TRAINING_OPS_TD

@@ -1,0 +1,6 @@
+//===- SequenceOps.cpp - sequence graph ops -------------------------*- C++ -*-===//
+
+#include "strata/Dialect/Graph/IR/GraphOps.h"
+
+using namespace mlir;
+using namespace strata::graph;

@@ -1,0 +1,9 @@
+//===- ImportString.cpp - string ONNX ops -------------------------*- C++ -*-===//
+
+#include "NodeImporter.h"
+
+using namespace mlir;
+using namespace strata;
+using namespace strata::onnx_import;
+
+void strata::onnx_import::registerStringConverters(ConverterRegistry &r) {}
