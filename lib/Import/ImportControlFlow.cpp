@@ -52,7 +52,7 @@ LogicalResult convertIf(NodeImporter &n) {
   GraphImporter &g = n.graphImporter();
   if (failed(g.importSubgraph(*thenGraph, op.getThenBranch(), {}, n.loc())) ||
       failed(g.importSubgraph(*elseGraph, op.getElseBranch(), {}, n.loc())))
-    return n.fail("a branch failed to import");
+    return n.failReported();
   n.refine(op);
   return n.setOutputs(op.getResults());
 }
@@ -77,7 +77,7 @@ LogicalResult convertLoop(NodeImporter &n) {
                                   n.input(1), initial);
   if (failed(n.graphImporter().importSubgraph(*body, op.getBody(), argTypes,
                                               n.loc())))
-    return n.fail("the loop body failed to import");
+    return n.failReported();
   n.refine(op);
   return n.setOutputs(op.getResults());
 }
@@ -105,7 +105,7 @@ LogicalResult convertScan(NodeImporter &n) {
   // Body argument types come from the subgraph's own declarations.
   if (failed(n.graphImporter().importSubgraph(*body, op.getBody(), {},
                                               n.loc())))
-    return n.fail("the scan body failed to import");
+    return n.failReported();
   n.refine(op);
   return n.setOutputs(op.getResults());
 }

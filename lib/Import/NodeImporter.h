@@ -82,6 +82,12 @@ public:
   mlir::LogicalResult fail(const llvm::Twine &message) {
     return emitError(message), mlir::failure();
   }
+  /// Fails without a diagnostic of its own, for a failure already reported
+  /// at its cause (a node inside a subgraph).
+  mlir::LogicalResult failReported() {
+    errored = true;
+    return mlir::failure();
+  }
 
   /// Binds the node's outputs, in order, refining each op result with the
   /// op's own shape inference first. Empty output names are skipped.

@@ -16,14 +16,14 @@ def Graph_YieldOp : Op<Graph_Dialect, "yield",
     [Pure, Terminator, ReturnLike,
      ParentOneOf<["IfOp", "LoopOp", "ScanOp"]>]> {
   let summary = "returns a subgraph's outputs to the enclosing op";
-  let arguments = (ins Variadic<AnyTensor>:$values);
+  let arguments = (ins Variadic<Graph_AnyValue>:$values);
   let assemblyFormat = "($values^ `:` type($values))? attr-dict";
 }
 
 def Graph_IfOp : Graph_Op<"if", [RecursiveMemoryEffects, NoRegionArguments]> {
   let summary = "runs one of two subgraphs (ONNX If)";
   let arguments = (ins TensorOf<[I1]>:$condition);
-  let results = (outs Variadic<AnyTensor>:$outputs);
+  let results = (outs Variadic<Graph_AnyValue>:$outputs);
   let regions = (region SizedRegion<1>:$then_branch,
                         SizedRegion<1>:$else_branch);
   let assemblyFormat = [{
@@ -45,8 +45,8 @@ def Graph_LoopOp : Graph_Op<"loop",
   }];
   let arguments = (ins Optional<AnyTensor>:$max_trip_count,
                        Optional<AnyTensor>:$condition,
-                       Variadic<AnyTensor>:$initial);
-  let results = (outs Variadic<AnyTensor>:$outputs);
+                       Variadic<Graph_AnyValue>:$initial);
+  let results = (outs Variadic<Graph_AnyValue>:$outputs);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     (`max` $max_trip_count^ `:` type($max_trip_count))?
