@@ -8,6 +8,11 @@ import lit.formats
 from lit.llvm import llvm_config
 
 config.name = "strata"
+
+# `--param strata_tools_dir=DIR` runs the tests against another build of the
+# tools (the sanitizer build).
+config.strata_tools_dir = lit_config.params.get("strata_tools_dir",
+                                                config.strata_tools_dir)
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".onnxtxt", ".test"]
 config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
@@ -22,8 +27,8 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.strata_tools_dir, append_path=True)
 
-# ASan/UBSan builds: report leaks as failures only where strata owns them.
-config.environment["ASAN_OPTIONS"] = "detect_leaks=0"
+# Sanitizer builds: any leak, memory error or undefined behaviour fails.
+config.environment["ASAN_OPTIONS"] = "detect_leaks=1"
 config.environment["UBSAN_OPTIONS"] = "print_stacktrace=1:halt_on_error=1"
 
 tool_dirs = [config.strata_tools_dir, config.llvm_tools_dir]

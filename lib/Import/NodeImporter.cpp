@@ -134,28 +134,27 @@ InFlightDiagnostic NodeImporter::emitError(const Twine &message) {
 }
 
 void NodeImporter::refine(Operation *op) {
-  // Verify each op as it is made, so a malformed node is reported at the node
-  // even when other nodes fail and the module is never verified as a whole.
-  if (failed(mlir::verify(op, /*verifyRecursively=*/false))) {
-    errored = true;
-    return;
-  }
-  auto iface = dyn_cast<graph::InferShapesOpInterface>(op);
-  if (!iface)
-    return;
-  SmallVector<Type> inferred;
-  if (failed(iface.inferResultTypes(inferred)) ||
-      inferred.size() != op->getNumResults())
-    return; // The verifier reports inconsistent operands.
-  for (auto [result, type] : llvm::zip(op->getResults(), inferred)) {
-    Type joined = graph::joinTypes(result.getType(), type);
-    if (!joined) {
-      emitError("ONNX shape inference gives ")
-          << result.getType() << " but the operands imply " << type;
-      continue;
+  // First join ONNX's declared result types with what the operands imply
+  // (ONNX may know less, e.g. an unranked type where the operand is ranked).
+  if (auto iface = dyn_cast<graph::InferShapesOpInterface>(op)) {
+    SmallVector<Type> inferred;
+    if (succeeded(iface.inferResultTypes(inferred)) &&
+        inferred.size() == op->getNumResults()) {
+      for (auto [result, type] : llvm::zip(op->getResults(), inferred)) {
+        Type joined = graph::joinTypes(result.getType(), type);
+        if (!joined) {
+          emitError("ONNX shape inference gives ")
+              << result.getType() << " but the operands imply " << type;
+          return;
+        }
+        result.setType(joined);
+      }
     }
-    result.setType(joined);
   }
+  // Then verify each op as it is made, so a malformed node is reported at
+  // the node even when other nodes fail and the module is never verified.
+  if (failed(mlir::verify(op, /*verifyRecursively=*/false)))
+    errored = true;
 }
 
 LogicalResult NodeImporter::setOutputs(ValueRange values) {

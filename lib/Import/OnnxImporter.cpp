@@ -592,6 +592,34 @@ LogicalResult loadAllExternalData(onnx::GraphProto &graph, StringRef modelDir,
   return success(ok);
 }
 
+/// Resize before opset 11 (and Upsample, which the converter turns into
+/// Resize) sampled with asymmetric coordinates and floor rounding; Resize-11+
+/// defaults to half_pixel. ONNX 1.12's adapter does not write the old
+/// behaviour out, so spell it out on every converted Resize that does not
+/// say otherwise.
+void keepResize10Semantics(onnx::GraphProto &graph) {
+  auto setDefault = [](onnx::NodeProto &node, const char *name,
+                       const char *value) {
+    for (const auto &attr : node.attribute())
+      if (attr.name() == name)
+        return;
+    auto *attr = node.add_attribute();
+    attr->set_name(name);
+    attr->set_type(onnx::AttributeProto::STRING);
+    attr->set_s(value);
+  };
+  for (auto &node : *graph.mutable_node()) {
+    if (node.op_type() == "Resize" &&
+        (node.domain().empty() || node.domain() == "ai.onnx")) {
+      setDefault(node, "coordinate_transformation_mode", "asymmetric");
+      setDefault(node, "nearest_mode", "floor");
+    }
+    for (auto &attr : *node.mutable_attribute())
+      if (attr.has_g())
+        keepResize10Semantics(*attr.mutable_g());
+  }
+}
+
 /// True when a graph (or subgraph) declares a value that is not a tensor.
 bool hasNonTensorValues(const onnx::GraphProto &graph) {
   auto nonTensor = [](const onnx::ValueInfoProto &vi) {
@@ -681,6 +709,8 @@ OwningOpRef<ModuleOp> importOnnxFile(MLIRContext &context, StringRef path,
     try {
       model = onnx::version_conversion::ConvertVersion(
           model, int(options.targetOpset));
+      if (opset < 11)
+        keepResize10Semantics(*model.mutable_graph());
       opset = options.targetOpset;
     } catch (const std::exception &e) {
       emitWarning(fileLoc) << "cannot convert opset " << opset << " to "

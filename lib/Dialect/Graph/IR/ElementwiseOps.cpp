@@ -183,6 +183,19 @@ OpFoldResult foldUnary(Operation *op, ArrayRef<Attribute> operands,
   return makeConstant(resultType, floats, ints);
 }
 
+// Integer arithmetic wraps around like the two's complement hardware the
+// kernels run on (and without signed-overflow UB here); makeConstant then
+// truncates to the element width.
+int64_t wrapAdd(int64_t a, int64_t b) {
+  return int64_t(uint64_t(a) + uint64_t(b));
+}
+int64_t wrapSub(int64_t a, int64_t b) {
+  return int64_t(uint64_t(a) - uint64_t(b));
+}
+int64_t wrapMul(int64_t a, int64_t b) {
+  return int64_t(uint64_t(a) * uint64_t(b));
+}
+
 double relu(double x) { return x > 0 ? x : 0; }
 double sigmoid(double x) { return 1 / (1 + std::exp(-x)); }
 double reciprocal(double x) { return 1 / x; }
@@ -200,13 +213,15 @@ double notOf(double x) { return x == 0; }
 
 #define FOLD_UNARY(Op, floatFn, intFn)                                         \
   OpFoldResult Op::fold(FoldAdaptor adaptor) {                                 \
-    return foldUnary(*this, adaptor.getOperands(), floatFn, intFn);           \
+    return foldUnary(*this, adaptor.getOperands(), floatFn, intFn);            \
   }
 
 FOLD_UNARY(AbsOp, static_cast<double (*)(double)>(std::fabs),
-           [](int64_t x) -> std::optional<int64_t> { return x < 0 ? -x : x; })
+           [](int64_t x) -> std::optional<int64_t> {
+             return x < 0 ? wrapSub(0, x) : x;
+           })
 FOLD_UNARY(NegOp, neg,
-           [](int64_t x) -> std::optional<int64_t> { return -x; })
+           [](int64_t x) -> std::optional<int64_t> { return wrapSub(0, x); })
 FOLD_UNARY(ExpOp, static_cast<double (*)(double)>(std::exp), nullptr)
 FOLD_UNARY(LogOp, static_cast<double (*)(double)>(std::log), nullptr)
 FOLD_UNARY(SqrtOp, static_cast<double (*)(double)>(std::sqrt), nullptr)
@@ -219,10 +234,9 @@ FOLD_UNARY(ErfOp, static_cast<double (*)(double)>(std::erf), nullptr)
 FOLD_UNARY(FloorOp, static_cast<double (*)(double)>(std::floor), nullptr)
 FOLD_UNARY(CeilOp, static_cast<double (*)(double)>(std::ceil), nullptr)
 FOLD_UNARY(RoundOp, roundEven, nullptr)
-FOLD_UNARY(SignOp, signOf,
-           [](int64_t x) -> std::optional<int64_t> {
-             return x > 0 ? 1 : (x < 0 ? -1 : 0);
-           })
+FOLD_UNARY(SignOp, signOf, [](int64_t x) -> std::optional<int64_t> {
+  return x > 0 ? 1 : (x < 0 ? -1 : 0);
+})
 FOLD_UNARY(SinOp, static_cast<double (*)(double)>(std::sin), nullptr)
 FOLD_UNARY(CosOp, static_cast<double (*)(double)>(std::cos), nullptr)
 FOLD_UNARY(TanOp, static_cast<double (*)(double)>(std::tan), nullptr)
@@ -282,48 +296,122 @@ OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
 
 #define FOLD_BINARY(Op, floatFn, intFn)                                        \
   OpFoldResult Op::fold(FoldAdaptor adaptor) {                                 \
-    return foldBinary(*this, adaptor.getOperands(), floatFn, intFn);          \
+    return foldBinary(*this, adaptor.getOperands(), floatFn, intFn);           \
   }
 
-FOLD_BINARY(
-    AddOp,
+/// Like FOLD_BINARY, but first tries `identity(op, lhsAttr, rhsAttr)`, which
+/// returns an operand when the op leaves it unchanged (x + 0, x * 1).
+#define FOLD_BINARY_WITH_IDENTITY(Op, identity, floatFn, intFn)                \
+  OpFoldResult Op::fold(FoldAdaptor adaptor) {                                 \
+    if (Value same = identity(*this, adaptor.getLhs(), adaptor.getRhs()))      \
+      return same;                                                             \
+    return foldBinary(*this, adaptor.getOperands(), floatFn, intFn);           \
+  }
+
+namespace {
+
+/// True when `attr` is a constant whose elements all equal `value`.
+bool isSplatOf(Attribute attr, double value) {
+  auto elements = dyn_cast_or_null<DenseElementsAttr>(attr);
+  if (!elements || !elements.isSplat())
+    return false;
+  if (isa<FloatType>(elements.getElementType()))
+    return elements.getSplatValue<APFloat>().convertToDouble() == value;
+  if (auto intType = dyn_cast<IntegerType>(elements.getElementType())) {
+    APInt v = elements.getSplatValue<APInt>();
+    bool isUnsigned = intType.isUnsigned() || intType.getWidth() == 1;
+    return double(isUnsigned ? int64_t(v.getZExtValue()) : v.getSExtValue()) ==
+           value;
+  }
+  return false;
+}
+
+/// `operand` when `other` is the neutral constant `neutral` and the op's
+/// result type is exactly the operand's, so no broadcast is dropped.
+Value neutralOperand(Operation *op, Value operand, Attribute other,
+                     double neutral) {
+  if (operand.getType() == op->getResult(0).getType() &&
+      isSplatOf(other, neutral))
+    return operand;
+  return {};
+}
+
+/// x + 0 and 0 + x. For floats this turns -0.0 + 0.0 (which is +0.0) into
+/// -0.0; the sign of a zero sum is not something exported models rely on,
+/// and dropping the add lets fusion see through bias-free layers.
+template <typename Op> Value addIdentity(Op op, Attribute lhs, Attribute rhs) {
+  if (Value x = neutralOperand(op, op.getLhs(), rhs, 0.0))
+    return x;
+  return neutralOperand(op, op.getRhs(), lhs, 0.0);
+}
+/// x - 0 (exact, including for -0.0).
+template <typename Op> Value subIdentity(Op op, Attribute, Attribute rhs) {
+  return neutralOperand(op, op.getLhs(), rhs, 0.0);
+}
+/// x * 1 and 1 * x (exact, NaN and infinities included).
+template <typename Op> Value mulIdentity(Op op, Attribute lhs, Attribute rhs) {
+  if (Value x = neutralOperand(op, op.getLhs(), rhs, 1.0))
+    return x;
+  return neutralOperand(op, op.getRhs(), lhs, 1.0);
+}
+/// x / 1 and x ** 1 (exact).
+template <typename Op> Value rhsOneIdentity(Op op, Attribute, Attribute rhs) {
+  return neutralOperand(op, op.getLhs(), rhs, 1.0);
+}
+/// max(x, x) and min(x, x).
+template <typename Op> Value idempotentIdentity(Op op, Attribute, Attribute) {
+  if (op.getLhs() == op.getRhs() && op.getLhs().getType() == op.getType())
+    return op.getLhs();
+  return {};
+}
+
+} // namespace
+
+FOLD_BINARY_WITH_IDENTITY(
+    AddOp, addIdentity,
     [](double a, double b) -> std::optional<double> { return a + b; },
-    [](int64_t a, int64_t b) -> std::optional<int64_t> { return a + b; })
-FOLD_BINARY(
-    SubOp,
+    [](int64_t a, int64_t b) -> std::optional<int64_t> {
+      return wrapAdd(a, b);
+    })
+FOLD_BINARY_WITH_IDENTITY(
+    SubOp, subIdentity,
     [](double a, double b) -> std::optional<double> { return a - b; },
-    [](int64_t a, int64_t b) -> std::optional<int64_t> { return a - b; })
-FOLD_BINARY(
-    MulOp,
+    [](int64_t a, int64_t b) -> std::optional<int64_t> {
+      return wrapSub(a, b);
+    })
+FOLD_BINARY_WITH_IDENTITY(
+    MulOp, mulIdentity,
     [](double a, double b) -> std::optional<double> { return a * b; },
-    [](int64_t a, int64_t b) -> std::optional<int64_t> { return a * b; })
-FOLD_BINARY(
-    DivOp,
+    [](int64_t a, int64_t b) -> std::optional<int64_t> {
+      return wrapMul(a, b);
+    })
+FOLD_BINARY_WITH_IDENTITY(
+    DivOp, rhsOneIdentity,
     [](double a, double b) -> std::optional<double> { return a / b; },
     [](int64_t a, int64_t b) -> std::optional<int64_t> {
       // Integer division truncates (C semantics, as ONNX Runtime does).
-      if (b == 0)
+      if (b == 0 || (a == INT64_MIN && b == -1))
         return std::nullopt;
       return a / b;
     })
-FOLD_BINARY(
-    PowOp,
+FOLD_BINARY_WITH_IDENTITY(
+    PowOp, rhsOneIdentity,
     [](double a, double b) -> std::optional<double> { return std::pow(a, b); },
     [](int64_t a, int64_t b) -> std::optional<int64_t> {
       if (b < 0)
         return std::nullopt;
       return int64_t(std::pow(double(a), double(b)));
     })
-FOLD_BINARY(
-    MaxOp,
+FOLD_BINARY_WITH_IDENTITY(
+    MaxOp, idempotentIdentity,
     [](double a, double b) -> std::optional<double> {
       return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b);
     },
     [](int64_t a, int64_t b) -> std::optional<int64_t> {
       return std::max(a, b);
     })
-FOLD_BINARY(
-    MinOp,
+FOLD_BINARY_WITH_IDENTITY(
+    MinOp, idempotentIdentity,
     [](double a, double b) -> std::optional<double> {
       return std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b);
     },
@@ -343,8 +431,7 @@ FOLD_BINARY(BitwiseXorOp, nullptr,
               return a ^ b;
             })
 FOLD_BINARY(
-    EqualOp,
-    [](double a, double b) -> std::optional<double> { return a == b; },
+    EqualOp, [](double a, double b) -> std::optional<double> { return a == b; },
     [](int64_t a, int64_t b) -> std::optional<int64_t> { return a == b; })
 FOLD_BINARY(
     LessOp, [](double a, double b) -> std::optional<double> { return a < b; },
@@ -361,7 +448,144 @@ FOLD_BINARY(
     GreaterEqualOp,
     [](double a, double b) -> std::optional<double> { return a >= b; },
     [](int64_t a, int64_t b) -> std::optional<int64_t> { return a >= b; })
+// Logical ops on i1: x and x, x or x are x; otherwise fold constants.
+FOLD_BINARY_WITH_IDENTITY(AndOp, idempotentIdentity, nullptr,
+                          [](int64_t a, int64_t b) -> std::optional<int64_t> {
+                            return a && b;
+                          })
+FOLD_BINARY_WITH_IDENTITY(OrOp, idempotentIdentity, nullptr,
+                          [](int64_t a, int64_t b) -> std::optional<int64_t> {
+                            return a || b;
+                          })
+FOLD_BINARY(XorOp, nullptr, [](int64_t a, int64_t b) -> std::optional<int64_t> {
+  return (a != 0) != (b != 0);
+})
 #undef FOLD_BINARY
+#undef FOLD_BINARY_WITH_IDENTITY
+
+//===----------------------------------------------------------------------===//
+// Mod, BitShift, PRelu, Gelu: op-specific verifiers
+//===----------------------------------------------------------------------===//
+
+LogicalResult ModOp::verify() {
+  int64_t fmod = getFmod();
+  if (fmod != 0 && fmod != 1)
+    return emitOpError("fmod must be 0 or 1, got ") << fmod;
+  Type element = getElementTypeOrSelf(getLhs());
+  if (isa<FloatType>(element) && fmod != 1)
+    return emitOpError("floating-point operands (")
+           << element << ") require fmod = 1";
+  if (!isa<FloatType, IntegerType>(element) || element.isInteger(1))
+    return emitOpError("expects integer or floating-point operands, got ")
+           << element;
+  return verifyBroadcastElementwise(*this);
+}
+
+namespace {
+/// Folds an integer binary op like foldBinary, but with a capturing callable:
+/// Mod and BitShift depend on an attribute (fmod, direction) and BitShift on
+/// the element width. Operands arrive sign- or zero-extended to int64.
+OpFoldResult
+foldIntBinary(Operation *op, ArrayRef<Attribute> operands,
+              llvm::function_ref<std::optional<int64_t>(int64_t, int64_t)> fn) {
+  auto resultType = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  if (!resultType || !resultType.hasStaticShape() || operands.size() != 2)
+    return {};
+  auto lhs = readConstant(operands[0]);
+  auto rhs = readConstant(operands[1]);
+  if (!lhs || !rhs || lhs->isFloat || rhs->isFloat)
+    return {};
+  auto shape = broadcastShapes(lhs->shape, rhs->shape);
+  if (!shape || ArrayRef<int64_t>(*shape) != resultType.getShape() ||
+      resultType.getNumElements() > kMaxFoldElements)
+    return {};
+  SmallVector<int64_t> ints;
+  for (int64_t i = 0, e = resultType.getNumElements(); i < e; ++i) {
+    auto v = fn(lhs->ints[operandIndex(i, *shape, lhs->shape)],
+                rhs->ints[operandIndex(i, *shape, rhs->shape)]);
+    if (!v)
+      return {};
+    ints.push_back(*v);
+  }
+  return makeConstant(resultType, {}, ints);
+}
+} // namespace
+
+OpFoldResult ModOp::fold(FoldAdaptor adaptor) {
+  if (isa<FloatType>(getElementTypeOrSelf(getType())))
+    // Floats require fmod = 1 (the verifier checks): C fmod.
+    return foldBinary(
+        *this, adaptor.getOperands(),
+        [](double a, double b) -> std::optional<double> {
+          return std::fmod(a, b);
+        },
+        nullptr);
+  bool cStyle = getFmod() == 1;
+  return foldIntBinary(
+      *this, adaptor.getOperands(),
+      [cStyle](int64_t a, int64_t b) -> std::optional<int64_t> {
+        if (b == 0 || (a == INT64_MIN && b == -1))
+          return std::nullopt;
+        int64_t r = a % b;
+        // fmod = 0: the remainder takes the divisor's sign (Python's %).
+        if (!cStyle && r != 0 && ((r < 0) != (b < 0)))
+          r += b;
+        return r;
+      });
+}
+
+LogicalResult BitShiftOp::verify() {
+  StringRef direction = getDirection();
+  if (direction != "LEFT" && direction != "RIGHT")
+    return emitOpError("direction must be \"LEFT\" or \"RIGHT\", got \"")
+           << direction << "\"";
+  auto element = dyn_cast<IntegerType>(getElementTypeOrSelf(getLhs()));
+  if (!element || !element.isUnsigned())
+    return emitOpError("expects unsigned integer operands, got ")
+           << getElementTypeOrSelf(getLhs());
+  return verifyBroadcastElementwise(*this);
+}
+
+OpFoldResult BitShiftOp::fold(FoldAdaptor adaptor) {
+  auto element = dyn_cast<IntegerType>(getElementTypeOrSelf(getType()));
+  if (!element)
+    return {};
+  unsigned width = element.getWidth();
+  bool left = getDirection() == "LEFT";
+  return foldIntBinary(*this, adaptor.getOperands(),
+                       [=](int64_t a, int64_t b) -> std::optional<int64_t> {
+                         // Operands are unsigned (zero-extended); a 64-bit
+                         // amount above INT64_MAX reads as negative and shifts
+                         // everything out too.
+                         uint64_t value = uint64_t(a);
+                         if (b < 0 || uint64_t(b) >= width)
+                           return 0;
+                         return int64_t(left ? value << b : value >> b);
+                       });
+}
+
+LogicalResult PReluOp::verify() {
+  if (failed(verifyBroadcastElementwise(*this)))
+    return failure();
+  // slope broadcasts to x, never the other way: x's shape is the result's.
+  auto x = cast<TensorType>(getLhs().getType());
+  auto slope = cast<TensorType>(getRhs().getType());
+  if (x.hasRank() && slope.hasRank()) {
+    auto shape = broadcastShapes(x.getShape(), slope.getShape());
+    if (shape && failed(verifyCompatibleShape(*shape, x.getShape())))
+      return emitOpError("slope ")
+             << slope << " does not broadcast to the input " << x;
+  }
+  return success();
+}
+
+LogicalResult GeluOp::verify() {
+  StringRef approximate = getApproximate();
+  if (approximate != "none" && approximate != "tanh")
+    return emitOpError("approximate must be \"none\" or \"tanh\", got \"")
+           << approximate << "\"";
+  return verifyUnaryElementwise(*this);
+}
 
 //===----------------------------------------------------------------------===//
 // Where
@@ -407,8 +631,7 @@ LogicalResult ClipOp::verify() {
     if (type.getElementType() != getElementTypeOrSelf(getInput()))
       return emitOpError("bound element type ")
              << type.getElementType() << " differs from the input's";
-    if (type.hasRank() && type.getNumElements() != 1 &&
-        type.hasStaticShape())
+    if (type.hasRank() && type.getNumElements() != 1 && type.hasStaticShape())
       return emitOpError("bounds must be scalars, got ") << type;
   }
   if (getElementTypeOrSelf(getInput()) != getElementTypeOrSelf(getOutput()))

@@ -1,7 +1,15 @@
-//===- ReductionOps.cpp - reductions, softmax, cumsum -----------*- C++ -*-===//
+//===- ReductionOps.cpp - reductions, softmax, cumsum, losses ---*- C++ -*-===//
+//
+// Shape inference, verifiers and canonicalizations of the reduction family.
+// Reductions and CumSum accept their axes as an operand when ONNX computes
+// them at run time; canonicalization moves constant ones into the attribute,
+// which is the form later layers rely on.
+//
+//===----------------------------------------------------------------------===//
 
 #include "strata/Dialect/Graph/IR/GraphOps.h"
 
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
@@ -12,9 +20,16 @@ static LogicalResult verifyAxisInRange(Operation *op, int64_t axis,
                                        StringRef name = "axis") {
   auto type = cast<TensorType>(op->getOperand(0).getType());
   if (type.hasRank() && !normalizeAxis(axis, type.getRank()))
-    return op->emitOpError() << name << " " << axis
-                             << " is out of range for an input of rank "
-                             << type.getRank();
+    return op->emitOpError()
+           << name << " " << axis << " is out of range for an input of rank "
+           << type.getRank();
+  return success();
+}
+
+/// Verifies that an integer flag attribute is 0 or 1.
+static LogicalResult verifyFlag(Operation *op, StringRef name, int64_t value) {
+  if (value != 0 && value != 1)
+    return op->emitOpError() << name << " must be 0 or 1, got " << value;
   return success();
 }
 
@@ -41,17 +56,149 @@ static LogicalResult inferArgReduce(Op op, SmallVectorImpl<Type> &types) {
   return success();
 }
 
+template <typename Op> static LogicalResult verifyArgReduce(Op op) {
+  if (failed(verifyFlag(op, "keepdims", op.getKeepdims())) ||
+      failed(verifyFlag(op, "select_last_index", op.getSelectLastIndex())))
+    return failure();
+  return verifyAxisInRange(op, op.getAxis());
+}
+
 LogicalResult ArgMaxOp::inferResultTypes(SmallVectorImpl<Type> &types) {
   return inferArgReduce(*this, types);
 }
-LogicalResult ArgMaxOp::verify() { return verifyAxisInRange(*this, getAxis()); }
+LogicalResult ArgMaxOp::verify() { return verifyArgReduce(*this); }
 LogicalResult ArgMinOp::inferResultTypes(SmallVectorImpl<Type> &types) {
   return inferArgReduce(*this, types);
 }
-LogicalResult ArgMinOp::verify() { return verifyAxisInRange(*this, getAxis()); }
+LogicalResult ArgMinOp::verify() { return verifyArgReduce(*this); }
 
 //===----------------------------------------------------------------------===//
-// Softmax family and CumSum: the result has the input's type.
+// Reductions with an `axes` attribute or a `dynamic_axes` operand
+//===----------------------------------------------------------------------===//
+
+/// The result type of a reduction whose axes are unknown at compile time.
+/// With keepdims every dimension either stays or becomes 1, so the rank is
+/// kept; without it the rank is known only when the number of axes is.
+static LogicalResult inferDynamicReduction(Operation *op, Value axes,
+                                           bool keepdims, bool noop,
+                                           SmallVectorImpl<Type> &types) {
+  auto input = cast<TensorType>(op->getOperand(0).getType());
+  Type result = op->getResult(0).getType();
+  if (!input.hasRank()) {
+    types.push_back(withShape(result, std::nullopt));
+    return success();
+  }
+  if (keepdims) {
+    SmallVector<int64_t> shape;
+    for (int64_t dim : input.getShape())
+      shape.push_back(dim == 1 ? 1 : kDynamic);
+    types.push_back(withShape(result, ArrayRef<int64_t>(shape)));
+    return success();
+  }
+  auto axesType = cast<TensorType>(axes.getType());
+  if (!axesType.hasStaticShape() || axesType.getRank() != 1) {
+    types.push_back(withShape(result, std::nullopt));
+    return success();
+  }
+  int64_t count = axesType.getDimSize(0);
+  if (count > input.getRank())
+    return failure();
+  // No axes: the identity with noop_with_empty_axes, else a full reduction.
+  if (count == 0) {
+    if (noop)
+      types.push_back(withShape(result, input.getShape()));
+    else
+      types.push_back(withShape(result, ArrayRef<int64_t>()));
+    return success();
+  }
+  SmallVector<int64_t> shape(input.getRank() - count, kDynamic);
+  types.push_back(withShape(result, ArrayRef<int64_t>(shape)));
+  return success();
+}
+
+template <typename Op>
+static LogicalResult inferReduceAxes(Op op, SmallVectorImpl<Type> &types) {
+  bool keepdims = op.getKeepdims() != 0;
+  bool noop = op.getNoopWithEmptyAxes() != 0;
+  Value dynamicAxes = op.getDynamicAxes();
+  if (!dynamicAxes)
+    return inferReduction(op, op.getAxes(), keepdims, noop, types);
+  SmallVector<int64_t> axes;
+  if (succeeded(getConstantIntValues(dynamicAxes, axes)))
+    return inferReduction(op, ArrayRef<int64_t>(axes), keepdims, noop, types);
+  return inferDynamicReduction(op, dynamicAxes, keepdims, noop, types);
+}
+
+template <typename Op> static LogicalResult verifyReduceAxes(Op op) {
+  if (failed(verifyFlag(op, "keepdims", op.getKeepdims())) ||
+      failed(verifyFlag(op, "noop_with_empty_axes", op.getNoopWithEmptyAxes())))
+    return failure();
+  Value dynamicAxes = op.getDynamicAxes();
+  if (!dynamicAxes)
+    return verifyReduction(op, op.getAxes());
+  if (op.getAxes())
+    return op.emitOpError(
+        "takes its axes either as the `axes` attribute or as an operand, "
+        "not both");
+  auto axesType = cast<TensorType>(dynamicAxes.getType());
+  if (axesType.hasRank() && axesType.getRank() != 1)
+    return op.emitOpError("axes operand must be 1-D, got ") << axesType;
+  auto input = cast<TensorType>(op.getInput().getType());
+  if (input.hasRank() && axesType.hasStaticShape() &&
+      axesType.getDimSize(0) > input.getRank())
+    return op.emitOpError("has ")
+           << axesType.getDimSize(0) << " axes for an input of rank "
+           << input.getRank();
+  SmallVector<int64_t> axes;
+  if (succeeded(getConstantIntValues(dynamicAxes, axes)))
+    return verifyReduction(op, ArrayRef<int64_t>(axes));
+  return success();
+}
+
+namespace {
+/// Moves a constant `dynamic_axes` operand into the `axes` attribute.
+template <typename Op> struct ConstantReduceAxesToAttr : OpRewritePattern<Op> {
+  using OpRewritePattern<Op>::OpRewritePattern;
+  LogicalResult matchAndRewrite(Op op,
+                                PatternRewriter &rewriter) const override {
+    Value dynamicAxes = op.getDynamicAxes();
+    SmallVector<int64_t> axes;
+    if (!dynamicAxes || op.getAxes() ||
+        failed(getConstantIntValues(dynamicAxes, axes)))
+      return failure();
+    rewriter.modifyOpInPlace(op, [&] {
+      op.setAxesAttr(rewriter.getDenseI64ArrayAttr(axes));
+      op.getDynamicAxesMutable().clear();
+    });
+    return success();
+  }
+};
+} // namespace
+
+#define REDUCE_AXES_OP(Op)                                                     \
+  LogicalResult Op::inferResultTypes(SmallVectorImpl<Type> &types) {           \
+    return inferReduceAxes(*this, types);                                      \
+  }                                                                            \
+  LogicalResult Op::verify() { return verifyReduceAxes(*this); }               \
+  void Op::getCanonicalizationPatterns(RewritePatternSet &patterns,            \
+                                       MLIRContext *context) {                 \
+    patterns.add<ConstantReduceAxesToAttr<Op>>(context);                       \
+  }
+
+REDUCE_AXES_OP(ReduceSumOp)
+REDUCE_AXES_OP(ReduceMeanOp)
+REDUCE_AXES_OP(ReduceMaxOp)
+REDUCE_AXES_OP(ReduceMinOp)
+REDUCE_AXES_OP(ReduceProdOp)
+REDUCE_AXES_OP(ReduceL1Op)
+REDUCE_AXES_OP(ReduceL2Op)
+REDUCE_AXES_OP(ReduceLogSumOp)
+REDUCE_AXES_OP(ReduceLogSumExpOp)
+REDUCE_AXES_OP(ReduceSumSquareOp)
+#undef REDUCE_AXES_OP
+
+//===----------------------------------------------------------------------===//
+// Softmax family: the result has the input's type.
 //===----------------------------------------------------------------------===//
 
 #define SAME_TYPE_AXIS_OP(Op)                                                  \
@@ -64,5 +211,188 @@ LogicalResult ArgMinOp::verify() { return verifyAxisInRange(*this, getAxis()); }
 SAME_TYPE_AXIS_OP(SoftmaxOp)
 SAME_TYPE_AXIS_OP(LogSoftmaxOp)
 SAME_TYPE_AXIS_OP(HardmaxOp)
-SAME_TYPE_AXIS_OP(CumSumOp)
 #undef SAME_TYPE_AXIS_OP
+
+//===----------------------------------------------------------------------===//
+// CumSum
+//===----------------------------------------------------------------------===//
+
+LogicalResult CumSumOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  types.push_back(getInput().getType());
+  return success();
+}
+
+LogicalResult CumSumOp::verify() {
+  if (failed(verifyFlag(*this, "exclusive", getExclusive())) ||
+      failed(verifyFlag(*this, "reverse", getReverse())))
+    return failure();
+  Value dynamicAxis = getDynamicAxis();
+  if (dynamicAxis && getAxis())
+    return emitOpError("takes its axis either as the `axis` attribute or as "
+                       "an operand, not both");
+  if (!dynamicAxis && !getAxis())
+    return emitOpError("needs an `axis` attribute or an axis operand");
+  if (!dynamicAxis)
+    return verifyAxisInRange(*this, *getAxis());
+  // ONNX specifies a 0-D axis; a one-element 1-D tensor is accepted too.
+  auto axisType = cast<TensorType>(dynamicAxis.getType());
+  if (axisType.hasRank() &&
+      (axisType.getRank() > 1 ||
+       (axisType.getRank() == 1 && axisType.getDimSize(0) != 1 &&
+        !ShapedType::isDynamic(axisType.getDimSize(0)))))
+    return emitOpError("axis operand must be a scalar, got ") << axisType;
+  SmallVector<int64_t> axis;
+  if (succeeded(getConstantIntValues(dynamicAxis, axis)) && axis.size() == 1)
+    return verifyAxisInRange(*this, axis.front());
+  return success();
+}
+
+namespace {
+/// Moves a constant `dynamic_axis` operand into the `axis` attribute.
+struct ConstantCumSumAxisToAttr : OpRewritePattern<CumSumOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(CumSumOp op,
+                                PatternRewriter &rewriter) const override {
+    Value dynamicAxis = op.getDynamicAxis();
+    SmallVector<int64_t> axis;
+    if (!dynamicAxis || op.getAxis() ||
+        failed(getConstantIntValues(dynamicAxis, axis)) || axis.size() != 1)
+      return failure();
+    rewriter.modifyOpInPlace(op, [&] {
+      op.setAxisAttr(rewriter.getI64IntegerAttr(axis.front()));
+      op.getDynamicAxisMutable().clear();
+    });
+    return success();
+  }
+};
+} // namespace
+
+void CumSumOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                           MLIRContext *context) {
+  patterns.add<ConstantCumSumAxisToAttr>(context);
+}
+
+//===----------------------------------------------------------------------===//
+// NegativeLogLikelihoodLoss / SoftmaxCrossEntropyLoss
+//===----------------------------------------------------------------------===//
+
+/// The loss shape: the target's (N, d1, ..., dk) for reduction "none", which
+/// the input's (N, C, d1, ..., dk) also determines, else a scalar.
+static LogicalResult inferLossType(Value input, Value target,
+                                   StringRef reduction, Type result,
+                                   SmallVectorImpl<Type> &types) {
+  if (reduction != "none") {
+    types.push_back(withShape(result, ArrayRef<int64_t>()));
+    return success();
+  }
+  auto inputType = cast<TensorType>(input.getType());
+  auto targetType = cast<TensorType>(target.getType());
+  Type fromTarget = withShape(
+      result, targetType.hasRank()
+                  ? std::optional<ArrayRef<int64_t>>(targetType.getShape())
+                  : std::nullopt);
+  if (!inputType.hasRank()) {
+    types.push_back(fromTarget);
+    return success();
+  }
+  if (inputType.getRank() < 2)
+    return failure();
+  SmallVector<int64_t> shape(inputType.getShape());
+  shape.erase(shape.begin() + 1);
+  Type joined =
+      joinTypes(fromTarget, withShape(result, ArrayRef<int64_t>(shape)));
+  if (!joined)
+    return failure();
+  types.push_back(joined);
+  return success();
+}
+
+/// Checks the operands of a loss: `input` (N, C, d1, ..., dk) floats,
+/// `target` (N, d1, ..., dk), `weight` (C) with the input's element type.
+static LogicalResult verifyLoss(Operation *op, Value input, Value target,
+                                Value weight, StringRef reduction,
+                                StringRef inputName, StringRef targetName,
+                                StringRef weightName) {
+  if (reduction != "none" && reduction != "sum" && reduction != "mean")
+    return op->emitOpError("reduction must be \"none\", \"sum\" or \"mean\", "
+                           "got \"")
+           << reduction << "\"";
+  auto inputType = cast<TensorType>(input.getType());
+  auto targetType = cast<TensorType>(target.getType());
+  Type element = inputType.getElementType();
+  if (!isa<FloatType>(element))
+    return op->emitOpError() << inputName << " must have a floating-point "
+                             << "element type, got " << element;
+  for (Value result : op->getResults())
+    if (getElementTypeOrSelf(result) != element)
+      return op->emitOpError("result element types must match the ")
+             << inputName << "'s";
+  if (inputType.hasRank() && inputType.getRank() < 2)
+    return op->emitOpError() << inputName << " must have rank >= 2 (N, C, "
+                             << "...), got " << inputType;
+  if (inputType.hasRank() && targetType.hasRank()) {
+    if (targetType.getRank() != inputType.getRank() - 1)
+      return op->emitOpError()
+             << targetName << " rank must be one less than the " << inputName
+             << "'s: " << targetType << " vs " << inputType;
+    for (int64_t i = 0; i < targetType.getRank(); ++i) {
+      int64_t a = targetType.getDimSize(i);
+      int64_t b = inputType.getDimSize(i == 0 ? 0 : i + 1);
+      if (!ShapedType::isDynamic(a) && !ShapedType::isDynamic(b) && a != b)
+        return op->emitOpError()
+               << targetName << " dimension " << i << " is " << a
+               << ", but the " << inputName << " has " << b;
+    }
+  }
+  if (!weight)
+    return success();
+  auto weightType = cast<TensorType>(weight.getType());
+  if (weightType.getElementType() != element)
+    return op->emitOpError()
+           << weightName << " element type " << weightType.getElementType()
+           << " differs from the " << inputName << "'s";
+  if (!weightType.hasRank())
+    return success();
+  if (weightType.getRank() != 1)
+    return op->emitOpError()
+           << weightName << " must be 1-D, got " << weightType;
+  if (inputType.hasRank()) {
+    int64_t classes = inputType.getDimSize(1);
+    int64_t size = weightType.getDimSize(0);
+    if (!ShapedType::isDynamic(classes) && !ShapedType::isDynamic(size) &&
+        classes != size)
+      return op->emitOpError() << weightName << " has " << size
+                               << " elements for " << classes << " classes";
+  }
+  return success();
+}
+
+LogicalResult
+NegativeLogLikelihoodLossOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  return inferLossType(getInput(), getTarget(), getReduction(), getType(),
+                       types);
+}
+
+LogicalResult NegativeLogLikelihoodLossOp::verify() {
+  return verifyLoss(*this, getInput(), getTarget(), getWeight(), getReduction(),
+                    "input", "target", "weight");
+}
+
+LogicalResult
+SoftmaxCrossEntropyLossOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  if (failed(inferLossType(getScores(), getLabels(), getReduction(),
+                           getOutput().getType(), types)))
+    return failure();
+  types.push_back(
+      withShape(getLogProb().getType(),
+                cast<TensorType>(getScores().getType()).hasRank()
+                    ? std::optional<ArrayRef<int64_t>>(
+                          cast<TensorType>(getScores().getType()).getShape())
+                    : std::nullopt));
+  return success();
+}
+
+LogicalResult SoftmaxCrossEntropyLossOp::verify() {
+  return verifyLoss(*this, getScores(), getLabels(), getWeights(),
+                    getReduction(), "scores", "labels", "weights");
+}

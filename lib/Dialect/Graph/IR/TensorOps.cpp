@@ -1,12 +1,208 @@
 //===- TensorOps.cpp - shape and data-movement ops --------------*- C++ -*-===//
+//
+// Shape inference, verifiers and folders of the ops in TensorOps.td. Shape
+// inference returns as much as is known: ops whose result shape depends on
+// an operand's values (Reshape's shape, Slice's starts) use them when they
+// are constant and fall back to dynamic dimensions of a known rank, or to an
+// unranked type, when they are not.
+//
+// The constant folders of data-movement ops (Gather, Concat, Slice, ...) are
+// meant for the small shape computations that exporters emit (Shape ->
+// Gather -> Unsqueeze -> Concat -> Reshape); they refuse tensors larger than
+// kFoldLimit elements so that canonicalization never copies weights.
+//
+//===----------------------------------------------------------------------===//
 
 #include "strata/Dialect/Graph/IR/GraphOps.h"
 
 #include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/TypeUtilities.h"
+
+#include <cmath>
 
 using namespace mlir;
 using namespace strata::graph;
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+/// Largest tensor (in elements) that data-movement folders read or produce.
+static constexpr int64_t kFoldLimit = 1 << 16;
+
+static bool isDynamic(int64_t dim) { return ShapedType::isDynamic(dim); }
+
+/// The constant integers of `value`, or std::nullopt when it is not constant.
+static std::optional<SmallVector<int64_t>> constantInts(Value value) {
+  SmallVector<int64_t> values;
+  if (!value || failed(getConstantIntValues(value, values)))
+    return std::nullopt;
+  return values;
+}
+
+/// The ranked type of `value`, or null when it is unranked.
+static RankedTensorType rankedType(Value value) {
+  return dyn_cast<RankedTensorType>(value.getType());
+}
+
+/// `type` as a static-shaped tensor type small enough to fold into; null
+/// otherwise.
+static RankedTensorType foldableType(Type type) {
+  auto ranked = dyn_cast<RankedTensorType>(type);
+  if (!ranked || !ranked.hasStaticShape() ||
+      ranked.getNumElements() > kFoldLimit)
+    return {};
+  return ranked;
+}
+
+/// `attr` as dense elements small enough to fold; null otherwise.
+static DenseElementsAttr foldableElements(Attribute attr) {
+  auto dense = dyn_cast_or_null<DenseElementsAttr>(attr);
+  if (!dense || (!dense.isSplat() && dense.getNumElements() > kFoldLimit))
+    return {};
+  return dense;
+}
+
+/// Product of `dims`; dynamic when any is.
+static int64_t product(ArrayRef<int64_t> dims) {
+  int64_t result = 1;
+  for (int64_t dim : dims) {
+    if (isDynamic(dim))
+      return kDynamic;
+    result *= dim;
+  }
+  return result;
+}
+
+/// Converts the linear index `linear` into a multi-index of `shape`.
+static void delinearize(int64_t linear, ArrayRef<int64_t> shape,
+                        SmallVectorImpl<int64_t> &index) {
+  index.resize(shape.size());
+  for (int64_t d = int64_t(shape.size()) - 1; d >= 0; --d) {
+    index[d] = shape[d] == 0 ? 0 : linear % shape[d];
+    linear = shape[d] == 0 ? 0 : linear / shape[d];
+  }
+}
+
+/// Row-major linear index of `index` in `shape`.
+static int64_t linearize(ArrayRef<int64_t> index, ArrayRef<int64_t> shape) {
+  int64_t linear = 0;
+  for (auto [i, dim] : llvm::zip(index, shape))
+    linear = linear * dim + i;
+  return linear;
+}
+
+/// Builds a constant of `resultType` whose element at each multi-index is
+/// `source`'s element at the linear index `sourceIndex` returns (-1: the
+/// index is out of bounds and folding gives up).
+static DenseElementsAttr
+remapElements(DenseElementsAttr source, Type resultType,
+              function_ref<int64_t(ArrayRef<int64_t>)> sourceIndex) {
+  RankedTensorType type = foldableType(resultType);
+  if (!source || !type || type.getElementType() != source.getElementType())
+    return {};
+  if (source.isSplat())
+    return DenseElementsAttr::get(type, source.getSplatValue<Attribute>());
+  SmallVector<Attribute> values(source.getValues<Attribute>());
+  SmallVector<Attribute> result;
+  result.reserve(type.getNumElements());
+  SmallVector<int64_t> index;
+  for (int64_t i = 0, e = type.getNumElements(); i < e; ++i) {
+    delinearize(i, type.getShape(), index);
+    int64_t from = sourceIndex(index);
+    if (from < 0 || from >= int64_t(values.size()))
+      return {};
+    result.push_back(values[from]);
+  }
+  return DenseElementsAttr::get(type, result);
+}
+
+/// Whether `op`'s result types agree with its shape inference. Folders run
+/// before verification too (the importer folds what it creates), so the
+/// data-movement folders check this before indexing by the result shape.
+static bool hasConsistentTypes(Operation *op) {
+  SmallVector<Type> inferred;
+  if (failed(cast<InferShapesOpInterface>(op).inferResultTypes(inferred)) ||
+      inferred.size() != op->getNumResults())
+    return false;
+  return llvm::all_of(llvm::zip(inferred, op->getResultTypes()), [](auto pair) {
+    return bool(joinTypes(std::get<0>(pair), std::get<1>(pair)));
+  });
+}
+
+/// A fold of `attr` reinterpreted with the (static) result type: for ops that
+/// only change the shape.
+static OpFoldResult reshapeConstant(Attribute attr, Type resultType) {
+  auto dense = dyn_cast_or_null<DenseElementsAttr>(attr);
+  auto type = dyn_cast<RankedTensorType>(resultType);
+  if (!dense || !type || !type.hasStaticShape() ||
+      type.getElementType() != dense.getElementType() ||
+      type.getNumElements() != dense.getNumElements())
+    return {};
+  return dense.reshape(type);
+}
+
+/// Normalizes `axes` against `rank`; fails on an out-of-range or repeated
+/// axis.
+static FailureOr<SmallVector<int64_t>> normalizeAxisList(ArrayRef<int64_t> axes,
+                                                         int64_t rank) {
+  SmallVector<int64_t> result;
+  for (int64_t axis : axes) {
+    auto normalized = normalizeAxis(axis, rank);
+    if (!normalized || llvm::is_contained(result, *normalized))
+      return failure();
+    result.push_back(*normalized);
+  }
+  return result;
+}
+
+/// Checks that `value` is a scalar: 0-D, or 1-D of one element (ONNX
+/// exporters use both for scalar inputs).
+static bool isScalarLike(Value value) {
+  auto type = rankedType(value);
+  if (!type)
+    return true;
+  if (type.getRank() == 0)
+    return true;
+  return type.getRank() == 1 &&
+         (isDynamic(type.getDimSize(0)) || type.getDimSize(0) == 1);
+}
+
+/// Checks that `value` is 1-D when ranked.
+static bool isVectorLike(Value value) {
+  auto type = rankedType(value);
+  return !type || type.getRank() == 1;
+}
+
+/// The static length of a 1-D operand, or std::nullopt.
+static std::optional<int64_t> staticLength(Value value) {
+  auto type = rankedType(value);
+  if (!type || type.getRank() != 1 || isDynamic(type.getDimSize(0)))
+    return std::nullopt;
+  return type.getDimSize(0);
+}
+
+static LogicalResult verifySameElementType(Operation *op, Value input,
+                                           Value output) {
+  if (getElementTypeOrSelf(input) != getElementTypeOrSelf(output))
+    return op->emitOpError("result element type ")
+           << getElementTypeOrSelf(output) << " differs from the input's "
+           << getElementTypeOrSelf(input);
+  return success();
+}
+
+/// Pushes a type of `result`'s element type with `shape` (unranked when
+/// std::nullopt).
+static void pushShape(SmallVectorImpl<Type> &types, Value result,
+                      std::optional<ArrayRef<int64_t>> shape) {
+  types.push_back(withShape(result.getType(), shape));
+}
+
+/// A rank-`rank` shape of dynamic dimensions.
+static SmallVector<int64_t> dynamicShape(int64_t rank) {
+  return SmallVector<int64_t>(rank, kDynamic);
+}
 
 //===----------------------------------------------------------------------===//
 // Constant
@@ -28,6 +224,202 @@ LogicalResult ConstantOp::verify() {
 OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
 
 //===----------------------------------------------------------------------===//
+// Shape, Size
+//===----------------------------------------------------------------------===//
+
+/// The [start, end) range of dimensions Shape returns for a rank-`rank`
+/// input (ONNX clamps both to [0, rank] after adding rank to negatives).
+static std::pair<int64_t, int64_t> shapeRange(ShapeOp op, int64_t rank) {
+  auto clamp = [&](int64_t v) {
+    if (v < 0)
+      v += rank;
+    return std::clamp<int64_t>(v, 0, rank);
+  };
+  int64_t start = clamp(int64_t(op.getStart()));
+  int64_t end = op.getEnd() ? clamp(int64_t(*op.getEnd())) : rank;
+  return {start, std::max(start, end)};
+}
+
+LogicalResult ShapeOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  auto input = rankedType(getInput());
+  if (!input) {
+    pushShape(types, getOutput(), ArrayRef<int64_t>{kDynamic});
+    return success();
+  }
+  auto [start, end] = shapeRange(*this, input.getRank());
+  pushShape(types, getOutput(), ArrayRef<int64_t>{end - start});
+  return success();
+}
+
+OpFoldResult ShapeOp::fold(FoldAdaptor) {
+  auto input = rankedType(getInput());
+  auto type = dyn_cast<RankedTensorType>(getType());
+  if (!input || !type || !type.hasStaticShape())
+    return {};
+  auto [start, end] = shapeRange(*this, input.getRank());
+  ArrayRef<int64_t> dims = input.getShape().slice(start, end - start);
+  if (llvm::any_of(dims, isDynamic) ||
+      type.getDimSize(0) != int64_t(dims.size()))
+    return {};
+  return DenseElementsAttr::get(type, dims);
+}
+
+LogicalResult SizeOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  pushShape(types, getOutput(), ArrayRef<int64_t>{});
+  return success();
+}
+
+OpFoldResult SizeOp::fold(FoldAdaptor) {
+  auto input = rankedType(getInput());
+  if (!input || !input.hasStaticShape())
+    return {};
+  return DenseElementsAttr::get(cast<ShapedType>(getType()),
+                                input.getNumElements());
+}
+
+//===----------------------------------------------------------------------===//
+// ConstantOfShape, Range, EyeLike
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+ConstantOfShapeOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  Type element = getValue().getElementType();
+  if (auto shape = constantInts(getShape())) {
+    if (llvm::any_of(*shape, [](int64_t d) { return d < 0; }))
+      return failure();
+    types.push_back(RankedTensorType::get(*shape, element));
+  } else if (auto length = staticLength(getShape())) {
+    types.push_back(RankedTensorType::get(dynamicShape(*length), element));
+  } else {
+    types.push_back(UnrankedTensorType::get(element));
+  }
+  return success();
+}
+
+LogicalResult ConstantOfShapeOp::verify() {
+  if (getValue().getNumElements() != 1)
+    return emitOpError("value must hold exactly one element, got ")
+           << getValue().getType();
+  if (!isVectorLike(getShape()))
+    return emitOpError("shape operand must be 1-D, got ")
+           << getShape().getType();
+  if (auto shape = constantInts(getShape()))
+    if (llvm::any_of(*shape, [](int64_t d) { return d < 0; }))
+      return emitOpError("shape [") << *shape << "] has a negative dimension";
+  return success();
+}
+
+OpFoldResult ConstantOfShapeOp::fold(FoldAdaptor) {
+  // A splat stores one value, so any size folds.
+  auto type = dyn_cast<RankedTensorType>(getType());
+  auto value = dyn_cast<DenseElementsAttr>(getValue());
+  if (!type || !type.hasStaticShape() || !value ||
+      value.getNumElements() != 1 ||
+      value.getElementType() != type.getElementType())
+    return {};
+  return DenseElementsAttr::get(type, *value.getValues<Attribute>().begin());
+}
+
+/// Reads a constant scalar as a double (integers and floats).
+static std::optional<double> constantScalar(Value value) {
+  DenseElementsAttr attr;
+  if (!value || !matchPattern(value, m_Constant(&attr)) ||
+      attr.getNumElements() != 1)
+    return std::nullopt;
+  Attribute element = *attr.getValues<Attribute>().begin();
+  if (auto i = dyn_cast<IntegerAttr>(element))
+    return i.getType().isUnsignedInteger()
+               ? double(i.getValue().getZExtValue())
+               : double(i.getValue().getSExtValue());
+  if (auto f = dyn_cast<FloatAttr>(element))
+    return f.getValueAsDouble();
+  return std::nullopt;
+}
+
+/// Range's element count: max(ceil((limit - start) / delta), 0).
+static std::optional<int64_t> rangeCount(RangeOp op) {
+  auto start = constantScalar(op.getStart());
+  auto limit = constantScalar(op.getLimit());
+  auto delta = constantScalar(op.getDelta());
+  if (!start || !limit || !delta || *delta == 0)
+    return std::nullopt;
+  double count = std::ceil((*limit - *start) / *delta);
+  if (!(count < double(int64_t(1) << 40)))
+    return std::nullopt;
+  return std::max<int64_t>(int64_t(count), 0);
+}
+
+LogicalResult RangeOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  int64_t count = rangeCount(*this).value_or(kDynamic);
+  pushShape(types, getOutput(), ArrayRef<int64_t>{count});
+  return success();
+}
+
+LogicalResult RangeOp::verify() {
+  Type element = getElementTypeOrSelf(getOutput());
+  for (Value operand : getOperands()) {
+    if (getElementTypeOrSelf(operand) != element)
+      return emitOpError("operand element type ")
+             << getElementTypeOrSelf(operand) << " differs from the result's "
+             << element;
+    if (!isScalarLike(operand))
+      return emitOpError("start, limit and delta must be scalars, got ")
+             << operand.getType();
+  }
+  if (auto delta = constantScalar(getDelta()); delta && *delta == 0)
+    return emitOpError("delta must not be zero");
+  return success();
+}
+
+OpFoldResult RangeOp::fold(FoldAdaptor) {
+  auto type = foldableType(getType());
+  auto count = rangeCount(*this);
+  if (!type || !count || type.getDimSize(0) != *count)
+    return {};
+  double start = *constantScalar(getStart());
+  double delta = *constantScalar(getDelta());
+  Type element = type.getElementType();
+  if (auto intType = dyn_cast<IntegerType>(element)) {
+    // Integer ranges are computed in integers: doubles lose precision past
+    // 2^53.
+    SmallVector<APInt> values;
+    int64_t s = int64_t(start), d = int64_t(delta);
+    for (int64_t i = 0; i < *count; ++i)
+      values.push_back(APInt(intType.getWidth(), uint64_t(s + i * d),
+                             /*isSigned=*/true, /*implicitTrunc=*/true));
+    return DenseElementsAttr::get(type, values);
+  }
+  auto floatType = dyn_cast<FloatType>(element);
+  if (!floatType)
+    return {};
+  SmallVector<APFloat> values;
+  for (int64_t i = 0; i < *count; ++i) {
+    APFloat v(start + double(i) * delta);
+    bool lost;
+    v.convert(floatType.getFloatSemantics(), APFloat::rmNearestTiesToEven,
+              &lost);
+    values.push_back(v);
+  }
+  return DenseElementsAttr::get(type, values);
+}
+
+LogicalResult EyeLikeOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  auto input = rankedType(getInput());
+  pushShape(types, getOutput(),
+            input ? std::optional<ArrayRef<int64_t>>(input.getShape())
+                  : std::optional<ArrayRef<int64_t>>(
+                        ArrayRef<int64_t>{kDynamic, kDynamic}));
+  return success();
+}
+
+LogicalResult EyeLikeOp::verify() {
+  auto input = rankedType(getInput());
+  if (input && input.getRank() != 2)
+    return emitOpError("input must be 2-D, got ") << input;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // Reshape
 //===----------------------------------------------------------------------===//
 
@@ -46,9 +438,12 @@ reshapeResultShape(TensorType input, ArrayRef<int64_t> requested,
       inferIndex = i;
       shape.push_back(kDynamic);
     } else if (dim == 0 && !allowZero) {
-      if (!input.hasRank() || int64_t(i) >= input.getRank())
+      if (!input.hasRank())
+        shape.push_back(kDynamic);
+      else if (int64_t(i) >= input.getRank())
         return failure();
-      shape.push_back(input.getDimSize(i));
+      else
+        shape.push_back(input.getDimSize(i));
     } else if (dim < 0) {
       return failure();
     } else {
@@ -59,7 +454,7 @@ reshapeResultShape(TensorType input, ArrayRef<int64_t> requested,
     int64_t known = 1;
     for (auto [i, dim] : llvm::enumerate(shape))
       if (int64_t(i) != inferIndex) {
-        if (ShapedType::isDynamic(dim))
+        if (isDynamic(dim))
           return shape;
         known *= dim;
       }
@@ -67,7 +462,7 @@ reshapeResultShape(TensorType input, ArrayRef<int64_t> requested,
       return failure();
     shape[inferIndex] = input.getNumElements() / known;
   }
-  if (input.hasStaticShape() && llvm::none_of(shape, ShapedType::isDynamic)) {
+  if (input.hasStaticShape() && llvm::none_of(shape, isDynamic)) {
     int64_t count = 1;
     for (int64_t dim : shape)
       count *= dim;
@@ -79,36 +474,33 @@ reshapeResultShape(TensorType input, ArrayRef<int64_t> requested,
 
 LogicalResult ReshapeOp::inferResultTypes(SmallVectorImpl<Type> &types) {
   auto input = cast<TensorType>(getData().getType());
-  SmallVector<int64_t> requested;
-  if (failed(getConstantIntValues(getShape(), requested))) {
-    auto shapeType = cast<TensorType>(getShape().getType());
-    if (shapeType.hasStaticShape() && shapeType.getRank() == 1) {
-      SmallVector<int64_t> dynamic(shapeType.getDimSize(0), kDynamic);
-      types.push_back(withShape(getType(), ArrayRef<int64_t>(dynamic)));
-    } else {
-      types.push_back(withShape(getType(), std::nullopt));
-    }
+  auto requested = constantInts(getShape());
+  if (!requested) {
+    if (auto length = staticLength(getShape()))
+      pushShape(types, getOutput(), ArrayRef<int64_t>(dynamicShape(*length)));
+    else
+      pushShape(types, getOutput(), std::nullopt);
     return success();
   }
-  auto shape = reshapeResultShape(input, requested, getAllowzero() != 0);
+  auto shape = reshapeResultShape(input, *requested, getAllowzero() != 0);
   if (failed(shape))
     return failure();
-  types.push_back(withShape(getType(), ArrayRef<int64_t>(*shape)));
+  pushShape(types, getOutput(), ArrayRef<int64_t>(*shape));
   return success();
 }
 
 LogicalResult ReshapeOp::verify() {
-  auto shapeType = cast<TensorType>(getShape().getType());
-  if (shapeType.hasRank() && shapeType.getRank() != 1)
-    return emitOpError("shape operand must be 1-D, got ") << shapeType;
-  if (getElementTypeOrSelf(getData()) != getElementTypeOrSelf(getOutput()))
-    return emitOpError("result element type differs from the input's");
-  SmallVector<int64_t> requested;
-  if (succeeded(getConstantIntValues(getShape(), requested)) &&
+  if (!isVectorLike(getShape()))
+    return emitOpError("shape operand must be 1-D, got ")
+           << getShape().getType();
+  if (failed(verifySameElementType(*this, getData(), getOutput())))
+    return failure();
+  auto requested = constantInts(getShape());
+  if (requested &&
       failed(reshapeResultShape(cast<TensorType>(getData().getType()),
-                                requested, getAllowzero() != 0)))
+                                *requested, getAllowzero() != 0)))
     return emitOpError("cannot reshape ")
-           << getData().getType() << " to [" << requested << "]";
+           << getData().getType() << " to [" << *requested << "]";
   return success();
 }
 
@@ -116,11 +508,151 @@ OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
   if (getData().getType() == getType() &&
       cast<TensorType>(getType()).hasStaticShape())
     return getData();
-  if (auto elements = dyn_cast_or_null<DenseElementsAttr>(adaptor.getData()))
-    if (auto type = dyn_cast<RankedTensorType>(getType());
-        type && type.hasStaticShape())
-      return elements.reshape(type);
-  return {};
+  return reshapeConstant(adaptor.getData(), getType());
+}
+
+//===----------------------------------------------------------------------===//
+// Flatten, Squeeze, Unsqueeze
+//===----------------------------------------------------------------------===//
+
+LogicalResult FlattenOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  auto input = rankedType(getInput());
+  if (!input) {
+    pushShape(types, getOutput(), ArrayRef<int64_t>{kDynamic, kDynamic});
+    return success();
+  }
+  int64_t rank = input.getRank();
+  int64_t axis =
+      int64_t(getAxis()) < 0 ? int64_t(getAxis()) + rank : int64_t(getAxis());
+  if (axis < 0 || axis > rank)
+    return failure();
+  pushShape(types, getOutput(),
+            ArrayRef<int64_t>{product(input.getShape().take_front(axis)),
+                              product(input.getShape().drop_front(axis))});
+  return success();
+}
+
+LogicalResult FlattenOp::verify() {
+  if (failed(verifySameElementType(*this, getInput(), getOutput())))
+    return failure();
+  auto input = rankedType(getInput());
+  if (input && (int64_t(getAxis()) < -input.getRank() ||
+                int64_t(getAxis()) > input.getRank()))
+    return emitOpError("axis ")
+           << int64_t(getAxis()) << " is out of range for rank "
+           << input.getRank();
+  return success();
+}
+
+OpFoldResult FlattenOp::fold(FoldAdaptor adaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  return reshapeConstant(adaptor.getInput(), getType());
+}
+
+/// Squeeze's result shape; std::nullopt (inside success) when it cannot be
+/// known: no axes and a dynamic dimension that may or may not be 1.
+static FailureOr<std::optional<SmallVector<int64_t>>>
+squeezeShape(SqueezeOp op) {
+  using Result = std::optional<SmallVector<int64_t>>;
+  auto input = rankedType(op.getInput());
+  if (!input)
+    return Result();
+  SmallVector<int64_t> shape;
+  if (!op.getAxes()) {
+    for (int64_t dim : input.getShape()) {
+      if (isDynamic(dim))
+        return Result();
+      if (dim != 1)
+        shape.push_back(dim);
+    }
+    return Result(shape);
+  }
+  auto axes = normalizeAxisList(*op.getAxes(), input.getRank());
+  if (failed(axes))
+    return failure();
+  for (auto [i, dim] : llvm::enumerate(input.getShape())) {
+    if (!llvm::is_contained(*axes, int64_t(i)))
+      shape.push_back(dim);
+    else if (!isDynamic(dim) && dim != 1)
+      return failure();
+  }
+  return Result(shape);
+}
+
+LogicalResult SqueezeOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  auto shape = squeezeShape(*this);
+  if (failed(shape))
+    return failure();
+  if (*shape)
+    pushShape(types, getOutput(), ArrayRef<int64_t>(**shape));
+  else
+    pushShape(types, getOutput(), std::nullopt);
+  return success();
+}
+
+LogicalResult SqueezeOp::verify() {
+  if (failed(verifySameElementType(*this, getInput(), getOutput())))
+    return failure();
+  auto input = rankedType(getInput());
+  if (!input || !getAxes())
+    return success();
+  if (failed(normalizeAxisList(*getAxes(), input.getRank())))
+    return emitOpError("axes [")
+           << *getAxes() << "] are out of range or repeated for rank "
+           << input.getRank();
+  if (failed(squeezeShape(*this)))
+    return emitOpError("cannot squeeze a dimension other than 1 in ") << input;
+  return success();
+}
+
+OpFoldResult SqueezeOp::fold(FoldAdaptor adaptor) {
+  if (getInput().getType() == getType() &&
+      cast<TensorType>(getType()).hasStaticShape())
+    return getInput();
+  return reshapeConstant(adaptor.getInput(), getType());
+}
+
+LogicalResult UnsqueezeOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  auto input = rankedType(getInput());
+  if (!input) {
+    pushShape(types, getOutput(), std::nullopt);
+    return success();
+  }
+  int64_t rank = input.getRank() + int64_t(getAxes().size());
+  auto axes = normalizeAxisList(getAxes(), rank);
+  if (failed(axes))
+    return failure();
+  SmallVector<int64_t> shape;
+  ArrayRef<int64_t> rest = input.getShape();
+  for (int64_t i = 0; i < rank; ++i) {
+    if (llvm::is_contained(*axes, i)) {
+      shape.push_back(1);
+    } else {
+      shape.push_back(rest.front());
+      rest = rest.drop_front();
+    }
+  }
+  pushShape(types, getOutput(), ArrayRef<int64_t>(shape));
+  return success();
+}
+
+LogicalResult UnsqueezeOp::verify() {
+  if (failed(verifySameElementType(*this, getInput(), getOutput())))
+    return failure();
+  auto input = rankedType(getInput());
+  if (!input)
+    return success();
+  int64_t rank = input.getRank() + int64_t(getAxes().size());
+  if (failed(normalizeAxisList(getAxes(), rank)))
+    return emitOpError("axes [")
+           << getAxes() << "] are out of range or repeated for result rank "
+           << rank;
+  return success();
+}
+
+OpFoldResult UnsqueezeOp::fold(FoldAdaptor adaptor) {
+  return reshapeConstant(adaptor.getInput(), getType());
 }
 
 //===----------------------------------------------------------------------===//
@@ -145,9 +677,9 @@ static bool isPermutation(ArrayRef<int64_t> perm) {
 }
 
 LogicalResult TransposeOp::inferResultTypes(SmallVectorImpl<Type> &types) {
-  auto input = cast<TensorType>(getInput().getType());
-  if (!input.hasRank()) {
-    types.push_back(withShape(getType(), std::nullopt));
+  auto input = rankedType(getInput());
+  if (!input) {
+    pushShape(types, getOutput(), std::nullopt);
     return success();
   }
   SmallVector<int64_t> perm = effectivePerm(*this, input.getRank());
@@ -156,33 +688,152 @@ LogicalResult TransposeOp::inferResultTypes(SmallVectorImpl<Type> &types) {
   SmallVector<int64_t> shape;
   for (int64_t p : perm)
     shape.push_back(input.getDimSize(p));
-  types.push_back(withShape(getType(), ArrayRef<int64_t>(shape)));
+  pushShape(types, getOutput(), ArrayRef<int64_t>(shape));
   return success();
 }
 
 LogicalResult TransposeOp::verify() {
-  auto input = cast<TensorType>(getInput().getType());
-  if (getElementTypeOrSelf(getInput()) != getElementTypeOrSelf(getOutput()))
-    return emitOpError("result element type differs from the input's");
-  if (!input.hasRank() || !getPerm())
+  if (failed(verifySameElementType(*this, getInput(), getOutput())))
+    return failure();
+  auto input = rankedType(getInput());
+  if (!input || !getPerm())
     return success();
   ArrayRef<int64_t> perm = *getPerm();
   if (int64_t(perm.size()) != input.getRank() || !isPermutation(perm))
-    return emitOpError("perm [")
-           << perm << "] is not a permutation of the " << input.getRank()
-           << " input dimensions";
+    return emitOpError("perm [") << perm << "] is not a permutation of the "
+                                 << input.getRank() << " input dimensions";
   return success();
 }
 
-OpFoldResult TransposeOp::fold(FoldAdaptor) {
-  auto input = cast<TensorType>(getInput().getType());
-  if (!input.hasRank() || getInput().getType() != getType())
+OpFoldResult TransposeOp::fold(FoldAdaptor adaptor) {
+  auto input = rankedType(getInput());
+  if (!input)
     return {};
   SmallVector<int64_t> perm = effectivePerm(*this, input.getRank());
-  for (auto [i, p] : llvm::enumerate(perm))
-    if (int64_t(i) != p)
-      return {};
-  return getInput();
+  if (getInput().getType() == getType() &&
+      llvm::all_of(llvm::enumerate(perm), [](auto pair) {
+        return int64_t(pair.index()) == pair.value();
+      }))
+    return getInput();
+  if (!input.hasStaticShape() || !hasConsistentTypes(*this))
+    return {};
+  SmallVector<int64_t> source(perm.size());
+  return remapElements(foldableElements(adaptor.getInput()), getType(),
+                       [&](ArrayRef<int64_t> index) {
+                         for (auto [i, p] : llvm::enumerate(perm))
+                           source[p] = index[i];
+                         return linearize(source, input.getShape());
+                       });
+}
+
+//===----------------------------------------------------------------------===//
+// DepthToSpace, SpaceToDepth
+//===----------------------------------------------------------------------===//
+
+/// Bound on DepthToSpace/SpaceToDepth block sizes, so that blocksize^2
+/// cannot overflow.
+static constexpr int64_t kMaxBlocksize = 1 << 16;
+
+/// Multiplies a dimension by `factor` (dynamic stays dynamic).
+static int64_t scaleDim(int64_t dim, int64_t factor) {
+  int64_t result;
+  // An overflowing size (a malformed model) is left unknown; the verifier
+  // does not need to reject it.
+  if (isDynamic(dim) || llvm::MulOverflow(dim, factor, result))
+    return kDynamic;
+  return result;
+}
+
+/// Divides a dimension by `divisor`; fails when it does not divide.
+static FailureOr<int64_t> divideDim(int64_t dim, int64_t divisor) {
+  if (isDynamic(dim))
+    return kDynamic;
+  if (divisor <= 0 || dim % divisor != 0)
+    return failure();
+  return dim / divisor;
+}
+
+LogicalResult DepthToSpaceOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  auto input = rankedType(getInput());
+  if (!input) {
+    pushShape(types, getOutput(), ArrayRef<int64_t>(dynamicShape(4)));
+    return success();
+  }
+  int64_t b = int64_t(getBlocksize());
+  if (input.getRank() != 4 || b <= 0 || b > kMaxBlocksize)
+    return failure();
+  auto channels = divideDim(input.getDimSize(1), b * b);
+  if (failed(channels))
+    return failure();
+  pushShape(types, getOutput(),
+            ArrayRef<int64_t>{input.getDimSize(0), *channels,
+                              scaleDim(input.getDimSize(2), b),
+                              scaleDim(input.getDimSize(3), b)});
+  return success();
+}
+
+/// Shared checks of DepthToSpace and SpaceToDepth.
+static LogicalResult verifyBlockOp(Operation *op, Value input, Value output,
+                                   int64_t blocksize) {
+  if (failed(verifySameElementType(op, input, output)))
+    return failure();
+  if (blocksize <= 0 || blocksize > kMaxBlocksize)
+    return op->emitOpError("blocksize must be in [1, ")
+           << kMaxBlocksize << "], got " << blocksize;
+  auto type = rankedType(input);
+  if (type && type.getRank() != 4)
+    return op->emitOpError("input must be 4-D (NCHW), got ") << type;
+  return success();
+}
+
+LogicalResult DepthToSpaceOp::verify() {
+  if (failed(verifyBlockOp(*this, getInput(), getOutput(),
+                           int64_t(getBlocksize()))))
+    return failure();
+  if (getMode() != "DCR" && getMode() != "CRD")
+    return emitOpError("mode must be DCR or CRD, got '") << getMode() << "'";
+  auto input = rankedType(getInput());
+  if (input &&
+      failed(divideDim(input.getDimSize(1),
+                       int64_t(getBlocksize()) * int64_t(getBlocksize()))))
+    return emitOpError("channels ")
+           << input.getDimSize(1) << " are not divisible by blocksize^2 = "
+           << int64_t(getBlocksize()) * int64_t(getBlocksize());
+  return success();
+}
+
+LogicalResult SpaceToDepthOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  auto input = rankedType(getInput());
+  if (!input) {
+    pushShape(types, getOutput(), ArrayRef<int64_t>(dynamicShape(4)));
+    return success();
+  }
+  int64_t b = int64_t(getBlocksize());
+  if (input.getRank() != 4 || b <= 0 || b > kMaxBlocksize)
+    return failure();
+  auto height = divideDim(input.getDimSize(2), b);
+  auto width = divideDim(input.getDimSize(3), b);
+  if (failed(height) || failed(width))
+    return failure();
+  pushShape(types, getOutput(),
+            ArrayRef<int64_t>{input.getDimSize(0),
+                              scaleDim(input.getDimSize(1), b * b), *height,
+                              *width});
+  return success();
+}
+
+LogicalResult SpaceToDepthOp::verify() {
+  if (failed(verifyBlockOp(*this, getInput(), getOutput(),
+                           int64_t(getBlocksize()))))
+    return failure();
+  auto input = rankedType(getInput());
+  if (input &&
+      (failed(divideDim(input.getDimSize(2), int64_t(getBlocksize()))) ||
+       failed(divideDim(input.getDimSize(3), int64_t(getBlocksize())))))
+    return emitOpError("spatial dimensions of ")
+           << input << " are not divisible by blocksize "
+           << int64_t(getBlocksize());
+  return success();
 }
 
 //===----------------------------------------------------------------------===//
@@ -193,9 +844,9 @@ LogicalResult ConcatOp::inferResultTypes(SmallVectorImpl<Type> &types) {
   std::optional<SmallVector<int64_t>> shape;
   int64_t axis = 0;
   for (Value input : getInputs()) {
-    auto type = cast<TensorType>(input.getType());
-    if (!type.hasRank()) {
-      types.push_back(withShape(getType(), std::nullopt));
+    auto type = rankedType(input);
+    if (!type) {
+      pushShape(types, getOutput(), std::nullopt);
       return success();
     }
     if (!shape) {
@@ -212,19 +863,17 @@ LogicalResult ConcatOp::inferResultTypes(SmallVectorImpl<Type> &types) {
       int64_t dim = type.getDimSize(d);
       int64_t &acc = (*shape)[d];
       if (d == axis) {
-        acc = ShapedType::isDynamic(acc) || ShapedType::isDynamic(dim)
-                  ? kDynamic
-                  : acc + dim;
-      } else if (ShapedType::isDynamic(acc)) {
+        acc = isDynamic(acc) || isDynamic(dim) ? kDynamic : acc + dim;
+      } else if (isDynamic(acc)) {
         acc = dim;
-      } else if (!ShapedType::isDynamic(dim) && dim != acc) {
+      } else if (!isDynamic(dim) && dim != acc) {
         return failure();
       }
     }
   }
   if (!shape)
     return failure();
-  types.push_back(withShape(getType(), ArrayRef<int64_t>(*shape)));
+  pushShape(types, getOutput(), ArrayRef<int64_t>(*shape));
   return success();
 }
 
@@ -246,30 +895,549 @@ LogicalResult ConcatOp::verify() {
     rank = type.getRank();
   }
   if (rank >= 0 && !normalizeAxis(getAxis(), rank))
-    return emitOpError("axis ") << getAxis() << " is out of range for rank "
-                                << rank;
+    return emitOpError("axis ")
+           << int64_t(getAxis()) << " is out of range for rank " << rank;
   SmallVector<Type> types;
   if (failed(inferResultTypes(types)))
     return emitOpError("inputs differ in a dimension other than axis ")
-           << getAxis();
+           << int64_t(getAxis());
   return success();
 }
 
-OpFoldResult ConcatOp::fold(FoldAdaptor) {
+OpFoldResult ConcatOp::fold(FoldAdaptor adaptor) {
   if (getInputs().size() == 1 && getInputs()[0].getType() == getType())
     return getInputs()[0];
-  return {};
+  // Concatenation of constants (the shape lists exporters assemble).
+  auto type = foldableType(getType());
+  if (!type)
+    return {};
+  auto normalized = normalizeAxis(getAxis(), type.getRank());
+  if (!normalized || !hasConsistentTypes(*this))
+    return {};
+  int64_t axis = *normalized;
+  SmallVector<SmallVector<Attribute>> values;
+  SmallVector<RankedTensorType> inputTypes;
+  for (auto [input, attr] : llvm::zip(getInputs(), adaptor.getInputs())) {
+    auto dense = foldableElements(attr);
+    auto inputType = rankedType(input);
+    if (!dense || !inputType || !inputType.hasStaticShape() ||
+        dense.getType() != inputType)
+      return {};
+    values.push_back(
+        dense.isSplat()
+            ? SmallVector<Attribute>(dense.getNumElements(),
+                                     dense.getSplatValue<Attribute>())
+            : SmallVector<Attribute>(dense.getValues<Attribute>()));
+    inputTypes.push_back(inputType);
+  }
+  SmallVector<Attribute> result;
+  SmallVector<int64_t> index, local;
+  for (int64_t i = 0, e = type.getNumElements(); i < e; ++i) {
+    delinearize(i, type.getShape(), index);
+    local.assign(index.begin(), index.end());
+    for (auto [inputType, inputValues] : llvm::zip(inputTypes, values)) {
+      int64_t size = inputType.getDimSize(axis);
+      if (local[axis] < size) {
+        result.push_back(inputValues[linearize(local, inputType.getShape())]);
+        break;
+      }
+      local[axis] -= size;
+    }
+  }
+  if (int64_t(result.size()) != type.getNumElements())
+    return {};
+  return DenseElementsAttr::get(type, result);
 }
 
 //===----------------------------------------------------------------------===//
-// Gather
+// Slice
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// One axis of a resolved slice: the first index, the step and the count.
+struct SliceDim {
+  int64_t start = 0, step = 1, count = kDynamic;
+};
+} // namespace
+
+/// Resolves ONNX Slice's (start, end, step) on a dimension of size `dim`:
+/// negative indices count from the end, then both are clamped (to
+/// [0, dim] for positive steps, [-1, dim - 1] for negative ones).
+static SliceDim resolveSlice(int64_t start, int64_t end, int64_t step,
+                             int64_t dim) {
+  SliceDim result;
+  result.step = step;
+  // -step must not overflow; no dimension is that large anyway.
+  if (isDynamic(dim) || step == std::numeric_limits<int64_t>::min())
+    return result;
+  if (start < 0)
+    start += dim;
+  if (end < 0)
+    end += dim;
+  if (step > 0) {
+    start = std::clamp<int64_t>(start, 0, dim);
+    end = std::clamp<int64_t>(end, 0, dim);
+    result.count = end > start ? (end - start + step - 1) / step : 0;
+  } else {
+    start = std::clamp<int64_t>(start, 0, dim - 1);
+    end = std::clamp<int64_t>(end, -1, dim - 1);
+    result.count = start > end ? (start - end - step - 1) / -step : 0;
+  }
+  result.start = start;
+  return result;
+}
+
+/// Resolves a Slice against its data shape: one entry per data axis (the
+/// untouched ones take the whole dimension). std::nullopt inside success
+/// when the sliced axes are not known (non-constant axes, or starts of
+/// unknown length); failure on inconsistent constant operands.
+static FailureOr<std::optional<SmallVector<SliceDim>>>
+resolveSliceOp(SliceOp op, ArrayRef<int64_t> shape) {
+  using Result = std::optional<SmallVector<SliceDim>>;
+  int64_t rank = shape.size();
+  auto starts = constantInts(op.getStarts());
+  auto ends = constantInts(op.getEnds());
+  auto steps = op.getSteps() ? constantInts(op.getSteps()) : std::nullopt;
+  std::optional<int64_t> count = starts ? std::optional<int64_t>(starts->size())
+                                        : staticLength(op.getStarts());
+  if (!count)
+    count = ends ? std::optional<int64_t>(ends->size())
+                 : staticLength(op.getEnds());
+  SmallVector<int64_t> axes;
+  if (op.getAxes()) {
+    auto values = constantInts(op.getAxes());
+    if (!values)
+      return Result();
+    axes = *values;
+  } else {
+    if (!count)
+      return Result();
+    axes = llvm::to_vector(llvm::seq<int64_t>(0, *count));
+  }
+  if (count && int64_t(axes.size()) != *count)
+    return failure();
+  if ((starts && starts->size() != axes.size()) ||
+      (ends && ends->size() != axes.size()) ||
+      (steps && steps->size() != axes.size()))
+    return failure();
+  auto normalized = normalizeAxisList(axes, rank);
+  if (failed(normalized))
+    return failure();
+  SmallVector<SliceDim> dims;
+  for (int64_t dim : shape)
+    dims.push_back({0, 1, dim});
+  for (auto [i, axis] : llvm::enumerate(*normalized)) {
+    int64_t step = op.getSteps() ? (steps ? (*steps)[i] : 0) : 1;
+    if (steps && step == 0)
+      return failure();
+    if (!starts || !ends || step == 0) {
+      dims[axis] = SliceDim();
+      continue;
+    }
+    dims[axis] = resolveSlice((*starts)[i], (*ends)[i], step, shape[axis]);
+  }
+  return Result(dims);
+}
+
+LogicalResult SliceOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  auto data = rankedType(getData());
+  if (!data) {
+    pushShape(types, getOutput(), std::nullopt);
+    return success();
+  }
+  auto dims = resolveSliceOp(*this, data.getShape());
+  if (failed(dims))
+    return failure();
+  if (!*dims) {
+    pushShape(types, getOutput(),
+              ArrayRef<int64_t>(dynamicShape(data.getRank())));
+    return success();
+  }
+  SmallVector<int64_t> shape;
+  for (const SliceDim &dim : **dims)
+    shape.push_back(dim.count);
+  pushShape(types, getOutput(), ArrayRef<int64_t>(shape));
+  return success();
+}
+
+LogicalResult SliceOp::verify() {
+  if (failed(verifySameElementType(*this, getData(), getOutput())))
+    return failure();
+  for (Value operand : {getStarts(), getEnds(), getAxes(), getSteps()})
+    if (operand && !isVectorLike(operand))
+      return emitOpError("starts, ends, axes and steps must be 1-D, got ")
+             << operand.getType();
+  SmallVector<int64_t> lengths;
+  for (Value operand : {getStarts(), getEnds(), getAxes(), getSteps()})
+    if (operand)
+      if (auto length = staticLength(operand))
+        lengths.push_back(*length);
+  if (!llvm::all_equal(lengths))
+    return emitOpError("starts, ends, axes and steps differ in length");
+  if (auto steps = constantInts(getSteps()))
+    if (llvm::is_contained(*steps, 0))
+      return emitOpError("steps must not be zero");
+  auto data = rankedType(getData());
+  if (data && failed(resolveSliceOp(*this, data.getShape())))
+    return emitOpError("axes are out of range or repeated for rank ")
+           << data.getRank();
+  return success();
+}
+
+OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
+  auto data = rankedType(getData());
+  if (!data || !data.hasStaticShape())
+    return {};
+  auto resolved = resolveSliceOp(*this, data.getShape());
+  if (failed(resolved) || !*resolved || !hasConsistentTypes(*this))
+    return {};
+  ArrayRef<SliceDim> dims = **resolved;
+  if (llvm::any_of(dims, [](const SliceDim &d) { return isDynamic(d.count); }))
+    return {};
+  bool identity = llvm::all_of(llvm::enumerate(dims), [&](auto pair) {
+    const SliceDim &d = pair.value();
+    return d.count == data.getDimSize(pair.index()) &&
+           (d.count <= 1 || (d.start == 0 && d.step == 1));
+  });
+  if (identity && getData().getType() == getType())
+    return getData();
+  SmallVector<int64_t> source(dims.size());
+  return remapElements(foldableElements(adaptor.getData()), getType(),
+                       [&](ArrayRef<int64_t> index) {
+                         for (auto [i, d] : llvm::enumerate(dims))
+                           source[i] = d.start + index[i] * d.step;
+                         return linearize(source, data.getShape());
+                       });
+}
+
+//===----------------------------------------------------------------------===//
+// Split
+//===----------------------------------------------------------------------===//
+
+/// The size of each result along the axis; dynamic entries when unknown.
+static FailureOr<SmallVector<int64_t>> splitSizes(SplitOp op, int64_t dim) {
+  int64_t parts = op.getNumResults();
+  if (auto split = op.getSplit()) {
+    if (int64_t(split->size()) != parts ||
+        llvm::any_of(*split, [](int64_t s) { return s < 0; }))
+      return failure();
+    int64_t total = 0;
+    for (int64_t s : *split)
+      total += s;
+    if (!isDynamic(dim) && total != dim)
+      return failure();
+    return llvm::to_vector(*split);
+  }
+  if (isDynamic(dim) || parts == 0)
+    return SmallVector<int64_t>(parts, kDynamic);
+  int64_t chunk = (dim + parts - 1) / parts;
+  if (chunk * (parts - 1) > dim)
+    return failure();
+  SmallVector<int64_t> sizes(parts, chunk);
+  sizes.back() = dim - chunk * (parts - 1);
+  return sizes;
+}
+
+LogicalResult SplitOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  auto input = rankedType(getInput());
+  if (!input) {
+    for (Value result : getOutputs())
+      pushShape(types, result, std::nullopt);
+    return success();
+  }
+  auto axis = normalizeAxis(getAxis(), input.getRank());
+  if (!axis)
+    return failure();
+  auto sizes = splitSizes(*this, input.getDimSize(*axis));
+  if (failed(sizes))
+    return failure();
+  for (auto [result, size] : llvm::zip(getOutputs(), *sizes)) {
+    SmallVector<int64_t> shape(input.getShape());
+    shape[*axis] = size;
+    pushShape(types, result, ArrayRef<int64_t>(shape));
+  }
+  return success();
+}
+
+LogicalResult SplitOp::verify() {
+  if (getOutputs().empty())
+    return emitOpError("needs at least one result");
+  for (Value result : getOutputs())
+    if (failed(verifySameElementType(*this, getInput(), result)))
+      return failure();
+  if (auto split = getSplit()) {
+    if (split->size() != getNumResults())
+      return emitOpError("split has ")
+             << split->size() << " sizes for " << getNumResults() << " results";
+    if (llvm::any_of(*split, [](int64_t s) { return s < 0; }))
+      return emitOpError("split sizes must not be negative");
+  }
+  auto input = rankedType(getInput());
+  if (!input)
+    return success();
+  auto axis = normalizeAxis(getAxis(), input.getRank());
+  if (!axis)
+    return emitOpError("axis ")
+           << int64_t(getAxis()) << " is out of range for rank "
+           << input.getRank();
+  if (failed(splitSizes(*this, input.getDimSize(*axis))))
+    return emitOpError("cannot split dimension ")
+           << input.getDimSize(*axis) << " into " << getNumResults() << " parts"
+           << (getSplit() ? " of the given sizes" : "");
+  return success();
+}
+
+LogicalResult SplitOp::fold(FoldAdaptor adaptor,
+                            SmallVectorImpl<OpFoldResult> &results) {
+  auto input = rankedType(getInput());
+  if (!input || !input.hasStaticShape())
+    return failure();
+  if (getNumResults() == 1 && getInput().getType() == getResult(0).getType()) {
+    results.push_back(getInput());
+    return success();
+  }
+  auto dense = foldableElements(adaptor.getInput());
+  if (!dense)
+    return failure();
+  if (!hasConsistentTypes(*this))
+    return failure();
+  int64_t axis = *normalizeAxis(getAxis(), input.getRank());
+  auto sizes = splitSizes(*this, input.getDimSize(axis));
+  if (failed(sizes))
+    return failure();
+  int64_t offset = 0;
+  SmallVector<int64_t> source;
+  for (auto [result, size] : llvm::zip(getOutputs(), *sizes)) {
+    auto folded =
+        remapElements(dense, result.getType(), [&](ArrayRef<int64_t> index) {
+          source.assign(index.begin(), index.end());
+          source[axis] += offset;
+          return linearize(source, input.getShape());
+        });
+    if (!folded)
+      return results.clear(), failure();
+    results.push_back(folded);
+    offset += size;
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Expand, Tile
+//===----------------------------------------------------------------------===//
+
+LogicalResult ExpandOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  auto input = rankedType(getInput());
+  if (!input) {
+    // The input's rank, and so the result's, is unknown.
+    pushShape(types, getOutput(), std::nullopt);
+    return success();
+  }
+  if (auto shape = constantInts(getShape())) {
+    if (llvm::any_of(*shape, [](int64_t d) { return d < 0; }))
+      return failure();
+    auto result = broadcastShapes(input.getShape(), *shape);
+    if (!result)
+      return failure();
+    pushShape(types, getOutput(), ArrayRef<int64_t>(*result));
+    return success();
+  }
+  auto length = staticLength(getShape());
+  if (!length) {
+    pushShape(types, getOutput(), std::nullopt);
+    return success();
+  }
+  // Without the values: a static input dimension other than 1 survives
+  // (the requested one must be 1 or equal); everything else is unknown.
+  int64_t rank = std::max<int64_t>(input.getRank(), *length);
+  SmallVector<int64_t> shape = dynamicShape(rank);
+  for (auto [i, dim] : llvm::enumerate(input.getShape()))
+    if (!isDynamic(dim) && dim != 1)
+      shape[rank - input.getRank() + i] = dim;
+  pushShape(types, getOutput(), ArrayRef<int64_t>(shape));
+  return success();
+}
+
+LogicalResult ExpandOp::verify() {
+  if (failed(verifySameElementType(*this, getInput(), getOutput())))
+    return failure();
+  if (!isVectorLike(getShape()))
+    return emitOpError("shape operand must be 1-D, got ")
+           << getShape().getType();
+  auto input = rankedType(getInput());
+  auto shape = constantInts(getShape());
+  if (shape && llvm::any_of(*shape, [](int64_t d) { return d < 0; }))
+    return emitOpError("shape [") << *shape << "] has a negative dimension";
+  if (input && shape && !broadcastShapes(input.getShape(), *shape))
+    return emitOpError("cannot broadcast ")
+           << input << " to [" << *shape << "]";
+  return success();
+}
+
+OpFoldResult ExpandOp::fold(FoldAdaptor adaptor) {
+  auto type = dyn_cast<RankedTensorType>(getType());
+  if (!type || !type.hasStaticShape())
+    return {};
+  if (getInput().getType() == getType())
+    return getInput();
+  // Broadcasting a splat is a splat of any size.
+  if (auto dense = dyn_cast_or_null<DenseElementsAttr>(adaptor.getInput());
+      dense && dense.isSplat() &&
+      dense.getElementType() == type.getElementType())
+    return DenseElementsAttr::get(type, dense.getSplatValue<Attribute>());
+  return {};
+}
+
+LogicalResult TileOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  auto input = rankedType(getInput());
+  if (!input) {
+    pushShape(types, getOutput(), std::nullopt);
+    return success();
+  }
+  SmallVector<int64_t> shape = dynamicShape(input.getRank());
+  if (auto repeats = constantInts(getRepeats())) {
+    if (int64_t(repeats->size()) != input.getRank() ||
+        llvm::any_of(*repeats, [](int64_t r) { return r < 0; }))
+      return failure();
+    for (auto [i, dim] : llvm::enumerate(input.getShape()))
+      shape[i] = scaleDim(dim, (*repeats)[i]);
+  }
+  pushShape(types, getOutput(), ArrayRef<int64_t>(shape));
+  return success();
+}
+
+LogicalResult TileOp::verify() {
+  if (failed(verifySameElementType(*this, getInput(), getOutput())))
+    return failure();
+  if (!isVectorLike(getRepeats()))
+    return emitOpError("repeats must be 1-D, got ") << getRepeats().getType();
+  auto input = rankedType(getInput());
+  auto length = staticLength(getRepeats());
+  if (input && length && *length != input.getRank())
+    return emitOpError("repeats has ")
+           << *length << " entries for an input of rank " << input.getRank();
+  if (auto repeats = constantInts(getRepeats()))
+    if (llvm::any_of(*repeats, [](int64_t r) { return r < 0; }))
+      return emitOpError("repeats must not be negative");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Pad, Trilu, ReverseSequence
+//===----------------------------------------------------------------------===//
+
+LogicalResult PadOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  auto data = rankedType(getData());
+  if (!data) {
+    pushShape(types, getOutput(), std::nullopt);
+    return success();
+  }
+  int64_t rank = data.getRank();
+  SmallVector<int64_t> shape = dynamicShape(rank);
+  if (auto pads = constantInts(getPads())) {
+    if (int64_t(pads->size()) != 2 * rank)
+      return failure();
+    for (int64_t i = 0; i < rank; ++i) {
+      int64_t dim = data.getDimSize(i);
+      if (isDynamic(dim))
+        continue;
+      if (llvm::AddOverflow(dim, (*pads)[i], shape[i]) ||
+          llvm::AddOverflow(shape[i], (*pads)[rank + i], shape[i]))
+        shape[i] = kDynamic;
+      else if (shape[i] < 0)
+        return failure();
+    }
+  }
+  pushShape(types, getOutput(), ArrayRef<int64_t>(shape));
+  return success();
+}
+
+LogicalResult PadOp::verify() {
+  if (failed(verifySameElementType(*this, getData(), getOutput())))
+    return failure();
+  if (getMode() != "constant" && getMode() != "reflect" && getMode() != "edge")
+    return emitOpError("mode must be constant, reflect or edge, got '")
+           << getMode() << "'";
+  if (!isVectorLike(getPads()))
+    return emitOpError("pads must be 1-D, got ") << getPads().getType();
+  if (Value value = getConstantValue()) {
+    if (!isScalarLike(value))
+      return emitOpError("constant_value must be a scalar, got ")
+             << value.getType();
+    if (getElementTypeOrSelf(value) != getElementTypeOrSelf(getData()))
+      return emitOpError("constant_value element type differs from the "
+                         "data's");
+  }
+  auto data = rankedType(getData());
+  auto length = staticLength(getPads());
+  if (data && length && *length != 2 * data.getRank())
+    return emitOpError("pads has ")
+           << *length << " entries; an input of rank " << data.getRank()
+           << " needs " << 2 * data.getRank();
+  SmallVector<Type> types;
+  if (data && failed(inferResultTypes(types)))
+    return emitOpError("pads crop a dimension below zero");
+  return success();
+}
+
+LogicalResult TriluOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  auto input = rankedType(getInput());
+  pushShape(types, getOutput(),
+            input ? std::optional<ArrayRef<int64_t>>(input.getShape())
+                  : std::nullopt);
+  return success();
+}
+
+LogicalResult TriluOp::verify() {
+  if (failed(verifySameElementType(*this, getInput(), getOutput())))
+    return failure();
+  auto input = rankedType(getInput());
+  if (input && input.getRank() < 2)
+    return emitOpError("input must have rank >= 2, got ") << input;
+  if (getK() && !isScalarLike(getK()))
+    return emitOpError("k must be a scalar, got ") << getK().getType();
+  return success();
+}
+
+LogicalResult
+ReverseSequenceOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  auto input = rankedType(getInput());
+  pushShape(types, getOutput(),
+            input ? std::optional<ArrayRef<int64_t>>(input.getShape())
+                  : std::nullopt);
+  return success();
+}
+
+LogicalResult ReverseSequenceOp::verify() {
+  if (failed(verifySameElementType(*this, getInput(), getOutput())))
+    return failure();
+  int64_t batch = int64_t(getBatchAxis()), time = int64_t(getTimeAxis());
+  if ((batch != 0 && batch != 1) || (time != 0 && time != 1) || batch == time)
+    return emitOpError("batch_axis and time_axis must be 0 and 1 in some "
+                       "order, got ")
+           << batch << " and " << time;
+  auto input = rankedType(getInput());
+  if (input && input.getRank() < 2)
+    return emitOpError("input must have rank >= 2, got ") << input;
+  if (!isVectorLike(getSequenceLens()))
+    return emitOpError("sequence_lens must be 1-D");
+  auto length = staticLength(getSequenceLens());
+  if (input && length && !isDynamic(input.getDimSize(batch)) &&
+      *length != input.getDimSize(batch))
+    return emitOpError("sequence_lens has ")
+           << *length << " entries for a batch of " << input.getDimSize(batch);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Gather, GatherElements, GatherND
 //===----------------------------------------------------------------------===//
 
 LogicalResult GatherOp::inferResultTypes(SmallVectorImpl<Type> &types) {
-  auto data = cast<TensorType>(getData().getType());
-  auto indices = cast<TensorType>(getIndices().getType());
-  if (!data.hasRank() || !indices.hasRank()) {
-    types.push_back(withShape(getType(), std::nullopt));
+  auto data = rankedType(getData());
+  auto indices = rankedType(getIndices());
+  if (!data || !indices) {
+    pushShape(types, getOutput(), std::nullopt);
     return success();
   }
   auto axis = normalizeAxis(getAxis(), data.getRank());
@@ -278,17 +1446,662 @@ LogicalResult GatherOp::inferResultTypes(SmallVectorImpl<Type> &types) {
   SmallVector<int64_t> shape(data.getShape().take_front(*axis));
   llvm::append_range(shape, indices.getShape());
   llvm::append_range(shape, data.getShape().drop_front(*axis + 1));
-  types.push_back(withShape(getType(), ArrayRef<int64_t>(shape)));
+  pushShape(types, getOutput(), ArrayRef<int64_t>(shape));
   return success();
 }
 
 LogicalResult GatherOp::verify() {
-  auto data = cast<TensorType>(getData().getType());
-  if (getElementTypeOrSelf(getData()) != getElementTypeOrSelf(getOutput()))
-    return emitOpError("result element type differs from the data's");
-  if (data.hasRank() && !normalizeAxis(getAxis(), data.getRank()))
+  if (failed(verifySameElementType(*this, getData(), getOutput())))
+    return failure();
+  auto data = rankedType(getData());
+  if (data && !normalizeAxis(getAxis(), data.getRank()))
     return emitOpError("axis ")
-           << getAxis() << " is out of range for data of rank "
+           << int64_t(getAxis()) << " is out of range for data of rank "
            << data.getRank();
+  auto indices = constantInts(getIndices());
+  if (!data || !indices)
+    return success();
+  int64_t dim = data.getDimSize(*normalizeAxis(getAxis(), data.getRank()));
+  if (!isDynamic(dim)) {
+    for (int64_t index : *indices)
+      if (index < -dim || index >= dim)
+        return emitOpError("index ") << index << " is out of range for "
+                                     << "dimension " << dim;
+  }
+  return success();
+}
+
+OpFoldResult GatherOp::fold(FoldAdaptor adaptor) {
+  auto data = rankedType(getData());
+  auto indicesType = rankedType(getIndices());
+  auto indices = constantInts(getIndices());
+  if (!data || !data.hasStaticShape() || !indicesType || !indices)
+    return {};
+  if (!hasConsistentTypes(*this))
+    return {};
+  int64_t axis = *normalizeAxis(getAxis(), data.getRank());
+  int64_t dim = data.getDimSize(axis);
+  int64_t indexRank = indicesType.getRank();
+  SmallVector<int64_t> source(data.getRank());
+  return remapElements(
+      foldableElements(adaptor.getData()), getType(),
+      [&](ArrayRef<int64_t> index) -> int64_t {
+        // index = data prefix, indices index, data suffix.
+        ArrayRef<int64_t> position = index.slice(axis, indexRank);
+        int64_t which = (*indices)[linearize(position, indicesType.getShape())];
+        if (which < -dim || which >= dim)
+          return -1;
+        for (int64_t d = 0; d < axis; ++d)
+          source[d] = index[d];
+        source[axis] = which < 0 ? which + dim : which;
+        for (int64_t d = axis + 1; d < data.getRank(); ++d)
+          source[d] = index[d - 1 + indexRank];
+        return linearize(source, data.getShape());
+      });
+}
+
+LogicalResult GatherElementsOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  auto indices = rankedType(getIndices());
+  pushShape(types, getOutput(),
+            indices ? std::optional<ArrayRef<int64_t>>(indices.getShape())
+                    : std::nullopt);
+  return success();
+}
+
+/// Shared checks of GatherElements and ScatterElements: data and indices
+/// have the same rank and `axis` is valid for it.
+static LogicalResult verifyElementsAxis(Operation *op, Value data,
+                                        Value indices, int64_t axis) {
+  auto dataType = rankedType(data);
+  auto indicesType = rankedType(indices);
+  if (dataType && indicesType && dataType.getRank() != indicesType.getRank())
+    return op->emitOpError("indices rank ")
+           << indicesType.getRank() << " differs from the data rank "
+           << dataType.getRank();
+  if (dataType && !normalizeAxis(axis, dataType.getRank()))
+    return op->emitOpError("axis ")
+           << axis << " is out of range for rank " << dataType.getRank();
+  return success();
+}
+
+LogicalResult GatherElementsOp::verify() {
+  if (failed(verifySameElementType(*this, getData(), getOutput())))
+    return failure();
+  return verifyElementsAxis(*this, getData(), getIndices(), int64_t(getAxis()));
+}
+
+/// GatherND's result shape: data[:b] + indices[b:-1] + data[b + k:], with k
+/// the last indices dimension.
+static FailureOr<std::optional<SmallVector<int64_t>>>
+gatherNDShape(GatherNDOp op) {
+  using Result = std::optional<SmallVector<int64_t>>;
+  auto data = rankedType(op.getData());
+  auto indices = rankedType(op.getIndices());
+  if (!data || !indices)
+    return Result();
+  int64_t b = int64_t(op.getBatchDims());
+  int64_t r = data.getRank(), q = indices.getRank();
+  if (q < 1 || b < 0 || b >= std::min(r, q))
+    return failure();
+  int64_t k = indices.getDimSize(q - 1);
+  if (isDynamic(k))
+    return Result();
+  if (k < 1 || k > r - b)
+    return failure();
+  SmallVector<int64_t> shape(data.getShape().take_front(b));
+  llvm::append_range(shape, indices.getShape().slice(b, q - 1 - b));
+  llvm::append_range(shape, data.getShape().drop_front(b + k));
+  return Result(shape);
+}
+
+LogicalResult GatherNDOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  auto shape = gatherNDShape(*this);
+  if (failed(shape))
+    return failure();
+  pushShape(types, getOutput(),
+            *shape ? std::optional<ArrayRef<int64_t>>(**shape) : std::nullopt);
+  return success();
+}
+
+LogicalResult GatherNDOp::verify() {
+  if (failed(verifySameElementType(*this, getData(), getOutput())))
+    return failure();
+  if (failed(gatherNDShape(*this)))
+    return emitOpError("batch_dims ")
+           << int64_t(getBatchDims()) << " or the index tuple length of "
+           << getIndices().getType() << " does not fit data "
+           << getData().getType();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ScatterElements, ScatterND
+//===----------------------------------------------------------------------===//
+
+static LogicalResult verifyReductionName(Operation *op, StringRef reduction) {
+  if (!llvm::is_contained({"none", "add", "mul", "max", "min"}, reduction))
+    return op->emitOpError("reduction must be none, add, mul, max or min, "
+                           "got '")
+           << reduction << "'";
+  return success();
+}
+
+/// Scatters return data's shape.
+static void inferLikeData(Value data, Value output,
+                          SmallVectorImpl<Type> &types) {
+  auto type = rankedType(data);
+  pushShape(types, output,
+            type ? std::optional<ArrayRef<int64_t>>(type.getShape())
+                 : std::nullopt);
+}
+
+LogicalResult
+ScatterElementsOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  inferLikeData(getData(), getOutput(), types);
+  return success();
+}
+
+LogicalResult ScatterElementsOp::verify() {
+  if (failed(verifySameElementType(*this, getData(), getOutput())) ||
+      failed(verifySameElementType(*this, getUpdates(), getOutput())) ||
+      failed(verifyReductionName(*this, getReduction())) ||
+      failed(verifyElementsAxis(*this, getData(), getIndices(),
+                                int64_t(getAxis()))))
+    return failure();
+  if (failed(verifyCompatibleShape(getIndices().getType(),
+                                   getUpdates().getType())))
+    return emitOpError("updates ")
+           << getUpdates().getType() << " differ in shape from the indices "
+           << getIndices().getType();
+  return success();
+}
+
+LogicalResult ScatterNDOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  inferLikeData(getData(), getOutput(), types);
+  return success();
+}
+
+LogicalResult ScatterNDOp::verify() {
+  if (failed(verifySameElementType(*this, getData(), getOutput())) ||
+      failed(verifySameElementType(*this, getUpdates(), getOutput())) ||
+      failed(verifyReductionName(*this, getReduction())))
+    return failure();
+  auto data = rankedType(getData());
+  auto indices = rankedType(getIndices());
+  auto updates = rankedType(getUpdates());
+  if (!data || !indices || !updates)
+    return success();
+  int64_t q = indices.getRank(), r = data.getRank();
+  int64_t k = q > 0 ? indices.getDimSize(q - 1) : kDynamic;
+  if (q < 1 || (!isDynamic(k) && k > r))
+    return emitOpError("indices ")
+           << indices << " do not index data of rank " << r;
+  if (isDynamic(k))
+    return success();
+  // updates = indices[:-1] + data[k:].
+  SmallVector<int64_t> expected(indices.getShape().drop_back());
+  llvm::append_range(expected, data.getShape().drop_front(k));
+  if (failed(verifyCompatibleShape(expected, updates.getShape())))
+    return emitOpError("updates ")
+           << updates << " must have shape [" << expected << "]";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// OneHot, Compress, NonZero
+//===----------------------------------------------------------------------===//
+
+LogicalResult OneHotOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  auto indices = rankedType(getIndices());
+  if (!indices) {
+    pushShape(types, getOutput(), std::nullopt);
+    return success();
+  }
+  int64_t rank = indices.getRank() + 1;
+  auto axis = normalizeAxis(getAxis(), rank);
+  if (!axis)
+    return failure();
+  auto constantDepth = constantScalar(getDepth());
+  int64_t depth = constantDepth ? int64_t(*constantDepth) : kDynamic;
+  if (!isDynamic(depth) && depth < 0)
+    return failure();
+  SmallVector<int64_t> shape(indices.getShape());
+  shape.insert(shape.begin() + *axis, depth);
+  pushShape(types, getOutput(), ArrayRef<int64_t>(shape));
+  return success();
+}
+
+LogicalResult OneHotOp::verify() {
+  if (failed(verifySameElementType(*this, getValues(), getOutput())))
+    return failure();
+  if (!isScalarLike(getDepth()))
+    return emitOpError("depth must be a scalar, got ") << getDepth().getType();
+  if (auto values = rankedType(getValues());
+      values && (values.getRank() != 1 || (!isDynamic(values.getDimSize(0)) &&
+                                           values.getDimSize(0) != 2)))
+    return emitOpError("values must hold [off, on], got ") << values;
+  auto indices = rankedType(getIndices());
+  if (indices && !normalizeAxis(getAxis(), indices.getRank() + 1))
+    return emitOpError("axis ")
+           << int64_t(getAxis()) << " is out of range for rank "
+           << indices.getRank() + 1;
+  if (auto depth = constantScalar(getDepth()); depth && *depth < 0)
+    return emitOpError("depth must not be negative");
+  return success();
+}
+
+LogicalResult CompressOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  auto input = rankedType(getInput());
+  // The count of selected slices is known when the condition is constant.
+  std::optional<int64_t> selected;
+  DenseElementsAttr condition;
+  if (matchPattern(getCondition(), m_Constant(&condition)))
+    selected = llvm::count(condition.getValues<bool>(), true);
+  if (!getAxis()) {
+    pushShape(types, getOutput(),
+              ArrayRef<int64_t>{selected.value_or(kDynamic)});
+    return success();
+  }
+  if (!input) {
+    pushShape(types, getOutput(), std::nullopt);
+    return success();
+  }
+  auto axis = normalizeAxis(int64_t(*getAxis()), input.getRank());
+  if (!axis)
+    return failure();
+  SmallVector<int64_t> shape(input.getShape());
+  shape[*axis] = selected.value_or(kDynamic);
+  pushShape(types, getOutput(), ArrayRef<int64_t>(shape));
+  return success();
+}
+
+LogicalResult CompressOp::verify() {
+  if (failed(verifySameElementType(*this, getInput(), getOutput())))
+    return failure();
+  if (!isVectorLike(getCondition()))
+    return emitOpError("condition must be 1-D, got ")
+           << getCondition().getType();
+  auto input = rankedType(getInput());
+  if (input && getAxis() &&
+      !normalizeAxis(int64_t(*getAxis()), input.getRank()))
+    return emitOpError("axis ")
+           << int64_t(*getAxis()) << " is out of range for rank "
+           << input.getRank();
+  return success();
+}
+
+LogicalResult NonZeroOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  auto input = rankedType(getInput());
+  pushShape(types, getOutput(),
+            ArrayRef<int64_t>{input ? input.getRank() : kDynamic, kDynamic});
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Resize
+//===----------------------------------------------------------------------===//
+
+/// Reads a constant float tensor (Resize's scales).
+static std::optional<SmallVector<double>> constantFloats(Value value) {
+  DenseFPElementsAttr attr;
+  if (!value || !matchPattern(value, m_Constant(&attr)))
+    return std::nullopt;
+  SmallVector<double> values;
+  for (const APFloat &v : attr.getValues<APFloat>())
+    values.push_back(v.convertToDouble());
+  return values;
+}
+
+LogicalResult ResizeOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  auto input = rankedType(getInput());
+  if (!input) {
+    pushShape(types, getOutput(), std::nullopt);
+    return success();
+  }
+  int64_t rank = input.getRank();
+  SmallVector<int64_t> shape = dynamicShape(rank);
+  if (auto sizes = constantInts(getSizes())) {
+    if (int64_t(sizes->size()) != rank ||
+        llvm::any_of(*sizes, [](int64_t s) { return s < 0; }))
+      return failure();
+    shape = *sizes;
+  } else if (auto scales = constantFloats(getScales());
+             scales && !scales->empty()) {
+    if (int64_t(scales->size()) != rank)
+      return failure();
+    // tf_crop_and_resize scales the region of interest, not the input.
+    if (getCoordinateTransformationMode() != "tf_crop_and_resize")
+      for (int64_t i = 0; i < rank; ++i)
+        if (!isDynamic(input.getDimSize(i))) {
+          double size = std::floor(double(input.getDimSize(i)) * (*scales)[i]);
+          // Sizes that do not fit (absurd scales) stay unknown.
+          if (size >= 0 && size < double(int64_t(1) << 40))
+            shape[i] = int64_t(size);
+        }
+  }
+  pushShape(types, getOutput(), ArrayRef<int64_t>(shape));
+  return success();
+}
+
+LogicalResult ResizeOp::verify() {
+  if (failed(verifySameElementType(*this, getInput(), getOutput())))
+    return failure();
+  if (!getScales() && !getSizes())
+    return emitOpError("needs scales or sizes");
+  if (getScales() && getSizes())
+    return emitOpError("takes scales or sizes, not both");
+  if (!llvm::is_contained({"nearest", "linear", "cubic"}, getMode()))
+    return emitOpError("mode must be nearest, linear or cubic, got '")
+           << getMode() << "'";
+  if (!llvm::is_contained({"half_pixel", "half_pixel_symmetric",
+                           "tf_half_pixel_for_nn", "pytorch_half_pixel",
+                           "align_corners", "asymmetric", "tf_crop_and_resize"},
+                          getCoordinateTransformationMode()))
+    return emitOpError("unknown coordinate_transformation_mode '")
+           << getCoordinateTransformationMode() << "'";
+  if (!llvm::is_contained(
+          {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"},
+          getNearestMode()))
+    return emitOpError("unknown nearest_mode '") << getNearestMode() << "'";
+  auto input = rankedType(getInput());
+  for (Value operand : {getScales(), getSizes()}) {
+    if (!operand)
+      continue;
+    if (!isVectorLike(operand))
+      return emitOpError("scales and sizes must be 1-D, got ")
+             << operand.getType();
+    auto length = staticLength(operand);
+    if (input && length && *length != input.getRank())
+      return emitOpError("scales or sizes has ")
+             << *length << " entries for an input of rank " << input.getRank();
+  }
+  if (auto scales = constantFloats(getScales()))
+    if (llvm::any_of(*scales, [](double s) { return !(s > 0); }))
+      return emitOpError("scales must be positive");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// TopK, Unique
+//===----------------------------------------------------------------------===//
+
+LogicalResult TopKOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  auto input = rankedType(getInput());
+  if (!input) {
+    pushShape(types, getValues(), std::nullopt);
+    pushShape(types, getIndices(), std::nullopt);
+    return success();
+  }
+  auto axis = normalizeAxis(getAxis(), input.getRank());
+  if (!axis || int64_t(getK()) < 0)
+    return failure();
+  int64_t dim = input.getDimSize(*axis);
+  if (!isDynamic(dim) && int64_t(getK()) > dim)
+    return failure();
+  SmallVector<int64_t> shape(input.getShape());
+  shape[*axis] = int64_t(getK());
+  pushShape(types, getValues(), ArrayRef<int64_t>(shape));
+  pushShape(types, getIndices(), ArrayRef<int64_t>(shape));
+  return success();
+}
+
+LogicalResult TopKOp::verify() {
+  if (failed(verifySameElementType(*this, getInput(), getValues())))
+    return failure();
+  if (int64_t(getK()) < 0)
+    return emitOpError("k must not be negative, got ") << int64_t(getK());
+  auto input = rankedType(getInput());
+  if (!input)
+    return success();
+  auto axis = normalizeAxis(getAxis(), input.getRank());
+  if (!axis)
+    return emitOpError("axis ")
+           << int64_t(getAxis()) << " is out of range for rank "
+           << input.getRank();
+  int64_t dim = input.getDimSize(*axis);
+  if (!isDynamic(dim) && int64_t(getK()) > dim)
+    return emitOpError("k = ")
+           << int64_t(getK()) << " exceeds the dimension " << dim;
+  return success();
+}
+
+LogicalResult UniqueOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  auto input = rankedType(getInput());
+  // The unique count is only known at run time; the inverse map has one
+  // entry per input element (or slice along axis).
+  int64_t inverse = kDynamic;
+  if (!getAxis()) {
+    pushShape(types, getOutput(), ArrayRef<int64_t>{kDynamic});
+    if (input)
+      inverse = product(input.getShape());
+  } else if (!input) {
+    pushShape(types, getOutput(), std::nullopt);
+  } else {
+    auto axis = normalizeAxis(int64_t(*getAxis()), input.getRank());
+    if (!axis)
+      return failure();
+    SmallVector<int64_t> shape(input.getShape());
+    shape[*axis] = kDynamic;
+    pushShape(types, getOutput(), ArrayRef<int64_t>(shape));
+    inverse = input.getDimSize(*axis);
+  }
+  pushShape(types, getIndices(), ArrayRef<int64_t>{kDynamic});
+  pushShape(types, getInverseIndices(), ArrayRef<int64_t>{inverse});
+  pushShape(types, getCounts(), ArrayRef<int64_t>{kDynamic});
+  return success();
+}
+
+LogicalResult UniqueOp::verify() {
+  if (failed(verifySameElementType(*this, getInput(), getOutput())))
+    return failure();
+  auto input = rankedType(getInput());
+  if (input && getAxis() &&
+      !normalizeAxis(int64_t(*getAxis()), input.getRank()))
+    return emitOpError("axis ")
+           << int64_t(*getAxis()) << " is out of range for rank "
+           << input.getRank();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Dropout
+//===----------------------------------------------------------------------===//
+
+LogicalResult DropoutOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  auto data = rankedType(getData());
+  auto shape =
+      data ? std::optional<ArrayRef<int64_t>>(data.getShape()) : std::nullopt;
+  pushShape(types, getOutput(), shape);
+  pushShape(types, getMask(), shape);
+  return success();
+}
+
+LogicalResult DropoutOp::verify() {
+  if (failed(verifySameElementType(*this, getData(), getOutput())))
+    return failure();
+  if (getRatio() && !isScalarLike(getRatio()))
+    return emitOpError("ratio must be a scalar, got ") << getRatio().getType();
+  if (getTrainingMode() && !isScalarLike(getTrainingMode()))
+    return emitOpError("training_mode must be a scalar, got ")
+           << getTrainingMode().getType();
+  if (auto ratio = constantScalar(getRatio());
+      ratio && !(*ratio >= 0 && *ratio < 1))
+    return emitOpError("ratio must be in [0, 1), got ") << *ratio;
+  return success();
+}
+
+namespace {
+/// Outside training, Dropout is the identity and its mask is all true.
+struct DropoutInInference : OpRewritePattern<DropoutOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(DropoutOp op,
+                                PatternRewriter &rewriter) const override {
+    if (Value training = op.getTrainingMode()) {
+      DenseElementsAttr mode;
+      if (!matchPattern(training, m_Constant(&mode)) ||
+          *mode.getValues<bool>().begin())
+        return failure();
+    }
+    if (op.getOutput().getType() != op.getData().getType())
+      return failure();
+    // A null replacement is fine for a result without uses.
+    Value mask;
+    if (!op.getMask().use_empty()) {
+      auto type = dyn_cast<RankedTensorType>(op.getMask().getType());
+      if (!type || !type.hasStaticShape())
+        return failure();
+      mask = ConstantOp::create(rewriter, op.getLoc(),
+                                DenseElementsAttr::get(type, true));
+    }
+    rewriter.replaceOp(op, {op.getData(), mask});
+    return success();
+  }
+};
+} // namespace
+
+void DropoutOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                            MLIRContext *context) {
+  patterns.add<DropoutInInference>(context);
+}
+
+//===----------------------------------------------------------------------===//
+// Window functions
+//===----------------------------------------------------------------------===//
+
+/// Shape inference of the window ops: [size] when size is constant.
+static LogicalResult inferWindow(Value size, Value output,
+                                 SmallVectorImpl<Type> &types) {
+  auto count = constantScalar(size);
+  if (count && *count < 0)
+    return failure();
+  pushShape(types, output,
+            ArrayRef<int64_t>{count ? int64_t(*count) : kDynamic});
+  return success();
+}
+
+static LogicalResult verifyWindow(Operation *op, Value size, Value output) {
+  if (!isScalarLike(size))
+    return op->emitOpError("size must be a scalar, got ") << size.getType();
+  if (auto count = constantScalar(size); count && *count < 0)
+    return op->emitOpError("size must not be negative, got ") << *count;
+  return success();
+}
+
+/// Folds a generalized cosine window sum_k (-1)^k a_k cos(2 pi k n / N'),
+/// N' = size (periodic) or size - 1 (symmetric), into a float constant.
+static OpFoldResult foldWindow(Value size, Type resultType, bool periodic,
+                               ArrayRef<double> coefficients) {
+  auto type = foldableType(resultType);
+  auto count = constantScalar(size);
+  if (!type || !count || !isa<FloatType>(type.getElementType()) ||
+      type.getDimSize(0) != int64_t(*count))
+    return {};
+  int64_t n = int64_t(*count);
+  double denominator = double(periodic ? n : n - 1);
+  // A symmetric window of one sample divides by zero; leave it to run time.
+  if (n > 0 && denominator <= 0)
+    return {};
+  const auto &semantics =
+      cast<FloatType>(type.getElementType()).getFloatSemantics();
+  SmallVector<APFloat> values;
+  for (int64_t i = 0; i < n; ++i) {
+    double sum = 0, sign = 1;
+    for (auto [k, a] : llvm::enumerate(coefficients)) {
+      sum +=
+          sign * a * std::cos(2 * M_PI * double(k) * double(i) / denominator);
+      sign = -sign;
+    }
+    APFloat v(sum);
+    bool lost;
+    v.convert(semantics, APFloat::rmNearestTiesToEven, &lost);
+    values.push_back(v);
+  }
+  return DenseElementsAttr::get(type, values);
+}
+
+#define STRATA_WINDOW_OP(Op, ...)                                              \
+  LogicalResult Op::inferResultTypes(SmallVectorImpl<Type> &types) {           \
+    return inferWindow(getSize(), getOutput(), types);                         \
+  }                                                                            \
+  LogicalResult Op::verify() {                                                 \
+    return verifyWindow(*this, getSize(), getOutput());                        \
+  }                                                                            \
+  OpFoldResult Op::fold(FoldAdaptor) {                                         \
+    return foldWindow(getSize(), getType(), getPeriodic() != 0,                \
+                      {__VA_ARGS__});                                          \
+  }
+
+// The coefficients are ONNX's (Hamming's a0 is 25/46, not 0.54).
+STRATA_WINDOW_OP(HannWindowOp, 0.5, 0.5)
+STRATA_WINDOW_OP(HammingWindowOp, 25.0 / 46.0, 1.0 - 25.0 / 46.0)
+STRATA_WINDOW_OP(BlackmanWindowOp, 0.42, 0.5, 0.08)
+#undef STRATA_WINDOW_OP
+
+//===----------------------------------------------------------------------===//
+// Random values
+//===----------------------------------------------------------------------===//
+
+static LogicalResult verifyRandomShape(Operation *op, ArrayRef<int64_t> shape) {
+  if (llvm::any_of(shape, [](int64_t d) { return d < 0; }))
+    return op->emitOpError("shape [") << shape << "] has a negative dimension";
+  return success();
+}
+
+LogicalResult RandomNormalOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  if (llvm::any_of(getShape(), [](int64_t d) { return d < 0; }))
+    return failure();
+  pushShape(types, getOutput(), getShape());
+  return success();
+}
+
+LogicalResult RandomNormalOp::verify() {
+  return verifyRandomShape(*this, getShape());
+}
+
+LogicalResult RandomUniformOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  if (llvm::any_of(getShape(), [](int64_t d) { return d < 0; }))
+    return failure();
+  pushShape(types, getOutput(), getShape());
+  return success();
+}
+
+LogicalResult RandomUniformOp::verify() {
+  if (getHigh().convertToDouble() < getLow().convertToDouble())
+    return emitOpError("high ")
+           << getHigh().convertToDouble() << " is below low "
+           << getLow().convertToDouble();
+  return verifyRandomShape(*this, getShape());
+}
+
+LogicalResult
+RandomNormalLikeOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  inferLikeData(getInput(), getOutput(), types);
+  return success();
+}
+
+LogicalResult
+RandomUniformLikeOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  inferLikeData(getInput(), getOutput(), types);
+  return success();
+}
+
+LogicalResult RandomUniformLikeOp::verify() {
+  if (getHigh().convertToDouble() < getLow().convertToDouble())
+    return emitOpError("high ")
+           << getHigh().convertToDouble() << " is below low "
+           << getLow().convertToDouble();
+  return success();
+}
+
+LogicalResult BernoulliOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  inferLikeData(getInput(), getOutput(), types);
+  return success();
+}
+
+LogicalResult BernoulliOp::verify() {
+  if (!isa<FloatType>(getElementTypeOrSelf(getInput())))
+    return emitOpError("input must hold float probabilities, got ")
+           << getInput().getType();
   return success();
 }

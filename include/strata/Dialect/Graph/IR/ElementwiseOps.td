@@ -1,7 +1,9 @@
 //===- ElementwiseOps.td - elementwise graph ops -----------*- tablegen -*-===//
 //
-// Unary and binary elementwise ops. Binary ops broadcast like numpy. ONNX's
-// variadic Sum/Mean/Max/Min are imported as chains of the binary forms.
+// Unary and binary elementwise ops. Binary ops, comparisons (i1 results),
+// logic ops and where broadcast like numpy. ONNX's variadic Sum/Mean/Max/Min
+// are imported as chains of the binary forms; activations with parameters
+// are decomposed into core ops by strata-graph-decompose.
 //
 //===----------------------------------------------------------------------===//
 
@@ -123,6 +125,14 @@ def Graph_GeluOp : Graph_UnaryAttrOp<"gelu",
   let description = [{
     Not an ONNX 17 operator; the graph layer recognises the exported
     erf-based pattern and forms this op so fusion and libraries see it.
+    `approximate` is "none" (x * 0.5 * (1 + erf(x / sqrt(2)))) or "tanh".
+  }];
+  // The verifier also checks `approximate`; ElementwiseOps.cpp defines it.
+  let extraClassDefinition = [{
+    ::mlir::LogicalResult $cppClass::inferResultTypes(
+        ::llvm::SmallVectorImpl<::mlir::Type> &types) {
+      return inferUnaryElementwise(getOperation(), types);
+    }
   }];
 }
 
@@ -151,19 +161,54 @@ def Graph_PowOp : Graph_BinaryOp<"pow"> {
   let hasFolder = 1;
 }
 
-def Graph_ModOp : Graph_ArithBinaryOp<"mod"> {
+// Binary ops whose verifier adds op-specific checks to the broadcasting ones;
+// ElementwiseOps.cpp defines verify() and calls verifyBroadcastElementwise.
+class Graph_CheckedArithBinaryOp<string mnemonic>
+    : Graph_ArithBinaryOp<mnemonic> {
+  let extraClassDefinition = [{
+    ::mlir::LogicalResult $cppClass::inferResultTypes(
+        ::llvm::SmallVectorImpl<::mlir::Type> &types) {
+      return inferBroadcastElementwise(getOperation(), types);
+    }
+  }];
+}
+
+def Graph_ModOp : Graph_CheckedArithBinaryOp<"mod"> {
   let summary = "elementwise remainder (fmod = 1: C fmod; 0: sign of divisor)";
+  let description = [{
+    With `fmod = 0` (integers only) the remainder takes the divisor's sign,
+    like Python's `%`; with `fmod = 1` it takes the dividend's, like C's
+    `fmod`. Floating-point operands require `fmod = 1` (ONNX).
+  }];
   let arguments = (ins AnyTensor:$lhs, AnyTensor:$rhs,
                        DefaultValuedAttr<I64Attr, "0">:$fmod);
+  let hasFolder = 1;
 }
 
-def Graph_BitShiftOp : Graph_ArithBinaryOp<"bit_shift"> {
+def Graph_BitShiftOp : Graph_CheckedArithBinaryOp<"bit_shift"> {
   let summary = "elementwise bit shift; direction is \"LEFT\" or \"RIGHT\"";
+  let description = [{
+    Shifts each element of `lhs` by the amount in `rhs`; both are unsigned
+    integers (ONNX BitShift). Shifting by the bit width or more gives 0.
+  }];
   let arguments = (ins AnyTensor:$lhs, AnyTensor:$rhs, StrAttr:$direction);
+  let hasFolder = 1;
 }
 
-def Graph_PReluOp : Graph_ArithBinaryOp<"prelu"> {
+def Graph_PReluOp : Graph_CheckedArithBinaryOp<"prelu"> {
   let summary = "x if x >= 0 else slope * x (slope broadcasts to x)";
+  let description = [{
+    `slope` broadcasts to `lhs` in one direction only (ONNX PRelu), so the
+    result always has the shape of `lhs`.
+  }];
+}
+
+// Comparisons broadcast like the arithmetic ops, so their operands share the
+// element type but not necessarily the shape (Graph_CompareOp's
+// SameTypeOperands would reject `tensor<3x4xf32>` against `tensor<4xf32>`).
+class Graph_BroadcastCompareOp<string mnemonic>
+    : Graph_BinaryOp<mnemonic, [SameOperandsElementType]> {
+  let results = (outs TensorOf<[I1]>:$output);
 }
 
 foreach p = [["equal", "Equal"],
@@ -171,7 +216,7 @@ foreach p = [["equal", "Equal"],
     ["greater", "Greater"],
     ["less_equal", "LessEqual"],
     ["greater_equal", "GreaterEqual"]] in {
-  def "Graph_" # p[1] # "Op" : Graph_CompareOp<p[0]> {
+  def "Graph_" # p[1] # "Op" : Graph_BroadcastCompareOp<p[0]> {
     let summary = "elementwise " # p[0] # " with numpy broadcasting";
     let hasFolder = 1;
   }
@@ -182,6 +227,7 @@ foreach p = [["and", "And"], ["or", "Or"], ["xor", "Xor"]] in {
     let summary = "elementwise logical " # p[0];
     let arguments = (ins TensorOf<[I1]>:$lhs, TensorOf<[I1]>:$rhs);
     let results = (outs TensorOf<[I1]>:$output);
+    let hasFolder = 1;
   }
 }
 
@@ -198,9 +244,10 @@ def Graph_ClipOp : Graph_Op<"clip", [Pure, AttrSizedOperandSegments]> {
   let arguments = (ins AnyTensor:$input, Optional<AnyTensor>:$min,
                        Optional<AnyTensor>:$max);
   let results = (outs AnyTensor:$output);
+  // The keywords say which bounds are present, so a lone `max` parses too.
   let assemblyFormat = [{
     $input (`min` $min^)? (`max` $max^)? attr-dict `:`
-    type($input) (`,` type($min)^)? (`,` type($max)^)? `->` type($output)
+    functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }

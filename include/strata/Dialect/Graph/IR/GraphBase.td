@@ -52,7 +52,7 @@ class Graph_SimpleOp<string mnemonic, list<Trait> traits = []>
 
 // Unary elementwise: result has the operand's shape.
 class Graph_UnaryOp<string mnemonic, list<Trait> traits = []>
-    : Graph_SimpleOp<mnemonic, !listconcat(traits, [Elementwise])> {
+    : Graph_SimpleOp<mnemonic, traits> {
   let arguments = (ins AnyTensor:$input);
   let results = (outs AnyTensor:$output);
   let hasVerifier = 1;
@@ -91,32 +91,5 @@ class Graph_BinaryOp<string mnemonic, list<Trait> traits = []>
 // Binary ops whose result element type equals the operands' (arithmetic).
 class Graph_ArithBinaryOp<string mnemonic, list<Trait> traits = []>
     : Graph_BinaryOp<mnemonic, !listconcat(traits, [SameOperandsAndResultElementType])>;
-
-// Comparisons: operands share an element type, the result is i1.
-class Graph_CompareOp<string mnemonic, list<Trait> traits = []>
-    : Graph_BinaryOp<mnemonic, !listconcat(traits, [SameTypeOperands])> {
-  let results = (outs TensorOf<[I1]>:$output);
-}
-
-// Reductions over `axes` (empty: all axes, unless noop_with_empty_axes).
-class Graph_ReduceOp<string mnemonic, list<Trait> traits = []>
-    : Graph_SimpleOp<mnemonic, traits> {
-  let arguments = (ins AnyTensor:$input,
-                       OptionalAttr<DenseI64ArrayAttr>:$axes,
-                       DefaultValuedAttr<I64Attr, "1">:$keepdims,
-                       DefaultValuedAttr<I64Attr, "0">:$noop_with_empty_axes);
-  let results = (outs AnyTensor:$output);
-  let hasVerifier = 1;
-  let extraClassDefinition = [{
-    ::mlir::LogicalResult $cppClass::inferResultTypes(
-        ::llvm::SmallVectorImpl<::mlir::Type> &types) {
-      return inferReduction(getOperation(), getAxes(), getKeepdims() != 0,
-                            getNoopWithEmptyAxes() != 0, types);
-    }
-    ::mlir::LogicalResult $cppClass::verify() {
-      return verifyReduction(getOperation(), getAxes());
-    }
-  }];
-}
 
 #endif // STRATA_GRAPH_BASE_TD

@@ -8,11 +8,24 @@ include "mlir/Pass/PassBase.td"
 def GraphDecomposePass : Pass<"strata-graph-decompose", "mlir::ModuleOp"> {
   let summary = "Rewrite ONNX-shaped ops into the core op set";
   let description = [{
-    Expresses composite ops (variadic-free forms of losses, the reductions
-    that are a reduce_sum plus elementwise ops, activation functions with
-    parameters, ...) in terms of a smaller core set so that the fusion and
-    kernel layers handle fewer ops. Ops that a later layer maps to a library
-    call or a dedicated kernel (matmul, conv, softmax, layer_norm) stay.
+    Expresses composite ops in terms of a smaller core set so that the
+    fusion and kernel layers handle fewer ops:
+
+    - reduce_sum_square, reduce_l1, reduce_l2, reduce_log_sum become
+      reduce_sum plus elementwise ops; reduce_log_sum_exp becomes the
+      max-shifted (overflow-free) form log(sum(exp(x - max))) + max.
+    - leaky_relu, elu, selu, celu, hard_sigmoid, hard_swish, softplus
+      (overflow-free form) and softsign become max/min and arithmetic;
+      thresholded_relu, shrink and prelu become comparisons and where.
+    - The erf form of GELU that exporters write,
+      x * 0.5 * (1 + erf(x / sqrt(2))) in any association order, becomes
+      graph.gelu, which fusion and the libraries know.
+
+    Everything created keeps the location of the op it replaces (the fused
+    locations of the matched ops for GELU). Activations decompose for
+    floating-point element types only. Ops that a later layer maps to a
+    library call or a dedicated kernel (matmul, conv, softmax, log_softmax,
+    layer_norm) stay.
   }];
   let dependentDialects = ["::strata::graph::GraphDialect"];
 }

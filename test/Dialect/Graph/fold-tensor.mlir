@@ -1,0 +1,195 @@
+// RUN: strata-opt %s -split-input-file --canonicalize | FileCheck %s
+
+// The exporters' shape computation folds away once the input shape is
+// static: Shape -> Gather -> Unsqueeze -> Concat -> Reshape.
+// CHECK-LABEL: func @shape_chain
+func.func @shape_chain(%x: tensor<2x3x4xf32>) -> tensor<2x12xf32> {
+  // CHECK-NEXT: %[[SHAPE:.*]] = graph.constant dense<[2, 12]> : tensor<2xi64>
+  // CHECK-NEXT: %[[R:.*]] = graph.reshape %{{.*}}, %[[SHAPE]]
+  // CHECK-NEXT: return %[[R]]
+  %s = graph.shape %x : (tensor<2x3x4xf32>) -> tensor<3xi64>
+  %i0 = graph.constant dense<0> : tensor<i64>
+  %d0 = graph.gather %s, %i0 : (tensor<3xi64>, tensor<i64>) -> tensor<i64>
+  %u0 = graph.unsqueeze %d0 {axes = array<i64: 0>} : (tensor<i64>) -> tensor<1xi64>
+  %st = graph.constant dense<[1]> : tensor<1xi64>
+  %en = graph.constant dense<[3]> : tensor<1xi64>
+  %rest = graph.slice %s, %st, %en : (tensor<3xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<2xi64>
+  %prod = graph.constant dense<[12]> : tensor<1xi64>
+  %shape = graph.concat %u0, %prod {axis = 0 : i64} : (tensor<1xi64>, tensor<1xi64>) -> tensor<2xi64>
+  %r = graph.reshape %x, %shape : (tensor<2x3x4xf32>, tensor<2xi64>) -> tensor<2x12xf32>
+  return %r : tensor<2x12xf32>
+}
+
+// -----
+
+// A dynamic dimension keeps Shape, but the static slice of it folds.
+// CHECK-LABEL: func @shape_partial
+func.func @shape_partial(%x: tensor<?x3xf32>) -> (tensor<2xi64>, tensor<1xi64>, tensor<i64>) {
+  // CHECK-DAG: %[[ALL:.*]] = graph.shape %{{.*}} : (tensor<?x3xf32>) -> tensor<2xi64>
+  // CHECK-DAG: %[[LAST:.*]] = graph.constant dense<3> : tensor<1xi64>
+  // CHECK-DAG: %[[SIZE:.*]] = graph.size
+  // CHECK: return %[[ALL]], %[[LAST]], %[[SIZE]]
+  %0 = graph.shape %x : (tensor<?x3xf32>) -> tensor<2xi64>
+  %1 = graph.shape %x {start = -1 : i64} : (tensor<?x3xf32>) -> tensor<1xi64>
+  %2 = graph.size %x : (tensor<?x3xf32>) -> tensor<i64>
+  return %0, %1, %2 : tensor<2xi64>, tensor<1xi64>, tensor<i64>
+}
+
+// -----
+
+// CHECK-LABEL: func @size_static
+func.func @size_static(%x: tensor<2x3xf32>) -> tensor<i64> {
+  // CHECK: graph.constant dense<6> : tensor<i64>
+  %0 = graph.size %x : (tensor<2x3xf32>) -> tensor<i64>
+  return %0 : tensor<i64>
+}
+
+// -----
+
+// CHECK-LABEL: func @constant_of_shape
+func.func @constant_of_shape() -> tensor<2x3xi32> {
+  // CHECK: graph.constant dense<7> : tensor<2x3xi32>
+  %s = graph.constant dense<[2, 3]> : tensor<2xi64>
+  %0 = graph.constant_of_shape %s {value = dense<7> : tensor<1xi32>} : (tensor<2xi64>) -> tensor<2x3xi32>
+  return %0 : tensor<2x3xi32>
+}
+
+// -----
+
+// CHECK-LABEL: func @range
+func.func @range() -> (tensor<3xi64>, tensor<4xf32>) {
+  // CHECK-DAG: graph.constant dense<[10, 7, 4]> : tensor<3xi64>
+  // CHECK-DAG: graph.constant dense<[0.000000e+00, 5.000000e-01, 1.000000e+00, 1.500000e+00]> : tensor<4xf32>
+  %a = graph.constant dense<10> : tensor<i64>
+  %b = graph.constant dense<1> : tensor<i64>
+  %c = graph.constant dense<-3> : tensor<i64>
+  %0 = graph.range %a, %b, %c : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<3xi64>
+  %fa = graph.constant dense<0.0> : tensor<f32>
+  %fb = graph.constant dense<1.9> : tensor<f32>
+  %fc = graph.constant dense<0.5> : tensor<f32>
+  %1 = graph.range %fa, %fb, %fc : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<4xf32>
+  return %0, %1 : tensor<3xi64>, tensor<4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func @reshapes_of_constants
+func.func @reshapes_of_constants(%x: tensor<2x3xf32>) -> (tensor<6xi32>, tensor<3x2xi32>, tensor<1x3x2xi32>, tensor<2x3xf32>) {
+  // CHECK-DAG: graph.constant dense<[1, 2, 3, 4, 5, 6]> : tensor<6xi32>
+  // CHECK-DAG: graph.constant dense<{{\[\[}}1, 4], [2, 5], [3, 6]]> : tensor<3x2xi32>
+  // CHECK-DAG: graph.constant dense<{{\[\[\[}}1, 4], [2, 5], [3, 6]]]> : tensor<1x3x2xi32>
+  // CHECK: return {{.*}}, {{.*}}, {{.*}}, %arg0
+  %c = graph.constant dense<[[1, 2, 3], [4, 5, 6]]> : tensor<2x3xi32>
+  %f = graph.flatten %c {axis = 0 : i64} : (tensor<2x3xi32>) -> tensor<1x6xi32>
+  %s = graph.squeeze %f : (tensor<1x6xi32>) -> tensor<6xi32>
+  %t = graph.transpose %c : (tensor<2x3xi32>) -> tensor<3x2xi32>
+  %u = graph.unsqueeze %t {axes = array<i64: 0>} : (tensor<3x2xi32>) -> tensor<1x3x2xi32>
+  %id = graph.flatten %x : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %s, %t, %u, %id : tensor<6xi32>, tensor<3x2xi32>, tensor<1x3x2xi32>, tensor<2x3xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func @slices
+func.func @slices(%x: tensor<4x4xf32>) -> (tensor<2xi64>, tensor<4x4xf32>, tensor<2xi64>) {
+  // CHECK-DAG: %[[A:.*]] = graph.constant dense<[40, 20]> : tensor<2xi64>
+  // CHECK-DAG: %[[B:.*]] = graph.constant dense<[30, 10]> : tensor<2xi64>
+  // CHECK: return %[[A]], %arg0, %[[B]]
+  %c = graph.constant dense<[10, 20, 30, 40]> : tensor<4xi64>
+  %st = graph.constant dense<[-1]> : tensor<1xi64>
+  %en = graph.constant dense<[-9223372036854775807]> : tensor<1xi64>
+  %step = graph.constant dense<[-2]> : tensor<1xi64>
+  %0 = graph.slice %c, %st, %en steps %step : (tensor<4xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<2xi64>
+  %zero = graph.constant dense<[0]> : tensor<1xi64>
+  %big = graph.constant dense<[100]> : tensor<1xi64>
+  %axis = graph.constant dense<[1]> : tensor<1xi64>
+  %1 = graph.slice %x, %zero, %big axes %axis : (tensor<4x4xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<4x4xf32>
+  %st2 = graph.constant dense<[2]> : tensor<1xi64>
+  %2 = graph.slice %c, %st2, %en steps %step : (tensor<4xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<2xi64>
+  return %0, %1, %2 : tensor<2xi64>, tensor<4x4xf32>, tensor<2xi64>
+}
+
+// -----
+
+// CHECK-LABEL: func @split_concat
+func.func @split_concat() -> (tensor<1xi64>, tensor<3xi64>, tensor<2x2xi64>) {
+  // CHECK-DAG: graph.constant dense<1> : tensor<1xi64>
+  // CHECK-DAG: graph.constant dense<[2, 3, 4]> : tensor<3xi64>
+  // CHECK-DAG: graph.constant dense<{{\[\[}}1, 2], [9, 9]]> : tensor<2x2xi64>
+  %c = graph.constant dense<[1, 2, 3, 4]> : tensor<4xi64>
+  %0:2 = graph.split %c {split = array<i64: 1, 3>} : (tensor<4xi64>) -> (tensor<1xi64>, tensor<3xi64>)
+  %a = graph.constant dense<[[1, 2]]> : tensor<1x2xi64>
+  %b = graph.constant dense<9> : tensor<1x2xi64>
+  %1 = graph.concat %a, %b {axis = 0 : i64} : (tensor<1x2xi64>, tensor<1x2xi64>) -> tensor<2x2xi64>
+  return %0#0, %0#1, %1 : tensor<1xi64>, tensor<3xi64>, tensor<2x2xi64>
+}
+
+// -----
+
+// CHECK-LABEL: func @gather_expand
+func.func @gather_expand(%x: tensor<3xf32>) -> (tensor<2x2xi64>, tensor<2x3xf32>, tensor<3xf32>) {
+  // CHECK-DAG: graph.constant dense<{{\[\[}}30, 10], [20, 30]]> : tensor<2x2xi64>
+  // CHECK-DAG: graph.constant dense<1.500000e+00> : tensor<2x3xf32>
+  // CHECK: return {{.*}}, {{.*}}, %arg0
+  %c = graph.constant dense<[10, 20, 30]> : tensor<3xi64>
+  %i = graph.constant dense<[[-1, 0], [1, 2]]> : tensor<2x2xi64>
+  %0 = graph.gather %c, %i : (tensor<3xi64>, tensor<2x2xi64>) -> tensor<2x2xi64>
+  %splat = graph.constant dense<1.5> : tensor<1xf32>
+  %shape = graph.constant dense<[2, 3]> : tensor<2xi64>
+  %1 = graph.expand %splat, %shape : (tensor<1xf32>, tensor<2xi64>) -> tensor<2x3xf32>
+  %ones = graph.constant dense<[1]> : tensor<1xi64>
+  %2 = graph.expand %x, %ones : (tensor<3xf32>, tensor<1xi64>) -> tensor<3xf32>
+  return %0, %1, %2 : tensor<2x2xi64>, tensor<2x3xf32>, tensor<3xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func @windows
+func.func @windows() -> (tensor<4xf32>, tensor<3xf32>, tensor<3xf64>) {
+  // CHECK-DAG: graph.constant dense<[0.000000e+00, 5.000000e-01, 1.000000e+00, 5.000000e-01]> : tensor<4xf32>
+  // CHECK-DAG: graph.constant dense<[0.0869565{{[0-9]*}}, 1.000000e+00, 0.0869565{{[0-9]*}}]> : tensor<3xf32>
+  // CHECK-DAG: graph.constant dense<[{{.*}}E-17, 0.99999999999999988, {{.*}}E-17]> : tensor<3xf64>
+  %n4 = graph.constant dense<4> : tensor<i64>
+  %n3 = graph.constant dense<3> : tensor<i64>
+  %0 = graph.hann_window %n4 : (tensor<i64>) -> tensor<4xf32>
+  %1 = graph.hamming_window %n3 {periodic = 0 : i64} : (tensor<i64>) -> tensor<3xf32>
+  %2 = graph.blackman_window %n3 {periodic = 0 : i64} : (tensor<i64>) -> tensor<3xf64>
+  return %0, %1, %2 : tensor<4xf32>, tensor<3xf32>, tensor<3xf64>
+}
+
+// -----
+
+// Outside training, Dropout is the identity with an all-true mask.
+// CHECK-LABEL: func @dropout_inference
+func.func @dropout_inference(%x: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xi1>) {
+  // CHECK-NOT: graph.dropout
+  // CHECK: %[[MASK:.*]] = graph.constant dense<true> : tensor<2xi1>
+  // CHECK: return %arg0, %[[MASK]]
+  %r = graph.constant dense<0.5> : tensor<f32>
+  %0:2 = graph.dropout %x ratio %r : (tensor<2xf32>, tensor<f32>) -> (tensor<2xf32>, tensor<2xi1>)
+  return %0#0, %0#1 : tensor<2xf32>, tensor<2xi1>
+}
+
+// -----
+
+// CHECK-LABEL: func @dropout_training
+func.func @dropout_training(%x: tensor<2xf32>, %t: tensor<i1>) -> tensor<2xf32> {
+  // CHECK: graph.dropout
+  %0:2 = graph.dropout %x training_mode %t : (tensor<2xf32>, tensor<i1>) -> (tensor<2xf32>, tensor<2xi1>)
+  return %0#0 : tensor<2xf32>
+}
+
+// -----
+
+// Random ops are neither merged nor erased when unused.
+// CHECK-LABEL: func @random_not_pure
+func.func @random_not_pure(%x: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>) {
+  // CHECK-COUNT-2: graph.random_normal
+  // CHECK: graph.random_uniform_like
+  // CHECK: graph.bernoulli
+  %0 = graph.random_normal {shape = array<i64: 2>} : () -> tensor<2xf32>
+  %1 = graph.random_normal {shape = array<i64: 2>} : () -> tensor<2xf32>
+  %2 = graph.random_uniform_like %x : (tensor<2xf32>) -> tensor<2xf32>
+  %3 = graph.bernoulli %x : (tensor<2xf32>) -> tensor<2xf32>
+  return %0, %1 : tensor<2xf32>, tensor<2xf32>
+}
