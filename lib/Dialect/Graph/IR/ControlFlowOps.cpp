@@ -14,6 +14,24 @@ static YieldOp getYield(Region &region) {
   return dyn_cast<YieldOp>(region.front().getTerminator());
 }
 
+/// True when values of types `a` and `b` can flow into each other: the same
+/// kind of value around the same element type. Shapes may differ (a loop may
+/// grow a tensor or a sequence's tensors), and an optional matches its
+/// element type (ONNX's Loop-16 tests carry optional<seq> into seq).
+static bool sameElementKind(Type a, Type b) {
+  if (auto oa = dyn_cast<OptionalType>(a))
+    return sameElementKind(oa.getElementType(), b);
+  if (auto ob = dyn_cast<OptionalType>(b))
+    return sameElementKind(a, ob.getElementType());
+  if (auto sa = dyn_cast<SequenceType>(a)) {
+    auto sb = dyn_cast<SequenceType>(b);
+    return sb && sameElementKind(sa.getElementType(), sb.getElementType());
+  }
+  if (isa<SequenceType>(b))
+    return false;
+  return getElementTypeOrSelf(a) == getElementTypeOrSelf(b);
+}
+
 /// Checks that yielded types can flow into `types` (same element type,
 /// compatible shapes); `what` names the region in the message.
 static LogicalResult verifyYieldTypes(Operation *op, YieldOp yield,
@@ -26,7 +44,7 @@ static LogicalResult verifyYieldTypes(Operation *op, YieldOp yield,
            << " values, expected " << types.size();
   for (auto [i, pair] : llvm::enumerate(llvm::zip(yield.getValues(), types))) {
     auto [value, type] = pair;
-    if (getElementTypeOrSelf(value.getType()) != getElementTypeOrSelf(type))
+    if (!sameElementKind(value.getType(), type))
       return op->emitOpError() << what << " value #" << i << " has type "
                                << value.getType() << ", expected " << type;
   }
@@ -45,7 +63,7 @@ LogicalResult IfOp::inferResultTypes(SmallVectorImpl<Type> &types) {
       elseYield.getValues().size() != getNumResults())
     return failure();
   for (auto [a, b] : llvm::zip(thenYield.getValues(), elseYield.getValues())) {
-    if (getElementTypeOrSelf(a.getType()) != getElementTypeOrSelf(b.getType()))
+    if (!sameElementKind(a.getType(), b.getType()))
       return failure(); // The verifier names the mismatch.
     // Branches may yield different shapes: keep what they agree on.
     Type joined = joinTypes(a.getType(), b.getType());
@@ -97,9 +115,10 @@ LogicalResult LoopOp::verify() {
   for (auto [i, pair] :
        llvm::enumerate(llvm::zip(getInitial(), getResultTypes()))) {
     auto [init, type] = pair;
-    if (getElementTypeOrSelf(init.getType()) != getElementTypeOrSelf(type))
+    if (!sameElementKind(init.getType(), type))
       return emitOpError("loop-carried value #")
-             << i << " changes element type";
+             << i << " changes type from " << init.getType() << " to "
+             << type;
   }
   return success();
 }
