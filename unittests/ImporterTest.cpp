@@ -94,8 +94,8 @@ g (float[2] a) => (float[2] b, float[2] c) {
 
 TEST(Importer, ImportsConformanceModel) {
   MLIRContext context;
-  Imported result = import(
-      context, STRATA_TEST_DATA_DIR "/node/test_gemm_default_matrix_bias/model.onnx");
+  Imported result = import(context, STRATA_TEST_DATA_DIR
+                           "/node/test_gemm_default_matrix_bias/model.onnx");
   ASSERT_TRUE(result.module);
   int gemms = 0;
   result.module->walk([&](strata::graph::GemmOp) { ++gemms; });

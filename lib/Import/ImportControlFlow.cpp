@@ -35,8 +35,8 @@ SmallVector<Type> resultTypes(NodeImporter &n, const onnx::GraphProto &body,
     Type element;
     unsigned j = firstBodyOutput + i;
     if (int(j) < body.output_size() && body.output(j).type().has_tensor_type())
-      element = convertElementType(n.context(),
-                                   body.output(j).type().tensor_type().elem_type());
+      element = convertElementType(
+          n.context(), body.output(j).type().tensor_type().elem_type());
     types.push_back(n.outputType(i, element ? element : Type()));
   }
   return types;
@@ -72,9 +72,9 @@ LogicalResult convertLoop(NodeImporter &n) {
     initial.push_back(v);
     argTypes.push_back(v.getType());
   }
-  auto op = graph::LoopOp::create(n.builder(), n.loc(),
-                                  resultTypes(n, *body, 1), n.input(0),
-                                  n.input(1), initial);
+  auto op =
+      graph::LoopOp::create(n.builder(), n.loc(), resultTypes(n, *body, 1),
+                            n.input(0), n.input(1), initial);
   if (failed(n.graphImporter().importSubgraph(*body, op.getBody(), argTypes,
                                               n.loc())))
     return n.failReported();
@@ -103,8 +103,8 @@ LogicalResult convertScan(NodeImporter &n) {
       ints("scan_input_directions"), ints("scan_output_axes"),
       ints("scan_output_directions"));
   // Body argument types come from the subgraph's own declarations.
-  if (failed(n.graphImporter().importSubgraph(*body, op.getBody(), {},
-                                              n.loc())))
+  if (failed(
+          n.graphImporter().importSubgraph(*body, op.getBody(), {}, n.loc())))
     return n.failReported();
   n.refine(op);
   return n.setOutputs(op.getResults());

@@ -83,18 +83,6 @@ LogicalResult setFolded(NodeImporter &n, Operation *op) {
   return n.setOutputs(values);
 }
 
-/// Reads input `i` as constant integers when present. std::nullopt inside
-/// success when absent; failure (reported) when present but not constant.
-FailureOr<std::optional<SmallVector<int64_t>>>
-optionalConstantInts(NodeImporter &n, unsigned i, StringRef what) {
-  if (!n.input(i))
-    return std::optional<SmallVector<int64_t>>();
-  SmallVector<int64_t> values;
-  if (failed(n.constantInts(i, what, values)))
-    return failure();
-  return std::optional<SmallVector<int64_t>>(values);
-}
-
 /// The element type an ONNX `dtype`-like attribute selects; `fallback` when
 /// the attribute is absent. Null (after an error) for unsupported types.
 Type dtypeAttr(NodeImporter &n, StringRef name, Type fallback) {
@@ -231,32 +219,49 @@ LogicalResult convertRandomLike(NodeImporter &n, StringRef a, float aDefault,
 // Reshaping
 //===----------------------------------------------------------------------===//
 
-/// Squeeze and Unsqueeze: axes are an attribute before opset 13, a constant
-/// input after.
-FailureOr<std::optional<SmallVector<int64_t>>> squeezeAxes(NodeImporter &n) {
-  if (auto axes = n.intsAttr("axes"))
-    return std::optional<SmallVector<int64_t>>(*axes);
-  return optionalConstantInts(n, 1, "axes");
+/// A list ONNX gives as an attribute in old opsets and as an optional input
+/// `i` in new ones: the attribute form when the list is known at import time
+/// (attribute or constant input), else the computed input, which the op
+/// takes as its dynamic operand.
+struct ListOperand {
+  std::optional<SmallVector<int64_t>> values;
+  Value dynamic;
+};
+
+ListOperand listOperand(NodeImporter &n, StringRef attrName, unsigned i) {
+  ListOperand list;
+  if (auto attr = n.intsAttr(attrName)) {
+    list.values = *attr;
+  } else if (Value input = n.input(i)) {
+    SmallVector<int64_t> values;
+    if (succeeded(graph::getConstantIntValues(input, values)))
+      list.values = values;
+    else
+      list.dynamic = input;
+  }
+  return list;
 }
 
+DenseI64ArrayAttr listAttr(NodeImporter &n, const ListOperand &list) {
+  return list.values ? n.builder().getDenseI64ArrayAttr(*list.values)
+                     : DenseI64ArrayAttr();
+}
+
+/// Squeeze and Unsqueeze: axes are an attribute before opset 13, an input
+/// after.
 LogicalResult convertSqueeze(NodeImporter &n) {
-  auto axes = squeezeAxes(n);
-  if (failed(axes))
-    return failure();
-  auto op = n.create<graph::SqueezeOp>(
-      n.outputType(0), n.input(0),
-      *axes ? n.builder().getDenseI64ArrayAttr(**axes) : DenseI64ArrayAttr());
+  ListOperand axes = listOperand(n, "axes", 1);
+  auto op = n.create<graph::SqueezeOp>(n.outputType(0), n.input(0),
+                                       axes.dynamic, listAttr(n, axes));
   return setFolded(n, op);
 }
 
 LogicalResult convertUnsqueeze(NodeImporter &n) {
-  auto axes = squeezeAxes(n);
-  if (failed(axes))
-    return failure();
-  if (!*axes)
+  ListOperand axes = listOperand(n, "axes", 1);
+  if (!axes.values && !axes.dynamic)
     return n.fail("needs axes");
-  auto op = n.create<graph::UnsqueezeOp>(
-      n.outputType(0), n.input(0), n.builder().getDenseI64ArrayAttr(**axes));
+  auto op = n.create<graph::UnsqueezeOp>(n.outputType(0), n.input(0),
+                                         axes.dynamic, listAttr(n, axes));
   return setFolded(n, op);
 }
 
@@ -288,13 +293,8 @@ LogicalResult convertSlice(NodeImporter &n) {
 }
 
 LogicalResult convertSplit(NodeImporter &n) {
-  std::optional<SmallVector<int64_t>> split = n.intsAttr("split");
-  if (!split) {
-    auto input = optionalConstantInts(n, 1, "split");
-    if (failed(input))
-      return failure();
-    split = *input;
-  }
+  // Sizes: an attribute before opset 13, an input after.
+  ListOperand split = listOperand(n, "split", 1);
   unsigned parts = n.numOutputs();
   if (auto numOutputs = n.optionalIntAttr("num_outputs");
       numOutputs && *numOutputs != int64_t(parts))
@@ -303,9 +303,9 @@ LogicalResult convertSplit(NodeImporter &n) {
   SmallVector<Type> types;
   for (unsigned i = 0; i < parts; ++i)
     types.push_back(n.outputType(i));
-  auto op = n.create<graph::SplitOp>(
-      types, n.input(0), i64(n, n.intAttr("axis", 0)),
-      split ? n.builder().getDenseI64ArrayAttr(*split) : DenseI64ArrayAttr());
+  auto op = n.create<graph::SplitOp>(types, n.input(0), split.dynamic,
+                                     i64(n, n.intAttr("axis", 0)),
+                                     listAttr(n, split));
   return setFolded(n, op);
 }
 
@@ -408,19 +408,28 @@ LogicalResult convertUpsample(NodeImporter &n) {
 //===----------------------------------------------------------------------===//
 
 LogicalResult convertTopK(NodeImporter &n) {
-  std::optional<int64_t> k = n.optionalIntAttr("k"); // Opset 1-9.
+  // K: an attribute before opset 10, a one-element input after; a computed
+  // input becomes the op's `dynamic_k` operand.
+  std::optional<int64_t> k = n.optionalIntAttr("k");
+  Value dynamicK;
   if (!k) {
+    Value input = n.input(1);
+    if (!input)
+      return n.fail("needs K");
     SmallVector<int64_t> values;
-    if (failed(n.constantInts(1, "K", values)))
-      return failure();
-    if (values.size() != 1)
-      return n.fail("K must hold one value");
-    k = values.front();
+    if (succeeded(graph::getConstantIntValues(input, values))) {
+      if (values.size() != 1)
+        return n.fail("K must hold one value");
+      k = values.front();
+    } else {
+      dynamicK = input;
+    }
   }
   auto op = n.create<graph::TopKOp>(
       TypeRange{n.outputType(0), n.outputType(1, n.builder().getI64Type())},
-      n.input(0), i64(n, *k), i64(n, n.intAttr("axis", -1)),
-      i64(n, n.intAttr("largest", 1)), i64(n, n.intAttr("sorted", 1)));
+      n.input(0), dynamicK, k ? i64(n, *k) : IntegerAttr(),
+      i64(n, n.intAttr("axis", -1)), i64(n, n.intAttr("largest", 1)),
+      i64(n, n.intAttr("sorted", 1)));
   return n.setOutputs(op->getResults());
 }
 

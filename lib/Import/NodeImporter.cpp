@@ -123,8 +123,8 @@ LogicalResult NodeImporter::constantInts(unsigned i, StringRef what,
 
 InFlightDiagnostic NodeImporter::emitError(const Twine &message) {
   errored = true;
-  std::string name = nodeProto.name().empty() ? std::string("<unnamed>")
-                                              : nodeProto.name();
+  std::string name =
+      nodeProto.name().empty() ? std::string("<unnamed>") : nodeProto.name();
   std::string op = nodeProto.domain().empty() || nodeProto.domain() == "ai.onnx"
                        ? nodeProto.op_type()
                        : nodeProto.domain() + "." + nodeProto.op_type();

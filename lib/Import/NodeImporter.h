@@ -98,8 +98,7 @@ public:
 
   /// Creates `OpTy` with the given result types and operands and attributes,
   /// then joins its result types with what its shape inference computes.
-  template <typename OpTy, typename... Args>
-  OpTy create(Args &&...args) {
+  template <typename OpTy, typename... Args> OpTy create(Args &&...args) {
     auto op = OpTy::create(builder(), loc(), std::forward<Args>(args)...);
     refine(op.getOperation());
     return op;

@@ -107,8 +107,7 @@ Type GraphImporter::convertType(const onnx::TypeProto &type, Location loc,
 }
 
 /// Copies `count` little-endian values of type T out of a raw byte string.
-template <typename T>
-static SmallVector<T> readRaw(const std::string &raw) {
+template <typename T> static SmallVector<T> readRaw(const std::string &raw) {
   SmallVector<T> result(raw.size() / sizeof(T));
   if (!result.empty())
     std::memcpy(result.data(), raw.data(), result.size() * sizeof(T));
@@ -199,8 +198,7 @@ GraphImporter::convertTensor(const onnx::TensorProto &tensor, Location loc) {
   }
   if (int64_t(raw.size()) != count * int64_t(bytes)) {
     emitError(loc) << "tensor '" << name << "' holds " << raw.size() / bytes
-                   << " values but its shape [" << shape << "] needs "
-                   << count;
+                   << " values but its shape [" << shape << "] needs " << count;
     return failure();
   }
   if (element.isInteger(1)) {
@@ -338,10 +336,10 @@ LogicalResult GraphImporter::importSubgraph(const onnx::GraphProto &graph,
   Block *block = b.createBlock(&region);
   bool ok = true;
   for (auto [i, vi] : llvm::enumerate(graph.input())) {
-    Type type = i < argTypes.size() && argTypes[i]
-                    ? argTypes[i]
-                    : convertType(vi.type(), loc,
-                                  "subgraph input '" + vi.name() + "'");
+    Type type =
+        i < argTypes.size() && argTypes[i]
+            ? argTypes[i]
+            : convertType(vi.type(), loc, "subgraph input '" + vi.name() + "'");
     if (!type) {
       ok = false;
       type = UnrankedTensorType::get(Float32Type::get(ctx));
@@ -383,8 +381,8 @@ LogicalResult GraphImporter::importGraph(const onnx::GraphProto &graph,
   for (const auto &vi : graph.input()) {
     if (initializers.contains(vi.name()))
       continue;
-    Type type = convertType(vi.type(), fileLoc,
-                            "graph input '" + vi.name() + "'");
+    Type type =
+        convertType(vi.type(), fileLoc, "graph input '" + vi.name() + "'");
     if (!type) {
       ok = false;
       type = UnrankedTensorType::get(Float32Type::get(ctx));
@@ -394,8 +392,8 @@ LogicalResult GraphImporter::importGraph(const onnx::GraphProto &graph,
   }
 
   b.setInsertionPointToEnd(module.getBody());
-  auto func = func::FuncOp::create(b, fileLoc, name,
-                                   b.getFunctionType(argTypes, {}));
+  auto func =
+      func::FuncOp::create(b, fileLoc, name, b.getFunctionType(argTypes, {}));
   Block *entry = func.addEntryBlock();
   b.setInsertionPointToStart(entry);
 

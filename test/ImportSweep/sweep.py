@@ -8,7 +8,8 @@ containing "error:"). A crash (signal, sanitizer report, other exit code) is
 always a failure, as is a listed model that now imports (update the list) or
 an unlisted one that fails.
 
-Usage: sweep.py STRATA DATA_DIR EXPECTED_FAILURES [--jobs N] [--update]
+Usage: sweep.py STRATA DATA_DIR EXPECTED_FAILURES [--jobs N] [--graph-pipeline]
+                [--update]
 """
 
 import argparse
@@ -34,9 +35,9 @@ def load_expected(path):
     return expected
 
 
-def run_one(strata, model):
+def run_one(strata, model, extra):
     try:
-        proc = subprocess.run([strata, "import", model, "-o", os.devnull],
+        proc = subprocess.run([strata, "import", model, "-o", os.devnull] + extra,
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                               timeout=120)
     except subprocess.TimeoutExpired:
@@ -56,6 +57,8 @@ def main():
     ap.add_argument("data")
     ap.add_argument("expected")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--graph-pipeline", action="store_true",
+                    help="also run the graph stage on each imported model")
     ap.add_argument("--update", action="store_true",
                     help="rewrite the expected-failures file from this run")
     args = ap.parse_args()
@@ -70,7 +73,8 @@ def main():
     expected = load_expected(args.expected)
 
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-        results = list(pool.map(lambda c: (c[0],) + run_one(args.strata, c[1]), cases))
+        extra = ["--graph-pipeline"] if args.graph_pipeline else []
+        results = list(pool.map(lambda c: (c[0],) + run_one(args.strata, c[1], extra), cases))
 
     unexpected = []
     counts = {}

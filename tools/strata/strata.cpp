@@ -14,10 +14,10 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/Config/llvm-config.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/ToolOutputFile.h"
-#include "llvm/Config/llvm-config.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
@@ -29,25 +29,29 @@ static cl::SubCommand importCmd("import",
 static cl::opt<std::string> importInput(cl::Positional, cl::Required,
                                         cl::desc("<model.onnx|model.onnxtxt>"),
                                         cl::sub(importCmd));
-static cl::opt<std::string> outputFile("o", cl::desc("Output file ('-': stdout)"),
+static cl::opt<std::string> outputFile("o",
+                                       cl::desc("Output file ('-': stdout)"),
                                        cl::value_desc("file"), cl::init("-"),
                                        cl::sub(importCmd));
 static cl::opt<bool> noChecker("no-checker",
                                cl::desc("Skip ONNX's model checker"),
                                cl::sub(importCmd));
-static cl::opt<bool> noShapeInference(
-    "no-shape-inference", cl::desc("Skip ONNX's shape inference"),
-    cl::sub(importCmd));
-static cl::opt<int> targetOpset(
-    "opset", cl::desc("Convert older models to this opset (default 17)"),
-    cl::init(17), cl::sub(importCmd));
+static cl::opt<bool> noShapeInference("no-shape-inference",
+                                      cl::desc("Skip ONNX's shape inference"),
+                                      cl::sub(importCmd));
+static cl::opt<int>
+    targetOpset("opset",
+                cl::desc("Convert older models to this opset (default 17)"),
+                cl::init(17), cl::sub(importCmd));
 static cl::opt<bool> runGraphStage(
     "graph-pipeline",
-    cl::desc("Run the graph stage (fold, decompose, infer shapes) after import"),
+    cl::desc(
+        "Run the graph stage (fold, decompose, infer shapes) after import"),
     cl::sub(importCmd));
-static cl::opt<bool> printDebugInfo(
-    "print-locations", cl::desc("Print locations (ONNX node names) in the IR"),
-    cl::sub(importCmd));
+static cl::opt<bool>
+    printDebugInfo("print-locations",
+                   cl::desc("Print locations (ONNX node names) in the IR"),
+                   cl::sub(importCmd));
 
 /// Prints diagnostics as "<where>: <severity>: <message>", where <where> is
 /// the model file for file locations and the node name for node locations

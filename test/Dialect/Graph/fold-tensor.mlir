@@ -193,3 +193,36 @@ func.func @random_not_pure(%x: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>) 
   %3 = graph.bernoulli %x : (tensor<2xf32>) -> tensor<2xf32>
   return %0, %1 : tensor<2xf32>, tensor<2xf32>
 }
+
+// -----
+
+// Constant axes, sizes and K operands move into the attributes, the
+// canonical form; the result types are unchanged.
+// CHECK-LABEL: func @constant_operands_to_attrs
+func.func @constant_operands_to_attrs(%x: tensor<?x1x6xf32>) -> (tensor<?x6xf32>, tensor<?x1x1x6xf32>, tensor<?x1x?xf32>, tensor<?x1x?xf32>, tensor<?x1x?xf32>, tensor<?x1x?xi64>) {
+  // CHECK: graph.squeeze %{{.*}} {axes = array<i64: 1>} : (tensor<?x1x6xf32>) -> tensor<?x6xf32>
+  // CHECK: graph.unsqueeze %{{.*}} {axes = array<i64: 2>} : (tensor<?x1x6xf32>) -> tensor<?x1x1x6xf32>
+  // CHECK: graph.split %{{.*}} {axis = 2 : i64, split = array<i64: 2, 4>} : (tensor<?x1x6xf32>) -> (tensor<?x1x?xf32>, tensor<?x1x?xf32>)
+  // CHECK: graph.top_k %{{.*}} {k = 3 : i64} : (tensor<?x1x6xf32>) -> (tensor<?x1x?xf32>, tensor<?x1x?xi64>)
+  %a = graph.constant dense<[1]> : tensor<1xi64>
+  %u = graph.constant dense<[2]> : tensor<1xi64>
+  %s = graph.constant dense<[2, 4]> : tensor<2xi64>
+  %k = graph.constant dense<[3]> : tensor<1xi64>
+  %0 = graph.squeeze %x, %a : (tensor<?x1x6xf32>, tensor<1xi64>) -> tensor<?x6xf32>
+  %1 = graph.unsqueeze %x, %u : (tensor<?x1x6xf32>, tensor<1xi64>) -> tensor<?x1x1x6xf32>
+  %2:2 = graph.split %x, %s {axis = 2 : i64} : (tensor<?x1x6xf32>, tensor<2xi64>) -> (tensor<?x1x?xf32>, tensor<?x1x?xf32>)
+  %v, %i = graph.top_k %x, %k : (tensor<?x1x6xf32>, tensor<1xi64>) -> (tensor<?x1x?xf32>, tensor<?x1x?xi64>)
+  return %0, %1, %2#0, %2#1, %v, %i : tensor<?x6xf32>, tensor<?x1x1x6xf32>, tensor<?x1x?xf32>, tensor<?x1x?xf32>, tensor<?x1x?xf32>, tensor<?x1x?xi64>
+}
+
+// -----
+
+// Operands computed at run time stay.
+// CHECK-LABEL: func @dynamic_operands_stay
+func.func @dynamic_operands_stay(%x: tensor<?x1x6xf32>, %a: tensor<1xi64>, %k: tensor<1xi64>) -> (tensor<*xf32>, tensor<?x1x?xf32>, tensor<?x1x?xi64>) {
+  // CHECK: graph.squeeze %{{.*}}, %{{.*}} : (tensor<?x1x6xf32>, tensor<1xi64>)
+  // CHECK: graph.top_k %{{.*}}, %{{.*}} : (tensor<?x1x6xf32>, tensor<1xi64>)
+  %0 = graph.squeeze %x, %a : (tensor<?x1x6xf32>, tensor<1xi64>) -> tensor<*xf32>
+  %v, %i = graph.top_k %x, %k : (tensor<?x1x6xf32>, tensor<1xi64>) -> (tensor<?x1x?xf32>, tensor<?x1x?xi64>)
+  return %0, %v, %i : tensor<*xf32>, tensor<?x1x?xf32>, tensor<?x1x?xi64>
+}

@@ -682,3 +682,126 @@ func.func @bernoulli_input(%x: tensor<2xi32>) -> tensor<2xf32> {
   %0 = graph.bernoulli %x : (tensor<2xi32>) -> tensor<2xf32>
   return %0 : tensor<2xf32>
 }
+
+// -----
+
+func.func @squeeze_both_forms(%x: tensor<2x1xf32>, %a: tensor<1xi64>) -> tensor<*xf32> {
+  // expected-error @+1 {{takes its axes either as the `axes` attribute or as an operand, not both}}
+  %0 = graph.squeeze %x, %a {axes = array<i64: 1>} : (tensor<2x1xf32>, tensor<1xi64>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
+// -----
+
+func.func @squeeze_axes_operand_rank(%x: tensor<2x1xf32>, %a: tensor<1x1xi64>) -> tensor<*xf32> {
+  // expected-error @+1 {{axes operand must be 1-D, got 'tensor<1x1xi64>'}}
+  %0 = graph.squeeze %x, %a : (tensor<2x1xf32>, tensor<1x1xi64>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
+// -----
+
+func.func @squeeze_too_many_axes(%x: tensor<2x1xf32>, %a: tensor<3xi64>) -> tensor<*xf32> {
+  // expected-error @+1 {{has 3 axes for an input of rank 2}}
+  %0 = graph.squeeze %x, %a : (tensor<2x1xf32>, tensor<3xi64>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
+// -----
+
+func.func @squeeze_dynamic_not_one(%x: tensor<2x3xf32>, %a: tensor<1xi64>) -> tensor<*xf32> {
+  // Neither dimension is 1, so no axis can be squeezed.
+  // expected-error @+1 {{cannot squeeze a dimension other than 1}}
+  %0 = graph.squeeze %x, %a : (tensor<2x3xf32>, tensor<1xi64>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
+// -----
+
+func.func @squeeze_axes_operand_type(%x: tensor<2x1xf32>, %a: tensor<1xi32>) -> tensor<*xf32> {
+  // expected-error @+1 {{operand #1 must be tensor of 64-bit signless integer values}}
+  %0 = graph.squeeze %x, %a : (tensor<2x1xf32>, tensor<1xi32>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
+// -----
+
+func.func @unsqueeze_no_axes(%x: tensor<2xf32>) -> tensor<*xf32> {
+  // expected-error @+1 {{needs axes, as the `axes` attribute or an operand}}
+  %0 = graph.unsqueeze %x : (tensor<2xf32>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
+// -----
+
+func.func @unsqueeze_both_forms(%x: tensor<2xf32>, %a: tensor<1xi64>) -> tensor<*xf32> {
+  // expected-error @+1 {{takes its axes either as the `axes` attribute or as an operand, not both}}
+  %0 = graph.unsqueeze %x, %a {axes = array<i64: 0>} : (tensor<2xf32>, tensor<1xi64>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
+// -----
+
+func.func @unsqueeze_dynamic_rank(%x: tensor<2xf32>, %a: tensor<2xi64>) -> tensor<2x1xf32> {
+  // Two new axes make rank 3.
+  // expected-error @+1 {{result #0 has type 'tensor<2x1xf32>', incompatible with the inferred type 'tensor<?x?x?xf32>'}}
+  %0 = graph.unsqueeze %x, %a : (tensor<2xf32>, tensor<2xi64>) -> tensor<2x1xf32>
+  return %0 : tensor<2x1xf32>
+}
+
+// -----
+
+func.func @split_both_forms(%x: tensor<4xf32>, %s: tensor<2xi64>) {
+  // expected-error @+1 {{takes its split either as the `split` attribute or as an operand, not both}}
+  %0:2 = graph.split %x, %s {split = array<i64: 2, 2>} : (tensor<4xf32>, tensor<2xi64>) -> (tensor<*xf32>, tensor<*xf32>)
+  return
+}
+
+// -----
+
+func.func @split_operand_count(%x: tensor<4xf32>, %s: tensor<3xi64>) {
+  // expected-error @+1 {{split operand has 3 sizes for 2 results}}
+  %0:2 = graph.split %x, %s : (tensor<4xf32>, tensor<3xi64>) -> (tensor<*xf32>, tensor<*xf32>)
+  return
+}
+
+// -----
+
+func.func @split_operand_rank(%x: tensor<4xf32>, %s: tensor<i64>) {
+  // expected-error @+1 {{split operand must be 1-D, got 'tensor<i64>'}}
+  %0:2 = graph.split %x, %s : (tensor<4xf32>, tensor<i64>) -> (tensor<*xf32>, tensor<*xf32>)
+  return
+}
+
+// -----
+
+func.func @top_k_no_k(%x: tensor<4xf32>) {
+  // expected-error @+1 {{needs k, as the `k` attribute or an operand}}
+  %v, %i = graph.top_k %x : (tensor<4xf32>) -> (tensor<*xf32>, tensor<*xi64>)
+  return
+}
+
+// -----
+
+func.func @top_k_both_forms(%x: tensor<4xf32>, %k: tensor<1xi64>) {
+  // expected-error @+1 {{takes k either as the `k` attribute or as an operand, not both}}
+  %v, %i = graph.top_k %x, %k {k = 2 : i64} : (tensor<4xf32>, tensor<1xi64>) -> (tensor<*xf32>, tensor<*xi64>)
+  return
+}
+
+// -----
+
+func.func @top_k_operand_shape(%x: tensor<4xf32>, %k: tensor<2xi64>) {
+  // expected-error @+1 {{k operand must hold a single value, got 'tensor<2xi64>'}}
+  %v, %i = graph.top_k %x, %k : (tensor<4xf32>, tensor<2xi64>) -> (tensor<*xf32>, tensor<*xi64>)
+  return
+}
+
+// -----
+
+func.func @top_k_constant_operand_too_large(%x: tensor<4xf32>) {
+  %k = graph.constant dense<[5]> : tensor<1xi64>
+  // expected-error @+1 {{k = 5 exceeds the dimension 4}}
+  %v, %i = graph.top_k %x, %k : (tensor<4xf32>, tensor<1xi64>) -> (tensor<*xf32>, tensor<*xi64>)
+  return
+}

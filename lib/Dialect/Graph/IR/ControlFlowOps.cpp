@@ -39,9 +39,8 @@ static LogicalResult verifyYieldTypes(Operation *op, YieldOp yield,
   if (!yield)
     return op->emitOpError() << what << " must end in graph.yield";
   if (yield.getValues().size() != types.size())
-    return op->emitOpError()
-           << what << " yields " << yield.getValues().size()
-           << " values, expected " << types.size();
+    return op->emitOpError() << what << " yields " << yield.getValues().size()
+                             << " values, expected " << types.size();
   for (auto [i, pair] : llvm::enumerate(llvm::zip(yield.getValues(), types))) {
     auto [value, type] = pair;
     if (!sameElementKind(value.getType(), type))
@@ -67,9 +66,7 @@ LogicalResult IfOp::inferResultTypes(SmallVectorImpl<Type> &types) {
       return failure(); // The verifier names the mismatch.
     // Branches may yield different shapes: keep what they agree on.
     Type joined = joinTypes(a.getType(), b.getType());
-    types.push_back(joined ? joined
-                           : Type(UnrankedTensorType::get(
-                                 getElementTypeOrSelf(a.getType()))));
+    types.push_back(joined ? joined : generalizeShape(a.getType()));
   }
   return success();
 }
@@ -117,8 +114,7 @@ LogicalResult LoopOp::verify() {
     auto [init, type] = pair;
     if (!sameElementKind(init.getType(), type))
       return emitOpError("loop-carried value #")
-             << i << " changes type from " << init.getType() << " to "
-             << type;
+             << i << " changes type from " << init.getType() << " to " << type;
   }
   return success();
 }
@@ -151,18 +147,17 @@ LogicalResult ScanOp::verify() {
   auto checkLength = [&](std::optional<ArrayRef<int64_t>> attr, int64_t n,
                          StringRef name) -> LogicalResult {
     if (attr && int64_t(attr->size()) != n)
-      return emitOpError(name) << " has " << attr->size()
-                               << " entries, expected " << n;
+      return emitOpError(name)
+             << " has " << attr->size() << " entries, expected " << n;
     return success();
   };
   int64_t scanOutputs = getNumResults() - states;
-  return success(
-      succeeded(checkLength(getScanInputAxes(), scanInputs,
-                            "scan_input_axes")) &&
-      succeeded(checkLength(getScanInputDirections(), scanInputs,
-                            "scan_input_directions")) &&
-      succeeded(checkLength(getScanOutputAxes(), scanOutputs,
-                            "scan_output_axes")) &&
-      succeeded(checkLength(getScanOutputDirections(), scanOutputs,
-                            "scan_output_directions")));
+  return success(succeeded(checkLength(getScanInputAxes(), scanInputs,
+                                       "scan_input_axes")) &&
+                 succeeded(checkLength(getScanInputDirections(), scanInputs,
+                                       "scan_input_directions")) &&
+                 succeeded(checkLength(getScanOutputAxes(), scanOutputs,
+                                       "scan_output_axes")) &&
+                 succeeded(checkLength(getScanOutputDirections(), scanOutputs,
+                                       "scan_output_directions")));
 }

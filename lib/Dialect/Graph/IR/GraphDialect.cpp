@@ -19,10 +19,7 @@ void GraphDialect::initialize() {
 #define GET_TYPEDEF_LIST
 #include "strata/Dialect/Graph/IR/GraphTypes.cpp.inc"
       >();
-  addOperations<
-#define GET_OP_LIST
-#include "strata/Dialect/Graph/IR/GraphOps.cpp.inc"
-      >();
+  registerGraphDialectOperations(this);
 }
 
 Operation *GraphDialect::materializeConstant(OpBuilder &builder,

@@ -1,6 +1,6 @@
 //===- GraphOps.cpp - graph op classes and shared shape helpers -*- C++ -*-===//
 //
-// Holds the TableGen-generated op classes and the shape helpers that every
+// Holds the shape helpers that every
 // op family uses (broadcasting, axis normalization, type joins). Per-family
 // verifiers, shape functions and folders live in the family's own file
 // (ElementwiseOps.cpp, ReductionOps.cpp, TensorOps.cpp, NNOps.cpp).
@@ -53,6 +53,18 @@ TensorType withShape(Type type, std::optional<ArrayRef<int64_t>> shape) {
 }
 
 Type joinTypes(Type a, Type b) {
+  if (auto sa = dyn_cast<SequenceType>(a)) {
+    auto sb = dyn_cast<SequenceType>(b);
+    Type element =
+        sb ? joinTypes(sa.getElementType(), sb.getElementType()) : Type();
+    return element ? SequenceType::get(a.getContext(), element) : Type();
+  }
+  if (auto oa = dyn_cast<OptionalType>(a)) {
+    auto ob = dyn_cast<OptionalType>(b);
+    Type element =
+        ob ? joinTypes(oa.getElementType(), ob.getElementType()) : Type();
+    return element ? OptionalType::get(a.getContext(), element) : Type();
+  }
   auto ta = dyn_cast<TensorType>(a);
   auto tb = dyn_cast<TensorType>(b);
   if (!ta || !tb)
@@ -75,6 +87,18 @@ Type joinTypes(Type a, Type b) {
       return {};
   }
   return RankedTensorType::get(shape, ta.getElementType());
+}
+
+Type generalizeShape(Type type) {
+  if (auto seq = dyn_cast<SequenceType>(type))
+    return SequenceType::get(type.getContext(),
+                             generalizeShape(seq.getElementType()));
+  if (auto opt = dyn_cast<OptionalType>(type))
+    return OptionalType::get(type.getContext(),
+                             generalizeShape(opt.getElementType()));
+  if (auto tensor = dyn_cast<TensorType>(type))
+    return UnrankedTensorType::get(tensor.getElementType());
+  return type;
 }
 
 LogicalResult getConstantIntValues(Value value,
@@ -155,8 +179,8 @@ LogicalResult verifyBroadcastElementwise(Operation *op) {
 }
 
 /// Normalizes reduction axes; fails on an out-of-range or repeated axis.
-static FailureOr<SmallVector<int64_t>>
-normalizeAxes(ArrayRef<int64_t> axes, int64_t rank) {
+static FailureOr<SmallVector<int64_t>> normalizeAxes(ArrayRef<int64_t> axes,
+                                                     int64_t rank) {
   SmallVector<int64_t> result;
   for (int64_t axis : axes) {
     auto normalized = normalizeAxis(axis, rank);
@@ -234,8 +258,5 @@ LogicalResult verifyInferredResultTypes(Operation *op) {
 } // namespace strata::graph
 
 using namespace strata::graph;
-
-#define GET_OP_CLASSES
-#include "strata/Dialect/Graph/IR/GraphOps.cpp.inc"
 
 #include "strata/Dialect/Graph/IR/GraphInterfaces.cpp.inc"

@@ -175,8 +175,11 @@ static bool isVectorLike(Value value) {
   return !type || type.getRank() == 1;
 }
 
-/// The static length of a 1-D operand, or std::nullopt.
+/// The static length of a 1-D operand, or std::nullopt (also for an absent
+/// optional operand).
 static std::optional<int64_t> staticLength(Value value) {
+  if (!value)
+    return std::nullopt;
   auto type = rankedType(value);
   if (!type || type.getRank() != 1 || isDynamic(type.getDimSize(0)))
     return std::nullopt;
@@ -550,16 +553,30 @@ OpFoldResult FlattenOp::fold(FoldAdaptor adaptor) {
   return reshapeConstant(adaptor.getInput(), getType());
 }
 
-/// Squeeze's result shape; std::nullopt (inside success) when it cannot be
-/// known: no axes and a dynamic dimension that may or may not be 1.
+/// Squeeze's and Unsqueeze's axes when they are known at compile time: the
+/// `axes` attribute, or a constant `dynamic_axes` operand.
+template <typename Op>
+static std::optional<SmallVector<int64_t>> knownAxes(Op op) {
+  if (auto axes = op.getAxes())
+    return llvm::to_vector(*axes);
+  SmallVector<int64_t> values;
+  if (Value dynamicAxes = op.getDynamicAxes();
+      dynamicAxes && succeeded(getConstantIntValues(dynamicAxes, values)))
+    return values;
+  return std::nullopt;
+}
+
+/// Squeeze's result shape for `axes` (std::nullopt: every size-1 dimension);
+/// std::nullopt (inside success) when it cannot be known: no axes and a
+/// dynamic dimension that may or may not be 1.
 static FailureOr<std::optional<SmallVector<int64_t>>>
-squeezeShape(SqueezeOp op) {
+squeezeShape(Value inputValue, std::optional<ArrayRef<int64_t>> axesList) {
   using Result = std::optional<SmallVector<int64_t>>;
-  auto input = rankedType(op.getInput());
+  auto input = rankedType(inputValue);
   if (!input)
     return Result();
   SmallVector<int64_t> shape;
-  if (!op.getAxes()) {
+  if (!axesList) {
     for (int64_t dim : input.getShape()) {
       if (isDynamic(dim))
         return Result();
@@ -568,7 +585,7 @@ squeezeShape(SqueezeOp op) {
     }
     return Result(shape);
   }
-  auto axes = normalizeAxisList(*op.getAxes(), input.getRank());
+  auto axes = normalizeAxisList(*axesList, input.getRank());
   if (failed(axes))
     return failure();
   for (auto [i, dim] : llvm::enumerate(input.getShape())) {
@@ -578,6 +595,60 @@ squeezeShape(SqueezeOp op) {
       return failure();
   }
   return Result(shape);
+}
+
+/// Squeeze's result shape for axes computed at run time, of which only the
+/// count may be known. A count of n leaves rank - n dimensions, and the
+/// static dimensions other than 1 are certainly among them: when there are
+/// exactly rank - n of those, they are the result.
+static FailureOr<std::optional<SmallVector<int64_t>>>
+dynamicSqueezeShape(Value inputValue, std::optional<int64_t> count) {
+  using Result = std::optional<SmallVector<int64_t>>;
+  auto input = rankedType(inputValue);
+  if (!input || !count)
+    return Result();
+  int64_t rank = input.getRank();
+  if (*count > rank)
+    return failure();
+  // An empty axes list removes nothing, as an empty `axes` attribute does.
+  if (*count == 0)
+    return Result(llvm::to_vector(input.getShape()));
+  SmallVector<int64_t> kept;
+  for (int64_t dim : input.getShape())
+    if (!isDynamic(dim) && dim != 1)
+      kept.push_back(dim);
+  if (int64_t(kept.size()) > rank - *count)
+    return failure();
+  if (int64_t(kept.size()) == rank - *count)
+    return Result(kept);
+  return Result(dynamicShape(rank - *count));
+}
+
+/// Squeeze's result shape from whichever form its axes take.
+static FailureOr<std::optional<SmallVector<int64_t>>>
+squeezeShape(SqueezeOp op) {
+  auto axes = knownAxes(op);
+  if (axes)
+    return squeezeShape(op.getInput(), ArrayRef<int64_t>(*axes));
+  if (Value dynamicAxes = op.getDynamicAxes())
+    return dynamicSqueezeShape(op.getInput(), staticLength(dynamicAxes));
+  return squeezeShape(op.getInput(), std::nullopt);
+}
+
+/// Checks that at most one of an op's attribute and operand forms of a list
+/// is present, and that the operand is 1-D.
+static LogicalResult verifyListForms(Operation *op, StringRef what,
+                                     bool hasAttr, Value operand) {
+  if (!operand)
+    return success();
+  if (hasAttr)
+    return op->emitOpError("takes its ")
+           << what << " either as the `" << what
+           << "` attribute or as an operand, not both";
+  if (!isVectorLike(operand))
+    return op->emitOpError(what)
+           << " operand must be 1-D, got " << operand.getType();
+  return success();
 }
 
 LogicalResult SqueezeOp::inferResultTypes(SmallVectorImpl<Type> &types) {
@@ -592,15 +663,22 @@ LogicalResult SqueezeOp::inferResultTypes(SmallVectorImpl<Type> &types) {
 }
 
 LogicalResult SqueezeOp::verify() {
-  if (failed(verifySameElementType(*this, getInput(), getOutput())))
+  if (failed(verifySameElementType(*this, getInput(), getOutput())) ||
+      failed(verifyListForms(*this, "axes", bool(getAxes()), getDynamicAxes())))
     return failure();
   auto input = rankedType(getInput());
-  if (!input || !getAxes())
+  if (!input)
     return success();
-  if (failed(normalizeAxisList(*getAxes(), input.getRank())))
-    return emitOpError("axes [")
-           << *getAxes() << "] are out of range or repeated for rank "
-           << input.getRank();
+  if (auto axes = knownAxes(*this)) {
+    if (failed(normalizeAxisList(*axes, input.getRank())))
+      return emitOpError("axes [")
+             << ArrayRef<int64_t>(*axes)
+             << "] are out of range or repeated for rank " << input.getRank();
+  } else if (auto count = staticLength(getDynamicAxes());
+             count && *count > input.getRank()) {
+    return emitOpError("has ")
+           << *count << " axes for an input of rank " << input.getRank();
+  }
   if (failed(squeezeShape(*this)))
     return emitOpError("cannot squeeze a dimension other than 1 in ") << input;
   return success();
@@ -615,12 +693,27 @@ OpFoldResult SqueezeOp::fold(FoldAdaptor adaptor) {
 
 LogicalResult UnsqueezeOp::inferResultTypes(SmallVectorImpl<Type> &types) {
   auto input = rankedType(getInput());
+  auto knownList = knownAxes(*this);
+  if (!knownList) {
+    // Axes computed at run time: the rank is known with their count, the
+    // dimensions are not (which of them are the new 1s is unknown).
+    Value dynamicAxes = getDynamicAxes();
+    if (!dynamicAxes)
+      return failure(); // Neither form: the verifier reports it.
+    std::optional<int64_t> count = staticLength(dynamicAxes);
+    if (!input || !count)
+      pushShape(types, getOutput(), std::nullopt);
+    else
+      pushShape(types, getOutput(),
+                ArrayRef<int64_t>(dynamicShape(input.getRank() + *count)));
+    return success();
+  }
   if (!input) {
     pushShape(types, getOutput(), std::nullopt);
     return success();
   }
-  int64_t rank = input.getRank() + int64_t(getAxes().size());
-  auto axes = normalizeAxisList(getAxes(), rank);
+  int64_t rank = input.getRank() + int64_t(knownList->size());
+  auto axes = normalizeAxisList(*knownList, rank);
   if (failed(axes))
     return failure();
   SmallVector<int64_t> shape;
@@ -638,17 +731,52 @@ LogicalResult UnsqueezeOp::inferResultTypes(SmallVectorImpl<Type> &types) {
 }
 
 LogicalResult UnsqueezeOp::verify() {
-  if (failed(verifySameElementType(*this, getInput(), getOutput())))
+  if (failed(verifySameElementType(*this, getInput(), getOutput())) ||
+      failed(verifyListForms(*this, "axes", bool(getAxes()), getDynamicAxes())))
     return failure();
+  if (!getAxes() && !getDynamicAxes())
+    return emitOpError("needs axes, as the `axes` attribute or an operand");
   auto input = rankedType(getInput());
-  if (!input)
+  auto axes = knownAxes(*this);
+  if (!input || !axes)
     return success();
-  int64_t rank = input.getRank() + int64_t(getAxes().size());
-  if (failed(normalizeAxisList(getAxes(), rank)))
+  int64_t rank = input.getRank() + int64_t(axes->size());
+  if (failed(normalizeAxisList(*axes, rank)))
     return emitOpError("axes [")
-           << getAxes() << "] are out of range or repeated for result rank "
-           << rank;
+           << ArrayRef<int64_t>(*axes)
+           << "] are out of range or repeated for result rank " << rank;
   return success();
+}
+
+namespace {
+/// Moves a constant `dynamic_axes` operand of Squeeze or Unsqueeze into the
+/// `axes` attribute, the canonical form.
+template <typename Op> struct ConstantAxesToAttr : OpRewritePattern<Op> {
+  using OpRewritePattern<Op>::OpRewritePattern;
+  LogicalResult matchAndRewrite(Op op,
+                                PatternRewriter &rewriter) const override {
+    Value dynamicAxes = op.getDynamicAxes();
+    SmallVector<int64_t> axes;
+    if (!dynamicAxes || op.getAxes() ||
+        failed(getConstantIntValues(dynamicAxes, axes)))
+      return failure();
+    rewriter.modifyOpInPlace(op, [&] {
+      op.setAxesAttr(rewriter.getDenseI64ArrayAttr(axes));
+      op.getDynamicAxesMutable().clear();
+    });
+    return success();
+  }
+};
+} // namespace
+
+void SqueezeOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                            MLIRContext *context) {
+  patterns.add<ConstantAxesToAttr<SqueezeOp>>(context);
+}
+
+void UnsqueezeOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                              MLIRContext *context) {
+  patterns.add<ConstantAxesToAttr<UnsqueezeOp>>(context);
 }
 
 OpFoldResult UnsqueezeOp::fold(FoldAdaptor adaptor) {
@@ -1114,19 +1242,34 @@ OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
 // Split
 //===----------------------------------------------------------------------===//
 
+/// Checks explicit split `sizes` against the number of results and the
+/// split dimension `dim`.
+static FailureOr<SmallVector<int64_t>>
+checkSplitSizes(ArrayRef<int64_t> sizes, int64_t parts, int64_t dim) {
+  if (int64_t(sizes.size()) != parts ||
+      llvm::any_of(sizes, [](int64_t s) { return s < 0; }))
+    return failure();
+  int64_t total = 0;
+  for (int64_t s : sizes)
+    total += s;
+  if (!isDynamic(dim) && total != dim)
+    return failure();
+  return llvm::to_vector(sizes);
+}
+
 /// The size of each result along the axis; dynamic entries when unknown.
 static FailureOr<SmallVector<int64_t>> splitSizes(SplitOp op, int64_t dim) {
   int64_t parts = op.getNumResults();
-  if (auto split = op.getSplit()) {
-    if (int64_t(split->size()) != parts ||
-        llvm::any_of(*split, [](int64_t s) { return s < 0; }))
+  if (auto split = op.getSplit())
+    return checkSplitSizes(*split, parts, dim);
+  if (Value dynamicSplit = op.getDynamicSplit()) {
+    SmallVector<int64_t> sizes;
+    if (succeeded(getConstantIntValues(dynamicSplit, sizes)))
+      return checkSplitSizes(sizes, parts, dim);
+    // Sizes computed at run time: only their count can be checked.
+    if (auto count = staticLength(dynamicSplit); count && *count != parts)
       return failure();
-    int64_t total = 0;
-    for (int64_t s : *split)
-      total += s;
-    if (!isDynamic(dim) && total != dim)
-      return failure();
-    return llvm::to_vector(*split);
+    return SmallVector<int64_t>(parts, kDynamic);
   }
   if (isDynamic(dim) || parts == 0)
     return SmallVector<int64_t>(parts, kDynamic);
@@ -1165,7 +1308,20 @@ LogicalResult SplitOp::verify() {
   for (Value result : getOutputs())
     if (failed(verifySameElementType(*this, getInput(), result)))
       return failure();
-  if (auto split = getSplit()) {
+  Value dynamicSplit = getDynamicSplit();
+  if (failed(verifyListForms(*this, "split", bool(getSplit()), dynamicSplit)))
+    return failure();
+  std::optional<SmallVector<int64_t>> split;
+  if (auto attr = getSplit())
+    split = llvm::to_vector(*attr);
+  else if (SmallVector<int64_t> sizes;
+           dynamicSplit && succeeded(getConstantIntValues(dynamicSplit, sizes)))
+    split = sizes;
+  else if (auto count = staticLength(dynamicSplit);
+           count && *count != getNumResults())
+    return emitOpError("split operand has ")
+           << *count << " sizes for " << getNumResults() << " results";
+  if (split) {
     if (split->size() != getNumResults())
       return emitOpError("split has ")
              << split->size() << " sizes for " << getNumResults() << " results";
@@ -1183,8 +1339,34 @@ LogicalResult SplitOp::verify() {
   if (failed(splitSizes(*this, input.getDimSize(*axis))))
     return emitOpError("cannot split dimension ")
            << input.getDimSize(*axis) << " into " << getNumResults() << " parts"
-           << (getSplit() ? " of the given sizes" : "");
+           << (split ? " of the given sizes" : "");
   return success();
+}
+
+namespace {
+/// Moves a constant `dynamic_split` operand into the `split` attribute, the
+/// canonical form.
+struct ConstantSplitToAttr : OpRewritePattern<SplitOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(SplitOp op,
+                                PatternRewriter &rewriter) const override {
+    Value dynamicSplit = op.getDynamicSplit();
+    SmallVector<int64_t> sizes;
+    if (!dynamicSplit || op.getSplit() ||
+        failed(getConstantIntValues(dynamicSplit, sizes)))
+      return failure();
+    rewriter.modifyOpInPlace(op, [&] {
+      op.setSplitAttr(rewriter.getDenseI64ArrayAttr(sizes));
+      op.getDynamicSplitMutable().clear();
+    });
+    return success();
+  }
+};
+} // namespace
+
+void SplitOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                          MLIRContext *context) {
+  patterns.add<ConstantSplitToAttr>(context);
 }
 
 LogicalResult SplitOp::fold(FoldAdaptor adaptor,
@@ -1203,7 +1385,8 @@ LogicalResult SplitOp::fold(FoldAdaptor adaptor,
     return failure();
   int64_t axis = *normalizeAxis(getAxis(), input.getRank());
   auto sizes = splitSizes(*this, input.getDimSize(axis));
-  if (failed(sizes))
+  // Sizes computed at run time leave nothing to fold.
+  if (failed(sizes) || llvm::any_of(*sizes, isDynamic))
     return failure();
   int64_t offset = 0;
   SmallVector<int64_t> source;
@@ -1825,6 +2008,19 @@ LogicalResult ResizeOp::verify() {
 // TopK, Unique
 //===----------------------------------------------------------------------===//
 
+/// TopK's K when known at compile time: the `k` attribute, or a constant
+/// `dynamic_k` operand of one value.
+static std::optional<int64_t> knownK(TopKOp op) {
+  if (auto k = op.getK())
+    return int64_t(*k);
+  SmallVector<int64_t> values;
+  if (Value dynamicK = op.getDynamicK();
+      dynamicK && succeeded(getConstantIntValues(dynamicK, values)) &&
+      values.size() == 1)
+    return values.front();
+  return std::nullopt;
+}
+
 LogicalResult TopKOp::inferResultTypes(SmallVectorImpl<Type> &types) {
   auto input = rankedType(getInput());
   if (!input) {
@@ -1833,13 +2029,19 @@ LogicalResult TopKOp::inferResultTypes(SmallVectorImpl<Type> &types) {
     return success();
   }
   auto axis = normalizeAxis(getAxis(), input.getRank());
-  if (!axis || int64_t(getK()) < 0)
-    return failure();
-  int64_t dim = input.getDimSize(*axis);
-  if (!isDynamic(dim) && int64_t(getK()) > dim)
+  if (!axis)
     return failure();
   SmallVector<int64_t> shape(input.getShape());
-  shape[*axis] = int64_t(getK());
+  // K computed at run time: the axis dimension is unknown.
+  shape[*axis] = kDynamic;
+  if (auto k = knownK(*this)) {
+    int64_t dim = input.getDimSize(*axis);
+    if (*k < 0 || (!isDynamic(dim) && *k > dim))
+      return failure();
+    shape[*axis] = *k;
+  } else if (!getDynamicK()) {
+    return failure(); // Neither form: the verifier reports it.
+  }
   pushShape(types, getValues(), ArrayRef<int64_t>(shape));
   pushShape(types, getIndices(), ArrayRef<int64_t>(shape));
   return success();
@@ -1848,8 +2050,19 @@ LogicalResult TopKOp::inferResultTypes(SmallVectorImpl<Type> &types) {
 LogicalResult TopKOp::verify() {
   if (failed(verifySameElementType(*this, getInput(), getValues())))
     return failure();
-  if (int64_t(getK()) < 0)
-    return emitOpError("k must not be negative, got ") << int64_t(getK());
+  Value dynamicK = getDynamicK();
+  if (getK() && dynamicK)
+    return emitOpError(
+        "takes k either as the `k` attribute or as an operand, not both");
+  if (!getK() && !dynamicK)
+    return emitOpError("needs k, as the `k` attribute or an operand");
+  // ONNX's K is a 1-D tensor of one element; 0-D is accepted as well.
+  if (dynamicK && !isScalarLike(dynamicK))
+    return emitOpError("k operand must hold a single value, got ")
+           << dynamicK.getType();
+  auto k = knownK(*this);
+  if (k && *k < 0)
+    return emitOpError("k must not be negative, got ") << *k;
   auto input = rankedType(getInput());
   if (!input)
     return success();
@@ -1859,10 +2072,35 @@ LogicalResult TopKOp::verify() {
            << int64_t(getAxis()) << " is out of range for rank "
            << input.getRank();
   int64_t dim = input.getDimSize(*axis);
-  if (!isDynamic(dim) && int64_t(getK()) > dim)
-    return emitOpError("k = ")
-           << int64_t(getK()) << " exceeds the dimension " << dim;
+  if (k && !isDynamic(dim) && *k > dim)
+    return emitOpError("k = ") << *k << " exceeds the dimension " << dim;
   return success();
+}
+
+namespace {
+/// Moves a constant `dynamic_k` operand into the `k` attribute, the
+/// canonical form.
+struct ConstantKToAttr : OpRewritePattern<TopKOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(TopKOp op,
+                                PatternRewriter &rewriter) const override {
+    Value dynamicK = op.getDynamicK();
+    SmallVector<int64_t> values;
+    if (!dynamicK || op.getK() ||
+        failed(getConstantIntValues(dynamicK, values)) || values.size() != 1)
+      return failure();
+    rewriter.modifyOpInPlace(op, [&] {
+      op.setKAttr(rewriter.getI64IntegerAttr(values.front()));
+      op.getDynamicKMutable().clear();
+    });
+    return success();
+  }
+};
+} // namespace
+
+void TopKOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                         MLIRContext *context) {
+  patterns.add<ConstantKToAttr>(context);
 }
 
 LogicalResult UniqueOp::inferResultTypes(SmallVectorImpl<Type> &types) {

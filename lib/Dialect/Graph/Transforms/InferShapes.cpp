@@ -1,4 +1,5 @@
-//===- InferShapes.cpp - refine result types from shape functions -*- C++ -*-===//
+//===- InferShapes.cpp - refine result types from shape functions -*- C++
+//-*-===//
 
 #include "strata/Dialect/Graph/IR/GraphOps.h"
 #include "strata/Dialect/Graph/Transforms/Passes.h"

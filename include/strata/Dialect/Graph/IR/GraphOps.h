@@ -42,14 +42,19 @@ std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank);
 mlir::TensorType withShape(mlir::Type type,
                            std::optional<llvm::ArrayRef<int64_t>> shape);
 
-/// The most precise type compatible with both (static dimensions win). Null
-/// when they conflict (different element types or static sizes).
+/// The most precise type compatible with both (static dimensions win), also
+/// inside sequence and optional types. Null when they conflict (different
+/// element types, ranks or static sizes).
 mlir::Type joinTypes(mlir::Type a, mlir::Type b);
+
+/// `type` with every tensor shape forgotten (unranked), also inside sequence
+/// and optional types.
+mlir::Type generalizeShape(mlir::Type type);
 
 /// Reads a constant integer tensor (a graph.constant or anything foldable to
 /// one) into `values`. Fails when the value is not constant.
-mlir::LogicalResult getConstantIntValues(mlir::Value value,
-                                         llvm::SmallVectorImpl<int64_t> &values);
+mlir::LogicalResult
+getConstantIntValues(mlir::Value value, llvm::SmallVectorImpl<int64_t> &values);
 
 // Shared shape inference and verification of the op classes in GraphBase.td.
 mlir::LogicalResult
@@ -60,10 +65,10 @@ mlir::LogicalResult
 inferBroadcastElementwise(mlir::Operation *op,
                           llvm::SmallVectorImpl<mlir::Type> &types);
 mlir::LogicalResult verifyBroadcastElementwise(mlir::Operation *op);
-mlir::LogicalResult
-inferReduction(mlir::Operation *op, std::optional<llvm::ArrayRef<int64_t>> axes,
-               bool keepdims, bool noopWithEmptyAxes,
-               llvm::SmallVectorImpl<mlir::Type> &types);
+mlir::LogicalResult inferReduction(mlir::Operation *op,
+                                   std::optional<llvm::ArrayRef<int64_t>> axes,
+                                   bool keepdims, bool noopWithEmptyAxes,
+                                   llvm::SmallVectorImpl<mlir::Type> &types);
 mlir::LogicalResult
 verifyReduction(mlir::Operation *op,
                 std::optional<llvm::ArrayRef<int64_t>> axes);

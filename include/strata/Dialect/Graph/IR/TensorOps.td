@@ -4,8 +4,11 @@
 // window functions. Where ONNX passes a shape or index list as a tensor input
 // that may be computed at run time (Reshape's shape, Slice's starts), the op
 // keeps it as an operand; canonicalization folds constant ones. Lists that
-// ONNX models practically always give as constants (Squeeze axes, Split
-// sizes, TopK's K) are attributes; the importer moves constant inputs there.
+// ONNX models nearly always give as constants (Squeeze/Unsqueeze axes, Split
+// sizes, TopK's K) are attributes in canonical form: the importer moves
+// constant inputs there, and only computed ones stay an optional operand
+// (`dynamic_axes`, `dynamic_split`, `dynamic_k`), which canonicalization
+// moves into the attribute once it becomes constant.
 //
 // ONNX attributes that select an output element type (EyeLike's dtype, the
 // random ops' dtype, the windows' output_datatype) are carried by the result
@@ -110,19 +113,49 @@ def Graph_FlattenOp : Graph_SimpleOp<"flatten"> {
 
 def Graph_SqueezeOp : Graph_SimpleOp<"squeeze"> {
   let summary = "remove size-1 dimensions (`axes` absent: every one)";
+  let description = [{
+    The axes are the `axes` attribute or, when ONNX's axes input is computed
+    at run time, the 1-D `dynamic_axes` operand; at most one is present
+    (neither: every size-1 dimension). Canonicalization moves a constant
+    `dynamic_axes` into the attribute.
+  }];
   let arguments = (ins AnyTensor:$input,
+                       Optional<TensorOf<[I64]>>:$dynamic_axes,
                        OptionalAttr<DenseI64ArrayAttr>:$axes);
   let results = (outs AnyTensor:$output);
   let hasVerifier = 1;
   let hasFolder = 1;
+  let hasCanonicalizer = 1;
+  let builders = [
+    // The attribute form, which is what the graph layer normally holds.
+    OpBuilder<(ins "::mlir::Type":$output, "::mlir::Value":$input,
+                   "::mlir::DenseI64ArrayAttr":$axes), [{
+      build($_builder, $_state, output, input, ::mlir::Value(), axes);
+    }]>
+  ];
 }
 
 def Graph_UnsqueezeOp : Graph_SimpleOp<"unsqueeze"> {
   let summary = "insert size-1 dimensions at `axes` (of the result)";
-  let arguments = (ins AnyTensor:$input, DenseI64ArrayAttr:$axes);
+  let description = [{
+    The axes are the `axes` attribute or, when ONNX's axes input is computed
+    at run time, the 1-D `dynamic_axes` operand; exactly one is present.
+    Canonicalization moves a constant `dynamic_axes` into the attribute.
+  }];
+  let arguments = (ins AnyTensor:$input,
+                       Optional<TensorOf<[I64]>>:$dynamic_axes,
+                       OptionalAttr<DenseI64ArrayAttr>:$axes);
   let results = (outs AnyTensor:$output);
   let hasVerifier = 1;
   let hasFolder = 1;
+  let hasCanonicalizer = 1;
+  let builders = [
+    // The attribute form, which is what the graph layer normally holds.
+    OpBuilder<(ins "::mlir::Type":$output, "::mlir::Value":$input,
+                   "::mlir::DenseI64ArrayAttr":$axes), [{
+      build($_builder, $_state, output, input, ::mlir::Value(), axes);
+    }]>
+  ];
 }
 
 def Graph_TransposeOp : Graph_SimpleOp<"transpose"> {
@@ -180,15 +213,29 @@ def Graph_SliceOp : Graph_OptOperandsOp<"slice", [AttrSizedOperandSegments]> {
 def Graph_SplitOp : Graph_SimpleOp<"split"> {
   let summary = "split along `axis` into the results (sizes `split`)";
   let description = [{
-    `split` absent: equal parts, the last one smaller when the dimension
-    does not divide evenly (ONNX opset 18 semantics, which opset 17's
-    equal split is a special case of).
+    The sizes are the `split` attribute or, when ONNX's split input is
+    computed at run time, the 1-D `dynamic_split` operand; at most one is
+    present. Canonicalization moves a constant `dynamic_split` into the
+    attribute. Neither: equal parts, the last one smaller when the dimension
+    does not divide evenly (ONNX opset 18 semantics, which opset 17's equal
+    split is a special case of).
   }];
-  let arguments = (ins AnyTensor:$input, DefaultValuedAttr<I64Attr, "0">:$axis,
+  let arguments = (ins AnyTensor:$input,
+                       Optional<TensorOf<[I64]>>:$dynamic_split,
+                       DefaultValuedAttr<I64Attr, "0">:$axis,
                        OptionalAttr<DenseI64ArrayAttr>:$split);
   let results = (outs Variadic<AnyTensor>:$outputs);
   let hasVerifier = 1;
   let hasFolder = 1;
+  let hasCanonicalizer = 1;
+  let builders = [
+    // The attribute form, which is what the graph layer normally holds.
+    OpBuilder<(ins "::mlir::TypeRange":$outputs, "::mlir::Value":$input,
+                   "::mlir::IntegerAttr":$axis,
+                   "::mlir::DenseI64ArrayAttr":$split), [{
+      build($_builder, $_state, outputs, input, ::mlir::Value(), axis, split);
+    }]>
+  ];
 }
 
 def Graph_ExpandOp : Graph_SimpleOp<"expand"> {
@@ -345,12 +392,30 @@ def Graph_ResizeOp : Graph_OptOperandsOp<"resize", [AttrSizedOperandSegments]> {
 
 def Graph_TopKOp : Graph_SimpleOp<"top_k"> {
   let summary = "the `k` largest (or smallest) elements along `axis`";
-  let arguments = (ins AnyTensor:$input, I64Attr:$k,
+  let description = [{
+    K is the `k` attribute or, when ONNX's K input is computed at run time,
+    the one-element 1-D `dynamic_k` operand; exactly one is present.
+    Canonicalization moves a constant `dynamic_k` into the attribute.
+  }];
+  let arguments = (ins AnyTensor:$input,
+                       Optional<TensorOf<[I64]>>:$dynamic_k,
+                       OptionalAttr<I64Attr>:$k,
                        DefaultValuedAttr<I64Attr, "-1">:$axis,
                        DefaultValuedAttr<I64Attr, "1">:$largest,
                        DefaultValuedAttr<I64Attr, "1">:$sorted);
   let results = (outs AnyTensor:$values, TensorOf<[I64]>:$indices);
   let hasVerifier = 1;
+  let hasCanonicalizer = 1;
+  let builders = [
+    // The attribute form, which is what the graph layer normally holds.
+    OpBuilder<(ins "::mlir::TypeRange":$results, "::mlir::Value":$input,
+                   "::mlir::IntegerAttr":$k, "::mlir::IntegerAttr":$axis,
+                   "::mlir::IntegerAttr":$largest,
+                   "::mlir::IntegerAttr":$sorted), [{
+      build($_builder, $_state, results, input, ::mlir::Value(), k, axis,
+            largest, sorted);
+    }]>
+  ];
 }
 
 def Graph_UniqueOp : Graph_SimpleOp<"unique"> {
