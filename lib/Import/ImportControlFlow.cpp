@@ -93,15 +93,12 @@ LogicalResult convertScan(NodeImporter &n) {
     return n.fail("the opset-8 form of Scan (with sequence_lens) is not "
                   "supported");
   OpBuilder &b = n.builder();
-  auto ints = [&](StringRef name) -> DenseI64ArrayAttr {
-    auto values = n.intsAttr(name);
-    return values ? b.getDenseI64ArrayAttr(*values) : DenseI64ArrayAttr();
-  };
   auto op = graph::ScanOp::create(
       b, n.loc(), resultTypes(n, *body, 0), n.inputs(),
-      b.getI64IntegerAttr(*numScanInputs), ints("scan_input_axes"),
-      ints("scan_input_directions"), ints("scan_output_axes"),
-      ints("scan_output_directions"));
+      b.getI64IntegerAttr(*numScanInputs), n.intsAttrOrNull("scan_input_axes"),
+      n.intsAttrOrNull("scan_input_directions"),
+      n.intsAttrOrNull("scan_output_axes"),
+      n.intsAttrOrNull("scan_output_directions"));
   // Body argument types come from the subgraph's own declarations.
   if (failed(
           n.graphImporter().importSubgraph(*body, op.getBody(), {}, n.loc())))

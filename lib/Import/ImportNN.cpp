@@ -17,13 +17,6 @@ using namespace strata::onnx_import;
 
 namespace {
 
-/// Reads an optional ints attribute into a DenseI64ArrayAttr (null if absent).
-DenseI64ArrayAttr intsOrNull(NodeImporter &n, StringRef name) {
-  auto values = n.intsAttr(name);
-  return values ? n.builder().getDenseI64ArrayAttr(*values)
-                : DenseI64ArrayAttr();
-}
-
 /// Reads an optional floats attribute into a DenseF32ArrayAttr.
 DenseF32ArrayAttr floatsOrNull(NodeImporter &n, StringRef name) {
   auto values = n.floatsAttr(name);
@@ -256,10 +249,10 @@ static void registerConvolutions(ConverterRegistry &r) {
   r.add("ConvTranspose", [](NodeImporter &n) -> LogicalResult {
     return n.setOutput(n.create<graph::ConvTransposeOp>(
         n.outputType(0), n.input(0), n.input(1), n.input(2),
-        str(n, "auto_pad", "NOTSET"), intsOrNull(n, "dilations"),
-        i64(n, "group", 1), intsOrNull(n, "kernel_shape"),
-        intsOrNull(n, "output_padding"), intsOrNull(n, "output_shape"),
-        intsOrNull(n, "pads"), intsOrNull(n, "strides")));
+        str(n, "auto_pad", "NOTSET"), n.intsAttrOrNull("dilations"),
+        i64(n, "group", 1), n.intsAttrOrNull("kernel_shape"),
+        n.intsAttrOrNull("output_padding"), n.intsAttrOrNull("output_shape"),
+        n.intsAttrOrNull("pads"), n.intsAttrOrNull("strides")));
   });
 }
 
@@ -308,15 +301,15 @@ static void registerPooling(ConverterRegistry &r) {
       return n.fail("the required attribute 'kernel_shape' is missing");
     return n.setOutput(n.create<graph::MaxUnpoolOp>(
         n.outputType(0), n.input(0), n.input(1), n.input(2),
-        intsOrNull(n, "kernel_shape"), intsOrNull(n, "pads"),
-        intsOrNull(n, "strides")));
+        n.intsAttrOrNull("kernel_shape"), n.intsAttrOrNull("pads"),
+        n.intsAttrOrNull("strides")));
   });
   r.add("MaxRoiPool", [](NodeImporter &n) -> LogicalResult {
     if (!n.hasAttr("pooled_shape"))
       return n.fail("the required attribute 'pooled_shape' is missing");
     return n.setOutput(n.create<graph::MaxRoiPoolOp>(
-        n.outputType(0), n.input(0), n.input(1), intsOrNull(n, "pooled_shape"),
-        f32(n, "spatial_scale", 1.0f)));
+        n.outputType(0), n.input(0), n.input(1),
+        n.intsAttrOrNull("pooled_shape"), f32(n, "spatial_scale", 1.0f)));
   });
   r.add("RoiAlign", [](NodeImporter &n) -> LogicalResult {
     // RoiAlign-10 had no coordinate_transformation_mode and behaved like

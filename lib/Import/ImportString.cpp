@@ -24,13 +24,6 @@ ArrayAttr stringsOrNull(NodeImporter &n, StringRef name) {
   return n.builder().getStrArrayAttr(refs);
 }
 
-/// Reads an optional ints attribute into a DenseI64ArrayAttr (null if absent).
-DenseI64ArrayAttr intsOrNull(NodeImporter &n, StringRef name) {
-  auto values = n.intsAttr(name);
-  return values ? n.builder().getDenseI64ArrayAttr(*values)
-                : DenseI64ArrayAttr();
-}
-
 LogicalResult convertStringNormalizer(NodeImporter &n) {
   Value input = n.input(0);
   if (!isa<graph::StringType>(getElementTypeOrSelf(input.getType())))
@@ -53,8 +46,8 @@ LogicalResult convertTfIdfVectorizer(NodeImporter &n) {
   auto maxGram = n.optionalIntAttr("max_gram_length");
   auto minGram = n.optionalIntAttr("min_gram_length");
   auto maxSkip = n.optionalIntAttr("max_skip_count");
-  auto counts = intsOrNull(n, "ngram_counts");
-  auto indexes = intsOrNull(n, "ngram_indexes");
+  auto counts = n.intsAttrOrNull("ngram_counts");
+  auto indexes = n.intsAttrOrNull("ngram_indexes");
   bool hasMode = n.hasAttr("mode");
   std::string mode = n.stringAttr("mode", "");
   const char *missing = !maxGram   ? "max_gram_length"
@@ -73,7 +66,8 @@ LogicalResult convertTfIdfVectorizer(NodeImporter &n) {
       n.outputType(0, Float32Type::get(n.context())), n.input(0),
       b.getI64IntegerAttr(*maxGram), b.getI64IntegerAttr(*minGram),
       b.getI64IntegerAttr(*maxSkip), b.getStringAttr(mode), counts, indexes,
-      intsOrNull(n, "pool_int64s"), stringsOrNull(n, "pool_strings"), weights);
+      n.intsAttrOrNull("pool_int64s"), stringsOrNull(n, "pool_strings"),
+      weights);
   return n.setOutput(op);
 }
 

@@ -541,11 +541,9 @@ void strata::onnx_import::registerTensorConverters(ConverterRegistry &r) {
   r.add("Squeeze", convertSqueeze);
   r.add("Unsqueeze", convertUnsqueeze);
   r.add("Transpose", [](NodeImporter &n) -> LogicalResult {
-    auto perm = n.intsAttr("perm");
-    return setFolded(n, n.create<graph::TransposeOp>(
-                            n.outputType(0), n.input(0),
-                            perm ? n.builder().getDenseI64ArrayAttr(*perm)
-                                 : DenseI64ArrayAttr()));
+    return setFolded(n,
+                     n.create<graph::TransposeOp>(n.outputType(0), n.input(0),
+                                                  n.intsAttrOrNull("perm")));
   });
   r.add("DepthToSpace", [](NodeImporter &n) -> LogicalResult {
     auto blocksize = n.optionalIntAttr("blocksize");

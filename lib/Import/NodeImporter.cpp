@@ -93,6 +93,11 @@ std::optional<SmallVector<int64_t>> NodeImporter::intsAttr(StringRef name) {
   return SmallVector<int64_t>(attr->ints().begin(), attr->ints().end());
 }
 
+DenseI64ArrayAttr NodeImporter::intsAttrOrNull(StringRef name) {
+  auto values = intsAttr(name);
+  return values ? builder().getDenseI64ArrayAttr(*values) : DenseI64ArrayAttr();
+}
+
 std::optional<SmallVector<float>> NodeImporter::floatsAttr(StringRef name) {
   const auto *attr = rawAttr(name);
   if (!attr)

@@ -65,6 +65,9 @@ public:
   std::string stringAttr(llvm::StringRef name, llvm::StringRef defaultValue);
   std::optional<llvm::SmallVector<int64_t>> intsAttr(llvm::StringRef name);
   std::optional<llvm::SmallVector<float>> floatsAttr(llvm::StringRef name);
+  /// An ints attribute as a DenseI64ArrayAttr; null when absent (for ops'
+  /// OptionalAttr<DenseI64ArrayAttr> arguments).
+  mlir::DenseI64ArrayAttr intsAttrOrNull(llvm::StringRef name);
   std::optional<llvm::SmallVector<std::string>>
   stringsAttr(llvm::StringRef name);
   const onnx::AttributeProto *rawAttr(llvm::StringRef name);

@@ -178,9 +178,8 @@ LogicalResult verifyBroadcastElementwise(Operation *op) {
   return success();
 }
 
-/// Normalizes reduction axes; fails on an out-of-range or repeated axis.
-static FailureOr<SmallVector<int64_t>> normalizeAxes(ArrayRef<int64_t> axes,
-                                                     int64_t rank) {
+FailureOr<SmallVector<int64_t>> normalizeAxes(ArrayRef<int64_t> axes,
+                                              int64_t rank) {
   SmallVector<int64_t> result;
   for (int64_t axis : axes) {
     auto normalized = normalizeAxis(axis, rank);

@@ -150,6 +150,18 @@ private:
 
 } // namespace
 
+/// Most ops here have one function that both infers the result types and,
+/// with a reporting Check, names what is wrong: it is the op's shape
+/// function and its verifier.
+#define SHAPE_FUNCTION_IS_VERIFIER(Op, shapeFunction)                          \
+  LogicalResult Op::inferResultTypes(SmallVectorImpl<Type> &types) {           \
+    return shapeFunction(*this, types, Check(*this, false));                   \
+  }                                                                            \
+  LogicalResult Op::verify() {                                                 \
+    SmallVector<Type> types;                                                   \
+    return shapeFunction(*this, types, Check(*this, true));                    \
+  }
+
 static TensorType tensorType(Value value) {
   return cast<TensorType>(value.getType());
 }
@@ -416,14 +428,7 @@ static LogicalResult inferConv(ConvOp op, SmallVectorImpl<Type> &types,
       getElementTypeOrSelf(op.getType()), types, check);
 }
 
-LogicalResult ConvOp::inferResultTypes(SmallVectorImpl<Type> &types) {
-  return inferConv(*this, types, Check(*this, false));
-}
-
-LogicalResult ConvOp::verify() {
-  SmallVector<Type> types;
-  return inferConv(*this, types, Check(*this, true));
-}
+SHAPE_FUNCTION_IS_VERIFIER(ConvOp, inferConv)
 
 static LogicalResult inferConvInteger(ConvIntegerOp op,
                                       SmallVectorImpl<Type> &types,
@@ -442,14 +447,7 @@ static LogicalResult inferConvInteger(ConvIntegerOp op,
                        getElementTypeOrSelf(op.getType()), types, check);
 }
 
-LogicalResult ConvIntegerOp::inferResultTypes(SmallVectorImpl<Type> &types) {
-  return inferConvInteger(*this, types, Check(*this, false));
-}
-
-LogicalResult ConvIntegerOp::verify() {
-  SmallVector<Type> types;
-  return inferConvInteger(*this, types, Check(*this, true));
-}
+SHAPE_FUNCTION_IS_VERIFIER(ConvIntegerOp, inferConvInteger)
 
 static LogicalResult inferQLinearConv(QLinearConvOp op,
                                       SmallVectorImpl<Type> &types,
@@ -477,14 +475,7 @@ static LogicalResult inferQLinearConv(QLinearConvOp op,
       outElement, types, check);
 }
 
-LogicalResult QLinearConvOp::inferResultTypes(SmallVectorImpl<Type> &types) {
-  return inferQLinearConv(*this, types, Check(*this, false));
-}
-
-LogicalResult QLinearConvOp::verify() {
-  SmallVector<Type> types;
-  return inferQLinearConv(*this, types, Check(*this, true));
-}
+SHAPE_FUNCTION_IS_VERIFIER(QLinearConvOp, inferQLinearConv)
 
 //===----------------------------------------------------------------------===//
 // ConvTranspose
@@ -588,14 +579,7 @@ static LogicalResult inferConvTranspose(ConvTransposeOp op,
   return success();
 }
 
-LogicalResult ConvTransposeOp::inferResultTypes(SmallVectorImpl<Type> &types) {
-  return inferConvTranspose(*this, types, Check(*this, false));
-}
-
-LogicalResult ConvTransposeOp::verify() {
-  SmallVector<Type> types;
-  return inferConvTranspose(*this, types, Check(*this, true));
-}
+SHAPE_FUNCTION_IS_VERIFIER(ConvTransposeOp, inferConvTranspose)
 
 //===----------------------------------------------------------------------===//
 // Pooling
@@ -717,14 +701,7 @@ LogicalResult GlobalAveragePoolOp::verify() {
   return inferGlobalPool(*this, types, Check(*this, true));
 }
 
-LogicalResult GlobalMaxPoolOp::inferResultTypes(SmallVectorImpl<Type> &types) {
-  return inferGlobalPool(*this, types, Check(*this, false));
-}
-
-LogicalResult GlobalMaxPoolOp::verify() {
-  SmallVector<Type> types;
-  return inferGlobalPool(*this, types, Check(*this, true));
-}
+SHAPE_FUNCTION_IS_VERIFIER(GlobalMaxPoolOp, inferGlobalPool)
 
 LogicalResult GlobalLpPoolOp::inferResultTypes(SmallVectorImpl<Type> &types) {
   return inferGlobalPool(*this, types, Check(*this, false));
@@ -800,14 +777,7 @@ static LogicalResult inferMaxUnpool(MaxUnpoolOp op,
   return success();
 }
 
-LogicalResult MaxUnpoolOp::inferResultTypes(SmallVectorImpl<Type> &types) {
-  return inferMaxUnpool(*this, types, Check(*this, false));
-}
-
-LogicalResult MaxUnpoolOp::verify() {
-  SmallVector<Type> types;
-  return inferMaxUnpool(*this, types, Check(*this, true));
-}
+SHAPE_FUNCTION_IS_VERIFIER(MaxUnpoolOp, inferMaxUnpool)
 
 /// Region pooling: input (N, C, H, W), rois (R, roiSize) -> (R, C, h, w).
 static LogicalResult inferRoiPool(Operation *op, int64_t roiSize,
@@ -842,14 +812,7 @@ static LogicalResult inferMaxRoiPool(MaxRoiPoolOp op,
                       types, check);
 }
 
-LogicalResult MaxRoiPoolOp::inferResultTypes(SmallVectorImpl<Type> &types) {
-  return inferMaxRoiPool(*this, types, Check(*this, false));
-}
-
-LogicalResult MaxRoiPoolOp::verify() {
-  SmallVector<Type> types;
-  return inferMaxRoiPool(*this, types, Check(*this, true));
-}
+SHAPE_FUNCTION_IS_VERIFIER(MaxRoiPoolOp, inferMaxRoiPool)
 
 static LogicalResult inferRoiAlign(RoiAlignOp op, SmallVectorImpl<Type> &types,
                                    const Check &check) {
@@ -869,14 +832,7 @@ static LogicalResult inferRoiAlign(RoiAlignOp op, SmallVectorImpl<Type> &types,
                       check);
 }
 
-LogicalResult RoiAlignOp::inferResultTypes(SmallVectorImpl<Type> &types) {
-  return inferRoiAlign(*this, types, Check(*this, false));
-}
-
-LogicalResult RoiAlignOp::verify() {
-  SmallVector<Type> types;
-  return inferRoiAlign(*this, types, Check(*this, true));
-}
+SHAPE_FUNCTION_IS_VERIFIER(RoiAlignOp, inferRoiAlign)
 
 //===----------------------------------------------------------------------===//
 // Normalizations
@@ -936,14 +892,7 @@ static LogicalResult inferBatchNorm(BatchNormOp op,
   return success();
 }
 
-LogicalResult BatchNormOp::inferResultTypes(SmallVectorImpl<Type> &types) {
-  return inferBatchNorm(*this, types, Check(*this, false));
-}
-
-LogicalResult BatchNormOp::verify() {
-  SmallVector<Type> types;
-  return inferBatchNorm(*this, types, Check(*this, true));
-}
+SHAPE_FUNCTION_IS_VERIFIER(BatchNormOp, inferBatchNorm)
 
 static LogicalResult inferInstanceNorm(InstanceNormOp op,
                                        SmallVectorImpl<Type> &types,
@@ -956,14 +905,7 @@ static LogicalResult inferInstanceNorm(InstanceNormOp op,
   return success();
 }
 
-LogicalResult InstanceNormOp::inferResultTypes(SmallVectorImpl<Type> &types) {
-  return inferInstanceNorm(*this, types, Check(*this, false));
-}
-
-LogicalResult InstanceNormOp::verify() {
-  SmallVector<Type> types;
-  return inferInstanceNorm(*this, types, Check(*this, true));
-}
+SHAPE_FUNCTION_IS_VERIFIER(InstanceNormOp, inferInstanceNorm)
 
 static LogicalResult inferGroupNorm(GroupNormOp op,
                                     SmallVectorImpl<Type> &types,
@@ -994,14 +936,7 @@ static LogicalResult inferGroupNorm(GroupNormOp op,
   return success();
 }
 
-LogicalResult GroupNormOp::inferResultTypes(SmallVectorImpl<Type> &types) {
-  return inferGroupNorm(*this, types, Check(*this, false));
-}
-
-LogicalResult GroupNormOp::verify() {
-  SmallVector<Type> types;
-  return inferGroupNorm(*this, types, Check(*this, true));
-}
+SHAPE_FUNCTION_IS_VERIFIER(GroupNormOp, inferGroupNorm)
 
 LogicalResult
 MeanVarianceNormOp::inferResultTypes(SmallVectorImpl<Type> &types) {
@@ -1303,14 +1238,7 @@ static LogicalResult inferEinsum(EinsumOp op, SmallVectorImpl<Type> &types,
   return success();
 }
 
-LogicalResult EinsumOp::inferResultTypes(SmallVectorImpl<Type> &types) {
-  return inferEinsum(*this, types, Check(*this, false));
-}
-
-LogicalResult EinsumOp::verify() {
-  SmallVector<Type> types;
-  return inferEinsum(*this, types, Check(*this, true));
-}
+SHAPE_FUNCTION_IS_VERIFIER(EinsumOp, inferEinsum)
 
 //===----------------------------------------------------------------------===//
 // Det
@@ -1332,14 +1260,7 @@ static LogicalResult inferDet(DetOp op, SmallVectorImpl<Type> &types,
   return success();
 }
 
-LogicalResult DetOp::inferResultTypes(SmallVectorImpl<Type> &types) {
-  return inferDet(*this, types, Check(*this, false));
-}
-
-LogicalResult DetOp::verify() {
-  SmallVector<Type> types;
-  return inferDet(*this, types, Check(*this, true));
-}
+SHAPE_FUNCTION_IS_VERIFIER(DetOp, inferDet)
 
 //===----------------------------------------------------------------------===//
 // MatMulInteger, QLinearMatMul
@@ -1391,14 +1312,7 @@ static LogicalResult inferMatMulInteger(MatMulIntegerOp op,
                          getElementTypeOrSelf(op.getType()), types, check);
 }
 
-LogicalResult MatMulIntegerOp::inferResultTypes(SmallVectorImpl<Type> &types) {
-  return inferMatMulInteger(*this, types, Check(*this, false));
-}
-
-LogicalResult MatMulIntegerOp::verify() {
-  SmallVector<Type> types;
-  return inferMatMulInteger(*this, types, Check(*this, true));
-}
+SHAPE_FUNCTION_IS_VERIFIER(MatMulIntegerOp, inferMatMulInteger)
 
 static LogicalResult inferQLinearMatMul(QLinearMatMulOp op,
                                         SmallVectorImpl<Type> &types,
@@ -1426,14 +1340,7 @@ static LogicalResult inferQLinearMatMul(QLinearMatMulOp op,
   return inferMatMulLike(op.getLhs(), op.getRhs(), outElement, types, check);
 }
 
-LogicalResult QLinearMatMulOp::inferResultTypes(SmallVectorImpl<Type> &types) {
-  return inferQLinearMatMul(*this, types, Check(*this, false));
-}
-
-LogicalResult QLinearMatMulOp::verify() {
-  SmallVector<Type> types;
-  return inferQLinearMatMul(*this, types, Check(*this, true));
-}
+SHAPE_FUNCTION_IS_VERIFIER(QLinearMatMulOp, inferQLinearMatMul)
 
 //===----------------------------------------------------------------------===//
 // QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear
@@ -1489,14 +1396,7 @@ static LogicalResult inferQuantizeLinear(QuantizeLinearOp op,
   return success();
 }
 
-LogicalResult QuantizeLinearOp::inferResultTypes(SmallVectorImpl<Type> &types) {
-  return inferQuantizeLinear(*this, types, Check(*this, false));
-}
-
-LogicalResult QuantizeLinearOp::verify() {
-  SmallVector<Type> types;
-  return inferQuantizeLinear(*this, types, Check(*this, true));
-}
+SHAPE_FUNCTION_IS_VERIFIER(QuantizeLinearOp, inferQuantizeLinear)
 
 static LogicalResult inferDequantizeLinear(DequantizeLinearOp op,
                                            SmallVectorImpl<Type> &types,
@@ -1586,14 +1486,7 @@ static LogicalResult inferGridSample(GridSampleOp op,
   return success();
 }
 
-LogicalResult GridSampleOp::inferResultTypes(SmallVectorImpl<Type> &types) {
-  return inferGridSample(*this, types, Check(*this, false));
-}
-
-LogicalResult GridSampleOp::verify() {
-  SmallVector<Type> types;
-  return inferGridSample(*this, types, Check(*this, true));
-}
+SHAPE_FUNCTION_IS_VERIFIER(GridSampleOp, inferGridSample)
 
 LogicalResult
 NonMaxSuppressionOp::inferResultTypes(SmallVectorImpl<Type> &types) {
@@ -1673,14 +1566,7 @@ static LogicalResult inferDFT(DFTOp op, SmallVectorImpl<Type> &types,
   return success();
 }
 
-LogicalResult DFTOp::inferResultTypes(SmallVectorImpl<Type> &types) {
-  return inferDFT(*this, types, Check(*this, false));
-}
-
-LogicalResult DFTOp::verify() {
-  SmallVector<Type> types;
-  return inferDFT(*this, types, Check(*this, true));
-}
+SHAPE_FUNCTION_IS_VERIFIER(DFTOp, inferDFT)
 
 static LogicalResult inferSTFT(STFTOp op, SmallVectorImpl<Type> &types,
                                const Check &check) {
@@ -1735,14 +1621,7 @@ static LogicalResult inferSTFT(STFTOp op, SmallVectorImpl<Type> &types,
   return success();
 }
 
-LogicalResult STFTOp::inferResultTypes(SmallVectorImpl<Type> &types) {
-  return inferSTFT(*this, types, Check(*this, false));
-}
-
-LogicalResult STFTOp::verify() {
-  SmallVector<Type> types;
-  return inferSTFT(*this, types, Check(*this, true));
-}
+SHAPE_FUNCTION_IS_VERIFIER(STFTOp, inferSTFT)
 
 LogicalResult
 MelWeightMatrixOp::inferResultTypes(SmallVectorImpl<Type> &types) {

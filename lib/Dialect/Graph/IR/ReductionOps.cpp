@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "strata/Dialect/Graph/IR/GraphOps.h"
+#include "strata/Dialect/Graph/IR/GraphPatterns.h"
 
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/TypeUtilities.h"
@@ -155,26 +156,6 @@ template <typename Op> static LogicalResult verifyReduceAxes(Op op) {
   return success();
 }
 
-namespace {
-/// Moves a constant `dynamic_axes` operand into the `axes` attribute.
-template <typename Op> struct ConstantReduceAxesToAttr : OpRewritePattern<Op> {
-  using OpRewritePattern<Op>::OpRewritePattern;
-  LogicalResult matchAndRewrite(Op op,
-                                PatternRewriter &rewriter) const override {
-    Value dynamicAxes = op.getDynamicAxes();
-    SmallVector<int64_t> axes;
-    if (!dynamicAxes || op.getAxes() ||
-        failed(getConstantIntValues(dynamicAxes, axes)))
-      return failure();
-    rewriter.modifyOpInPlace(op, [&] {
-      op.setAxesAttr(rewriter.getDenseI64ArrayAttr(axes));
-      op.getDynamicAxesMutable().clear();
-    });
-    return success();
-  }
-};
-} // namespace
-
 #define REDUCE_AXES_OP(Op)                                                     \
   LogicalResult Op::inferResultTypes(SmallVectorImpl<Type> &types) {           \
     return inferReduceAxes(*this, types);                                      \
@@ -182,7 +163,13 @@ template <typename Op> struct ConstantReduceAxesToAttr : OpRewritePattern<Op> {
   LogicalResult Op::verify() { return verifyReduceAxes(*this); }               \
   void Op::getCanonicalizationPatterns(RewritePatternSet &patterns,            \
                                        MLIRContext *context) {                 \
-    patterns.add<ConstantReduceAxesToAttr<Op>>(context);                       \
+    patterns.add(+[](Op op, PatternRewriter &rewriter) {                       \
+      return moveConstantOperandToAttr(                                        \
+          rewriter, op, op.getDynamicAxesMutable(), "axes",                    \
+          [&](ArrayRef<int64_t> v) {                                           \
+            return i64ArrayAttr(op.getContext(), v);                           \
+          });                                                                  \
+    });                                                                        \
   }
 
 REDUCE_AXES_OP(ReduceSumOp)
@@ -247,29 +234,13 @@ LogicalResult CumSumOp::verify() {
   return success();
 }
 
-namespace {
-/// Moves a constant `dynamic_axis` operand into the `axis` attribute.
-struct ConstantCumSumAxisToAttr : OpRewritePattern<CumSumOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(CumSumOp op,
-                                PatternRewriter &rewriter) const override {
-    Value dynamicAxis = op.getDynamicAxis();
-    SmallVector<int64_t> axis;
-    if (!dynamicAxis || op.getAxis() ||
-        failed(getConstantIntValues(dynamicAxis, axis)) || axis.size() != 1)
-      return failure();
-    rewriter.modifyOpInPlace(op, [&] {
-      op.setAxisAttr(rewriter.getI64IntegerAttr(axis.front()));
-      op.getDynamicAxisMutable().clear();
-    });
-    return success();
-  }
-};
-} // namespace
-
 void CumSumOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
                                            MLIRContext *context) {
-  patterns.add<ConstantCumSumAxisToAttr>(context);
+  patterns.add(+[](CumSumOp op, PatternRewriter &rewriter) {
+    return moveConstantOperandToAttr(
+        rewriter, op, op.getDynamicAxisMutable(), "axis",
+        [&](ArrayRef<int64_t> v) { return i64ScalarAttr(op.getContext(), v); });
+  });
 }
 
 //===----------------------------------------------------------------------===//

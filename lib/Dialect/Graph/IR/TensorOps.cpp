@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "strata/Dialect/Graph/IR/GraphOps.h"
+#include "strata/Dialect/Graph/IR/GraphPatterns.h"
 
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
@@ -141,20 +142,6 @@ static OpFoldResult reshapeConstant(Attribute attr, Type resultType) {
       type.getNumElements() != dense.getNumElements())
     return {};
   return dense.reshape(type);
-}
-
-/// Normalizes `axes` against `rank`; fails on an out-of-range or repeated
-/// axis.
-static FailureOr<SmallVector<int64_t>> normalizeAxisList(ArrayRef<int64_t> axes,
-                                                         int64_t rank) {
-  SmallVector<int64_t> result;
-  for (int64_t axis : axes) {
-    auto normalized = normalizeAxis(axis, rank);
-    if (!normalized || llvm::is_contained(result, *normalized))
-      return failure();
-    result.push_back(*normalized);
-  }
-  return result;
 }
 
 /// Checks that `value` is a scalar: 0-D, or 1-D of one element (ONNX
@@ -585,7 +572,7 @@ squeezeShape(Value inputValue, std::optional<ArrayRef<int64_t>> axesList) {
     }
     return Result(shape);
   }
-  auto axes = normalizeAxisList(*axesList, input.getRank());
+  auto axes = normalizeAxes(*axesList, input.getRank());
   if (failed(axes))
     return failure();
   for (auto [i, dim] : llvm::enumerate(input.getShape())) {
@@ -670,7 +657,7 @@ LogicalResult SqueezeOp::verify() {
   if (!input)
     return success();
   if (auto axes = knownAxes(*this)) {
-    if (failed(normalizeAxisList(*axes, input.getRank())))
+    if (failed(normalizeAxes(*axes, input.getRank())))
       return emitOpError("axes [")
              << ArrayRef<int64_t>(*axes)
              << "] are out of range or repeated for rank " << input.getRank();
@@ -713,7 +700,7 @@ LogicalResult UnsqueezeOp::inferResultTypes(SmallVectorImpl<Type> &types) {
     return success();
   }
   int64_t rank = input.getRank() + int64_t(knownList->size());
-  auto axes = normalizeAxisList(*knownList, rank);
+  auto axes = normalizeAxes(*knownList, rank);
   if (failed(axes))
     return failure();
   SmallVector<int64_t> shape;
@@ -741,42 +728,29 @@ LogicalResult UnsqueezeOp::verify() {
   if (!input || !axes)
     return success();
   int64_t rank = input.getRank() + int64_t(axes->size());
-  if (failed(normalizeAxisList(*axes, rank)))
+  if (failed(normalizeAxes(*axes, rank)))
     return emitOpError("axes [")
            << ArrayRef<int64_t>(*axes)
            << "] are out of range or repeated for result rank " << rank;
   return success();
 }
 
-namespace {
-/// Moves a constant `dynamic_axes` operand of Squeeze or Unsqueeze into the
-/// `axes` attribute, the canonical form.
-template <typename Op> struct ConstantAxesToAttr : OpRewritePattern<Op> {
-  using OpRewritePattern<Op>::OpRewritePattern;
-  LogicalResult matchAndRewrite(Op op,
-                                PatternRewriter &rewriter) const override {
-    Value dynamicAxes = op.getDynamicAxes();
-    SmallVector<int64_t> axes;
-    if (!dynamicAxes || op.getAxes() ||
-        failed(getConstantIntValues(dynamicAxes, axes)))
-      return failure();
-    rewriter.modifyOpInPlace(op, [&] {
-      op.setAxesAttr(rewriter.getDenseI64ArrayAttr(axes));
-      op.getDynamicAxesMutable().clear();
-    });
-    return success();
-  }
-};
-} // namespace
-
 void SqueezeOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
                                             MLIRContext *context) {
-  patterns.add<ConstantAxesToAttr<SqueezeOp>>(context);
+  patterns.add(+[](SqueezeOp op, PatternRewriter &rewriter) {
+    return moveConstantOperandToAttr(
+        rewriter, op, op.getDynamicAxesMutable(), "axes",
+        [&](ArrayRef<int64_t> v) { return i64ArrayAttr(op.getContext(), v); });
+  });
 }
 
 void UnsqueezeOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
                                               MLIRContext *context) {
-  patterns.add<ConstantAxesToAttr<UnsqueezeOp>>(context);
+  patterns.add(+[](UnsqueezeOp op, PatternRewriter &rewriter) {
+    return moveConstantOperandToAttr(
+        rewriter, op, op.getDynamicAxesMutable(), "axes",
+        [&](ArrayRef<int64_t> v) { return i64ArrayAttr(op.getContext(), v); });
+  });
 }
 
 OpFoldResult UnsqueezeOp::fold(FoldAdaptor adaptor) {
@@ -1148,7 +1122,7 @@ resolveSliceOp(SliceOp op, ArrayRef<int64_t> shape) {
       (ends && ends->size() != axes.size()) ||
       (steps && steps->size() != axes.size()))
     return failure();
-  auto normalized = normalizeAxisList(axes, rank);
+  auto normalized = normalizeAxes(axes, rank);
   if (failed(normalized))
     return failure();
   SmallVector<SliceDim> dims;
@@ -1343,30 +1317,13 @@ LogicalResult SplitOp::verify() {
   return success();
 }
 
-namespace {
-/// Moves a constant `dynamic_split` operand into the `split` attribute, the
-/// canonical form.
-struct ConstantSplitToAttr : OpRewritePattern<SplitOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(SplitOp op,
-                                PatternRewriter &rewriter) const override {
-    Value dynamicSplit = op.getDynamicSplit();
-    SmallVector<int64_t> sizes;
-    if (!dynamicSplit || op.getSplit() ||
-        failed(getConstantIntValues(dynamicSplit, sizes)))
-      return failure();
-    rewriter.modifyOpInPlace(op, [&] {
-      op.setSplitAttr(rewriter.getDenseI64ArrayAttr(sizes));
-      op.getDynamicSplitMutable().clear();
-    });
-    return success();
-  }
-};
-} // namespace
-
 void SplitOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
                                           MLIRContext *context) {
-  patterns.add<ConstantSplitToAttr>(context);
+  patterns.add(+[](SplitOp op, PatternRewriter &rewriter) {
+    return moveConstantOperandToAttr(
+        rewriter, op, op.getDynamicSplitMutable(), "split",
+        [&](ArrayRef<int64_t> v) { return i64ArrayAttr(op.getContext(), v); });
+  });
 }
 
 LogicalResult SplitOp::fold(FoldAdaptor adaptor,
@@ -2077,30 +2034,13 @@ LogicalResult TopKOp::verify() {
   return success();
 }
 
-namespace {
-/// Moves a constant `dynamic_k` operand into the `k` attribute, the
-/// canonical form.
-struct ConstantKToAttr : OpRewritePattern<TopKOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(TopKOp op,
-                                PatternRewriter &rewriter) const override {
-    Value dynamicK = op.getDynamicK();
-    SmallVector<int64_t> values;
-    if (!dynamicK || op.getK() ||
-        failed(getConstantIntValues(dynamicK, values)) || values.size() != 1)
-      return failure();
-    rewriter.modifyOpInPlace(op, [&] {
-      op.setKAttr(rewriter.getI64IntegerAttr(values.front()));
-      op.getDynamicKMutable().clear();
-    });
-    return success();
-  }
-};
-} // namespace
-
 void TopKOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
                                          MLIRContext *context) {
-  patterns.add<ConstantKToAttr>(context);
+  patterns.add(+[](TopKOp op, PatternRewriter &rewriter) {
+    return moveConstantOperandToAttr(
+        rewriter, op, op.getDynamicKMutable(), "k",
+        [&](ArrayRef<int64_t> v) { return i64ScalarAttr(op.getContext(), v); });
+  });
 }
 
 LogicalResult UniqueOp::inferResultTypes(SmallVectorImpl<Type> &types) {

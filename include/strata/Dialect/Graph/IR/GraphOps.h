@@ -37,6 +37,11 @@ broadcastShapes(llvm::ArrayRef<int64_t> a, llvm::ArrayRef<int64_t> b);
 /// of [-rank, rank).
 std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank);
 
+/// Normalizes a list of axes against `rank`; fails on an out-of-range or
+/// repeated axis.
+mlir::FailureOr<llvm::SmallVector<int64_t>>
+normalizeAxes(llvm::ArrayRef<int64_t> axes, int64_t rank);
+
 /// Returns `type` with its shape replaced, keeping the element type; an
 /// unranked result when `shape` is std::nullopt.
 mlir::TensorType withShape(mlir::Type type,

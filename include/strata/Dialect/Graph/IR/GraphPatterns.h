@@ -1,0 +1,58 @@
+//===- GraphPatterns.h - rewrite helpers shared by op families --*- C++ -*-===//
+//
+// Ops that take a list (axes, split sizes) or a scalar (an axis, TopK's k)
+// either as an attribute or as a run-time operand are canonical in the
+// attribute form. One helper moves a constant operand into the attribute for
+// all of them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef STRATA_DIALECT_GRAPH_IR_GRAPHPATTERNS_H
+#define STRATA_DIALECT_GRAPH_IR_GRAPHPATTERNS_H
+
+#include "strata/Dialect/Graph/IR/GraphOps.h"
+
+#include "mlir/IR/PatternMatch.h"
+
+namespace strata::graph {
+
+/// When `operand` (an optional operand of `op`) holds a constant and the
+/// attribute `attrName` is absent, replaces the operand with the attribute
+/// that `makeAttr` builds from the constant's values (null: leave the op).
+inline mlir::LogicalResult moveConstantOperandToAttr(
+    mlir::PatternRewriter &rewriter, mlir::Operation *op,
+    mlir::MutableOperandRange operand, llvm::StringRef attrName,
+    llvm::function_ref<mlir::Attribute(llvm::ArrayRef<int64_t>)> makeAttr) {
+  if (operand.empty() || op->getAttr(attrName))
+    return mlir::failure();
+  llvm::SmallVector<int64_t> values;
+  if (failed(getConstantIntValues(operand[0].get(), values)))
+    return mlir::failure();
+  mlir::Attribute attr = makeAttr(values);
+  if (!attr)
+    return mlir::failure();
+  rewriter.modifyOpInPlace(op, [&] {
+    op->setAttr(attrName, attr);
+    operand.clear();
+  });
+  return mlir::success();
+}
+
+/// `makeAttr` for list attributes (DenseI64ArrayAttr).
+inline mlir::Attribute i64ArrayAttr(mlir::MLIRContext *context,
+                                    llvm::ArrayRef<int64_t> values) {
+  return mlir::DenseI64ArrayAttr::get(context, values);
+}
+
+/// `makeAttr` for scalar attributes (I64Attr): only a single value converts.
+inline mlir::Attribute i64ScalarAttr(mlir::MLIRContext *context,
+                                     llvm::ArrayRef<int64_t> values) {
+  if (values.size() != 1)
+    return {};
+  return mlir::IntegerAttr::get(mlir::IntegerType::get(context, 64),
+                                values.front());
+}
+
+} // namespace strata::graph
+
+#endif // STRATA_DIALECT_GRAPH_IR_GRAPHPATTERNS_H
