@@ -1,0 +1,477 @@
+//===- Runtime.h - The strata runtime API -----------------------*- C++ -*-===//
+//
+// The runtime loads a compiled module (a FlatBuffers file, see
+// runtime/schema/module.fbs and docs/runtime.md), checks it, and runs its
+// plan. It links neither LLVM nor MLIR: a machine that only runs models needs
+// this library and the vendor libraries its kernels call.
+//
+// Every failure is reported as an Error whose message names the module file,
+// the step or the tensor concerned; the runtime never reads a module buffer
+// that flatbuffers::Verifier has not accepted.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef STRATA_RUNTIME_RUNTIME_H
+#define STRATA_RUNTIME_RUNTIME_H
+
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace strata::rt {
+
+/// Everything the runtime reports goes through this exception.
+class Error : public std::runtime_error {
+public:
+  explicit Error(const std::string &message) : std::runtime_error(message) {}
+};
+
+/// The module format version this runtime writes; it reads any module of the
+/// same major version.
+constexpr uint16_t kFormatMajor = 1;
+constexpr uint16_t kFormatMinor = 0;
+
+//===----------------------------------------------------------------------===//
+// Element types and tensors
+//===----------------------------------------------------------------------===//
+
+/// Element types; the numbering matches fb::ElementType in module.fbs.
+enum class DType : uint8_t {
+  F32 = 0,
+  F64,
+  F16,
+  BF16,
+  I1,
+  I8,
+  I16,
+  I32,
+  I64,
+  U8,
+  U16,
+  U32,
+  U64
+};
+constexpr unsigned kNumDTypes = 13;
+
+/// Bytes per element (i1 is stored as one byte per element).
+size_t dtypeSize(DType type);
+/// The ONNX-style spelling: "f32", "bf16", "i1", ...
+const char *dtypeName(DType type);
+/// "[2, 3, ?]" with ? for dynamic (-1) dimensions.
+std::string shapeToString(const std::vector<int64_t> &shape);
+/// The number of elements of a static shape; throws Error for negative
+/// dimensions or when the count overflows.
+int64_t numElements(const std::vector<int64_t> &shape);
+
+/// Whether elements of `type` may be accessed as T. f16 and bf16 have no C++
+/// type here, so they are accessed as their raw uint16_t bits.
+template <typename T> constexpr bool dtypeHolds(DType type) {
+  if constexpr (std::is_same_v<T, float>)
+    return type == DType::F32;
+  else if constexpr (std::is_same_v<T, double>)
+    return type == DType::F64;
+  else if constexpr (std::is_same_v<T, bool>)
+    return type == DType::I1;
+  else if constexpr (std::is_same_v<T, int8_t>)
+    return type == DType::I8;
+  else if constexpr (std::is_same_v<T, int16_t>)
+    return type == DType::I16;
+  else if constexpr (std::is_same_v<T, int32_t>)
+    return type == DType::I32;
+  else if constexpr (std::is_same_v<T, int64_t>)
+    return type == DType::I64;
+  else if constexpr (std::is_same_v<T, uint8_t>)
+    return type == DType::U8;
+  else if constexpr (std::is_same_v<T, uint16_t>)
+    return type == DType::U16 || type == DType::F16 || type == DType::BF16;
+  else if constexpr (std::is_same_v<T, uint32_t>)
+    return type == DType::U32;
+  else if constexpr (std::is_same_v<T, uint64_t>)
+    return type == DType::U64;
+  else
+    static_assert(!std::is_same_v<T, T>, "no strata element type for T");
+}
+
+namespace detail {
+[[noreturn]] void throwTypeMismatch(DType actual, const char *requested);
+template <typename T> const char *cTypeName() {
+  if constexpr (std::is_same_v<T, float>)
+    return "float";
+  else if constexpr (std::is_same_v<T, double>)
+    return "double";
+  else if constexpr (std::is_same_v<T, bool>)
+    return "bool";
+  else if constexpr (std::is_signed_v<T>)
+    return "a signed integer";
+  else
+    return "an unsigned integer";
+}
+
+/// Memory from posix_memalign, 64-byte aligned so that vector loads of any
+/// width and cache lines line up; freed with free().
+struct AlignedFree {
+  void operator()(void *p) const;
+};
+using AlignedPtr = std::unique_ptr<uint8_t, AlignedFree>;
+/// Throws Error (naming `what`) when the memory is not there. `zero` fills
+/// it with zero bytes; callers that overwrite it anyway skip the cost.
+AlignedPtr allocateAligned(size_t bytes, const std::string &what,
+                           bool zero = true);
+} // namespace detail
+
+/// A non-owning view of a tensor: what kernels receive.
+struct TensorView {
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  void *data = nullptr;
+
+  int64_t numElements() const { return rt::numElements(shape); }
+  size_t byteSize() const { return numElements() * dtypeSize(dtype); }
+  template <typename T> T *as() const {
+    if (!dtypeHolds<T>(dtype))
+      detail::throwTypeMismatch(dtype, detail::cTypeName<T>());
+    return static_cast<T *>(data);
+  }
+};
+
+/// A tensor that owns its (64-byte aligned) storage. Copies are deep.
+class Tensor {
+public:
+  Tensor() = default;
+  /// A tensor of `shape` (every dimension static) filled with zero bytes.
+  static Tensor zeros(DType dtype, std::vector<int64_t> shape);
+  /// A tensor holding `values`, whose C++ type must match `dtype`.
+  template <typename T>
+  static Tensor fromValues(DType dtype, std::vector<int64_t> shape,
+                           const std::vector<T> &values) {
+    Tensor t = zeros(dtype, std::move(shape));
+    if (static_cast<int64_t>(values.size()) != t.numElements())
+      throw Error("Tensor::fromValues: " + std::to_string(values.size()) +
+                  " values for shape " + shapeToString(t.shape()));
+    T *out = t.data<T>();
+    for (size_t i = 0; i < values.size(); ++i)
+      out[i] = values[i];
+    return t;
+  }
+
+  Tensor(const Tensor &other);
+  Tensor &operator=(const Tensor &other);
+  Tensor(Tensor &&) noexcept = default;
+  Tensor &operator=(Tensor &&) noexcept = default;
+
+  DType dtype() const { return dtype_; }
+  const std::vector<int64_t> &shape() const { return shape_; }
+  int64_t numElements() const { return numElements_; }
+  size_t byteSize() const { return numElements_ * dtypeSize(dtype_); }
+
+  void *rawData() { return storage_.get(); }
+  const void *rawData() const { return storage_.get(); }
+  /// Typed access; throws Error when T does not match the element type.
+  template <typename T> T *data() {
+    if (!dtypeHolds<T>(dtype_))
+      detail::throwTypeMismatch(dtype_, detail::cTypeName<T>());
+    return reinterpret_cast<T *>(storage_.get());
+  }
+  template <typename T> const T *data() const {
+    return const_cast<Tensor *>(this)->data<T>();
+  }
+  TensorView view() const {
+    return TensorView{dtype_, shape_, const_cast<uint8_t *>(storage_.get())};
+  }
+
+private:
+  DType dtype_ = DType::F32;
+  std::vector<int64_t> shape_;
+  int64_t numElements_ = 0;
+  detail::AlignedPtr storage_;
+};
+
+//===----------------------------------------------------------------------===//
+// Modules
+//===----------------------------------------------------------------------===//
+
+/// A model input or output as the caller sees it.
+struct TensorSignature {
+  std::string name;
+  DType dtype = DType::F32;
+  /// -1 marks a dynamic dimension.
+  std::vector<int64_t> shape;
+  /// The buffer that holds the tensor.
+  uint32_t buffer = 0;
+};
+
+enum class BufferKind : uint8_t { Arena = 0, Constant, Input };
+
+struct BufferInfo {
+  BufferKind kind = BufferKind::Arena;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  /// Arena buffers: where they live in the arena and the bytes reserved.
+  uint64_t offset = 0;
+  uint64_t size = 0;
+  /// Constant buffers: the bytes, in place in the module (64-byte aligned).
+  const uint8_t *data = nullptr;
+  size_t dataSize = 0;
+};
+
+/// A step attribute. Scalars are one-element lists.
+struct Attribute {
+  std::string key;
+  std::vector<int64_t> ints;
+  std::vector<double> floats;
+  std::string str;
+};
+
+enum class StepKind : uint8_t { Kernel = 0, Library };
+
+struct Step {
+  StepKind kind = StepKind::Library;
+  std::string name;
+  std::vector<uint32_t> inputs;
+  std::vector<uint32_t> outputs;
+  std::vector<Attribute> attributes;
+  std::vector<std::string> sourceNodes;
+
+  /// "step 3 ('add.f32', from ONNX node 'Add_0')", for error messages.
+  std::string describe(size_t index) const;
+};
+
+/// A loaded and validated module. Immutable; sessions share it.
+class Module {
+public:
+  /// Reads, verifies and validates a module file; throws Error naming the
+  /// file and what is wrong with it.
+  static std::shared_ptr<const Module> load(const std::string &path);
+  /// The same for bytes in memory; `name` stands for the file in messages.
+  static std::shared_ptr<const Module>
+  loadFromMemory(std::vector<uint8_t> bytes, std::string name);
+
+  const std::string &name() const { return name_; }
+  uint16_t versionMajor() const { return major_; }
+  uint16_t versionMinor() const { return minor_; }
+  const std::string &target() const { return target_; }
+  const std::vector<TensorSignature> &inputs() const { return inputs_; }
+  const std::vector<TensorSignature> &outputs() const { return outputs_; }
+  const std::vector<BufferInfo> &buffers() const { return buffers_; }
+  uint64_t arenaSize() const { return arenaSize_; }
+  const std::vector<Step> &steps() const { return steps_; }
+  /// The generated kernels' machine code, in place in the module.
+  const uint8_t *code() const { return code_; }
+  size_t codeSize() const { return codeSize_; }
+  const std::vector<std::pair<std::string, std::string>> &metadata() const {
+    return metadata_;
+  }
+  /// The value of metadata `key`, or nullptr.
+  const std::string *metadataValue(const std::string &key) const;
+
+private:
+  Module() = default;
+  void parse();
+
+  std::string name_;
+  /// The file's bytes, 64-byte aligned so that constants are too.
+  detail::AlignedPtr bytes_;
+  size_t numBytes_ = 0;
+  uint16_t major_ = 0, minor_ = 0;
+  std::string target_;
+  std::vector<TensorSignature> inputs_, outputs_;
+  std::vector<BufferInfo> buffers_;
+  uint64_t arenaSize_ = 0;
+  std::vector<Step> steps_;
+  const uint8_t *code_ = nullptr;
+  size_t codeSize_ = 0;
+  std::vector<std::pair<std::string, std::string>> metadata_;
+};
+
+/// Writes modules: used by the compiler and by tests. It does not validate
+/// (so that tests can write broken modules); Module::load does.
+class ModuleBuilder {
+public:
+  ModuleBuilder();
+  ~ModuleBuilder();
+  ModuleBuilder(ModuleBuilder &&) noexcept;
+  ModuleBuilder &operator=(ModuleBuilder &&) noexcept;
+
+  void setVersion(uint16_t major, uint16_t minor);
+  void setTarget(std::string target);
+  /// Adds an Input buffer and the input signature that refers to it.
+  uint32_t addInput(std::string name, DType dtype, std::vector<int64_t> shape);
+  /// Adds an output signature for `buffer`, taking the buffer's type and
+  /// shape (f32 and rank 0 when there is no such buffer).
+  void addOutput(std::string name, uint32_t buffer);
+  /// Adds an arena buffer placed after the existing ones (64-byte aligned)
+  /// and grows the arena to hold it.
+  uint32_t addArenaBuffer(DType dtype, std::vector<int64_t> shape);
+  /// Adds an arena buffer at a given place (for a memory planner that reuses
+  /// space); the arena grows to cover it.
+  uint32_t addArenaBuffer(DType dtype, std::vector<int64_t> shape,
+                          uint64_t offset, uint64_t size);
+  /// Adds a constant with its bytes.
+  uint32_t addConstant(DType dtype, std::vector<int64_t> shape,
+                       std::vector<uint8_t> bytes);
+  uint32_t addConstant(const Tensor &value);
+  /// Adds a raw buffer record, for tests that need an inconsistent one.
+  uint32_t addBuffer(BufferInfo info, std::vector<uint8_t> constantBytes = {});
+  void setArenaSize(uint64_t size);
+  void addStep(Step step);
+  void setCode(std::vector<uint8_t> code);
+  void addMetadata(std::string key, std::string value);
+
+  /// The module's bytes.
+  std::vector<uint8_t> finish() const;
+  /// Writes finish() to `path`; throws Error when the file cannot be written.
+  void write(const std::string &path) const;
+
+private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+//===----------------------------------------------------------------------===//
+// Execution
+//===----------------------------------------------------------------------===//
+
+/// A fixed set of worker threads for the kernels' parallel loops. Idle
+/// workers sleep on a condition variable; nothing spins.
+class ThreadPool {
+public:
+  /// `threads` counts the calling thread: 1 runs everything inline; 0 means
+  /// one per hardware thread.
+  explicit ThreadPool(unsigned threads);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool &) = delete;
+  ThreadPool &operator=(const ThreadPool &) = delete;
+
+  unsigned numThreads() const { return numWorkers_ + 1; }
+
+  /// Calls fn(b, e) on chunks [b, e) of at most `grain` indices that together
+  /// cover [begin, end) exactly once, and returns when all are done. The
+  /// first exception a chunk throws is rethrown here (the remaining chunks
+  /// are skipped). Calls from inside a chunk run inline.
+  void parallelFor(int64_t begin, int64_t end, int64_t grain,
+                   const std::function<void(int64_t, int64_t)> &fn);
+
+private:
+  void workerLoop();
+  void runChunks();
+
+  unsigned numWorkers_;
+  std::vector<std::thread> workers_;
+  /// Serializes parallelFor calls from different threads.
+  std::mutex callMutex_;
+  std::mutex mutex_;
+  std::condition_variable wake_, finished_;
+  uint64_t generation_ = 0;
+  unsigned active_ = 0;
+  bool stop_ = false;
+  // The current job; only written while no worker is running it.
+  const std::function<void(int64_t, int64_t)> *fn_ = nullptr;
+  int64_t begin_ = 0, end_ = 0, grain_ = 1, numChunks_ = 0;
+  std::atomic<int64_t> *next_ = nullptr;
+  std::exception_ptr error_;
+};
+
+/// What a library kernel gets for one step.
+class KernelContext {
+public:
+  KernelContext(const Step &step, size_t index, const Module &module,
+                std::vector<TensorView> inputs, std::vector<TensorView> outputs,
+                ThreadPool &pool)
+      : step_(step), index_(index), module_(module), inputs_(std::move(inputs)),
+        outputs_(std::move(outputs)), pool_(pool) {}
+
+  size_t numInputs() const { return inputs_.size(); }
+  size_t numOutputs() const { return outputs_.size(); }
+  /// Kernels must not write their inputs (they may be constants).
+  const TensorView &input(size_t i) const;
+  const TensorView &output(size_t i) const;
+  ThreadPool &pool() const { return pool_; }
+  const Step &step() const { return step_; }
+
+  bool hasAttr(const std::string &key) const;
+  /// These throw Error naming the step when the attribute is missing or
+  /// has another kind.
+  int64_t attrInt(const std::string &key) const;
+  const std::vector<int64_t> &attrInts(const std::string &key) const;
+  double attrFloat(const std::string &key) const;
+  const std::vector<double> &attrFloats(const std::string &key) const;
+  const std::string &attrString(const std::string &key) const;
+
+  /// An Error naming the module and the step: for kernels' own checks.
+  Error error(const std::string &message) const;
+
+private:
+  const Attribute &attr(const std::string &key) const;
+
+  const Step &step_;
+  size_t index_;
+  const Module &module_;
+  std::vector<TensorView> inputs_, outputs_;
+  ThreadPool &pool_;
+};
+
+using KernelFn = void (*)(KernelContext &);
+
+/// Adds (or replaces) a library kernel. Thread-safe; sessions resolve names
+/// when they are created.
+void registerKernel(const std::string &name, KernelFn fn);
+/// The kernel registered under `name`, or nullptr.
+KernelFn lookupKernel(const std::string &name);
+
+struct SessionOptions {
+  /// Threads of the session's pool, counting the caller (0: one per hardware
+  /// thread).
+  unsigned threads = 1;
+};
+
+/// Runs one module: owns the arena, the bound inputs and the outputs of the
+/// last run. Not thread-safe; use one session per concurrent caller.
+class Session {
+public:
+  /// Resolves every step's kernel and allocates the arena; throws Error
+  /// naming the step whose kernel is unknown.
+  explicit Session(std::shared_ptr<const Module> module,
+                   SessionOptions options = {});
+  ~Session();
+
+  const Module &module() const { return *module_; }
+
+  /// Binds an input (the tensor is copied); throws Error when its element
+  /// type or shape does not fit the signature.
+  void setInput(const std::string &name, const Tensor &tensor);
+  void setInput(size_t index, const Tensor &tensor);
+  /// Runs the steps in order; every input must have been set.
+  void run();
+  /// An output of the last run.
+  const Tensor &output(const std::string &name) const;
+  const Tensor &output(size_t index) const;
+
+private:
+  size_t inputIndex(const std::string &name) const;
+  size_t outputIndex(const std::string &name) const;
+
+  std::shared_ptr<const Module> module_;
+  ThreadPool pool_;
+  detail::AlignedPtr arena_;
+  std::vector<KernelFn> kernels_;
+  std::vector<TensorView> views_;
+  std::vector<Tensor> inputs_;
+  std::vector<bool> inputSet_;
+  std::vector<Tensor> outputs_;
+  bool ran_ = false;
+};
+
+} // namespace strata::rt
+
+#endif // STRATA_RUNTIME_RUNTIME_H

@@ -1,0 +1,378 @@
+//===- Module.cpp - Loading and validating module files ---------*- C++ -*-===//
+//
+// Module::load reads a module file into 64-byte aligned memory (so that the
+// constants in it are aligned too), checks the file identifier and the size
+// prefix (which catches truncation), runs
+// flatbuffers::Verifier and only then reads the buffer. The checks after
+// verification are the ones FlatBuffers cannot make: the format version,
+// enum ranges, that every buffer id a step or signature names exists, that
+// arena buffers lie inside the arena and that constants have exactly the
+// bytes their type and shape need. Sessions rely on these checks and do not
+// repeat them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "strata/Runtime/Runtime.h"
+
+#include "module_generated.h"
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+
+namespace strata::rt {
+
+static_assert(static_cast<int>(fb::ElementType::MAX) + 1 == kNumDTypes,
+              "DType and fb::ElementType must list the same types");
+static_assert(static_cast<int>(fb::ElementType::U64) ==
+                  static_cast<int>(DType::U64),
+              "DType and fb::ElementType must number types alike");
+static_assert(static_cast<int>(fb::BufferKind::Input) ==
+                  static_cast<int>(BufferKind::Input),
+              "BufferKind must match fb::BufferKind");
+static_assert(static_cast<int>(fb::StepKind::Library) ==
+                  static_cast<int>(StepKind::Library),
+              "StepKind must match fb::StepKind");
+
+namespace {
+
+/// Collects the module's name so that every message names the file.
+struct Reporter {
+  const std::string &name;
+  [[noreturn]] void fail(const std::string &what) const {
+    throw Error("strata module '" + name + "': " + what);
+  }
+};
+
+std::string str(const flatbuffers::String *s) {
+  return s ? std::string(s->c_str(), s->size()) : std::string();
+}
+
+template <typename T, typename U>
+std::vector<T> vec(const flatbuffers::Vector<U> *v) {
+  return v ? std::vector<T>(v->begin(), v->end()) : std::vector<T>();
+}
+
+DType checkedType(fb::ElementType type, const Reporter &r,
+                  const std::string &where) {
+  auto raw = static_cast<int>(type);
+  if (raw < 0 || raw >= static_cast<int>(kNumDTypes))
+    r.fail(where + " has invalid element type " + std::to_string(raw));
+  return static_cast<DType>(raw);
+}
+
+void checkShape(const std::vector<int64_t> &shape, bool allowDynamic,
+                const Reporter &r, const std::string &where) {
+  for (int64_t dim : shape) {
+    if (dim == -1 && allowDynamic)
+      continue;
+    if (dim < 0)
+      r.fail(where + " has invalid shape " + std::to_string(dim) +
+             (allowDynamic ? "" : " (it must be static)"));
+  }
+}
+
+/// The bytes a static shape of `type` needs, or fails when that overflows.
+uint64_t byteSize(DType type, const std::vector<int64_t> &shape,
+                  const Reporter &r, const std::string &where) {
+  int64_t elements;
+  try {
+    elements = numElements(shape);
+  } catch (const Error &e) {
+    r.fail(where + ": " + e.what());
+  }
+  uint64_t size = dtypeSize(type);
+  if (static_cast<uint64_t>(elements) >
+      std::numeric_limits<uint64_t>::max() / size)
+    r.fail(where + " has too many elements");
+  return static_cast<uint64_t>(elements) * size;
+}
+
+TensorSignature readSignature(const fb::TensorSignature *sig, const char *kind,
+                              size_t index, const Reporter &r) {
+  TensorSignature out;
+  out.name = str(sig->name());
+  std::string where =
+      std::string(kind) + " " + std::to_string(index) + " ('" + out.name + "')";
+  out.dtype = checkedType(sig->type(), r, where);
+  out.shape = vec<int64_t>(sig->shape());
+  checkShape(out.shape, /*allowDynamic=*/true, r, where);
+  out.buffer = sig->buffer();
+  return out;
+}
+
+} // namespace
+
+std::string Step::describe(size_t index) const {
+  std::string result = "step " + std::to_string(index) + " ('" + name + "'";
+  if (!sourceNodes.empty()) {
+    result +=
+        sourceNodes.size() == 1 ? ", from ONNX node " : ", from ONNX nodes ";
+    for (size_t i = 0; i < sourceNodes.size(); ++i)
+      result += (i ? ", '" : "'") + sourceNodes[i] + "'";
+  }
+  return result + ")";
+}
+
+std::shared_ptr<const Module> Module::load(const std::string &path) {
+  auto fail = [&](const std::string &what) {
+    throw Error("strata module '" + path + "': " + what);
+  };
+  // A directory opens as a stream on Linux and reports a bogus size; ask
+  // the file system what the path is first.
+  std::error_code ec;
+  auto status = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(status))
+    fail("cannot open the file");
+  if (!std::filesystem::is_regular_file(status))
+    fail("is not a regular file");
+  uintmax_t size = std::filesystem::file_size(path, ec);
+  if (ec)
+    fail("cannot read the file's size");
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    fail("cannot open the file");
+  std::shared_ptr<Module> module(new Module());
+  module->name_ = path;
+  module->numBytes_ = static_cast<size_t>(size);
+  try {
+    module->bytes_ = detail::allocateAligned(module->numBytes_, "its bytes",
+                                             /*zero=*/false);
+  } catch (const Error &e) {
+    fail(e.what());
+  }
+  if (!in.read(reinterpret_cast<char *>(module->bytes_.get()),
+               static_cast<std::streamsize>(size)))
+    fail("cannot read the file");
+  module->parse();
+  return module;
+}
+
+std::shared_ptr<const Module> Module::loadFromMemory(std::vector<uint8_t> bytes,
+                                                     std::string name) {
+  std::shared_ptr<Module> module(new Module());
+  module->name_ = std::move(name);
+  module->numBytes_ = bytes.size();
+  // std::vector's storage is only 16-byte aligned; copy so that the
+  // constants are at 64-byte boundaries as the format promises.
+  module->bytes_ = detail::allocateAligned(
+      module->numBytes_, "module '" + module->name_ + "'", /*zero=*/false);
+  if (!bytes.empty())
+    std::memcpy(module->bytes_.get(), bytes.data(), bytes.size());
+  module->parse();
+  return module;
+}
+
+const std::string *Module::metadataValue(const std::string &key) const {
+  for (const auto &[k, v] : metadata_)
+    if (k == key)
+      return &v;
+  return nullptr;
+}
+
+void Module::parse() {
+  Reporter r{name_};
+  const uint8_t *base = bytes_.get();
+
+  // The header is the size prefix, the root offset and the identifier. The
+  // size prefix is what catches truncation: the verifier alone cannot see
+  // a cut that only removes trailing padding.
+  constexpr size_t prefixSize = sizeof(flatbuffers::uoffset_t);
+  constexpr size_t headerSize =
+      2 * sizeof(flatbuffers::uoffset_t) + flatbuffers::kFileIdentifierLength;
+  if (numBytes_ < headerSize)
+    r.fail("the file is truncated (" + std::to_string(numBytes_) +
+           " bytes, shorter than a module header)");
+  if (!fb::SizePrefixedModuleBufferHasIdentifier(base)) {
+    std::string found(reinterpret_cast<const char *>(base) + 2 * prefixSize,
+                      flatbuffers::kFileIdentifierLength);
+    for (char &c : found)
+      if (c < 0x20 || c > 0x7e)
+        c = '?';
+    r.fail("not a strata module (file identifier '" + found +
+           "', expected 'STRM')");
+  }
+  uint64_t declared = flatbuffers::ReadScalar<flatbuffers::uoffset_t>(base);
+  if (declared + prefixSize > numBytes_)
+    r.fail("the file is truncated (" + std::to_string(numBytes_) +
+           " bytes, its header says " + std::to_string(declared + prefixSize) +
+           ")");
+  if (declared + prefixSize < numBytes_)
+    r.fail("the file has " + std::to_string(numBytes_ - declared - prefixSize) +
+           " bytes of trailing garbage after the module");
+  if (numBytes_ >= FLATBUFFERS_MAX_BUFFER_SIZE)
+    r.fail("the file is larger than FlatBuffers' 2 GiB limit");
+  flatbuffers::Verifier verifier(base, numBytes_);
+  if (!fb::VerifySizePrefixedModuleBuffer(verifier))
+    r.fail("the file is corrupted (FlatBuffers verification failed)");
+
+  // Verified: from here on the buffer may be read.
+  const fb::Module *m = fb::GetSizePrefixedModule(base);
+  major_ = m->version()->major();
+  minor_ = m->version()->minor();
+  if (major_ != kFormatMajor)
+    r.fail("format version " + std::to_string(major_) + "." +
+           std::to_string(minor_) + " is not supported (this runtime reads " +
+           std::to_string(kFormatMajor) + ".x)");
+  target_ = str(m->target());
+  arenaSize_ = m->arena_size();
+
+  if (auto *buffers = m->buffers()) {
+    for (flatbuffers::uoffset_t i = 0; i < buffers->size(); ++i) {
+      const fb::Buffer *b = buffers->Get(i);
+      std::string where = "buffer " + std::to_string(i);
+      BufferInfo info;
+      auto kind = static_cast<int>(b->kind());
+      if (kind < 0 || kind > static_cast<int>(fb::BufferKind::MAX))
+        r.fail(where + " has invalid kind " + std::to_string(kind));
+      info.kind = static_cast<BufferKind>(kind);
+      info.dtype = checkedType(b->type(), r, where);
+      info.shape = vec<int64_t>(b->shape());
+      checkShape(info.shape, /*allowDynamic=*/info.kind == BufferKind::Input, r,
+                 where);
+      switch (info.kind) {
+      case BufferKind::Arena: {
+        info.offset = b->offset();
+        info.size = b->size();
+        uint64_t needed = byteSize(info.dtype, info.shape, r, where);
+        if (info.size < needed)
+          r.fail(where + " has " + std::to_string(info.size) +
+                 " bytes in the arena but its type " + dtypeName(info.dtype) +
+                 shapeToString(info.shape) + " needs " +
+                 std::to_string(needed));
+        if (info.offset > arenaSize_ || info.size > arenaSize_ - info.offset)
+          r.fail(where + " (offset " + std::to_string(info.offset) + ", size " +
+                 std::to_string(info.size) + ") lies outside the arena of " +
+                 std::to_string(arenaSize_) + " bytes");
+        // Kernels access elements directly; a misaligned element is UB.
+        if (info.offset % dtypeSize(info.dtype) != 0)
+          r.fail(where + " has offset " + std::to_string(info.offset) +
+                 ", not a multiple of its element size");
+        break;
+      }
+      case BufferKind::Constant: {
+        uint64_t needed = byteSize(info.dtype, info.shape, r, where);
+        size_t have = b->data() ? b->data()->size() : 0;
+        if (have != needed)
+          r.fail(where + " is a constant of type " + dtypeName(info.dtype) +
+                 shapeToString(info.shape) + " with " + std::to_string(have) +
+                 " bytes, expected " + std::to_string(needed));
+        if (have) {
+          info.data = b->data()->data();
+          info.dataSize = have;
+          if (reinterpret_cast<uintptr_t>(info.data) % 64 != 0)
+            r.fail(where + ": the constant's bytes are not 64-byte aligned");
+        }
+        break;
+      }
+      case BufferKind::Input:
+        break;
+      }
+      buffers_.push_back(std::move(info));
+    }
+  }
+
+  auto checkBufferId = [&](uint32_t id, const std::string &who) {
+    if (id >= buffers_.size())
+      r.fail(who + " refers to buffer " + std::to_string(id) +
+             " which does not exist (the module has " +
+             std::to_string(buffers_.size()) + " buffers)");
+  };
+  auto checkSignature = [&](const TensorSignature &sig,
+                            const std::string &who) {
+    checkBufferId(sig.buffer, who);
+    const BufferInfo &b = buffers_[sig.buffer];
+    if (b.dtype != sig.dtype || b.shape != sig.shape)
+      r.fail(who + " is " + dtypeName(sig.dtype) + shapeToString(sig.shape) +
+             " but its buffer " + std::to_string(sig.buffer) + " is " +
+             dtypeName(b.dtype) + shapeToString(b.shape));
+  };
+
+  std::vector<bool> inputBound(buffers_.size(), false);
+  if (auto *inputs = m->inputs()) {
+    for (flatbuffers::uoffset_t i = 0; i < inputs->size(); ++i) {
+      TensorSignature sig = readSignature(inputs->Get(i), "input", i, r);
+      std::string who = "input " + std::to_string(i) + " ('" + sig.name + "')";
+      checkSignature(sig, who);
+      if (buffers_[sig.buffer].kind != BufferKind::Input)
+        r.fail(who + " refers to buffer " + std::to_string(sig.buffer) +
+               " which is not an input buffer");
+      if (inputBound[sig.buffer])
+        r.fail(who + " refers to buffer " + std::to_string(sig.buffer) +
+               " which another input already uses");
+      inputBound[sig.buffer] = true;
+      for (const TensorSignature &other : inputs_)
+        if (other.name == sig.name)
+          r.fail("two inputs are named '" + sig.name + "'");
+      inputs_.push_back(std::move(sig));
+    }
+  }
+  for (size_t i = 0; i < buffers_.size(); ++i)
+    if (buffers_[i].kind == BufferKind::Input && !inputBound[i])
+      r.fail("buffer " + std::to_string(i) +
+             " is an input buffer but no input refers to it");
+  if (auto *outputs = m->outputs()) {
+    for (flatbuffers::uoffset_t i = 0; i < outputs->size(); ++i) {
+      TensorSignature sig = readSignature(outputs->Get(i), "output", i, r);
+      checkSignature(sig,
+                     "output " + std::to_string(i) + " ('" + sig.name + "')");
+      for (const TensorSignature &other : outputs_)
+        if (other.name == sig.name)
+          r.fail("two outputs are named '" + sig.name + "'");
+      outputs_.push_back(std::move(sig));
+    }
+  }
+
+  if (auto *steps = m->steps()) {
+    for (flatbuffers::uoffset_t i = 0; i < steps->size(); ++i) {
+      const fb::Step *s = steps->Get(i);
+      Step step;
+      step.name = str(s->name());
+      if (auto *nodes = s->source_nodes())
+        for (const flatbuffers::String *node : *nodes)
+          step.sourceNodes.push_back(str(node));
+      std::string who = step.describe(i);
+      auto kind = static_cast<int>(s->kind());
+      if (kind < 0 || kind > static_cast<int>(fb::StepKind::MAX))
+        r.fail(who + " has invalid kind " + std::to_string(kind));
+      step.kind = static_cast<StepKind>(kind);
+      if (step.name.empty())
+        r.fail(who + " has an empty name");
+      step.inputs = vec<uint32_t>(s->inputs());
+      step.outputs = vec<uint32_t>(s->outputs());
+      for (uint32_t id : step.inputs)
+        checkBufferId(id, who);
+      for (uint32_t id : step.outputs) {
+        checkBufferId(id, who);
+        if (buffers_[id].kind != BufferKind::Arena)
+          r.fail(who + " writes buffer " + std::to_string(id) +
+                 " which is not an arena buffer");
+      }
+      if (auto *attrs = s->attributes()) {
+        for (const fb::Attribute *a : *attrs) {
+          Attribute attr;
+          attr.key = str(a->key());
+          attr.ints = vec<int64_t>(a->ints());
+          attr.floats = vec<double>(a->floats());
+          attr.str = str(a->str());
+          for (const Attribute &other : step.attributes)
+            if (other.key == attr.key)
+              r.fail(who + " has two attributes '" + attr.key + "'");
+          step.attributes.push_back(std::move(attr));
+        }
+      }
+      steps_.push_back(std::move(step));
+    }
+  }
+
+  if (auto *code = m->code()) {
+    code_ = code->data();
+    codeSize_ = code->size();
+  }
+  if (auto *metadata = m->metadata())
+    for (const fb::KeyValue *kv : *metadata)
+      metadata_.emplace_back(str(kv->key()), str(kv->value()));
+}
+
+} // namespace strata::rt

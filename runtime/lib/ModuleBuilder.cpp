@@ -1,0 +1,213 @@
+//===- ModuleBuilder.cpp - Writing module files -----------------*- C++ -*-===//
+//
+// ModuleBuilder collects a module in plain structs and serializes it with
+// the generated FlatBuffers code in finish(). It deliberately checks
+// nothing: Module::load is the one place that decides what a valid module
+// is, and tests use the builder to write invalid ones.
+//
+//===----------------------------------------------------------------------===//
+
+#include "strata/Runtime/Runtime.h"
+
+#include "module_generated.h"
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+
+namespace strata::rt {
+
+struct ModuleBuilder::State {
+  uint16_t major = kFormatMajor, minor = kFormatMinor;
+  std::string target = "cpu";
+  std::vector<TensorSignature> inputs, outputs;
+  std::vector<BufferInfo> buffers;
+  /// The bytes of each constant buffer (empty for the others).
+  std::vector<std::vector<uint8_t>> constantBytes;
+  uint64_t arenaSize = 0;
+  std::vector<Step> steps;
+  std::vector<uint8_t> code;
+  std::vector<std::pair<std::string, std::string>> metadata;
+};
+
+ModuleBuilder::ModuleBuilder() : state_(std::make_unique<State>()) {}
+ModuleBuilder::~ModuleBuilder() = default;
+ModuleBuilder::ModuleBuilder(ModuleBuilder &&) noexcept = default;
+ModuleBuilder &ModuleBuilder::operator=(ModuleBuilder &&) noexcept = default;
+
+void ModuleBuilder::setVersion(uint16_t major, uint16_t minor) {
+  state_->major = major;
+  state_->minor = minor;
+}
+
+void ModuleBuilder::setTarget(std::string target) {
+  state_->target = std::move(target);
+}
+
+uint32_t ModuleBuilder::addBuffer(BufferInfo info,
+                                  std::vector<uint8_t> constantBytes) {
+  state_->buffers.push_back(std::move(info));
+  state_->constantBytes.push_back(std::move(constantBytes));
+  return static_cast<uint32_t>(state_->buffers.size() - 1);
+}
+
+uint32_t ModuleBuilder::addInput(std::string name, DType dtype,
+                                 std::vector<int64_t> shape) {
+  BufferInfo info;
+  info.kind = BufferKind::Input;
+  info.dtype = dtype;
+  info.shape = shape;
+  uint32_t id = addBuffer(std::move(info));
+  state_->inputs.push_back({std::move(name), dtype, std::move(shape), id});
+  return id;
+}
+
+void ModuleBuilder::addOutput(std::string name, uint32_t buffer) {
+  TensorSignature sig;
+  sig.name = std::move(name);
+  sig.buffer = buffer;
+  if (buffer < state_->buffers.size()) {
+    sig.dtype = state_->buffers[buffer].dtype;
+    sig.shape = state_->buffers[buffer].shape;
+  }
+  state_->outputs.push_back(std::move(sig));
+}
+
+uint32_t ModuleBuilder::addArenaBuffer(DType dtype,
+                                       std::vector<int64_t> shape) {
+  uint64_t size = static_cast<uint64_t>(numElements(shape)) * dtypeSize(dtype);
+  uint64_t offset = (state_->arenaSize + 63) / 64 * 64;
+  return addArenaBuffer(dtype, std::move(shape), offset, size);
+}
+
+uint32_t ModuleBuilder::addArenaBuffer(DType dtype, std::vector<int64_t> shape,
+                                       uint64_t offset, uint64_t size) {
+  BufferInfo info;
+  info.kind = BufferKind::Arena;
+  info.dtype = dtype;
+  info.shape = std::move(shape);
+  info.offset = offset;
+  info.size = size;
+  state_->arenaSize = std::max(state_->arenaSize, offset + size);
+  return addBuffer(std::move(info));
+}
+
+uint32_t ModuleBuilder::addConstant(DType dtype, std::vector<int64_t> shape,
+                                    std::vector<uint8_t> bytes) {
+  BufferInfo info;
+  info.kind = BufferKind::Constant;
+  info.dtype = dtype;
+  info.shape = std::move(shape);
+  return addBuffer(std::move(info), std::move(bytes));
+}
+
+uint32_t ModuleBuilder::addConstant(const Tensor &value) {
+  const auto *bytes = static_cast<const uint8_t *>(value.rawData());
+  return addConstant(value.dtype(), value.shape(),
+                     std::vector<uint8_t>(bytes, bytes + value.byteSize()));
+}
+
+void ModuleBuilder::setArenaSize(uint64_t size) { state_->arenaSize = size; }
+void ModuleBuilder::addStep(Step step) {
+  state_->steps.push_back(std::move(step));
+}
+void ModuleBuilder::setCode(std::vector<uint8_t> code) {
+  state_->code = std::move(code);
+}
+void ModuleBuilder::addMetadata(std::string key, std::string value) {
+  state_->metadata.emplace_back(std::move(key), std::move(value));
+}
+
+/// A byte vector whose data starts at a 64-byte boundary of the finished
+/// buffer (the schema's force_align: 64). This is what the generated
+/// ForceVectorAlignment does, minus its debug assertion that the alignment
+/// is at most FLATBUFFERS_MAX_ALIGNMENT (32); redefining that macro here
+/// alone would give flatbuffers' inline functions two definitions in one
+/// program. The builder grows its minimum alignment to 64, so the whole
+/// buffer's size is a multiple of 64 and offsets from its start are aligned.
+static flatbuffers::Offset<flatbuffers::Vector<uint8_t>>
+createAlignedBytes(flatbuffers::FlatBufferBuilder &fbb,
+                   const std::vector<uint8_t> &bytes) {
+  fbb.PreAlign(bytes.size(), 64);
+  return fbb.CreateVector(bytes);
+}
+
+std::vector<uint8_t> ModuleBuilder::finish() const {
+  const State &s = *state_;
+  flatbuffers::FlatBufferBuilder fbb(1024);
+
+  auto signatures = [&](const std::vector<TensorSignature> &sigs) {
+    std::vector<flatbuffers::Offset<fb::TensorSignature>> out;
+    for (const TensorSignature &sig : sigs)
+      out.push_back(fb::CreateTensorSignatureDirect(
+          fbb, sig.name.c_str(), static_cast<fb::ElementType>(sig.dtype),
+          &sig.shape, sig.buffer));
+    return fbb.CreateVector(out);
+  };
+  auto inputs = signatures(s.inputs);
+  auto outputs = signatures(s.outputs);
+
+  std::vector<flatbuffers::Offset<fb::Buffer>> buffers;
+  for (size_t i = 0; i < s.buffers.size(); ++i) {
+    const BufferInfo &b = s.buffers[i];
+    flatbuffers::Offset<flatbuffers::Vector<uint8_t>> data;
+    if (b.kind == BufferKind::Constant)
+      data = createAlignedBytes(fbb, s.constantBytes[i]);
+    auto shape = fbb.CreateVector(b.shape);
+    buffers.push_back(fb::CreateBuffer(fbb, static_cast<fb::BufferKind>(b.kind),
+                                       static_cast<fb::ElementType>(b.dtype),
+                                       shape, b.offset, b.size, data));
+  }
+  auto bufferVector = fbb.CreateVector(buffers);
+
+  std::vector<flatbuffers::Offset<fb::Step>> steps;
+  for (const Step &step : s.steps) {
+    std::vector<flatbuffers::Offset<fb::Attribute>> attrs;
+    for (const Attribute &a : step.attributes)
+      attrs.push_back(fb::CreateAttributeDirect(
+          fbb, a.key.c_str(), a.ints.empty() ? nullptr : &a.ints,
+          a.floats.empty() ? nullptr : &a.floats,
+          a.str.empty() ? nullptr : a.str.c_str()));
+    std::vector<flatbuffers::Offset<flatbuffers::String>> nodes;
+    for (const std::string &node : step.sourceNodes)
+      nodes.push_back(fbb.CreateString(node));
+    steps.push_back(fb::CreateStepDirect(
+        fbb, static_cast<fb::StepKind>(step.kind), step.name.c_str(),
+        &step.inputs, &step.outputs, &attrs, &nodes));
+  }
+  auto stepVector = fbb.CreateVector(steps);
+
+  std::vector<flatbuffers::Offset<fb::KeyValue>> metadata;
+  for (const auto &[key, value] : s.metadata)
+    metadata.push_back(
+        fb::CreateKeyValueDirect(fbb, key.c_str(), value.c_str()));
+  auto metadataVector = fbb.CreateVector(metadata);
+
+  flatbuffers::Offset<flatbuffers::Vector<uint8_t>> code;
+  if (!s.code.empty())
+    code = createAlignedBytes(fbb, s.code);
+  auto target = fbb.CreateString(s.target);
+
+  fb::Version version(s.major, s.minor);
+  auto root =
+      fb::CreateModule(fbb, &version, target, inputs, outputs, bufferVector,
+                       s.arenaSize, stepVector, code, metadataVector);
+  // Size-prefixed, so that the loader can tell a truncated file.
+  fb::FinishSizePrefixedModuleBuffer(fbb, root);
+  return std::vector<uint8_t>(fbb.GetBufferPointer(),
+                              fbb.GetBufferPointer() + fbb.GetSize());
+}
+
+void ModuleBuilder::write(const std::string &path) const {
+  std::vector<uint8_t> bytes = finish();
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out)
+    throw Error("cannot open '" + path + "' for writing");
+  out.write(reinterpret_cast<const char *>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
+  out.close();
+  if (!out)
+    throw Error("cannot write '" + path + "'");
+}
+
+} // namespace strata::rt

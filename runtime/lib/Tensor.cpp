@@ -1,0 +1,126 @@
+//===- Tensor.cpp - Element types, tensors and aligned memory ---*- C++ -*-===//
+//
+// The helpers for element types, and Tensor, whose storage is 64-byte
+// aligned like the arena and the module's constants so that kernels can use
+// aligned vector loads on any of them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "strata/Runtime/Runtime.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+
+namespace strata::rt {
+
+size_t dtypeSize(DType type) {
+  switch (type) {
+  case DType::F64:
+  case DType::I64:
+  case DType::U64:
+    return 8;
+  case DType::F32:
+  case DType::I32:
+  case DType::U32:
+    return 4;
+  case DType::F16:
+  case DType::BF16:
+  case DType::I16:
+  case DType::U16:
+    return 2;
+  case DType::I1:
+  case DType::I8:
+  case DType::U8:
+    return 1;
+  }
+  throw Error("invalid element type " +
+              std::to_string(static_cast<unsigned>(type)));
+}
+
+const char *dtypeName(DType type) {
+  static const char *const names[kNumDTypes] = {
+      "f32", "f64", "f16", "bf16", "i1",  "i8", "i16",
+      "i32", "i64", "u8",  "u16",  "u32", "u64"};
+  unsigned index = static_cast<unsigned>(type);
+  return index < kNumDTypes ? names[index] : "<invalid>";
+}
+
+std::string shapeToString(const std::vector<int64_t> &shape) {
+  std::string result = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i)
+      result += ", ";
+    result += shape[i] < 0 ? "?" : std::to_string(shape[i]);
+  }
+  return result + "]";
+}
+
+int64_t numElements(const std::vector<int64_t> &shape) {
+  int64_t count = 1;
+  for (int64_t dim : shape) {
+    if (dim < 0)
+      throw Error("shape " + shapeToString(shape) + " is not static");
+    // Shapes come from files; a corrupted dimension must not overflow.
+    if (dim != 0 && count > std::numeric_limits<int64_t>::max() / dim)
+      throw Error("shape " + shapeToString(shape) + " has too many elements");
+    count *= dim;
+  }
+  return count;
+}
+
+namespace detail {
+
+void throwTypeMismatch(DType actual, const char *requested) {
+  throw Error(std::string("a tensor of ") + dtypeName(actual) +
+              " accessed as " + requested);
+}
+
+void AlignedFree::operator()(void *p) const { std::free(p); }
+
+AlignedPtr allocateAligned(size_t bytes, const std::string &what, bool zero) {
+  // posix_memalign reports failure instead of throwing, so a corrupted or
+  // absurd size becomes an Error that names what it was for.
+  void *p = nullptr;
+  if (posix_memalign(&p, 64, bytes ? bytes : 64) != 0 || !p)
+    throw Error("cannot allocate " + std::to_string(bytes) + " bytes for " +
+                what);
+  if (zero)
+    std::memset(p, 0, bytes);
+  return AlignedPtr(static_cast<uint8_t *>(p));
+}
+
+} // namespace detail
+
+Tensor Tensor::zeros(DType dtype, std::vector<int64_t> shape) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.numElements_ = rt::numElements(shape);
+  size_t elementSize = dtypeSize(dtype);
+  if (static_cast<uint64_t>(t.numElements_) >
+      std::numeric_limits<size_t>::max() / elementSize)
+    throw Error("tensor of shape " + shapeToString(shape) + " is too large");
+  t.shape_ = std::move(shape);
+  t.storage_ = detail::allocateAligned(
+      t.numElements_ * elementSize,
+      std::string("a tensor of ") + dtypeName(dtype) + shapeToString(t.shape_));
+  return t;
+}
+
+Tensor::Tensor(const Tensor &other)
+    : dtype_(other.dtype_), shape_(other.shape_),
+      numElements_(other.numElements_) {
+  if (other.storage_) {
+    storage_ = detail::allocateAligned(other.byteSize(), "a tensor copy",
+                                       /*zero=*/false);
+    std::memcpy(storage_.get(), other.storage_.get(), other.byteSize());
+  }
+}
+
+Tensor &Tensor::operator=(const Tensor &other) {
+  if (this != &other)
+    *this = Tensor(other);
+  return *this;
+}
+
+} // namespace strata::rt

@@ -1,0 +1,22 @@
+//===- Kernels.h - Registration of the built-in kernels ---------*- C++ -*-===//
+//
+// Each file of built-in kernels exports one function that registers them.
+// The registry calls these when it is first used rather than relying on
+// static initializers, which the linker drops from a static library when
+// nothing else in their object file is referenced.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef STRATA_RUNTIME_LIB_KERNELS_KERNELS_H
+#define STRATA_RUNTIME_LIB_KERNELS_KERNELS_H
+
+#include "strata/Runtime/Runtime.h"
+
+namespace strata::rt::kernels {
+
+void registerBasicKernels(
+    const std::function<void(const std::string &, KernelFn)> &add);
+
+} // namespace strata::rt::kernels
+
+#endif // STRATA_RUNTIME_LIB_KERNELS_KERNELS_H

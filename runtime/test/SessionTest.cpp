@@ -1,0 +1,278 @@
+//===- SessionTest.cpp - Tests of sessions and kernels ----------*- C++ -*-===//
+//
+// Runs the add module end to end, checks setInput's type and shape checks,
+// the kernel registry (unknown names fail at session creation, naming the
+// step), attributes as kernels see them, and the Tensor helpers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TestModules.h"
+
+using namespace strata::rt;
+using namespace strata::rt::test;
+using ::testing::HasSubstr;
+
+namespace {
+
+std::shared_ptr<const Module> addModule() {
+  return Module::loadFromMemory(addModuleBytes(), "add.strata");
+}
+
+Tensor xValues() {
+  return Tensor::fromValues<float>(DType::F32, {2, 3},
+                                   {1.f, 2.f, 3.f, 4.f, 5.f, 6.f});
+}
+
+} // namespace
+
+TEST(Session, RunsAdd) {
+  for (unsigned threads : {1u, 4u}) {
+    Session session(addModule(), {threads});
+    session.setInput("x", xValues());
+    session.run();
+    const Tensor &y = session.output("y");
+    EXPECT_EQ(y.dtype(), DType::F32);
+    EXPECT_EQ(y.shape(), (std::vector<int64_t>{2, 3}));
+    std::vector<float> got(y.data<float>(), y.data<float>() + 6);
+    EXPECT_EQ(got, (std::vector<float>{11, 22, 33, 44, 55, 66}));
+    EXPECT_EQ(&session.output(0), &y);
+
+    // A second run with other values reuses the arena.
+    Tensor x = xValues();
+    x.data<float>()[0] = -10.f;
+    session.setInput(size_t(0), x);
+    session.run();
+    EXPECT_EQ(session.output("y").data<float>()[0], 0.f);
+  }
+}
+
+TEST(Session, RunsAddLoadedFromFile) {
+  std::string path =
+      std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") +
+      "/strata-rt-session-add.strata";
+  addModuleBuilder().write(path);
+  Session session(Module::load(path), {2});
+  std::remove(path.c_str());
+  session.setInput("x", xValues());
+  session.run();
+  EXPECT_EQ(session.output("y").data<float>()[5], 66.f);
+}
+
+TEST(Session, LargeAddUsesThePool) {
+  const int64_t n = 100000; // several chunks of the kernel's grain
+  ModuleBuilder b;
+  uint32_t x = b.addInput("x", DType::F32, {n});
+  uint32_t y = b.addInput("y", DType::F32, {n});
+  uint32_t z = b.addArenaBuffer(DType::F32, {n});
+  uint32_t w = b.addArenaBuffer(DType::F32, {n});
+  b.addStep({StepKind::Library, "add.f32", {x, y}, {z}, {}, {}});
+  b.addStep({StepKind::Library, "copy", {z}, {w}, {}, {}});
+  b.addOutput("w", w);
+  Session session(Module::loadFromMemory(b.finish(), "big.strata"), {4});
+  std::vector<float> xs(n), ys(n);
+  for (int64_t i = 0; i < n; ++i) {
+    xs[i] = static_cast<float>(i);
+    ys[i] = static_cast<float>(2 * i);
+  }
+  session.setInput("x", Tensor::fromValues(DType::F32, {n}, xs));
+  session.setInput("y", Tensor::fromValues(DType::F32, {n}, ys));
+  session.run();
+  const float *out = session.output("w").data<float>();
+  for (int64_t i = 0; i < n; ++i)
+    ASSERT_EQ(out[i], static_cast<float>(3 * i)) << "at " << i;
+}
+
+TEST(Session, SetInputWrongDType) {
+  Session session(addModule());
+  std::string msg = errorOf([&] {
+    session.setInput("x", Tensor::zeros(DType::I32, {2, 3}));
+  });
+  EXPECT_THAT(msg, HasSubstr("'add.strata'"));
+  EXPECT_THAT(msg,
+              HasSubstr("input 'x' expects f32[2, 3], got i32[2, 3] (element "
+                        "type differs)"));
+}
+
+TEST(Session, SetInputWrongShape) {
+  Session session(addModule());
+  EXPECT_THAT(errorOf([&] {
+                session.setInput("x", Tensor::zeros(DType::F32, {2, 4}));
+              }),
+              HasSubstr("got f32[2, 4] (dimension 1 differs)"));
+  EXPECT_THAT(
+      errorOf([&] { session.setInput("x", Tensor::zeros(DType::F32, {6})); }),
+      HasSubstr("got f32[6] (rank differs)"));
+}
+
+TEST(Session, SetInputUnknownName) {
+  Session session(addModule());
+  EXPECT_THAT(errorOf([&] { session.setInput("nope", xValues()); }),
+              HasSubstr("has no input named 'nope'"));
+  EXPECT_THAT(errorOf([&] { session.setInput(size_t(3), xValues()); }),
+              HasSubstr("has no input 3"));
+}
+
+TEST(Session, DynamicDimensionsAcceptAnySize) {
+  ModuleBuilder b;
+  uint32_t x = b.addInput("x", DType::I64, {-1, 2});
+  b.addOutput("x", x);
+  Session session(Module::loadFromMemory(b.finish(), "dyn.strata"));
+  for (int64_t rows : {1, 5}) {
+    Tensor t = Tensor::zeros(DType::I64, {rows, 2});
+    t.data<int64_t>()[2 * rows - 1] = rows;
+    session.setInput("x", t);
+    session.run();
+    const Tensor &out = session.output("x");
+    EXPECT_EQ(out.shape(), (std::vector<int64_t>{rows, 2}));
+    EXPECT_EQ(out.data<int64_t>()[2 * rows - 1], rows);
+  }
+  EXPECT_THAT(errorOf([&] {
+                session.setInput("x", Tensor::zeros(DType::I64, {3, 3}));
+              }),
+              HasSubstr("expects i64[?, 2], got i64[3, 3]"));
+}
+
+TEST(Session, RunWithoutInput) {
+  Session session(addModule());
+  EXPECT_THAT(errorOf([&] { session.run(); }),
+              HasSubstr("input 'x' was not set"));
+  EXPECT_THAT(errorOf([&] { session.output("y"); }),
+              HasSubstr("before a successful run()"));
+  EXPECT_THAT(errorOf([&] { session.output("q"); }),
+              HasSubstr("has no output named 'q'"));
+}
+
+TEST(Session, UnknownKernelFailsAtCreation) {
+  ModuleBuilder b = addModuleBuilder();
+  b.addStep({StepKind::Library, "conv.mystery", {0}, {2}, {}, {"Conv_7"}});
+  auto m = Module::loadFromMemory(b.finish(), "unknown.strata");
+  std::string msg = errorOf([&] { Session session(m); });
+  EXPECT_THAT(msg, HasSubstr("'unknown.strata'"));
+  EXPECT_THAT(msg, HasSubstr("step 1 ('conv.mystery', from ONNX node "
+                             "'Conv_7') calls unknown library kernel"));
+}
+
+TEST(Session, GeneratedKernelsAreRefused) {
+  ModuleBuilder b = addModuleBuilder();
+  b.addStep({StepKind::Kernel, "fused_0", {0}, {2}, {}, {}});
+  auto m = Module::loadFromMemory(b.finish(), "gen.strata");
+  EXPECT_THAT(errorOf([&] { Session session(m); }),
+              HasSubstr("step 1 ('fused_0') is a generated kernel"));
+}
+
+TEST(Session, OtherTargetsAreRefused) {
+  ModuleBuilder b = addModuleBuilder();
+  b.setTarget("cuda");
+  auto m = Module::loadFromMemory(b.finish(), "gpu.strata");
+  EXPECT_THAT(errorOf([&] { Session session(m); }),
+              HasSubstr("targets 'cuda'"));
+}
+
+TEST(Session, HugeArenaIsAnError) {
+  ModuleBuilder b = addModuleBuilder();
+  b.setArenaSize(UINT64_MAX / 2);
+  auto m = Module::loadFromMemory(b.finish(), "huge.strata");
+  std::string msg = errorOf([&] { Session session(m); });
+  EXPECT_THAT(msg, HasSubstr("cannot allocate"));
+  EXPECT_THAT(msg, HasSubstr("the arena of module 'huge.strata'"));
+}
+
+TEST(Session, KernelChecksOperands) {
+  ModuleBuilder b;
+  uint32_t x = b.addInput("x", DType::F32, {4});
+  uint32_t y = b.addArenaBuffer(DType::F32, {2});
+  b.addStep({StepKind::Library, "copy", {x}, {y}, {}, {"Identity_1"}});
+  b.addOutput("y", y);
+  Session session(Module::loadFromMemory(b.finish(), "bad-copy.strata"));
+  session.setInput("x", Tensor::zeros(DType::F32, {4}));
+  std::string msg = errorOf([&] { session.run(); });
+  EXPECT_THAT(msg, HasSubstr("'bad-copy.strata'"));
+  EXPECT_THAT(msg, HasSubstr("step 0 ('copy', from ONNX node 'Identity_1'): "
+                             "copies f32[4] to f32[2]"));
+}
+
+namespace {
+// A registered kernel that reads every kind of attribute and writes them.
+void scaleAttrs(KernelContext &ctx) {
+  const TensorView &in = ctx.input(0), &out = ctx.output(0);
+  double scale = ctx.attrFloat("scale");
+  int64_t offset = ctx.attrInt("offset");
+  const std::vector<int64_t> &extra = ctx.attrInts("extra");
+  if (ctx.attrString("mode") != "affine" || ctx.hasAttr("absent"))
+    throw ctx.error("unexpected attributes");
+  const float *x = in.as<float>();
+  float *y = out.as<float>();
+  for (int64_t i = 0; i < out.numElements(); ++i)
+    y[i] = static_cast<float>(x[i] * scale + offset + extra.at(i % 2));
+  (void)ctx.attrFloat("missing"); // throws: the test checks the message
+}
+} // namespace
+
+TEST(Session, RegisteredKernelSeesAttributes) {
+  registerKernel("test.scale", scaleAttrs);
+  EXPECT_EQ(lookupKernel("test.scale"), &scaleAttrs);
+  ModuleBuilder b;
+  uint32_t x = b.addInput("x", DType::F32, {2});
+  uint32_t y = b.addArenaBuffer(DType::F32, {2});
+  Step s{StepKind::Library, "test.scale", {x}, {y}, {}, {"Mul_2"}};
+  s.attributes = {{"scale", {}, {2.0}, ""},
+                  {"offset", {1}, {}, ""},
+                  {"extra", {100, 200}, {}, ""},
+                  {"mode", {}, {}, "affine"}};
+  b.addStep(s);
+  b.addOutput("y", y);
+  Session session(Module::loadFromMemory(b.finish(), "attrs.strata"));
+  session.setInput("x", Tensor::fromValues<float>(DType::F32, {2}, {3, 4}));
+  std::string msg = errorOf([&] { session.run(); });
+  EXPECT_THAT(msg, HasSubstr("step 0 ('test.scale', from ONNX node 'Mul_2'): "
+                             "has no attribute 'missing'"));
+}
+
+TEST(Session, RegisteredKernelComputes) {
+  registerKernel("test.negate", [](KernelContext &ctx) {
+    const float *x = ctx.input(0).as<float>();
+    float *y = ctx.output(0).as<float>();
+    ctx.pool().parallelFor(0, ctx.output(0).numElements(), 1,
+                           [&](int64_t b, int64_t e) {
+                             for (int64_t i = b; i < e; ++i)
+                               y[i] = -x[i];
+                           });
+  });
+  ModuleBuilder b = addModuleBuilder();
+  uint32_t z = b.addArenaBuffer(DType::F32, {2, 3});
+  b.addStep({StepKind::Library, "test.negate", {2}, {z}, {}, {}});
+  b.addOutput("z", z);
+  Session session(Module::loadFromMemory(b.finish(), "neg.strata"), {3});
+  session.setInput("x", xValues());
+  session.run();
+  EXPECT_EQ(session.output("z").data<float>()[1], -22.f);
+  EXPECT_EQ(session.output("y").data<float>()[1], 22.f);
+}
+
+TEST(Tensor, ZerosAndAccess) {
+  Tensor t = Tensor::zeros(DType::BF16, {3, 0, 2});
+  EXPECT_EQ(t.numElements(), 0);
+  Tensor u = Tensor::zeros(DType::I16, {5});
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(u.rawData()) % 64, 0u);
+  EXPECT_EQ(u.byteSize(), 10u);
+  EXPECT_EQ(u.data<int16_t>()[4], 0);
+  EXPECT_THAT(errorOf([&] { u.data<float>(); }),
+              HasSubstr("a tensor of i16 accessed as float"));
+  EXPECT_THAT(errorOf([&] { Tensor::zeros(DType::F32, {-1}); }),
+              HasSubstr("not static"));
+  Tensor copy = u;
+  copy.data<int16_t>()[0] = 7;
+  EXPECT_EQ(u.data<int16_t>()[0], 0);
+  Tensor half = Tensor::zeros(DType::F16, {1});
+  EXPECT_NO_THROW(half.data<uint16_t>());
+}
+
+TEST(DType, Helpers) {
+  EXPECT_EQ(dtypeSize(DType::BF16), 2u);
+  EXPECT_EQ(dtypeSize(DType::I1), 1u);
+  EXPECT_EQ(dtypeSize(DType::U64), 8u);
+  EXPECT_STREQ(dtypeName(DType::U32), "u32");
+  EXPECT_STREQ(dtypeName(static_cast<DType>(200)), "<invalid>");
+  EXPECT_EQ(shapeToString({-1, 3}), "[?, 3]");
+  EXPECT_EQ(shapeToString({}), "[]");
+}

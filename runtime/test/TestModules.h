@@ -1,0 +1,60 @@
+//===- TestModules.h - Modules shared by the runtime tests ------*- C++ -*-===//
+//
+// The small modules the tests build with ModuleBuilder, and a helper that
+// checks that a call throws rt::Error with a given piece of text.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef STRATA_RUNTIME_TEST_TESTMODULES_H
+#define STRATA_RUNTIME_TEST_TESTMODULES_H
+
+#include "strata/Runtime/Runtime.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace strata::rt::test {
+
+/// y = x + c with x: f32[2, 3] (input), c: a constant, y: arena output.
+inline ModuleBuilder addModuleBuilder(std::vector<int64_t> xShape = {2, 3}) {
+  ModuleBuilder b;
+  b.addMetadata("strata.version", "test");
+  b.addMetadata("source", "add.onnx");
+  uint32_t x = b.addInput("x", DType::F32, xShape);
+  uint32_t c = b.addConstant(Tensor::fromValues<float>(
+      DType::F32, {2, 3}, {10.f, 20.f, 30.f, 40.f, 50.f, 60.f}));
+  uint32_t y = b.addArenaBuffer(DType::F32, {2, 3});
+  Step add;
+  add.kind = StepKind::Library;
+  add.name = "add.f32";
+  add.inputs = {x, c};
+  add.outputs = {y};
+  add.sourceNodes = {"Add_0"};
+  add.attributes.push_back({"note", {}, {}, "unused"});
+  b.addStep(add);
+  b.addOutput("y", y);
+  return b;
+}
+
+inline std::vector<uint8_t> addModuleBytes() {
+  return addModuleBuilder().finish();
+}
+
+/// The message of the Error that `fn` throws; fails the test when it throws
+/// nothing or something else.
+template <typename Fn> std::string errorOf(Fn &&fn) {
+  try {
+    fn();
+  } catch (const Error &e) {
+    return e.what();
+  } catch (const std::exception &e) {
+    ADD_FAILURE() << "threw a non-rt::Error exception: " << e.what();
+    return "";
+  }
+  ADD_FAILURE() << "did not throw";
+  return "";
+}
+
+} // namespace strata::rt::test
+
+#endif // STRATA_RUNTIME_TEST_TESTMODULES_H
