@@ -1,31 +1,25 @@
 //===- InitAll.h - register strata's dialects and passes --------*- C++ -*-===//
 //
 // The one place tools register what strata provides, so strata-opt and the
-// strata driver always agree.
+// strata driver always agree. The definitions live in lib/InitAll.cpp so the
+// heavy dialect headers are compiled once.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef STRATA_INITALL_H
 #define STRATA_INITALL_H
 
-#include "strata/Dialect/Graph/IR/GraphDialect.h"
-#include "strata/Dialect/Graph/Transforms/Passes.h"
-
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/DialectRegistry.h"
-#include "mlir/Transforms/Passes.h"
+namespace mlir {
+class DialectRegistry;
+} // namespace mlir
 
 namespace strata {
 
-inline void registerAllDialects(mlir::DialectRegistry &registry) {
-  registry.insert<graph::GraphDialect, mlir::func::FuncDialect>();
-}
+/// strata's dialects and the upstream ones its pipelines produce.
+void registerAllDialects(mlir::DialectRegistry &registry);
 
-inline void registerAllPasses() {
-  mlir::registerCanonicalizerPass();
-  mlir::registerCSEPass();
-  graph::registerGraphPipelines();
-}
+/// strata's passes and pipelines, and the upstream passes they use.
+void registerAllPasses();
 
 } // namespace strata
 
