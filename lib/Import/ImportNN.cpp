@@ -80,9 +80,7 @@ FailureOr<WindowAttrs> readWindow(NodeImporter &n, Value input,
         if (stride < 1 || dilation < 1)
           return n.fail("strides and dilations must be positive");
         int64_t effective = dilation * ((*kernel)[i] - 1) + 1;
-        int64_t positions = (size + stride - 1) / stride;
-        int64_t total =
-            std::max<int64_t>(0, (positions - 1) * stride + effective - size);
+        int64_t total = graph::samePadding(size, effective, stride);
         int64_t small = total / 2, big = total - small;
         resolved[i] = autoPad == "SAME_UPPER" ? small : big;
         resolved[i + spatial] = autoPad == "SAME_UPPER" ? big : small;

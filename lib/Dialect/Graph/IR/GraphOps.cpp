@@ -45,6 +45,11 @@ std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank) {
   return axis < 0 ? axis + rank : axis;
 }
 
+int64_t samePadding(int64_t in, int64_t effectiveKernel, int64_t stride) {
+  int64_t positions = (in + stride - 1) / stride;
+  return std::max<int64_t>(0, (positions - 1) * stride + effectiveKernel - in);
+}
+
 TensorType withShape(Type type, std::optional<ArrayRef<int64_t>> shape) {
   Type element = getElementTypeOrSelf(type);
   if (!shape)

@@ -273,14 +273,6 @@ static LogicalResult checkWindowAttrs(const Window &w, int64_t spatial,
       succeeded(checkList(w.pads, 2 * spatial, 0, "pads")));
 }
 
-/// Total padding of one axis under auto_pad SAME_*, as ONNX computes it: the
-/// output has ceil(in / stride) positions.
-static int64_t samePadding(int64_t in, int64_t effectiveKernel,
-                           int64_t stride) {
-  int64_t positions = (in + stride - 1) / stride;
-  return std::max<int64_t>(0, (positions - 1) * stride + effectiveKernel - in);
-}
-
 /// Output sizes of the spatial axes `in` for windows of size `kernel`
 /// (ONNX's convolution/pooling shape rule). Fails when a window does not fit
 /// the padded input.

@@ -42,6 +42,11 @@ std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank);
 mlir::FailureOr<llvm::SmallVector<int64_t>>
 normalizeAxes(llvm::ArrayRef<int64_t> axes, int64_t rank);
 
+/// Total padding of one spatial axis under auto_pad SAME_*, as ONNX computes
+/// it: the output has ceil(in / stride) positions. SAME_UPPER puts the odd
+/// element at the end, SAME_LOWER at the beginning.
+int64_t samePadding(int64_t in, int64_t effectiveKernel, int64_t stride);
+
 /// Returns `type` with its shape replaced, keeping the element type; an
 /// unranked result when `shape` is std::nullopt.
 mlir::TensorType withShape(mlir::Type type,
