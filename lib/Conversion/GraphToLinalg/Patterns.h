@@ -1,0 +1,51 @@
+//===- Patterns.h - graph to linalg lowering families -----------*- C++ -*-===//
+//
+// strata-convert-graph-to-linalg is split by op family, one file each:
+// Elementwise.cpp, Reduction.cpp, Tensor.cpp (shape and data movement) and
+// NN.cpp (matmul, convolution, pooling, normalization). Each family says
+// which ops it lowers (`canLower*`, consulted by the pass's legality check
+// and by the compiler's partitioner) and adds its patterns.
+//
+// Contract for every family: `canLower*(op)` is true exactly when the
+// family's patterns will rewrite `op`; the patterns produce linalg, tensor,
+// arith and math ops on tensors whose element types are signless (uiN
+// tensors arrive converted to iN by the type converter; a family that cares
+// about unsignedness reads it from the original op's types).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef STRATA_LIB_CONVERSION_GRAPHTOLINALG_PATTERNS_H
+#define STRATA_LIB_CONVERSION_GRAPHTOLINALG_PATTERNS_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+#include <functional>
+
+namespace strata::detail {
+
+/// Computes one element of an op's result from one element of each operand
+/// (a `linalg.generic` body, without the yield).
+using BodyBuilder = std::function<mlir::Value(mlir::OpBuilder &, mlir::Location,
+                                              mlir::ValueRange)>;
+
+bool canLowerElementwise(mlir::Operation *op);
+void populateElementwiseToLinalgPatterns(mlir::TypeConverter &converter,
+                                         mlir::RewritePatternSet &patterns);
+
+bool canLowerReduction(mlir::Operation *op);
+void populateReductionToLinalgPatterns(mlir::TypeConverter &converter,
+                                       mlir::RewritePatternSet &patterns);
+
+bool canLowerTensor(mlir::Operation *op);
+void populateTensorToLinalgPatterns(mlir::TypeConverter &converter,
+                                    mlir::RewritePatternSet &patterns);
+
+bool canLowerNN(mlir::Operation *op);
+void populateNNToLinalgPatterns(mlir::TypeConverter &converter,
+                                mlir::RewritePatternSet &patterns);
+
+} // namespace strata::detail
+
+#endif // STRATA_LIB_CONVERSION_GRAPHTOLINALG_PATTERNS_H
