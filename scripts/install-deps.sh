@@ -7,7 +7,7 @@ packages=(
   cmake ninja-build g++ git python3 python3-numpy
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
   libonnx-dev libonnx-testdata python3-onnx libprotobuf-dev protobuf-compiler
-  libgtest-dev libflatbuffers-dev flatbuffers-compiler
+  libgtest-dev libflatbuffers-dev flatbuffers-compiler libdnnl-dev
 )
 
 missing=()

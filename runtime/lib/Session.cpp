@@ -1,14 +1,17 @@
 //===- Session.cpp - Running a module ---------------------------*- C++ -*-===//
 //
-// The kernel registry, KernelContext and Session. A session resolves every
-// step's kernel and allocates the arena when it is created, so that a module
-// it cannot run is rejected before the first input arrives; run() then only
-// binds views and calls kernels in plan order.
+// The kernel registry, KernelContext and Session. A session loads the
+// module's generated code, resolves every step's kernel and allocates the
+// arena when it is created, so that a module it cannot run is rejected
+// before the first input arrives; run() then only binds views and calls
+// kernels in plan order. Generated kernels follow the ABI of docs/runtime.md:
+// one call per chunk of their `parallel` range, spread over the pool.
 //
 //===----------------------------------------------------------------------===//
 
 #include "strata/Runtime/Runtime.h"
 
+#include "CodeLoader.h"
 #include "kernels/Kernels.h"
 
 #include <cstring>
@@ -27,6 +30,8 @@ struct Registry {
 
   Registry() {
     kernels::registerBasicKernels(
+        [this](const std::string &name, KernelFn fn) { kernels[name] = fn; });
+    kernels::registerDnnlKernels(
         [this](const std::string &name, KernelFn fn) { kernels[name] = fn; });
   }
 };
@@ -72,6 +77,14 @@ const TensorView &KernelContext::output(size_t i) const {
   if (i >= outputs_.size())
     throw error("has no output " + std::to_string(i));
   return outputs_[i];
+}
+
+KernelState::~KernelState() = default;
+
+bool KernelContext::inputIsConstant(size_t i) const {
+  if (i >= step_.inputs.size())
+    throw error("has no input " + std::to_string(i));
+  return module_.buffers()[step_.inputs[i]].kind == BufferKind::Constant;
 }
 
 bool KernelContext::hasAttr(const std::string &key) const {
@@ -140,17 +153,56 @@ Session::Session(std::shared_ptr<const Module> module, SessionOptions options)
   if (m.target() != "cpu")
     fail("targets '" + m.target() + "'; this runtime runs 'cpu' modules");
 
-  for (size_t i = 0; i < m.steps().size(); ++i) {
+  size_t numSteps = m.steps().size();
+  kernels_.assign(numSteps, nullptr);
+  generated_.assign(numSteps, nullptr);
+  parallel_.assign(numSteps, 1);
+  pointers_.resize(numSteps);
+  states_.resize(numSteps);
+  for (size_t i = 0; i < numSteps; ++i) {
     const Step &step = m.steps()[i];
-    if (step.kind == StepKind::Kernel)
-      fail(step.describe(i) +
-           " is a generated kernel; this runtime does not load generated "
-           "code yet");
-    KernelFn fn = lookupKernel(step.name);
-    if (!fn)
-      fail(step.describe(i) + " calls unknown library kernel '" + step.name +
-           "'");
-    kernels_.push_back(fn);
+    if (step.kind == StepKind::Library) {
+      kernels_[i] = lookupKernel(step.name);
+      if (!kernels_[i])
+        fail(step.describe(i) + " calls unknown library kernel '" + step.name +
+             "'");
+      continue;
+    }
+    if (!code_)
+      code_ = m.loadCode();
+    std::string why;
+    generated_[i] =
+        reinterpret_cast<GeneratedKernelFn>(code_->function(step.name, why));
+    if (!generated_[i])
+      fail(step.describe(i) + " is a generated kernel, but " + why);
+    for (const Attribute &a : step.attributes) {
+      if (a.key != "parallel")
+        continue;
+      if (a.ints.size() != 1 || !a.floats.empty() || !a.str.empty() ||
+          a.ints[0] < 1)
+        fail(step.describe(i) +
+             ": attribute 'parallel' must be one integer >= 1");
+      parallel_[i] = a.ints[0];
+    }
+    // The generated code was compiled for fixed shapes and aligned memory
+    // (the ABI); a plan that breaks that would make it read out of bounds.
+    auto checkBuffer = [&](uint32_t id) {
+      const BufferInfo &b = m.buffers()[id];
+      for (int64_t d : b.shape)
+        if (d < 0)
+          fail(step.describe(i) + " is a generated kernel for static shapes, " +
+               "but buffer " + std::to_string(id) + " has shape " +
+               shapeToString(b.shape));
+      if (b.kind == BufferKind::Arena && b.offset % 64 != 0)
+        fail(step.describe(i) + " is a generated kernel, which needs 64-byte " +
+             "aligned buffers, but buffer " + std::to_string(id) +
+             " is at arena offset " + std::to_string(b.offset));
+    };
+    for (uint32_t id : step.inputs)
+      checkBuffer(id);
+    for (uint32_t id : step.outputs)
+      checkBuffer(id);
+    pointers_[i].resize(step.inputs.size() + step.outputs.size());
   }
 
   if (m.arenaSize() > SIZE_MAX)
@@ -238,12 +290,17 @@ void Session::run() {
   ran_ = false;
   for (size_t i = 0; i < m.steps().size(); ++i) {
     const Step &step = m.steps()[i];
+    if (step.kind == StepKind::Kernel) {
+      runGenerated(i);
+      continue;
+    }
     std::vector<TensorView> ins, outs;
     for (uint32_t id : step.inputs)
       ins.push_back(views_[id]);
     for (uint32_t id : step.outputs)
       outs.push_back(views_[id]);
-    KernelContext ctx(step, i, m, std::move(ins), std::move(outs), pool_);
+    KernelContext ctx(step, i, m, std::move(ins), std::move(outs), pool_,
+                      &states_[i]);
     kernels_[i](ctx);
   }
   outputs_.clear();
@@ -255,6 +312,28 @@ void Session::run() {
     outputs_.push_back(std::move(t));
   }
   ran_ = true;
+}
+
+void Session::runGenerated(size_t index) {
+  const Step &step = module_->steps()[index];
+  // Input views are rebound by setInput, so the pointers are refreshed on
+  // every run.
+  std::vector<void *> &pointers = pointers_[index];
+  size_t n = 0;
+  for (uint32_t id : step.inputs)
+    pointers[n++] = views_[id].data;
+  for (uint32_t id : step.outputs)
+    pointers[n++] = views_[id].data;
+  GeneratedKernelFn fn = generated_[index];
+  void *const *buffers = pointers.data();
+  int64_t extent = parallel_[index];
+  // One contiguous chunk per thread: the generated loops are uniform, and a
+  // larger range per call lets each call amortize its setup.
+  int64_t threads = pool_.numThreads();
+  int64_t grain = (extent + threads - 1) / threads;
+  pool_.parallelFor(0, extent, grain, [&](int64_t begin, int64_t end) {
+    fn(buffers, begin, end);
+  });
 }
 
 const Tensor &Session::output(const std::string &name) const {

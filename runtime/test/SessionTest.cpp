@@ -152,12 +152,15 @@ TEST(Session, UnknownKernelFailsAtCreation) {
                              "'Conv_7') calls unknown library kernel"));
 }
 
-TEST(Session, GeneratedKernelsAreRefused) {
+TEST(Session, GeneratedKernelsNeedCode) {
+  // GeneratedKernelTest.cpp runs real code; without any, a Kernel step is
+  // refused when the session is created.
   ModuleBuilder b = addModuleBuilder();
   b.addStep({StepKind::Kernel, "fused_0", {0}, {2}, {}, {}});
   auto m = Module::loadFromMemory(b.finish(), "gen.strata");
   EXPECT_THAT(errorOf([&] { Session session(m); }),
-              HasSubstr("step 1 ('fused_0') is a generated kernel"));
+              HasSubstr("'gen.strata': has generated-kernel steps but no "
+                        "code"));
 }
 
 TEST(Session, OtherTargetsAreRefused) {
@@ -275,4 +278,50 @@ TEST(DType, Helpers) {
   EXPECT_STREQ(dtypeName(static_cast<DType>(200)), "<invalid>");
   EXPECT_EQ(shapeToString({-1, 3}), "[?, 3]");
   EXPECT_EQ(shapeToString({}), "[]");
+}
+
+namespace {
+struct Counter : KernelState {
+  int64_t runs = 0;
+};
+struct Other : KernelState {};
+
+// Writes how many times this step has run in this session.
+void countRuns(KernelContext &ctx) {
+  Counter &counter = ctx.state<Counter>();
+  ctx.output(0).as<int64_t>()[0] = ++counter.runs;
+  if (ctx.hasAttr("wrong_type"))
+    ctx.state<Other>();
+}
+} // namespace
+
+TEST(Session, KernelStatePersistsPerStepAndSession) {
+  registerKernel("test.count", countRuns);
+  ModuleBuilder b;
+  uint32_t first = b.addArenaBuffer(DType::I64, {1});
+  uint32_t second = b.addArenaBuffer(DType::I64, {1});
+  b.addStep({StepKind::Library, "test.count", {}, {first}, {}, {}});
+  b.addStep({StepKind::Library, "test.count", {}, {second}, {}, {}});
+  b.addOutput("first", first);
+  b.addOutput("second", second);
+  auto m = Module::loadFromMemory(b.finish(), "count.strata");
+  Session session(m);
+  for (int64_t run = 1; run <= 3; ++run) {
+    session.run();
+    EXPECT_EQ(session.output("first").data<int64_t>()[0], run);
+    EXPECT_EQ(session.output("second").data<int64_t>()[0], run);
+  }
+  Session fresh(m);
+  fresh.run();
+  EXPECT_EQ(fresh.output("first").data<int64_t>()[0], 1);
+
+  ModuleBuilder w;
+  uint32_t out = w.addArenaBuffer(DType::I64, {1});
+  Step step{StepKind::Library, "test.count", {}, {out}, {}, {"Count_0"}};
+  step.attributes.push_back({"wrong_type", {1}, {}, ""});
+  w.addStep(step);
+  Session wrong(Module::loadFromMemory(w.finish(), "wrong.strata"));
+  EXPECT_THAT(errorOf([&] { wrong.run(); }),
+              HasSubstr("step 0 ('test.count', from ONNX node 'Count_0'): "
+                        "keeps kernel state of another type"));
 }

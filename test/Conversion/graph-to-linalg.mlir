@@ -350,25 +350,26 @@ func.func @cast(%f: tensor<4xf32>, %h: tensor<4xf16>, %i: tensor<4xi32>, %b: ten
   return %0, %1, %2, %3, %4, %5, %6, %7, %8 : tensor<4xf64>, tensor<4xf16>, tensor<4xbf16>, tensor<4xi32>, tensor<4xi1>, tensor<4xf32>, tensor<4xf32>, tensor<4xi64>, tensor<4xi8>
 }
 
-// Ops the pass does not lower stay as they are: matmul, unsigned element
-// types, unranked tensors, float-only ops on integers. Their ranked float
+// Ops the pass does not lower stay as they are: a matmul with a dynamic
+// dimension, ops ONNX does not define on unsigned types, unranked tensors,
+// float-only ops on integers. Their ranked float
 // users still lower.
 // CHECK-LABEL: func.func @unsupported(
-// CHECK-SAME: %[[A:[^:]+]]: tensor<2x3xf32>, %[[B:[^:]+]]: tensor<3x4xf32>, %[[U:[^:]+]]: tensor<4xui8>, %[[X:[^:]+]]: tensor<*xf32>, %[[I:[^:]+]]: tensor<4xi32>)
-// CHECK-NEXT: %[[MM:.+]] = graph.matmul %[[A]], %[[B]] : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
-// CHECK-NEXT: %[[UA:.+]] = graph.add %[[U]], %[[U]] : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
+// CHECK-SAME: %[[A:[^:]+]]: tensor<?x3xf32>, %[[B:[^:]+]]: tensor<3x4xf32>, %[[U:[^:]+]]: tensor<4xui8>, %[[X:[^:]+]]: tensor<*xf32>, %[[I:[^:]+]]: tensor<4xi32>)
+// CHECK-NEXT: %[[MM:.+]] = graph.matmul %[[A]], %[[B]] : (tensor<?x3xf32>, tensor<3x4xf32>) -> tensor<?x4xf32>
+// CHECK-NEXT: %[[UA:.+]] = graph.neg %[[U]] : (tensor<4xui8>) -> tensor<4xui8>
 // CHECK-NEXT: %[[UE:.+]] = graph.exp %[[X]] : (tensor<*xf32>) -> tensor<*xf32>
 // CHECK-NEXT: %[[IE:.+]] = graph.exp %[[I]] : (tensor<4xi32>) -> tensor<4xi32>
-// CHECK: %[[R:.+]] = linalg.generic {{.*}} ins(%[[MM]] : tensor<2x4xf32>)
+// CHECK: %[[R:.+]] = linalg.generic {{.*}} ins(%[[MM]] : tensor<?x4xf32>)
 // CHECK: math.exp
 // CHECK: return %[[MM]], %[[UA]], %[[UE]], %[[IE]], %[[R]]
-func.func @unsupported(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>, %u: tensor<4xui8>, %x: tensor<*xf32>, %i: tensor<4xi32>) -> (tensor<2x4xf32>, tensor<4xui8>, tensor<*xf32>, tensor<4xi32>, tensor<2x4xf32>) {
-  %0 = graph.matmul %a, %b : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
-  %1 = graph.add %u, %u : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
+func.func @unsupported(%a: tensor<?x3xf32>, %b: tensor<3x4xf32>, %u: tensor<4xui8>, %x: tensor<*xf32>, %i: tensor<4xi32>) -> (tensor<?x4xf32>, tensor<4xui8>, tensor<*xf32>, tensor<4xi32>, tensor<?x4xf32>) {
+  %0 = graph.matmul %a, %b : (tensor<?x3xf32>, tensor<3x4xf32>) -> tensor<?x4xf32>
+  %1 = graph.neg %u : (tensor<4xui8>) -> tensor<4xui8>
   %2 = graph.exp %x : (tensor<*xf32>) -> tensor<*xf32>
   %3 = graph.exp %i : (tensor<4xi32>) -> tensor<4xi32>
-  %4 = graph.exp %0 : (tensor<2x4xf32>) -> tensor<2x4xf32>
-  return %0, %1, %2, %3, %4 : tensor<2x4xf32>, tensor<4xui8>, tensor<*xf32>, tensor<4xi32>, tensor<2x4xf32>
+  %4 = graph.exp %0 : (tensor<?x4xf32>) -> tensor<?x4xf32>
+  return %0, %1, %2, %3, %4 : tensor<?x4xf32>, tensor<4xui8>, tensor<*xf32>, tensor<4xi32>, tensor<?x4xf32>
 }
 
 // The pass lowers, it does not fold: ops on constants become linalg too

@@ -1,13 +1,15 @@
 //===- strata.cpp - the strata command-line driver --------------*- C++ -*-===//
 //
-// `strata <command> ...`. Commands: import (ONNX to graph IR). Later stages
-// (compile, run, bench, conformance, explain) add commands here.
+// `strata <command> ...`. Commands: import (ONNX to graph IR) here; compile,
+// run and bench in Commands.cpp; conformance in Conformance.cpp.
 //
 //===----------------------------------------------------------------------===//
 
 #include "strata/Dialect/Graph/Transforms/Passes.h"
 #include "strata/Import/OnnxImporter.h"
 #include "strata/InitAll.h"
+
+#include "Driver.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Diagnostics.h"
@@ -54,45 +56,11 @@ static cl::opt<bool>
                    cl::desc("Print locations (ONNX node names) in the IR"),
                    cl::sub(importCmd));
 
-/// Prints diagnostics as "<where>: <severity>: <message>", where <where> is
-/// the model file for file locations and the node name for node locations
-/// (the message of a node diagnostic names the node in full).
-static void installDiagnosticPrinter(MLIRContext &context,
-                                     llvm::StringRef file) {
-  context.getDiagEngine().registerHandler([file](Diagnostic &diag) {
-    llvm::raw_ostream &os = llvm::errs();
-    const char *severity = "error";
-    switch (diag.getSeverity()) {
-    case DiagnosticSeverity::Warning:
-      severity = "warning";
-      break;
-    case DiagnosticSeverity::Note:
-      severity = "note";
-      break;
-    case DiagnosticSeverity::Remark:
-      severity = "remark";
-      break;
-    default:
-      break;
-    }
-    std::string message = diag.str();
-    os << file << ": " << severity << ": " << message;
-    // Verifier errors on imported ops carry the node only in their location.
-    if (auto name = dyn_cast<NameLoc>(diag.getLocation()))
-      if (message.find("node '") == std::string::npos)
-        os << " (at node '" << name.getName().getValue() << "')";
-    os << "\n";
-    for (const Diagnostic &note : diag.getNotes())
-      os << file << ": note: " << note << "\n";
-    return success();
-  });
-}
-
 static int runImport() {
   DialectRegistry registry;
   strata::registerAllDialects(registry);
   MLIRContext context(registry);
-  installDiagnosticPrinter(context, importInput);
+  strata::driver::installDiagnosticPrinter(context, importInput);
   context.printOpOnDiagnostic(false);
 
   strata::ImportOptions options;
@@ -135,11 +103,18 @@ int main(int argc, char **argv) {
   if (!cl::ParseCommandLineOptions(
           argc, argv,
           "strata: an ONNX graph compiler\n\n"
-          "  strata import model.onnx      print the model's graph IR\n",
+          "  strata import model.onnx          print the model's graph IR\n"
+          "  strata compile model.onnx -o m.strata\n"
+          "                                    compile for the CPU\n"
+          "  strata run model.onnx|m.strata    run once, print the outputs\n"
+          "  strata bench model.onnx|m.strata  time repeated runs\n"
+          "  strata conformance DIR...         run ONNX backend-test cases\n",
           &llvm::errs()))
     return 2;
   if (importCmd)
     return runImport();
+  if (int rc = strata::driver::dispatchCommands(); rc >= 0)
+    return rc;
   llvm::errs() << "strata: no command given; run 'strata --help'\n";
   return 2;
 }

@@ -9,6 +9,11 @@
 // broadcasts is read at index 0. Ops that cannot be lowered here stay as they
 // are, so the pass runs on any module.
 //
+// Unsigned element types arrive as signless tensors (the pass's type
+// converter); the bodies pick unsigned arith ops (divui, maxui, cmpi ult,
+// uitofp, extui, ...) by looking at the graph op's own types. Transcendental
+// functions added beyond the first set compute f16/bf16 in f32.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Patterns.h"
@@ -24,6 +29,7 @@
 #include "llvm/Support/Debug.h"
 
 #include <functional>
+#include <limits>
 
 #define DEBUG_TYPE "strata-convert-graph-to-linalg"
 
@@ -40,19 +46,39 @@ static Type elementTypeOf(Value value) { return getElementTypeOrSelf(value); }
 
 /// The float types the kernel layer supports (ONNX FLOAT, DOUBLE, FLOAT16,
 /// BFLOAT16); arith/math accept others, but nothing upstream of us makes them.
-static bool isSupportedFloat(Type type) {
+bool strata::detail::isSupportedFloat(Type type) {
   return type.isF16() || type.isBF16() || type.isF32() || type.isF64();
 }
 
-/// Signless integers, including i1 (ONNX BOOL). Unsigned ONNX types are
-/// `ui<N>`, which arith does not accept; they stay unlowered for now.
-static bool isSignlessInt(Type type) { return type.isSignlessInteger(); }
-
-/// Signless integers that take part in arithmetic; ONNX has no arithmetic on
-/// BOOL.
-static bool isArithInt(Type type) {
-  return type.isSignlessInteger() && type.getIntOrFloatBitWidth() > 1;
+/// Signless integers (i1 is ONNX BOOL) and the unsigned ONNX types `uiN`.
+/// Signed `siN` never comes out of the importer.
+bool strata::detail::isSupportedInt(Type type) {
+  auto integer = dyn_cast<IntegerType>(type);
+  return integer && !integer.isSigned();
 }
+
+Type strata::detail::getSignlessType(Type type) {
+  if (auto integer = dyn_cast<IntegerType>(type);
+      integer && !integer.isSignless())
+    return IntegerType::get(type.getContext(), integer.getWidth());
+  return type;
+}
+
+using strata::detail::convertScalar;
+using strata::detail::getSignlessType;
+using strata::detail::isSupportedFloat;
+using strata::detail::isSupportedInt;
+
+/// Integers that take part in arithmetic; ONNX has no arithmetic on BOOL.
+static bool isArithInt(Type type) {
+  return isSupportedInt(type) && type.getIntOrFloatBitWidth() > 1;
+}
+
+static bool isUnsigned(Type type) { return type.isUnsignedInteger(); }
+
+/// f16 and bf16: transcendental functions on them are computed in f32 (libm
+/// has no half-precision entry points, and f32 rounds them correctly).
+static bool isHalfFloat(Type type) { return type.isF16() || type.isBF16(); }
 
 static Value floatConstant(OpBuilder &b, Location loc, Type type,
                            double value) {
@@ -62,17 +88,22 @@ static Value floatConstant(OpBuilder &b, Location loc, Type type,
 
 static Value intConstant(OpBuilder &b, Location loc, Type type, int64_t value) {
   return arith::ConstantOp::create(
-      b, loc, cast<TypedAttr>(b.getIntegerAttr(type, value)));
+      b, loc, cast<TypedAttr>(b.getIntegerAttr(getSignlessType(type), value)));
 }
 
-/// Converts a scalar between supported float and signless integer types with
-/// ONNX Cast semantics: float to int truncates toward zero, anything to i1 is
-/// "nonzero" (NaN included), i1 to a number is 0 or 1 (so it is zero-, not
-/// sign-extended), and other integers are signed.
-static Value convertScalar(OpBuilder &b, Location loc, Value value, Type to) {
-  Type from = value.getType();
-  if (from == to)
-    return value;
+/// Converts a scalar between supported float and integer types with ONNX
+/// Cast semantics: float to int truncates toward zero, anything to i1 is
+/// "nonzero" (NaN included), i1 and unsigned integers are zero-extended (i1
+/// to a number is 0 or 1), other integers are sign-extended.
+Value strata::detail::convertScalar(OpBuilder &b, Location loc, Value value,
+                                    Type from, Type to) {
+  Type target = getSignlessType(to);
+  if (from == to || value.getType() == target) {
+    // Same type, or the same bits under another signedness (i8 and ui8).
+    if (!(isa<FloatType>(from) || isa<FloatType>(to)) || from == to)
+      return value;
+  }
+  bool zeroExtend = from.isInteger(1) || isUnsigned(from);
   if (isa<FloatType>(from) && isa<FloatType>(to)) {
     unsigned fromWidth = from.getIntOrFloatBitWidth();
     unsigned toWidth = to.getIntOrFloatBitWidth();
@@ -89,10 +120,12 @@ static Value convertScalar(OpBuilder &b, Location loc, Value value, Type to) {
     if (to.isInteger(1))
       return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, value,
                                    floatConstant(b, loc, from, 0.0));
-    return arith::FPToSIOp::create(b, loc, to, value);
+    if (isUnsigned(to))
+      return arith::FPToUIOp::create(b, loc, target, value);
+    return arith::FPToSIOp::create(b, loc, target, value);
   }
   if (isa<FloatType>(to)) {
-    if (from.isInteger(1))
+    if (zeroExtend)
       return arith::UIToFPOp::create(b, loc, to, value);
     return arith::SIToFPOp::create(b, loc, to, value);
   }
@@ -101,11 +134,24 @@ static Value convertScalar(OpBuilder &b, Location loc, Value value, Type to) {
   if (toWidth == 1)
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, value,
                                  intConstant(b, loc, from, 0));
-  if (fromWidth == 1)
-    return arith::ExtUIOp::create(b, loc, to, value);
-  if (fromWidth < toWidth)
-    return arith::ExtSIOp::create(b, loc, to, value);
-  return arith::TruncIOp::create(b, loc, to, value);
+  if (fromWidth < toWidth) {
+    if (zeroExtend)
+      return arith::ExtUIOp::create(b, loc, target, value);
+    return arith::ExtSIOp::create(b, loc, target, value);
+  }
+  if (fromWidth > toWidth)
+    return arith::TruncIOp::create(b, loc, target, value);
+  return value;
+}
+
+/// Applies `fn` to a float scalar of `type`, in f32 when `type` is f16 or
+/// bf16 (the result is rounded back).
+static Value computeWide(OpBuilder &b, Location loc, Type type, Value x,
+                         llvm::function_ref<Value(Value)> fn) {
+  if (!isHalfFloat(type))
+    return fn(x);
+  Value wide = arith::ExtFOp::create(b, loc, b.getF32Type(), x);
+  return arith::TruncFOp::create(b, loc, type, fn(wide));
 }
 
 /// GELU of a float scalar: exact, x * 0.5 * (1 + erf(x / sqrt(2))), or the
@@ -137,11 +183,103 @@ static Value buildGelu(OpBuilder &b, Location loc, Value x, bool tanhApprox) {
                                factor);
 }
 
+/// ONNX Mod. `fmod`: the remainder has the dividend's sign (C fmod, arith's
+/// remf/remsi); otherwise the divisor's, like Python's `%`: a nonzero
+/// remainder whose sign differs from the divisor's gets the divisor added.
+/// Unsigned remainders have no sign to choose. Integer division by zero is
+/// undefined, as for Div.
+static Value buildMod(OpBuilder &b, Location loc, Type type, bool fmod,
+                      Value lhs, Value rhs) {
+  if (isUnsigned(type))
+    return arith::RemUIOp::create(b, loc, lhs, rhs);
+  if (isa<FloatType>(type)) {
+    return computeWide(b, loc, type, lhs, [&](Value x) -> Value {
+      Value y = rhs;
+      if (x.getType() != rhs.getType())
+        y = arith::ExtFOp::create(b, loc, x.getType(), rhs);
+      Value rem = arith::RemFOp::create(b, loc, x, y);
+      if (fmod)
+        return rem;
+      Value zero = floatConstant(b, loc, x.getType(), 0.0);
+      Value nonzero =
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::ONE, rem, zero);
+      Value remNegative =
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, rem, zero);
+      Value divNegative =
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, y, zero);
+      Value signsDiffer =
+          arith::XOrIOp::create(b, loc, remNegative, divNegative);
+      Value adjust = arith::AndIOp::create(b, loc, nonzero, signsDiffer);
+      return arith::SelectOp::create(
+          b, loc, adjust, arith::AddFOp::create(b, loc, rem, y), rem);
+    });
+  }
+  Value rem = arith::RemSIOp::create(b, loc, lhs, rhs);
+  if (fmod)
+    return rem;
+  Value zero = intConstant(b, loc, type, 0);
+  Value nonzero =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, rem, zero);
+  Value remNegative =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, rem, zero);
+  Value divNegative =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, rhs, zero);
+  Value signsDiffer = arith::XOrIOp::create(b, loc, remNegative, divNegative);
+  Value adjust = arith::AndIOp::create(b, loc, nonzero, signsDiffer);
+  return arith::SelectOp::create(b, loc, adjust,
+                                 arith::AddIOp::create(b, loc, rem, rhs), rem);
+}
+
+/// sign(x): -1, 0 or 1 in x's type; a float NaN (and -0) stays as it is.
+static Value buildSign(OpBuilder &b, Location loc, Type type, Value x) {
+  if (isa<FloatType>(type)) {
+    Value zero = floatConstant(b, loc, type, 0.0);
+    Value positive =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x, zero);
+    Value negative =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x, zero);
+    Value inner = arith::SelectOp::create(b, loc, negative,
+                                          floatConstant(b, loc, type, -1.0), x);
+    return arith::SelectOp::create(b, loc, positive,
+                                   floatConstant(b, loc, type, 1.0), inner);
+  }
+  Value zero = intConstant(b, loc, type, 0);
+  Value one = intConstant(b, loc, type, 1);
+  if (isUnsigned(type)) {
+    Value nonzero =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, x, zero);
+    return arith::SelectOp::create(b, loc, nonzero, one, zero);
+  }
+  Value positive =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, x, zero);
+  Value negative =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x, zero);
+  Value inner = arith::SelectOp::create(b, loc, negative,
+                                        intConstant(b, loc, type, -1), zero);
+  return arith::SelectOp::create(b, loc, positive, one, inner);
+}
+
+/// Logical shifts of unsigned integers. arith's shifts are poison for an
+/// amount of at least the bit width; ONNX (like numpy on unsigned types)
+/// gives 0 there, so such amounts select 0.
+static Value buildBitShift(OpBuilder &b, Location loc, Type type, bool left,
+                           Value x, Value amount) {
+  Value shifted = left ? arith::ShLIOp::create(b, loc, x, amount).getResult()
+                       : arith::ShRUIOp::create(b, loc, x, amount).getResult();
+  Value width = intConstant(b, loc, type, type.getIntOrFloatBitWidth());
+  Value inRange =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, amount, width);
+  return arith::SelectOp::create(b, loc, inRange, shifted,
+                                 intConstant(b, loc, type, 0));
+}
+
 //===----------------------------------------------------------------------===//
 // Which ops lower, and their bodies
 //===----------------------------------------------------------------------===//
 
-/// A float-only unary op that maps to one upstream op.
+/// A float-only unary op that maps to one upstream op, computed in the
+/// operand's own type (kept so for the ops whose LLVM lowering handles f16
+/// and bf16 directly).
 template <typename ScalarOp> static BodyBuilder unaryFloat(Operation *op) {
   if (!isSupportedFloat(elementTypeOf(op->getOperand(0))))
     return nullptr;
@@ -150,8 +288,22 @@ template <typename ScalarOp> static BodyBuilder unaryFloat(Operation *op) {
   };
 }
 
-/// A binary arithmetic op on floats or (non-bool) signless integers.
-template <typename FloatOp, typename IntOp>
+/// A float-only unary op that maps to one upstream op, computed in f32 for
+/// f16 and bf16 (these become libm calls, which exist for f32 and f64 only).
+template <typename ScalarOp> static BodyBuilder unaryFloatWide(Operation *op) {
+  Type type = elementTypeOf(op->getOperand(0));
+  if (!isSupportedFloat(type))
+    return nullptr;
+  return [type](OpBuilder &b, Location loc, ValueRange args) -> Value {
+    return computeWide(b, loc, type, args[0], [&](Value x) -> Value {
+      return ScalarOp::create(b, loc, x);
+    });
+  };
+}
+
+/// A binary arithmetic op on floats or (non-bool) integers; `UIntOp` is used
+/// for unsigned element types.
+template <typename FloatOp, typename IntOp, typename UIntOp = IntOp>
 static BodyBuilder binaryArith(Operation *op) {
   Type type = elementTypeOf(op->getOperand(0));
   if (elementTypeOf(op->getOperand(1)) != type ||
@@ -161,6 +313,10 @@ static BodyBuilder binaryArith(Operation *op) {
     return [](OpBuilder &b, Location loc, ValueRange args) -> Value {
       return FloatOp::create(b, loc, args[0], args[1]);
     };
+  if (isArithInt(type) && isUnsigned(type))
+    return [](OpBuilder &b, Location loc, ValueRange args) -> Value {
+      return UIntOp::create(b, loc, args[0], args[1]);
+    };
   if (isArithInt(type))
     return [](OpBuilder &b, Location loc, ValueRange args) -> Value {
       return IntOp::create(b, loc, args[0], args[1]);
@@ -168,11 +324,24 @@ static BodyBuilder binaryArith(Operation *op) {
   return nullptr;
 }
 
+/// A bitwise op on integers of one type (i1 included).
+template <typename IntOp> static BodyBuilder bitwise(Operation *op) {
+  Type type = elementTypeOf(op->getOperand(0));
+  if (elementTypeOf(op->getOperand(1)) != type ||
+      elementTypeOf(op->getResult(0)) != type || !isSupportedInt(type))
+    return nullptr;
+  return [](OpBuilder &b, Location loc, ValueRange args) -> Value {
+    return IntOp::create(b, loc, args[0], args[1]);
+  };
+}
+
 /// A comparison. Float predicates are ordered (false when either side is
-/// NaN), as ONNX and numpy define them; integers compare as signed. Only
-/// `equal` is meaningful on i1.
+/// NaN), as ONNX and numpy define them; integers compare as signed or
+/// unsigned per their type. Only `equal` is meaningful on i1.
 static BodyBuilder compare(Operation *op, arith::CmpFPredicate floatPredicate,
-                           arith::CmpIPredicate intPredicate, bool allowBool) {
+                           arith::CmpIPredicate signedPredicate,
+                           arith::CmpIPredicate unsignedPredicate,
+                           bool allowBool) {
   Type type = elementTypeOf(op->getOperand(0));
   if (elementTypeOf(op->getOperand(1)) != type)
     return nullptr;
@@ -181,41 +350,102 @@ static BodyBuilder compare(Operation *op, arith::CmpFPredicate floatPredicate,
                             ValueRange args) -> Value {
       return arith::CmpFOp::create(b, loc, floatPredicate, args[0], args[1]);
     };
-  if (isArithInt(type) || (allowBool && type.isInteger(1)))
-    return
-        [intPredicate](OpBuilder &b, Location loc, ValueRange args) -> Value {
-          return arith::CmpIOp::create(b, loc, intPredicate, args[0], args[1]);
-        };
+  if (isArithInt(type) || (allowBool && type.isInteger(1))) {
+    arith::CmpIPredicate predicate =
+        isUnsigned(type) ? unsignedPredicate : signedPredicate;
+    return [predicate](OpBuilder &b, Location loc, ValueRange args) -> Value {
+      return arith::CmpIOp::create(b, loc, predicate, args[0], args[1]);
+    };
+  }
   return nullptr;
 }
 
-/// pow: a float base with an exponent of the same float type (or another
-/// float type, converted to the base's), a float base with an integer
-/// exponent, or integer base and exponent of one type.
+/// pow: a float base with a float exponent (converted to the base's type), a
+/// float base with a signed (fpowi) or unsigned (converted to float)
+/// exponent, integer base and exponent of one type, or an integer base with
+/// a float exponent (computed in f64 and truncated toward zero, as
+/// onnxruntime does).
 static BodyBuilder buildPow(graph::PowOp op) {
   Type base = elementTypeOf(op.getLhs());
   Type exponent = elementTypeOf(op.getRhs());
   if (elementTypeOf(op.getOutput()) != base)
     return nullptr;
   if (isSupportedFloat(base) && isSupportedFloat(exponent))
-    return [base](OpBuilder &b, Location loc, ValueRange args) -> Value {
-      return math::PowFOp::create(b, loc, args[0],
-                                  convertScalar(b, loc, args[1], base));
-    };
-  if (isSupportedFloat(base) && isArithInt(exponent))
+    return
+        [base, exponent](OpBuilder &b, Location loc, ValueRange args) -> Value {
+          return math::PowFOp::create(
+              b, loc, args[0], convertScalar(b, loc, args[1], exponent, base));
+        };
+  if (isSupportedFloat(base) && isArithInt(exponent) && !isUnsigned(exponent))
     return [](OpBuilder &b, Location loc, ValueRange args) -> Value {
       return math::FPowIOp::create(b, loc, args[0], args[1]);
     };
-  if (isArithInt(base) && exponent == base)
+  if (isSupportedFloat(base) && isArithInt(exponent))
+    return
+        [base, exponent](OpBuilder &b, Location loc, ValueRange args) -> Value {
+          return math::PowFOp::create(
+              b, loc, args[0], convertScalar(b, loc, args[1], exponent, base));
+        };
+  if (isArithInt(base) && !isUnsigned(base) && exponent == base)
     return [](OpBuilder &b, Location loc, ValueRange args) -> Value {
       return math::IPowIOp::create(b, loc, args[0], args[1]);
     };
+  if (isArithInt(base) && isSupportedFloat(exponent))
+    return
+        [base, exponent](OpBuilder &b, Location loc, ValueRange args) -> Value {
+          Type f64 = b.getF64Type();
+          Value x = convertScalar(b, loc, args[0], base, f64);
+          Value y = convertScalar(b, loc, args[1], exponent, f64);
+          Value power = math::PowFOp::create(b, loc, x, y);
+          return convertScalar(b, loc, power, f64, base);
+        };
+  return nullptr;
+}
+
+/// Clip: max(x, min) then min(.., max), so min > max gives max (ONNX). Float
+/// NaN propagates. The bounds are optional operands (scalars that broadcast).
+static BodyBuilder buildClip(graph::ClipOp op) {
+  Type type = elementTypeOf(op.getInput());
+  if (elementTypeOf(op.getOutput()) != type ||
+      (op.getMin() && elementTypeOf(op.getMin()) != type) ||
+      (op.getMax() && elementTypeOf(op.getMax()) != type))
+    return nullptr;
+  bool hasMin = static_cast<bool>(op.getMin());
+  bool hasMax = static_cast<bool>(op.getMax());
+  if (isSupportedFloat(type))
+    return [=](OpBuilder &b, Location loc, ValueRange args) -> Value {
+      Value x = args[0];
+      if (hasMin)
+        x = arith::MaximumFOp::create(b, loc, x, args[1]);
+      if (hasMax)
+        x = arith::MinimumFOp::create(b, loc, x, args[hasMin ? 2 : 1]);
+      return x;
+    };
+  if (isArithInt(type)) {
+    bool isUnsignedType = isUnsigned(type);
+    return [=](OpBuilder &b, Location loc, ValueRange args) -> Value {
+      Value x = args[0];
+      if (hasMin)
+        x = isUnsignedType
+                ? arith::MaxUIOp::create(b, loc, x, args[1]).getResult()
+                : arith::MaxSIOp::create(b, loc, x, args[1]).getResult();
+      if (hasMax) {
+        Value bound = args[hasMin ? 2 : 1];
+        x = isUnsignedType
+                ? arith::MinUIOp::create(b, loc, x, bound).getResult()
+                : arith::MinSIOp::create(b, loc, x, bound).getResult();
+      }
+      return x;
+    };
+  }
   return nullptr;
 }
 
 /// Returns how to compute one element of `op`'s result, or null when this
 /// pass does not lower `op` (an op it does not know, or element types it does
-/// not handle). Shapes are checked separately (getBroadcastShape).
+/// not handle). Shapes are checked separately (getBroadcastShape). The types
+/// inspected are the op's own (uiN included); the body sees their signless
+/// forms.
 static BodyBuilder getBodyBuilder(Operation *op) {
   using Args = ValueRange;
   return llvm::TypeSwitch<Operation *, BodyBuilder>(op)
@@ -229,6 +459,19 @@ static BodyBuilder getBodyBuilder(Operation *op) {
       .Case([](graph::CeilOp op) { return unaryFloat<math::CeilOp>(op); })
       .Case([](graph::SinOp op) { return unaryFloat<math::SinOp>(op); })
       .Case([](graph::CosOp op) { return unaryFloat<math::CosOp>(op); })
+      // Round is half to even, like numpy and ONNX.
+      .Case([](graph::RoundOp op) {
+        return unaryFloatWide<math::RoundEvenOp>(op);
+      })
+      .Case([](graph::TanOp op) { return unaryFloatWide<math::TanOp>(op); })
+      .Case([](graph::AsinOp op) { return unaryFloatWide<math::AsinOp>(op); })
+      .Case([](graph::AcosOp op) { return unaryFloatWide<math::AcosOp>(op); })
+      .Case([](graph::AtanOp op) { return unaryFloatWide<math::AtanOp>(op); })
+      .Case([](graph::SinhOp op) { return unaryFloatWide<math::SinhOp>(op); })
+      .Case([](graph::CoshOp op) { return unaryFloatWide<math::CoshOp>(op); })
+      .Case([](graph::AsinhOp op) { return unaryFloatWide<math::AsinhOp>(op); })
+      .Case([](graph::AcoshOp op) { return unaryFloatWide<math::AcoshOp>(op); })
+      .Case([](graph::AtanhOp op) { return unaryFloatWide<math::AtanhOp>(op); })
       // Unary ops on floats and integers.
       .Case([](graph::AbsOp op) -> BodyBuilder {
         Type type = elementTypeOf(op.getInput());
@@ -236,6 +479,10 @@ static BodyBuilder getBodyBuilder(Operation *op) {
           return [](OpBuilder &b, Location loc, Args args) -> Value {
             return math::AbsFOp::create(b, loc, args[0]);
           };
+        // An unsigned value is its own magnitude.
+        if (isArithInt(type) && isUnsigned(type))
+          return
+              [](OpBuilder &, Location, Args args) -> Value { return args[0]; };
         if (isArithInt(type))
           return [](OpBuilder &b, Location loc, Args args) -> Value {
             return math::AbsIOp::create(b, loc, args[0]);
@@ -248,7 +495,8 @@ static BodyBuilder getBodyBuilder(Operation *op) {
           return [](OpBuilder &b, Location loc, Args args) -> Value {
             return arith::NegFOp::create(b, loc, args[0]);
           };
-        if (isArithInt(type))
+        // ONNX Neg has no unsigned types.
+        if (isArithInt(type) && !isUnsigned(type))
           return [type](OpBuilder &b, Location loc, Args args) -> Value {
             return arith::SubIOp::create(b, loc, intConstant(b, loc, type, 0),
                                          args[0]);
@@ -263,12 +511,30 @@ static BodyBuilder getBodyBuilder(Operation *op) {
             return arith::MaximumFOp::create(b, loc, args[0],
                                              floatConstant(b, loc, type, 0.0));
           };
+        if (isArithInt(type) && isUnsigned(type))
+          return
+              [](OpBuilder &, Location, Args args) -> Value { return args[0]; };
         if (isArithInt(type))
           return [type](OpBuilder &b, Location loc, Args args) -> Value {
             return arith::MaxSIOp::create(b, loc, args[0],
                                           intConstant(b, loc, type, 0));
           };
         return nullptr;
+      })
+      .Case([](graph::SignOp op) -> BodyBuilder {
+        Type type = elementTypeOf(op.getInput());
+        if (!isSupportedFloat(type) && !isArithInt(type))
+          return nullptr;
+        return [type](OpBuilder &b, Location loc, Args args) -> Value {
+          return buildSign(b, loc, type, args[0]);
+        };
+      })
+      .Case([](graph::IdentityOp op) -> BodyBuilder {
+        Type type = elementTypeOf(op.getInput());
+        if (!isSupportedFloat(type) && !isSupportedInt(type))
+          return nullptr;
+        return
+            [](OpBuilder &, Location, Args args) -> Value { return args[0]; };
       })
       // Unary float ops expressed with several upstream ops.
       .Case([](graph::ReciprocalOp op) -> BodyBuilder {
@@ -302,6 +568,41 @@ static BodyBuilder getBodyBuilder(Operation *op) {
           return buildGelu(b, loc, args[0], tanhApprox);
         };
       })
+      // Float classification (i1 results).
+      .Case([](graph::IsNaNOp op) -> BodyBuilder {
+        if (!isSupportedFloat(elementTypeOf(op.getInput())))
+          return nullptr;
+        return [](OpBuilder &b, Location loc, Args args) -> Value {
+          return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO,
+                                       args[0], args[0]);
+        };
+      })
+      .Case([](graph::IsInfOp op) -> BodyBuilder {
+        Type type = elementTypeOf(op.getInput());
+        if (!isSupportedFloat(type))
+          return nullptr;
+        bool positive = op.getDetectPositive() != 0;
+        bool negative = op.getDetectNegative() != 0;
+        return [=](OpBuilder &b, Location loc, Args args) -> Value {
+          Value result =
+              arith::ConstantOp::create(b, loc, b.getBoolAttr(false));
+          auto equals = [&](double value) -> Value {
+            return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                         args[0],
+                                         floatConstant(b, loc, type, value));
+          };
+          if (positive)
+            result = equals(std::numeric_limits<double>::infinity());
+          if (negative) {
+            Value isNegInf = equals(-std::numeric_limits<double>::infinity());
+            result =
+                positive
+                    ? arith::OrIOp::create(b, loc, result, isNegInf).getResult()
+                    : isNegInf;
+          }
+          return result;
+        };
+      })
       // Binary arithmetic. Integer division truncates toward zero, like C
       // and onnxruntime; min/max on floats propagate NaN, like numpy.
       .Case([](graph::AddOp op) {
@@ -314,57 +615,108 @@ static BodyBuilder getBodyBuilder(Operation *op) {
         return binaryArith<arith::MulFOp, arith::MulIOp>(op);
       })
       .Case([](graph::DivOp op) {
-        return binaryArith<arith::DivFOp, arith::DivSIOp>(op);
+        return binaryArith<arith::DivFOp, arith::DivSIOp, arith::DivUIOp>(op);
       })
       .Case([](graph::MaxOp op) {
-        return binaryArith<arith::MaximumFOp, arith::MaxSIOp>(op);
+        return binaryArith<arith::MaximumFOp, arith::MaxSIOp, arith::MaxUIOp>(
+            op);
       })
       .Case([](graph::MinOp op) {
-        return binaryArith<arith::MinimumFOp, arith::MinSIOp>(op);
+        return binaryArith<arith::MinimumFOp, arith::MinSIOp, arith::MinUIOp>(
+            op);
       })
       .Case([](graph::PowOp op) { return buildPow(op); })
+      .Case([](graph::ModOp op) -> BodyBuilder {
+        Type type = elementTypeOf(op.getLhs());
+        if (elementTypeOf(op.getRhs()) != type ||
+            elementTypeOf(op.getOutput()) != type ||
+            !(isSupportedFloat(type) || isArithInt(type)))
+          return nullptr;
+        bool fmod = op.getFmod() != 0;
+        return [=](OpBuilder &b, Location loc, Args args) -> Value {
+          return buildMod(b, loc, type, fmod, args[0], args[1]);
+        };
+      })
+      .Case([](graph::BitShiftOp op) -> BodyBuilder {
+        Type type = elementTypeOf(op.getLhs());
+        if (elementTypeOf(op.getRhs()) != type ||
+            elementTypeOf(op.getOutput()) != type || !isArithInt(type) ||
+            (op.getDirection() != "LEFT" && op.getDirection() != "RIGHT"))
+          return nullptr;
+        bool left = op.getDirection() == "LEFT";
+        return [=](OpBuilder &b, Location loc, Args args) -> Value {
+          return buildBitShift(b, loc, type, left, args[0], args[1]);
+        };
+      })
+      // Bitwise ops on integers, logical ops on i1.
+      .Case([](graph::BitwiseAndOp op) { return bitwise<arith::AndIOp>(op); })
+      .Case([](graph::BitwiseOrOp op) { return bitwise<arith::OrIOp>(op); })
+      .Case([](graph::BitwiseXorOp op) { return bitwise<arith::XOrIOp>(op); })
+      .Case([](graph::AndOp op) { return bitwise<arith::AndIOp>(op); })
+      .Case([](graph::OrOp op) { return bitwise<arith::OrIOp>(op); })
+      .Case([](graph::XorOp op) { return bitwise<arith::XOrIOp>(op); })
+      .Case([](graph::BitwiseNotOp op) -> BodyBuilder {
+        Type type = elementTypeOf(op.getInput());
+        if (!isSupportedInt(type))
+          return nullptr;
+        return [type](OpBuilder &b, Location loc, Args args) -> Value {
+          // All ones: -1 in two's complement, `true` for i1.
+          return arith::XOrIOp::create(b, loc, args[0],
+                                       intConstant(b, loc, type, -1));
+        };
+      })
+      .Case([](graph::NotOp op) -> BodyBuilder {
+        if (!elementTypeOf(op.getInput()).isInteger(1))
+          return nullptr;
+        return [](OpBuilder &b, Location loc, Args args) -> Value {
+          Value trueValue =
+              arith::ConstantOp::create(b, loc, b.getBoolAttr(true));
+          return arith::XOrIOp::create(b, loc, args[0], trueValue);
+        };
+      })
       // Comparisons.
       .Case([](graph::EqualOp op) {
         return compare(op, arith::CmpFPredicate::OEQ, arith::CmpIPredicate::eq,
-                       /*allowBool=*/true);
+                       arith::CmpIPredicate::eq, /*allowBool=*/true);
       })
       .Case([](graph::LessOp op) {
         return compare(op, arith::CmpFPredicate::OLT, arith::CmpIPredicate::slt,
-                       /*allowBool=*/false);
+                       arith::CmpIPredicate::ult, /*allowBool=*/false);
       })
       .Case([](graph::GreaterOp op) {
         return compare(op, arith::CmpFPredicate::OGT, arith::CmpIPredicate::sgt,
-                       /*allowBool=*/false);
+                       arith::CmpIPredicate::ugt, /*allowBool=*/false);
       })
       .Case([](graph::LessEqualOp op) {
         return compare(op, arith::CmpFPredicate::OLE, arith::CmpIPredicate::sle,
-                       /*allowBool=*/false);
+                       arith::CmpIPredicate::ule, /*allowBool=*/false);
       })
       .Case([](graph::GreaterEqualOp op) {
         return compare(op, arith::CmpFPredicate::OGE, arith::CmpIPredicate::sge,
-                       /*allowBool=*/false);
+                       arith::CmpIPredicate::uge, /*allowBool=*/false);
       })
-      // Selection and conversion.
+      // Selection, clamping and conversion.
       .Case([](graph::WhereOp op) -> BodyBuilder {
         Type type = elementTypeOf(op.getX());
         if (elementTypeOf(op.getY()) != type ||
             elementTypeOf(op.getOutput()) != type ||
-            !(isSupportedFloat(type) || isSignlessInt(type)))
+            !(isSupportedFloat(type) || isSupportedInt(type)))
           return nullptr;
         return [](OpBuilder &b, Location loc, Args args) -> Value {
           return arith::SelectOp::create(b, loc, args[0], args[1], args[2]);
         };
       })
+      .Case([](graph::ClipOp op) { return buildClip(op); })
       .Case([](graph::CastOp op) -> BodyBuilder {
         Type from = elementTypeOf(op.getInput());
         Type to = elementTypeOf(op.getOutput());
         auto supported = [](Type type) {
-          return isSupportedFloat(type) || isSignlessInt(type);
+          return isSupportedFloat(type) || isSupportedInt(type);
         };
         if (!supported(from) || !supported(to))
           return nullptr;
-        return [to](OpBuilder &b, Location loc, Args args) -> Value {
-          return convertScalar(b, loc, args[0], to);
+        return [from, to](OpBuilder &b, Location loc, Args args) -> Value {
+          return convertScalar(b, loc, args[0], from, to);
         };
       })
       .Default([](Operation *) { return nullptr; });
@@ -420,10 +772,12 @@ bool strata::detail::canLowerElementwise(Operation *op) {
 
 namespace {
 
-/// Lowers any op for which isLowerable holds to a linalg.generic.
+/// Lowers any op for which getBodyBuilder and getBroadcastShape succeed to a
+/// linalg.generic on the converted (signless) types.
 struct ElementwiseToLinalg : ConversionPattern {
-  explicit ElementwiseToLinalg(MLIRContext *context)
-      : ConversionPattern(MatchAnyOpTypeTag(), /*benefit=*/1, context) {}
+  ElementwiseToLinalg(const TypeConverter &converter, MLIRContext *context)
+      : ConversionPattern(converter, MatchAnyOpTypeTag(), /*benefit=*/1,
+                          context) {}
 
   LogicalResult
   matchAndRewrite(Operation *op, ArrayRef<Value> operands,
@@ -438,7 +792,10 @@ struct ElementwiseToLinalg : ConversionPattern {
                             << op->getLoc() << "\n");
 
     Location loc = op->getLoc();
-    auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+    auto resultType = dyn_cast_or_null<RankedTensorType>(
+        getTypeConverter()->convertType(op->getResult(0).getType()));
+    if (!resultType)
+      return rewriter.notifyMatchFailure(op, "result type does not convert");
     int64_t rank = resultType.getRank();
 
     // Output sizes. A dynamic dimension takes its size from the first operand
@@ -514,6 +871,5 @@ struct ElementwiseToLinalg : ConversionPattern {
 
 void strata::detail::populateElementwiseToLinalgPatterns(
     TypeConverter &converter, RewritePatternSet &patterns) {
-  (void)converter;
-  patterns.add<ElementwiseToLinalg>(patterns.getContext());
+  patterns.add<ElementwiseToLinalg>(converter, patterns.getContext());
 }

@@ -40,6 +40,31 @@ void strata::populateGraphToLinalgPatterns(TypeConverter &converter,
   detail::populateNNToLinalgPatterns(converter, patterns);
 }
 
+void strata::detail::addSignlessTypeConversion(TypeConverter &converter) {
+  // Later additions take precedence: the identity is the fallback.
+  converter.addConversion([](Type type) { return type; });
+  converter.addConversion(
+      [](IntegerType type) -> Type { return detail::getSignlessType(type); });
+  converter.addConversion([](RankedTensorType type) -> Type {
+    return type.clone(detail::getSignlessType(type.getElementType()));
+  });
+  converter.addConversion([](UnrankedTensorType type) -> Type {
+    return UnrankedTensorType::get(
+        detail::getSignlessType(type.getElementType()));
+  });
+  // uiN and iN values have the same bits: a cast that the next lowering (or
+  // reconcile-unrealized-casts, once both sides are lowered) removes.
+  auto materialize = [](OpBuilder &builder, Type type, ValueRange inputs,
+                        Location loc) -> Value {
+    if (inputs.size() != 1)
+      return Value();
+    return UnrealizedConversionCastOp::create(builder, loc, type, inputs)
+        .getResult(0);
+  };
+  converter.addSourceMaterialization(materialize);
+  converter.addTargetMaterialization(materialize);
+}
+
 namespace {
 struct ConvertGraphToLinalgPass
     : strata::impl::ConvertGraphToLinalgPassBase<ConvertGraphToLinalgPass> {
@@ -57,7 +82,7 @@ struct ConvertGraphToLinalgPass
         [](Operation *op) { return !strata::isLowerableToLinalg(op); });
 
     TypeConverter converter;
-    converter.addConversion([](Type type) { return type; });
+    strata::detail::addSignlessTypeConversion(converter);
     RewritePatternSet patterns(context);
     strata::populateGraphToLinalgPatterns(converter, patterns);
     ConversionConfig config;

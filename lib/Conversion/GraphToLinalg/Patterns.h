@@ -30,6 +30,27 @@ namespace strata::detail {
 using BodyBuilder = std::function<mlir::Value(mlir::OpBuilder &, mlir::Location,
                                               mlir::ValueRange)>;
 
+/// Scalar helpers shared by the families (defined in Elementwise.cpp). Types
+/// named `from`/`to`/`type` are the graph op's element types, which may be
+/// unsigned; the values themselves are signless.
+
+/// f16, bf16, f32 and f64: the float types the kernel layer supports.
+bool isSupportedFloat(mlir::Type type);
+/// Signless (i1 included) or unsigned integer types.
+bool isSupportedInt(mlir::Type type);
+/// `type` with an unsigned integer made signless (other types unchanged).
+mlir::Type getSignlessType(mlir::Type type);
+/// Converts `value` (of the signless form of `from`) to the signless form of
+/// `to` with ONNX Cast semantics, reading signedness from `from` and `to`.
+mlir::Value convertScalar(mlir::OpBuilder &b, mlir::Location loc,
+                          mlir::Value value, mlir::Type from, mlir::Type to);
+
+/// Makes uiN tensors (and scalars) iN and leaves other types alone, with
+/// unrealized_conversion_cast materializations both ways: what every
+/// family's patterns expect of the pass's converter (defined in
+/// GraphToLinalg.cpp).
+void addSignlessTypeConversion(mlir::TypeConverter &converter);
+
 bool canLowerElementwise(mlir::Operation *op);
 void populateElementwiseToLinalgPatterns(mlir::TypeConverter &converter,
                                          mlir::RewritePatternSet &patterns);

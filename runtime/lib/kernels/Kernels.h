@@ -16,6 +16,9 @@ namespace strata::rt::kernels {
 
 void registerBasicKernels(
     const std::function<void(const std::string &, KernelFn)> &add);
+/// "dnnl.matmul", "dnnl.conv" and "dnnl.pool" (Dnnl*.cpp).
+void registerDnnlKernels(
+    const std::function<void(const std::string &, KernelFn)> &add);
 
 } // namespace strata::rt::kernels
 

@@ -31,6 +31,10 @@
 
 namespace strata::rt {
 
+namespace detail {
+class LoadedCode;
+} // namespace detail
+
 /// Everything the runtime reports goes through this exception.
 class Error : public std::runtime_error {
 public:
@@ -276,8 +280,13 @@ public:
   const std::string *metadataValue(const std::string &key) const;
 
 private:
+  friend class Session;
   Module() = default;
   void parse();
+  /// code() loaded into the process (see CodeLoader.cpp): loaded by the
+  /// first session that needs it, shared by the module's sessions and
+  /// unloaded when the last of them is gone. Throws Error naming the module.
+  std::shared_ptr<detail::LoadedCode> loadCode() const;
 
   std::string name_;
   /// The file's bytes, 64-byte aligned so that constants are too.
@@ -292,6 +301,8 @@ private:
   const uint8_t *code_ = nullptr;
   size_t codeSize_ = 0;
   std::vector<std::pair<std::string, std::string>> metadata_;
+  mutable std::mutex codeMutex_;
+  mutable std::weak_ptr<detail::LoadedCode> loadedCode_;
 };
 
 /// Writes modules: used by the compiler and by tests. It does not validate
@@ -382,14 +393,30 @@ private:
   std::exception_ptr error_;
 };
 
+/// The base of what a library kernel keeps for one step between the runs of
+/// a session (a oneDNN primitive, packed weights, ...): see
+/// KernelContext::state. The session owns it and destroys it with itself.
+class KernelState {
+public:
+  /// Defined in the library, which thus holds the vtable and type info that
+  /// KernelContext::state's dynamic_cast relies on.
+  virtual ~KernelState();
+};
+
 /// What a library kernel gets for one step.
 class KernelContext {
 public:
+  /// `state` is the step's slot in its session; without one, state() lives
+  /// only as long as the context.
   KernelContext(const Step &step, size_t index, const Module &module,
                 std::vector<TensorView> inputs, std::vector<TensorView> outputs,
-                ThreadPool &pool)
+                ThreadPool &pool, std::unique_ptr<KernelState> *state = nullptr)
       : step_(step), index_(index), module_(module), inputs_(std::move(inputs)),
-        outputs_(std::move(outputs)), pool_(pool) {}
+        outputs_(std::move(outputs)), pool_(pool),
+        stateSlot_(state ? state : &localState_) {}
+  // The state slot may point into the context itself.
+  KernelContext(const KernelContext &) = delete;
+  KernelContext &operator=(const KernelContext &) = delete;
 
   size_t numInputs() const { return inputs_.size(); }
   size_t numOutputs() const { return outputs_.size(); }
@@ -398,6 +425,23 @@ public:
   const TensorView &output(size_t i) const;
   ThreadPool &pool() const { return pool_; }
   const Step &step() const { return step_; }
+  /// Whether input `i` is a module constant: its bytes never change, so a
+  /// kernel may keep work derived from them (reordered weights) in state().
+  bool inputIsConstant(size_t i) const;
+
+  /// The step's state: a T (derived from KernelState) that the session keeps
+  /// from one run to the next; value-initialized on first use. A step has one
+  /// state, so a kernel uses one T; asking for another type is an Error.
+  template <typename T> T &state() {
+    static_assert(std::is_base_of_v<KernelState, T>,
+                  "kernel state must derive from KernelState");
+    std::unique_ptr<KernelState> &slot = *stateSlot_;
+    if (!slot)
+      slot = std::make_unique<T>();
+    if (T *typed = dynamic_cast<T *>(slot.get()))
+      return *typed;
+    throw error("keeps kernel state of another type");
+  }
 
   bool hasAttr(const std::string &key) const;
   /// These throw Error naming the step when the attribute is missing or
@@ -419,6 +463,8 @@ private:
   const Module &module_;
   std::vector<TensorView> inputs_, outputs_;
   ThreadPool &pool_;
+  std::unique_ptr<KernelState> localState_;
+  std::unique_ptr<KernelState> *stateSlot_;
 };
 
 using KernelFn = void (*)(KernelContext &);
@@ -428,6 +474,13 @@ using KernelFn = void (*)(KernelContext &);
 void registerKernel(const std::string &name, KernelFn fn);
 /// The kernel registered under `name`, or nullptr.
 KernelFn lookupKernel(const std::string &name);
+
+/// A generated kernel (a Kernel step): an exported function of Module::code()
+/// that gets the data pointers of the step's inputs followed by its outputs
+/// and computes the part [begin, end) of its `parallel` range
+/// (docs/runtime.md).
+using GeneratedKernelFn = void (*)(void *const *buffers, int64_t begin,
+                                   int64_t end);
 
 struct SessionOptions {
   /// Threads of the session's pool, counting the caller (0: one per hardware
@@ -439,8 +492,9 @@ struct SessionOptions {
 /// last run. Not thread-safe; use one session per concurrent caller.
 class Session {
 public:
-  /// Resolves every step's kernel and allocates the arena; throws Error
-  /// naming the step whose kernel is unknown.
+  /// Loads the module's code when it has Kernel steps, resolves every step's
+  /// kernel and allocates the arena; throws Error naming the step whose
+  /// kernel is unknown or missing.
   explicit Session(std::shared_ptr<const Module> module,
                    SessionOptions options = {});
   ~Session();
@@ -461,10 +515,20 @@ private:
   size_t inputIndex(const std::string &name) const;
   size_t outputIndex(const std::string &name) const;
 
+  void runGenerated(size_t index);
+
   std::shared_ptr<const Module> module_;
   ThreadPool pool_;
+  std::shared_ptr<detail::LoadedCode> code_;
   detail::AlignedPtr arena_;
+  /// Per step: the library kernel (Library steps) or the generated function,
+  /// its `parallel` extent and its buffers' pointers (Kernel steps).
   std::vector<KernelFn> kernels_;
+  std::vector<GeneratedKernelFn> generated_;
+  std::vector<int64_t> parallel_;
+  std::vector<std::vector<void *>> pointers_;
+  /// Library kernels' KernelContext::state, one slot per step.
+  std::vector<std::unique_ptr<KernelState>> states_;
   std::vector<TensorView> views_;
   std::vector<Tensor> inputs_;
   std::vector<bool> inputSet_;

@@ -1,0 +1,374 @@
+//===- ModuleWriter.cpp - memory plan and the module file -------*- C++ -*-===//
+//
+// Turns a partitioned entry function into the runtime's execution plan:
+//
+// - every value gets a buffer: inputs are bound by the caller, constants are
+//   stored in the module, kernel results live in the arena;
+// - reshape-like ops are views: a buffer record at the same arena offset
+//   with the new shape (a view of a constant is the constant's bytes under
+//   the new shape; a view of a model input is taken of a copy, since input
+//   buffers are bound per run);
+// - the arena is planned by liveness: walking the steps in order, a
+//   buffer's space is released after the last step that reads it (or any
+//   view of it), and each new result takes the lowest 64-byte aligned gap
+//   that fits (first fit). Model outputs are never released.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CompilerUtils.h"
+
+#include "strata/Compiler/Compiler.h"
+#include "strata/Dialect/Graph/IR/GraphOps.h"
+#include "strata/Runtime/Runtime.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/Config/llvm-config.h"
+
+#include <algorithm>
+#include <climits>
+
+using namespace mlir;
+using namespace strata;
+namespace graph = strata::graph;
+namespace rt = strata::rt;
+
+std::optional<rt::DType> strata::toRuntimeType(Type type) {
+  if (type.isF32())
+    return rt::DType::F32;
+  if (type.isF64())
+    return rt::DType::F64;
+  if (type.isF16())
+    return rt::DType::F16;
+  if (type.isBF16())
+    return rt::DType::BF16;
+  auto integer = dyn_cast<IntegerType>(type);
+  if (!integer)
+    return std::nullopt;
+  bool isUnsigned = integer.isUnsigned();
+  switch (integer.getWidth()) {
+  case 1:
+    return rt::DType::I1;
+  case 8:
+    return isUnsigned ? rt::DType::U8 : rt::DType::I8;
+  case 16:
+    return isUnsigned ? rt::DType::U16 : rt::DType::I16;
+  case 32:
+    return isUnsigned ? rt::DType::U32 : rt::DType::I32;
+  case 64:
+    return isUnsigned ? rt::DType::U64 : rt::DType::I64;
+  default:
+    return std::nullopt;
+  }
+}
+
+/// The little-endian row-major bytes of a constant (i1 as one byte each).
+static std::optional<std::vector<uint8_t>> constantBytes(ElementsAttr attr) {
+  auto dense = dyn_cast<DenseElementsAttr>(attr);
+  if (!dense)
+    return std::nullopt;
+  Type element = dense.getElementType();
+  int64_t count = dense.getNumElements();
+  std::vector<uint8_t> bytes;
+  if (element.isInteger(1)) {
+    bytes.reserve(count);
+    for (bool b : dense.getValues<bool>())
+      bytes.push_back(b ? 1 : 0);
+    return bytes;
+  }
+  if (!element.isIntOrFloat())
+    return std::nullopt;
+  size_t width = element.getIntOrFloatBitWidth() / 8;
+  ArrayRef<char> raw = dense.getRawData();
+  if (dense.isSplat()) {
+    bytes.resize(width * count);
+    for (int64_t i = 0; i < count; ++i)
+      std::memcpy(bytes.data() + i * width, raw.data(), width);
+  } else {
+    bytes.assign(raw.begin(), raw.end());
+  }
+  return bytes;
+}
+
+namespace {
+
+enum class SlotKind { Input, Constant, Arena };
+
+/// A buffer of the plan. Views share their root's storage.
+struct Slot {
+  SlotKind kind = SlotKind::Arena;
+  rt::DType dtype = rt::DType::F32;
+  std::vector<int64_t> shape;
+  int root = -1;
+  std::vector<uint8_t> bytes; // constant roots
+  uint64_t size = 0, offset = 0;
+  int lastUse = -1; // roots: the last step reading it (INT_MAX: output)
+  uint32_t buffer = 0;
+};
+
+struct PlannedStep {
+  rt::Step step;
+  std::vector<int> inputs, outputs;
+};
+
+class Planner {
+public:
+  Planner(ModuleOp module, func::FuncOp entry) : module(module), entry(entry) {}
+  LogicalResult run(const CompileOptions &options,
+                    const std::vector<uint8_t> &sharedObject,
+                    std::vector<uint8_t> &out);
+
+private:
+  FailureOr<int> newSlot(SlotKind kind, Value value, Operation *where);
+  int slotOf(Value v) { return slots.lookup(v); }
+  LogicalResult addStepForCall(func::CallOp call);
+  LogicalResult addView(Operation *op);
+  void planArena();
+
+  ModuleOp module;
+  func::FuncOp entry;
+  std::vector<Slot> all;
+  llvm::DenseMap<Value, int> slots;
+  llvm::DenseMap<int, int> inputCopies; // input slot -> its copy
+  std::vector<PlannedStep> steps;
+};
+
+} // namespace
+
+FailureOr<int> Planner::newSlot(SlotKind kind, Value value, Operation *where) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  std::optional<rt::DType> dtype =
+      type ? toRuntimeType(type.getElementType()) : std::nullopt;
+  if (!type || !type.hasStaticShape() || !dtype) {
+    where->emitError("cannot hold a value of type ")
+        << value.getType() << " in a buffer of the plan";
+    return failure();
+  }
+  Slot slot;
+  slot.kind = kind;
+  slot.dtype = *dtype;
+  slot.shape.assign(type.getShape().begin(), type.getShape().end());
+  slot.root = static_cast<int>(all.size());
+  slot.size =
+      static_cast<uint64_t>(type.getNumElements()) * rt::dtypeSize(*dtype);
+  all.push_back(std::move(slot));
+  slots[value] = all.size() - 1;
+  return static_cast<int>(all.size() - 1);
+}
+
+static rt::Attribute toRuntimeAttribute(StringRef key, Attribute value) {
+  rt::Attribute a;
+  a.key = key.str();
+  if (auto i = dyn_cast<IntegerAttr>(value))
+    a.ints.push_back(i.getValue().getSExtValue());
+  else if (auto f = dyn_cast<FloatAttr>(value))
+    a.floats.push_back(f.getValueAsDouble());
+  else if (auto s = dyn_cast<StringAttr>(value))
+    a.str = s.str();
+  else if (auto ints = dyn_cast<DenseI64ArrayAttr>(value))
+    a.ints.assign(ints.asArrayRef().begin(), ints.asArrayRef().end());
+  else if (auto floats = dyn_cast<DenseF64ArrayAttr>(value))
+    a.floats.assign(floats.asArrayRef().begin(), floats.asArrayRef().end());
+  return a;
+}
+
+LogicalResult Planner::addStepForCall(func::CallOp call) {
+  auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee());
+  auto kind =
+      callee ? callee->getAttrOfType<StringAttr>("strata.kind") : StringAttr();
+  if (!kind)
+    return call.emitError("internal error: call to a function that is not a "
+                          "kernel");
+  PlannedStep planned;
+  rt::Step &step = planned.step;
+  if (kind.getValue() == "codegen") {
+    step.kind = rt::StepKind::Kernel;
+    step.name = callee.getSymName().str();
+  } else {
+    step.kind = rt::StepKind::Library;
+    auto library = callee->getAttrOfType<StringAttr>("strata.library");
+    if (!library)
+      return callee.emitError("library kernel without strata.library");
+    step.name = library.str();
+    if (auto attrs = callee->getAttrOfType<DictionaryAttr>("strata.attrs"))
+      for (NamedAttribute attr : attrs)
+        step.attributes.push_back(
+            toRuntimeAttribute(attr.getName(), attr.getValue()));
+  }
+  if (auto nodes = callee->getAttrOfType<ArrayAttr>("strata.nodes"))
+    for (Attribute node : nodes)
+      step.sourceNodes.push_back(cast<StringAttr>(node).str());
+  for (Value operand : call.getOperands())
+    planned.inputs.push_back(slotOf(operand));
+  for (Value result : call.getResults()) {
+    FailureOr<int> slot = newSlot(SlotKind::Arena, result, call);
+    if (failed(slot))
+      return failure();
+    planned.outputs.push_back(*slot);
+  }
+  steps.push_back(std::move(planned));
+  return success();
+}
+
+LogicalResult Planner::addView(Operation *op) {
+  int source = slotOf(op->getOperand(0));
+  int root = all[source].root;
+  if (all[root].kind == SlotKind::Input) {
+    // Input buffers are bound per run: view a copy made by the plan.
+    auto it = inputCopies.find(root);
+    if (it == inputCopies.end()) {
+      Slot copy = all[root];
+      copy.kind = SlotKind::Arena;
+      copy.root = all.size();
+      all.push_back(copy);
+      PlannedStep planned;
+      planned.step.kind = rt::StepKind::Library;
+      planned.step.name = "copy";
+      planned.step.sourceNodes.push_back(getNodeName(op));
+      planned.inputs.push_back(root);
+      planned.outputs.push_back(copy.root);
+      steps.push_back(std::move(planned));
+      it = inputCopies.insert({root, copy.root}).first;
+    }
+    root = it->second;
+  }
+  FailureOr<int> slot = newSlot(all[root].kind, op->getResult(0), op);
+  if (failed(slot))
+    return failure();
+  all[*slot].root = root;
+  if (all[root].kind == SlotKind::Constant)
+    all[*slot].bytes = all[root].bytes;
+  return success();
+}
+
+void Planner::planArena() {
+  // Liveness of roots: the last step reading any view of them.
+  for (auto [index, step] : llvm::enumerate(steps))
+    for (int slot : step.inputs) {
+      Slot &root = all[all[slot].root];
+      root.lastUse = std::max(root.lastUse, static_cast<int>(index));
+    }
+  for (Value v : entry.getBody().front().getTerminator()->getOperands())
+    all[all[slotOf(v)].root].lastUse = INT_MAX;
+
+  struct Live {
+    uint64_t offset, size;
+    int root;
+  };
+  std::vector<Live> live; // sorted by offset
+  for (auto [index, step] : llvm::enumerate(steps)) {
+    live.erase(std::remove_if(live.begin(), live.end(),
+                              [&](const Live &l) {
+                                return all[l.root].lastUse <
+                                       static_cast<int>(index);
+                              }),
+               live.end());
+    for (int out : step.outputs) {
+      Slot &slot = all[out];
+      if (slot.kind != SlotKind::Arena || slot.root != out)
+        continue;
+      uint64_t offset = 0;
+      auto pos = live.begin();
+      for (; pos != live.end(); ++pos) {
+        if (pos->offset >= offset + slot.size && slot.size > 0)
+          break;
+        offset = std::max(offset, (pos->offset + pos->size + 63) / 64 * 64);
+      }
+      slot.offset = offset;
+      live.insert(pos, Live{offset, slot.size, out});
+      // A result nobody reads is still written: keep it until its step ends.
+      slot.lastUse = std::max(slot.lastUse, static_cast<int>(index));
+    }
+  }
+}
+
+LogicalResult Planner::run(const CompileOptions &options,
+                           const std::vector<uint8_t> &sharedObject,
+                           std::vector<uint8_t> &out) {
+  for (BlockArgument arg : entry.getArguments())
+    if (failed(newSlot(SlotKind::Input, arg, entry)))
+      return failure();
+  for (Operation &op : entry.getBody().front().without_terminator()) {
+    if (auto constant = dyn_cast<graph::ConstantOp>(op)) {
+      std::optional<std::vector<uint8_t>> bytes =
+          constantBytes(constant.getValue());
+      if (!bytes)
+        return op.emitError("cannot store this constant in the module");
+      FailureOr<int> slot = newSlot(SlotKind::Constant, constant, &op);
+      if (failed(slot))
+        return failure();
+      all[*slot].bytes = std::move(*bytes);
+      continue;
+    }
+    if (auto call = dyn_cast<func::CallOp>(op)) {
+      if (failed(addStepForCall(call)))
+        return failure();
+      continue;
+    }
+    if (op.getNumOperands() >= 1 && op.getNumResults() == 1 &&
+        isa<graph::ReshapeOp, graph::FlattenOp, graph::SqueezeOp,
+            graph::UnsqueezeOp, graph::IdentityOp>(op)) {
+      if (failed(addView(&op)))
+        return failure();
+      continue;
+    }
+    return op.emitError("internal error: the plan cannot run this op "
+                        "(partitioning left it outside a kernel)");
+  }
+  planArena();
+
+  rt::ModuleBuilder builder;
+  builder.setTarget(options.target);
+  builder.setCode(sharedObject);
+  for (auto [index, slot] : llvm::enumerate(all)) {
+    switch (slot.kind) {
+    case SlotKind::Input:
+      slot.buffer =
+          builder.addInput(getArgumentName(entry, static_cast<unsigned>(index)),
+                           slot.dtype, slot.shape);
+      break;
+    case SlotKind::Constant:
+      slot.buffer = builder.addConstant(slot.dtype, slot.shape, slot.bytes);
+      break;
+    case SlotKind::Arena: {
+      const Slot &root = all[slot.root];
+      slot.buffer = builder.addArenaBuffer(slot.dtype, slot.shape, root.offset,
+                                           root.size);
+      break;
+    }
+    }
+  }
+  for (PlannedStep &planned : steps) {
+    for (int s : planned.inputs)
+      planned.step.inputs.push_back(all[s].buffer);
+    for (int s : planned.outputs)
+      planned.step.outputs.push_back(all[s].buffer);
+    builder.addStep(std::move(planned.step));
+  }
+  for (auto [index, value] :
+       llvm::enumerate(entry.getBody().front().getTerminator()->getOperands()))
+    builder.addOutput(getResultName(entry, index), all[slotOf(value)].buffer);
+
+  if (auto source = module->getAttrOfType<StringAttr>("graph.source"))
+    builder.addMetadata("source", source.str());
+  builder.addMetadata("compiler",
+                      "strata 0.1.0 (LLVM " LLVM_VERSION_STRING ")");
+  builder.addMetadata("cpu", options.cpu);
+  out = builder.finish();
+  return success();
+}
+
+LogicalResult strata::writeModule(ModuleOp module,
+                                  const CompileOptions &options,
+                                  const std::vector<uint8_t> &sharedObject,
+                                  std::vector<uint8_t> &moduleBytes) {
+  func::FuncOp entry = getEntryFunction(module);
+  if (!entry)
+    return module.emitError("the module has no entry function");
+  try {
+    return Planner(module, entry).run(options, sharedObject, moduleBytes);
+  } catch (const rt::Error &e) {
+    return module.emitError("writing the module failed: ") << e.what();
+  }
+}

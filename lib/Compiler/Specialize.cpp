@@ -1,0 +1,127 @@
+//===- Specialize.cpp - bind dynamic input dimensions -----------*- C++ -*-===//
+//
+// strata compiles one static-shape specialization at a time (docs/compiler.md,
+// "Dynamic dimensions"): the caller binds every dynamic input dimension, the
+// graph stage propagates the shapes, and code generation sees static types
+// only. A run of `strata run`/`conformance` on a model with a symbolic batch
+// compiles (and caches) one specialization per distinct input shape.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CompilerUtils.h"
+
+#include "strata/Compiler/Compiler.h"
+#include "strata/Dialect/Graph/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/Pass/PassManager.h"
+
+#include <set>
+
+using namespace mlir;
+
+static std::string shapeString(ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  for (auto [i, d] : llvm::enumerate(shape)) {
+    if (i)
+      s += ", ";
+    s += ShapedType::isDynamic(d) ? "?" : std::to_string(d);
+  }
+  return s + "]";
+}
+
+LogicalResult strata::specializeShapes(ModuleOp module,
+                                       const CompileOptions &options) {
+  func::FuncOp entry = getEntryFunction(module);
+  if (!entry)
+    return module.emitError("the module has no entry function");
+
+  std::set<std::string> used;
+  SmallVector<Type> argTypes;
+  bool failedAny = false;
+  for (BlockArgument arg : entry.getArguments()) {
+    std::string name = getArgumentName(entry, arg.getArgNumber());
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    if (!type) {
+      emitError(entry.getLoc())
+          << "input '" << name << "' has type " << arg.getType() << "; the "
+          << options.target << " target needs inputs that are ranked tensors";
+      failedAny = true;
+      argTypes.push_back(arg.getType());
+      continue;
+    }
+    auto it = options.inputShapes.find(name);
+    if (it == options.inputShapes.end()) {
+      if (!type.hasStaticShape()) {
+        emitError(entry.getLoc())
+            << "input '" << name << "' has the dynamic shape "
+            << shapeString(type.getShape())
+            << "; give its shape (e.g. --input-shape " << name << "=...)";
+        failedAny = true;
+      }
+      argTypes.push_back(type);
+      continue;
+    }
+    used.insert(name);
+    const std::vector<int64_t> &shape = it->second;
+    bool fits = static_cast<int64_t>(shape.size()) == type.getRank();
+    for (size_t d = 0; fits && d < shape.size(); ++d)
+      fits = shape[d] >= 0 &&
+             (type.isDynamicDim(d) || type.getDimSize(d) == shape[d]);
+    if (!fits) {
+      emitError(entry.getLoc())
+          << "input '" << name << "' was given the shape " << shapeString(shape)
+          << ", which does not fit the model's "
+          << shapeString(type.getShape());
+      failedAny = true;
+      argTypes.push_back(type);
+      continue;
+    }
+    argTypes.push_back(type.clone(shape));
+  }
+  for (const auto &[name, shape] : options.inputShapes)
+    if (!used.count(name) && !llvm::any_of(entry.getArguments(), [&](auto a) {
+          return getArgumentName(entry, a.getArgNumber()) == name;
+        })) {
+      emitError(entry.getLoc()) << "a shape was given for '" << name
+                                << "', which is not an input of the model";
+      failedAny = true;
+    }
+  if (failedAny)
+    return failure();
+
+  for (auto [arg, type] : llvm::zip(entry.getArguments(), argTypes))
+    arg.setType(type);
+  entry.setType(FunctionType::get(module.getContext(), argTypes,
+                                  entry.getFunctionType().getResults()));
+
+  PassManager pm(module.getContext());
+  graph::buildGraphPipeline(pm);
+  if (failed(pm.run(module)))
+    return failure();
+
+  // Every value must now be static: code generation and the memory plan
+  // need sizes. Report the first op whose result is not (its consumers would
+  // only repeat the message).
+  WalkResult walk = entry.walk([&](Operation *op) {
+    for (Value result : op->getResults()) {
+      auto type = dyn_cast<RankedTensorType>(result.getType());
+      if (type && type.hasStaticShape())
+        continue;
+      if (type)
+        op->emitError("the shape of this result, ")
+            << shapeString(type.getShape())
+            << ", is not known at compile time (it depends on tensor "
+               "values); the "
+            << options.target << " target needs static shapes";
+      else
+        op->emitError("produces ")
+            << result.getType() << ", which the " << options.target
+            << " target cannot hold in a buffer";
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return failure(walk.wasInterrupted());
+}

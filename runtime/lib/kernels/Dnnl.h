@@ -1,0 +1,83 @@
+//===- Dnnl.h - Shared pieces of the oneDNN library kernels -----*- C++ -*-===//
+//
+// The oneDNN kernels ("dnnl.matmul", "dnnl.conv", "dnnl.pool") create their
+// primitive on the first run of a step and keep it in the step's
+// KernelContext::state, keyed by the operand shapes (an Input buffer with
+// dynamic dimensions may change shape between runs). This header holds what
+// they share: the engine, the OpenMP thread count, operand checks and the
+// mapping of the `activation` attributes to eltwise post-ops.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef STRATA_RUNTIME_LIB_KERNELS_DNNL_H
+#define STRATA_RUNTIME_LIB_KERNELS_DNNL_H
+
+#include "Kernels.h"
+
+#include <dnnl.hpp>
+
+namespace strata::rt::kernels::dnnl_support {
+
+/// The process's CPU engine, created on first use.
+const dnnl::engine &cpuEngine();
+
+/// Sets the calling thread's OpenMP thread count (which this oneDNN build
+/// uses for its parallel regions) to the session's for the lifetime of the
+/// object, then restores it: the caller's own OpenMP code is left alone.
+class ScopedOmpThreads {
+public:
+  explicit ScopedOmpThreads(const KernelContext &ctx);
+  ~ScopedOmpThreads();
+  ScopedOmpThreads(const ScopedOmpThreads &) = delete;
+  ScopedOmpThreads &operator=(const ScopedOmpThreads &) = delete;
+
+private:
+  int previous_;
+};
+
+/// Throws ctx.error unless the step has between `minInputs` and `maxInputs`
+/// inputs, one output, and every operand is f32.
+void checkOperands(const KernelContext &ctx, size_t minInputs,
+                   size_t maxInputs);
+
+/// The shapes of all operands, flattened with their ranks: what a cached
+/// primitive was created for.
+std::vector<int64_t> shapeKey(const KernelContext &ctx);
+
+/// Row-major strides of `dims`.
+dnnl::memory::dims rowMajorStrides(const dnnl::memory::dims &dims);
+/// A plain (row-major) f32 descriptor of `dims`.
+dnnl::memory::desc rowMajorDesc(const dnnl::memory::dims &dims);
+
+/// An integer list attribute of `size` values, `fallback` each when absent;
+/// throws ctx.error when it has another size or a value below `minimum`.
+std::vector<int64_t> intsAttr(const KernelContext &ctx, const std::string &key,
+                              size_t size, int64_t fallback, int64_t minimum);
+/// A scalar attribute that may be stored as an int or a float.
+double numberAttr(const KernelContext &ctx, const std::string &key,
+                  double fallback);
+
+/// Appends the eltwise post-ops for the step's `activation`,
+/// `activation_alpha` and `activation_beta` attributes (docs/runtime.md);
+/// throws ctx.error for an activation it does not know.
+void appendActivation(const KernelContext &ctx, dnnl::post_ops &ops);
+
+/// Runs `body`, turning oneDNN's exceptions into ctx.error.
+template <typename Fn>
+void translateErrors(const KernelContext &ctx, Fn &&body) {
+  try {
+    body();
+  } catch (const dnnl::error &e) {
+    throw ctx.error(std::string("oneDNN: ") + e.what() + " (status " +
+                    std::to_string(static_cast<int>(e.status)) + ")");
+  }
+}
+
+/// The kernels (DnnlMatmul.cpp, DnnlConv.cpp, DnnlPool.cpp).
+void matmul(KernelContext &ctx);
+void conv(KernelContext &ctx);
+void pool(KernelContext &ctx);
+
+} // namespace strata::rt::kernels::dnnl_support
+
+#endif // STRATA_RUNTIME_LIB_KERNELS_DNNL_H

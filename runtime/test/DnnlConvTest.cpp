@@ -1,0 +1,223 @@
+//===- DnnlConvTest.cpp - Tests of "dnnl.conv" ------------------*- C++ -*-===//
+//
+// "dnnl.conv" against a naive fp64 reference over 1, 2 and 3 spatial
+// dimensions: groups, strides, dilations, asymmetric pads, bias, the `sum`
+// input, activations, constant weights reused across runs, and the shape
+// checks.
+//
+//===----------------------------------------------------------------------===//
+
+#include "DnnlTestUtil.h"
+
+using namespace strata::rt;
+using namespace strata::rt::test;
+using ::testing::HasSubstr;
+
+namespace {
+
+struct ConvCase {
+  std::vector<int64_t> xShape, wShape;
+  std::vector<int64_t> strides, dilations, pads;
+  int64_t group = 1;
+  bool bias = false, sum = false, constantW = false;
+  std::string activation;
+  double activationAlpha = 0;
+
+  size_t k() const { return xShape.size() - 2; }
+  std::vector<int64_t> outShape() const {
+    std::vector<int64_t> out = {xShape[0], wShape[0]};
+    for (size_t i = 0; i < k(); ++i)
+      out.push_back((xShape[2 + i] + pads[i] + pads[k() + i] -
+                     ((wShape[2 + i] - 1) * dilations[i] + 1)) /
+                        strides[i] +
+                    1);
+    return out;
+  }
+  std::vector<Attribute> attrs() const {
+    std::vector<Attribute> result = {
+        intsAttr("strides", strides), intsAttr("dilations", dilations),
+        intsAttr("pads", pads), intsAttr("group", {group})};
+    if (!activation.empty()) {
+      result.push_back(stringAttr("activation", activation));
+      result.push_back(floatAttr("activation_alpha", activationAlpha));
+    }
+    return result;
+  }
+  std::vector<StepOperand> operands(unsigned seed) const {
+    std::vector<StepOperand> ops = {
+        {randomTensor(xShape, seed)},
+        {randomTensor(wShape, seed + 1), constantW}};
+    if (bias)
+      ops.push_back({randomTensor({wShape[0]}, seed + 2)});
+    if (sum)
+      ops.push_back({randomTensor(outShape(), seed + 3)});
+    return ops;
+  }
+
+  /// The reference: one loop nest over outputs, input channels of the
+  /// group and kernel taps; taps that land in the padding add nothing.
+  std::vector<double> reference(const std::vector<StepOperand> &ops) const {
+    const float *x = ops[0].value.data<float>(),
+                *w = ops[1].value.data<float>();
+    const float *b = bias ? ops[2].value.data<float>() : nullptr;
+    const float *s = sum ? ops.back().value.data<float>() : nullptr;
+    std::vector<int64_t> out = outShape();
+    std::vector<int64_t> xStr = rowMajor(xShape), wStr = rowMajor(wShape),
+                         oStr = rowMajor(out);
+    int64_t total = 1, taps = 1;
+    for (int64_t d : out)
+      total *= d;
+    for (size_t i = 0; i < k(); ++i)
+      taps *= wShape[2 + i];
+    int64_t cPerGroup = wShape[1], mPerGroup = wShape[0] / group;
+    std::vector<double> result(total);
+    for (int64_t flat = 0; flat < total; ++flat) {
+      std::vector<int64_t> idx(out.size());
+      for (size_t d = 0; d < out.size(); ++d)
+        idx[d] = flat / oStr[d] % out[d];
+      int64_t n = idx[0], m = idx[1], g = m / mPerGroup;
+      double acc = b ? b[m] : 0;
+      for (int64_t ci = 0; ci < cPerGroup; ++ci)
+        for (int64_t t = 0; t < taps; ++t) {
+          int64_t xOff = n * xStr[0] + (g * cPerGroup + ci) * xStr[1];
+          int64_t wOff = m * wStr[0] + ci * wStr[1];
+          bool inside = true;
+          int64_t rest = t;
+          for (size_t i = k(); i-- > 0;) {
+            int64_t tap = rest % wShape[2 + i];
+            rest /= wShape[2 + i];
+            int64_t pos =
+                idx[2 + i] * strides[i] - pads[i] + tap * dilations[i];
+            inside = inside && pos >= 0 && pos < xShape[2 + i];
+            xOff += pos * xStr[2 + i];
+            wOff += tap * wStr[2 + i];
+          }
+          if (inside)
+            acc += static_cast<double>(x[xOff]) * w[wOff];
+        }
+      if (s)
+        acc += s[flat];
+      result[flat] = refActivation(activation, acc, activationAlpha, 0);
+    }
+    return result;
+  }
+
+  void check(unsigned threads = 2) const {
+    std::vector<StepOperand> ops = operands(7);
+    Session session(oneStepModule("dnnl.conv", ops, outShape(), attrs()),
+                    {threads});
+    expectClose(runOnce(session, ops), reference(ops));
+    // A second run with new data (and the cached primitive and weights).
+    std::vector<StepOperand> next = operands(70);
+    next[1] = ops[1];
+    expectClose(runOnce(session, next), reference(next));
+  }
+};
+
+} // namespace
+
+TEST(DnnlConv, Conv2DGroupsStridesDilationsPadsBiasSumLeakyRelu) {
+  ConvCase c;
+  c.xShape = {2, 4, 11, 10};
+  c.wShape = {6, 2, 3, 2};
+  c.group = 2;
+  c.strides = {2, 2};
+  c.dilations = {2, 2};
+  c.pads = {1, 0, 2, 3};
+  c.bias = c.sum = true;
+  c.activation = "leaky_relu";
+  c.activationAlpha = 0.1;
+  EXPECT_EQ(c.outShape(), (std::vector<int64_t>{2, 6, 5, 6}));
+  for (bool constantW : {false, true}) {
+    SCOPED_TRACE(constantW ? "constant W" : "W an input");
+    c.constantW = constantW;
+    c.check(1);
+    c.check(3);
+  }
+}
+
+TEST(DnnlConv, Conv1D) {
+  ConvCase c;
+  c.xShape = {2, 3, 17};
+  c.wShape = {5, 3, 4};
+  c.strides = {3};
+  c.dilations = {1};
+  c.pads = {2, 1};
+  c.bias = true;
+  c.activation = "relu";
+  c.check();
+}
+
+TEST(DnnlConv, Conv3D) {
+  ConvCase c;
+  c.xShape = {1, 2, 6, 5, 7};
+  c.wShape = {4, 2, 2, 3, 2};
+  c.strides = {1, 2, 1};
+  c.dilations = {1, 1, 2};
+  c.pads = {0, 1, 1, 1, 0, 0};
+  c.constantW = true;
+  c.check();
+}
+
+TEST(DnnlConv, SumWithoutBiasAndDepthwise) {
+  ConvCase c;
+  c.xShape = {1, 4, 6, 6};
+  c.wShape = {4, 1, 3, 3};
+  c.group = 4;
+  c.strides = {1, 1};
+  c.dilations = {1, 1};
+  c.pads = {1, 1, 1, 1};
+  c.sum = true; // three inputs: the third is the sum (rank 4), not a bias
+  c.activation = "sigmoid";
+  c.check();
+}
+
+TEST(DnnlConv, ShapeMismatchesAreErrors) {
+  ConvCase c;
+  c.xShape = {1, 4, 8, 8};
+  c.wShape = {6, 2, 3, 3};
+  c.group = 2;
+  c.strides = {1, 1};
+  c.dilations = {1, 1};
+  c.pads = {0, 0, 0, 0};
+  c.bias = true;
+  auto run = [&](const ConvCase &cc, std::vector<int64_t> outShape) {
+    return errorOf(
+        [&] { runStep("dnnl.conv", cc.operands(1), outShape, cc.attrs()); });
+  };
+  EXPECT_THAT(run(c, {1, 6, 7, 6}),
+              HasSubstr("expects the output shape [1, 6, 6, 6], got X [1, 4, "
+                        "8, 8], W [6, 2, 3, 3], B [6] -> [1, 6, 7, 6]"));
+  ConvCase badGroup = c;
+  badGroup.group = 3;
+  EXPECT_THAT(run(badGroup, {1, 6, 6, 6}),
+              HasSubstr("channels that do not fit group 3"));
+  ConvCase badStrides = c;
+  badStrides.strides = {1};
+  EXPECT_THAT(run(badStrides, {1, 6, 6, 6}),
+              HasSubstr("attribute 'strides' has 1 values, expected 2"));
+  badStrides.strides = {0, 1};
+  EXPECT_THAT(run(badStrides, {1, 6, 6, 6}), HasSubstr("expected values >= 1"));
+  ConvCase bigKernel = c;
+  bigKernel.wShape = {6, 2, 9, 3};
+  EXPECT_THAT(run(bigKernel, {1, 6, 1, 6}),
+              HasSubstr("kernel larger than the padded input"));
+
+  std::vector<StepOperand> ops = c.operands(1);
+  ops[2].value = randomTensor({5}, 3);
+  EXPECT_THAT(errorOf([&] {
+                runStep("dnnl.conv", ops, {1, 6, 6, 6}, c.attrs());
+              }),
+              HasSubstr("expects B of shape [6]"));
+  ops = c.operands(1);
+  ops.push_back({randomTensor({1, 6, 6, 5}, 4)});
+  EXPECT_THAT(errorOf([&] {
+                runStep("dnnl.conv", ops, {1, 6, 6, 6}, c.attrs());
+              }),
+              HasSubstr("sum input in the output's shape"));
+  ops = {{randomTensor({4, 8}, 1)}, {randomTensor({6, 4}, 2)}};
+  EXPECT_THAT(errorOf([&] {
+                runStep("dnnl.conv", ops, {4, 6}, {});
+              }),
+              HasSubstr("supports 1 to 3 spatial dimensions"));
+}

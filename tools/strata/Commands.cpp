@@ -1,0 +1,386 @@
+//===- Commands.cpp - strata compile, run and bench -------------*- C++ -*-===//
+//
+//   strata compile model.onnx -o model.strata [--target=cpu] [--cpu=...]
+//   strata run model.onnx|model.strata [inputs...]
+//   strata bench model.onnx|model.strata [inputs...] [--runs R --warmup W]
+//
+// Inputs are .npy or ONNX TensorProto (.pb) files, in the model's input order
+// or as NAME=FILE; inputs not given are random (fixed seed). An ONNX model
+// is compiled for the shapes of the inputs it is given; --input-shape binds
+// the dynamic dimensions of random inputs (default 1).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Driver.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <random>
+#include <thread>
+
+using namespace strata;
+using namespace strata::driver;
+namespace cl = llvm::cl;
+
+static cl::SubCommand compileCmd("compile",
+                                 "Compile an ONNX model into a strata module");
+static cl::SubCommand runCmd("run", "Run a model or module once and print "
+                                    "its outputs");
+static cl::SubCommand benchCmd("bench", "Time a model or module: warm-up "
+                                        "runs, then the median of timed runs");
+extern cl::SubCommand conformanceCmd;
+
+static cl::opt<std::string> modelPath(cl::Positional, cl::Required,
+                                      cl::desc("<model.onnx|model.strata>"),
+                                      cl::sub(compileCmd), cl::sub(runCmd),
+                                      cl::sub(benchCmd));
+static cl::list<std::string>
+    inputFiles(cl::Positional, cl::desc("[input files: FILE or NAME=FILE]"),
+               cl::sub(runCmd), cl::sub(benchCmd));
+static cl::opt<std::string> compileOutput("o", cl::desc("Output module file"),
+                                          cl::value_desc("file"),
+                                          cl::sub(compileCmd));
+static cl::opt<std::string> target("target", cl::desc("Target (default: cpu)"),
+                                   cl::init("cpu"), cl::sub(compileCmd),
+                                   cl::sub(runCmd), cl::sub(benchCmd));
+cl::opt<std::string>
+    cpuOption("cpu",
+              cl::desc("x86-64 CPU to generate code for: native (default), "
+                       "avx2, avx512, or an LLVM CPU name"),
+              cl::init("native"), cl::sub(compileCmd), cl::sub(runCmd),
+              cl::sub(benchCmd), cl::sub(conformanceCmd));
+cl::opt<bool> noLibraries("no-libraries",
+                          cl::desc("Generate every kernel (no oneDNN)"),
+                          cl::sub(compileCmd), cl::sub(runCmd),
+                          cl::sub(benchCmd), cl::sub(conformanceCmd));
+static cl::list<std::string>
+    inputShapes("input-shape",
+                cl::desc("Bind an input's shape: NAME=D0,D1,... (repeatable)"),
+                cl::sub(compileCmd), cl::sub(runCmd), cl::sub(benchCmd));
+static cl::opt<bool> verbose("v", cl::desc("Report each compile stage"),
+                             cl::sub(compileCmd), cl::sub(runCmd),
+                             cl::sub(benchCmd));
+static cl::opt<std::string>
+    dumpIr("dump-ir",
+           cl::desc("Write each compile stage's IR into this directory"),
+           cl::value_desc("dir"), cl::sub(compileCmd), cl::sub(runCmd),
+           cl::sub(benchCmd));
+static cl::opt<unsigned> threads("threads",
+                                 cl::desc("Threads to run with (0: all cores)"),
+                                 cl::init(1), cl::sub(runCmd),
+                                 cl::sub(benchCmd));
+static cl::opt<uint64_t> seed("seed", cl::desc("Seed of random inputs"),
+                              cl::init(0), cl::sub(runCmd), cl::sub(benchCmd));
+static cl::opt<std::string>
+    outputDir("output-dir", cl::desc("Write the outputs as NAME.npy here"),
+              cl::sub(runCmd));
+static cl::opt<unsigned> warmup("warmup", cl::desc("Untimed runs first"),
+                                cl::init(3), cl::sub(benchCmd));
+static cl::opt<unsigned> runs("runs", cl::desc("Timed runs"), cl::init(20),
+                              cl::sub(benchCmd));
+static cl::opt<bool> json("json", cl::desc("Print the timing as one JSON line"),
+                          cl::sub(benchCmd));
+
+static int fail(const std::string &message) {
+  llvm::errs() << "strata: error: " << message << "\n";
+  return 1;
+}
+
+static bool collectShapes(std::map<std::string, std::vector<int64_t>> &out) {
+  for (const std::string &text : inputShapes) {
+    std::string name;
+    std::vector<int64_t> shape;
+    std::string error = parseShapeBinding(text, name, shape);
+    if (!error.empty()) {
+      fail("--input-shape: " + error);
+      return false;
+    }
+    out[name] = shape;
+  }
+  return true;
+}
+
+static CompileFlags compileFlags() {
+  CompileFlags flags;
+  flags.cpu = cpuOption;
+  flags.verbose = verbose;
+  flags.noLibraries = noLibraries;
+  flags.dumpDir = dumpIr;
+  collectShapes(flags.inputShapes);
+  return flags;
+}
+
+static tio::HostTensor readTensorFile(const std::string &path) {
+  llvm::StringRef p(path);
+  if (p.ends_with(".npy"))
+    return tio::readNpy(path);
+  if (p.ends_with(".pb"))
+    return tio::readTensorProto(path).tensor;
+  throw tio::TensorIOError(path + ": not a .npy or .pb tensor file");
+}
+
+static rt::Tensor randomTensor(rt::DType dtype,
+                               const std::vector<int64_t> &shape,
+                               std::mt19937_64 &rng) {
+  rt::Tensor t = rt::Tensor::zeros(dtype, shape);
+  int64_t n = t.numElements();
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  std::uniform_int_distribution<int> small(0, 9);
+  auto *bytes = static_cast<uint8_t *>(t.rawData());
+  for (int64_t i = 0; i < n; ++i) {
+    switch (dtype) {
+    case rt::DType::F32:
+      reinterpret_cast<float *>(bytes)[i] = static_cast<float>(uniform(rng));
+      break;
+    case rt::DType::F64:
+      reinterpret_cast<double *>(bytes)[i] = uniform(rng);
+      break;
+    case rt::DType::I1:
+      bytes[i] = small(rng) & 1;
+      break;
+    case rt::DType::I8:
+    case rt::DType::U8:
+      bytes[i] = small(rng);
+      break;
+    case rt::DType::I32:
+    case rt::DType::U32:
+      reinterpret_cast<int32_t *>(bytes)[i] = small(rng);
+      break;
+    case rt::DType::I64:
+    case rt::DType::U64:
+      reinterpret_cast<int64_t *>(bytes)[i] = small(rng);
+      break;
+    default:
+      // f16, bf16 and 16-bit integers: small integers' bit patterns are
+      // valid for all of them; zero keeps it simple and deterministic.
+      break;
+    }
+  }
+  return t;
+}
+
+namespace {
+/// A model or module ready to run with its inputs.
+struct Prepared {
+  std::shared_ptr<const rt::Module> module;
+  std::vector<rt::Tensor> inputs;
+};
+} // namespace
+
+static bool prepare(Prepared &prepared) {
+  CompileFlags flags = compileFlags();
+  bool isModule = isModuleFile(modelPath);
+  std::vector<InputInfo> infos;
+  try {
+    if (isModule) {
+      prepared.module = rt::Module::load(modelPath);
+      for (const rt::TensorSignature &sig : prepared.module->inputs())
+        infos.push_back({sig.name, sig.dtype, sig.shape});
+    } else if (!readModelInputs(modelPath, infos)) {
+      return false;
+    }
+
+    std::vector<std::optional<rt::Tensor>> given(infos.size());
+    size_t positional = 0;
+    for (const std::string &arg : inputFiles) {
+      size_t eq = arg.find('=');
+      size_t index = positional;
+      std::string file = arg;
+      if (eq != std::string::npos) {
+        std::string name = arg.substr(0, eq);
+        file = arg.substr(eq + 1);
+        auto it =
+            std::find_if(infos.begin(), infos.end(),
+                         [&](const InputInfo &i) { return i.name == name; });
+        if (it == infos.end()) {
+          fail("the model has no input named '" + name + "'");
+          return false;
+        }
+        index = it - infos.begin();
+      } else {
+        ++positional;
+      }
+      if (index >= infos.size()) {
+        fail("more input files than the model's " +
+             std::to_string(infos.size()) + " inputs");
+        return false;
+      }
+      given[index] = toRuntime(readTensorFile(file));
+    }
+
+    std::mt19937_64 rng(seed);
+    std::map<std::string, std::vector<int64_t>> shapes;
+    for (size_t i = 0; i < infos.size(); ++i) {
+      if (!given[i]) {
+        std::vector<int64_t> shape = infos[i].shape;
+        auto bound = flags.inputShapes.find(infos[i].name);
+        if (bound != flags.inputShapes.end()) {
+          shape = bound->second;
+        } else if (llvm::is_contained(shape, -1)) {
+          for (int64_t &d : shape)
+            d = d < 0 ? 1 : d;
+          llvm::errs() << "strata: note: input '" << infos[i].name
+                       << "' has dynamic dimensions; using "
+                       << rt::shapeToString(shape)
+                       << " (bind with --input-shape)\n";
+        }
+        given[i] = randomTensor(infos[i].dtype, shape, rng);
+      }
+      shapes[infos[i].name] = given[i]->shape();
+      prepared.inputs.push_back(std::move(*given[i]));
+    }
+    if (!isModule) {
+      prepared.module = compileOnnx(modelPath, flags, shapes);
+      if (!prepared.module)
+        return false;
+    }
+  } catch (const std::exception &e) {
+    fail(e.what());
+    return false;
+  }
+  return true;
+}
+
+static int runCompile() {
+  if (target != "cpu")
+    return fail("unknown target '" + target +
+                "' (this build compiles for: cpu)");
+  if (compileOutput.empty())
+    return fail("give the output module file with -o");
+  std::vector<uint8_t> bytes;
+  CompileFlags flags = compileFlags();
+  if (!compileOnnxBytes(modelPath, flags, flags.inputShapes, bytes))
+    return 1;
+  std::ofstream out(compileOutput, std::ios::binary);
+  out.write(reinterpret_cast<const char *>(bytes.data()), bytes.size());
+  out.close();
+  if (!out)
+    return fail("cannot write " + compileOutput);
+  llvm::errs() << "strata: wrote " << compileOutput << " (" << bytes.size()
+               << " bytes)\n";
+  return 0;
+}
+
+/// "f32[2, 3]  min -1.2  max 3.4  mean 0.5  [0.1, 0.2, ...]".
+static std::string summarize(const rt::Tensor &tensor) {
+  tio::HostTensor host = toHost(tensor);
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << rt::dtypeName(tensor.dtype()) << rt::shapeToString(tensor.shape());
+  int64_t n = host.numElements();
+  if (n > 0) {
+    double lo = INFINITY, hi = -INFINITY, sum = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      double v = host.elementAsDouble(i);
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+      sum += v;
+    }
+    os << "  min " << llvm::format("%g", lo) << "  max "
+       << llvm::format("%g", hi) << "  mean " << llvm::format("%g", sum / n);
+  }
+  os << "  [";
+  for (int64_t i = 0; i < std::min<int64_t>(n, 6); ++i)
+    os << (i ? ", " : "") << host.elementToString(i);
+  os << (n > 6 ? ", ...]" : "]");
+  return s;
+}
+
+static unsigned threadCount() {
+  return threads ? threads.getValue()
+                 : std::max(1u, std::thread::hardware_concurrency());
+}
+
+static double runOnce(rt::Session &session) {
+  auto start = std::chrono::steady_clock::now();
+  session.run();
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+static int runRun() {
+  Prepared prepared;
+  if (!prepare(prepared))
+    return 1;
+  try {
+    rt::SessionOptions options;
+    options.threads = threads;
+    rt::Session session(prepared.module, options);
+    for (size_t i = 0; i < prepared.inputs.size(); ++i)
+      session.setInput(i, prepared.inputs[i]);
+    double ms = runOnce(session);
+    const auto &outputs = prepared.module->outputs();
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      llvm::outs() << outputs[i].name << ": " << summarize(session.output(i))
+                   << "\n";
+      if (!outputDir.empty())
+        tio::writeNpy(outputDir + "/" + outputs[i].name + ".npy",
+                      toHost(session.output(i)));
+    }
+    llvm::outs() << "ran in " << llvm::format("%.3f", ms) << " ms ("
+                 << prepared.module->steps().size() << " steps, "
+                 << threadCount() << " threads)\n";
+  } catch (const std::exception &e) {
+    return fail(e.what());
+  }
+  return 0;
+}
+
+static int runBench() {
+  Prepared prepared;
+  if (!prepare(prepared))
+    return 1;
+  if (runs == 0)
+    return fail("--runs must be at least 1");
+  try {
+    rt::SessionOptions options;
+    options.threads = threads;
+    rt::Session session(prepared.module, options);
+    for (size_t i = 0; i < prepared.inputs.size(); ++i)
+      session.setInput(i, prepared.inputs[i]);
+    for (unsigned i = 0; i < warmup; ++i)
+      session.run();
+    std::vector<double> times;
+    for (unsigned i = 0; i < runs; ++i)
+      times.push_back(runOnce(session));
+    std::sort(times.begin(), times.end());
+    double median =
+        times.size() % 2
+            ? times[times.size() / 2]
+            : (times[times.size() / 2 - 1] + times[times.size() / 2]) / 2;
+    if (json)
+      llvm::outs() << "{\"median_ms\": " << llvm::format("%.6f", median)
+                   << ", \"min_ms\": " << llvm::format("%.6f", times.front())
+                   << ", \"runs\": " << runs.getValue()
+                   << ", \"threads\": " << threadCount() << "}\n";
+    else
+      llvm::outs() << "median " << llvm::format("%.3f", median) << " ms (min "
+                   << llvm::format("%.3f", times.front()) << " ms, "
+                   << runs.getValue() << " runs after " << warmup.getValue()
+                   << " warm-up, " << threadCount() << " threads)\n";
+  } catch (const std::exception &e) {
+    return fail(e.what());
+  }
+  return 0;
+}
+
+int runConformance();
+
+int strata::driver::dispatchCommands() {
+  if (compileCmd)
+    return runCompile();
+  if (runCmd)
+    return runRun();
+  if (benchCmd)
+    return runBench();
+  if (conformanceCmd)
+    return runConformance();
+  return -1;
+}

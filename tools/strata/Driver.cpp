@@ -1,0 +1,198 @@
+//===- Driver.cpp - shared pieces of the strata commands --------*- C++ -*-===//
+
+#include "Driver.h"
+
+#include "strata/Compiler/Compiler.h"
+#include "strata/Import/OnnxImporter.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+
+namespace strata::driver {
+
+void installDiagnosticPrinter(MLIRContext &context, llvm::StringRef file) {
+  std::string fileName = file.str();
+  context.getDiagEngine().registerHandler([fileName](Diagnostic &diag) {
+    llvm::raw_ostream &os = llvm::errs();
+    const char *severity = "error";
+    switch (diag.getSeverity()) {
+    case DiagnosticSeverity::Warning:
+      severity = "warning";
+      break;
+    case DiagnosticSeverity::Note:
+      severity = "note";
+      break;
+    case DiagnosticSeverity::Remark:
+      severity = "remark";
+      break;
+    default:
+      break;
+    }
+    std::string message = diag.str();
+    os << fileName << ": " << severity << ": " << message;
+    // Verifier errors on imported ops carry the node only in their location.
+    if (auto name = dyn_cast<NameLoc>(diag.getLocation()))
+      if (message.find("node '") == std::string::npos)
+        os << " (at node '" << name.getName().getValue() << "')";
+    os << "\n";
+    for (const Diagnostic &note : diag.getNotes())
+      os << fileName << ": note: " << note << "\n";
+    return success();
+  });
+}
+
+std::unique_ptr<MLIRContext> makeContext(llvm::StringRef file) {
+  DialectRegistry registry;
+  registerCompilerDialects(registry);
+  auto context = std::make_unique<MLIRContext>(registry);
+  context->loadAllAvailableDialects();
+  installDiagnosticPrinter(*context, file);
+  context->printOpOnDiagnostic(false);
+  return context;
+}
+
+std::string parseShapeBinding(const std::string &text, std::string &name,
+                              std::vector<int64_t> &shape) {
+  size_t eq = text.rfind('=');
+  if (eq == std::string::npos || eq == 0)
+    return "expected NAME=D0,D1,... in '" + text + "'";
+  name = text.substr(0, eq);
+  shape.clear();
+  std::string dims = text.substr(eq + 1);
+  size_t pos = 0;
+  while (pos < dims.size()) {
+    size_t comma = dims.find_first_of(",x", pos);
+    std::string part = dims.substr(
+        pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    char *end = nullptr;
+    long long value = std::strtoll(part.c_str(), &end, 10);
+    if (part.empty() || *end || value < 0)
+      return "bad dimension '" + part + "' in '" + text + "'";
+    shape.push_back(value);
+    if (comma == std::string::npos)
+      break;
+    pos = comma + 1;
+  }
+  return "";
+}
+
+static OwningOpRef<ModuleOp> importModel(MLIRContext &context,
+                                         const std::string &path) {
+  ImportOptions options;
+  return importOnnxFile(context, path, options);
+}
+
+bool readModelInputs(const std::string &path, std::vector<InputInfo> &inputs) {
+  auto context = makeContext(path);
+  OwningOpRef<ModuleOp> module = importModel(*context, path);
+  if (!module)
+    return false;
+  for (auto func : module->getOps<func::FuncOp>()) {
+    if (!func.isPublic())
+      continue;
+    for (BlockArgument arg : func.getArguments()) {
+      InputInfo info;
+      auto name =
+          func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "graph.name");
+      info.name =
+          name ? name.str() : "input" + std::to_string(arg.getArgNumber());
+      auto type = dyn_cast<RankedTensorType>(arg.getType());
+      if (!type) {
+        llvm::errs() << path << ": error: input '" << info.name
+                     << "' is not a ranked tensor\n";
+        return false;
+      }
+      for (int64_t d : type.getShape())
+        info.shape.push_back(ShapedType::isDynamic(d) ? -1 : d);
+      Type element = type.getElementType();
+      if (element.isF32())
+        info.dtype = rt::DType::F32;
+      else if (element.isF64())
+        info.dtype = rt::DType::F64;
+      else if (element.isF16())
+        info.dtype = rt::DType::F16;
+      else if (element.isBF16())
+        info.dtype = rt::DType::BF16;
+      else if (element.isInteger(1))
+        info.dtype = rt::DType::I1;
+      else if (auto i = dyn_cast<IntegerType>(element)) {
+        static const rt::DType signedTypes[] = {rt::DType::I8, rt::DType::I16,
+                                                rt::DType::I32, rt::DType::I64};
+        static const rt::DType unsignedTypes[] = {
+            rt::DType::U8, rt::DType::U16, rt::DType::U32, rt::DType::U64};
+        int index = i.getWidth() == 8    ? 0
+                    : i.getWidth() == 16 ? 1
+                    : i.getWidth() == 32 ? 2
+                                         : 3;
+        info.dtype = i.isUnsigned() ? unsignedTypes[index] : signedTypes[index];
+      } else {
+        llvm::errs() << path << ": error: input '" << info.name
+                     << "' has the unsupported element type " << element
+                     << "\n";
+        return false;
+      }
+      inputs.push_back(std::move(info));
+    }
+    return true;
+  }
+  llvm::errs() << path << ": error: the model has no entry function\n";
+  return false;
+}
+
+bool compileOnnxBytes(const std::string &path, const CompileFlags &flags,
+                      const std::map<std::string, std::vector<int64_t>> &shapes,
+                      std::vector<uint8_t> &bytes) {
+  auto context = makeContext(path);
+  OwningOpRef<ModuleOp> module = importModel(*context, path);
+  if (!module)
+    return false;
+  CompileOptions options;
+  options.cpu = flags.cpu;
+  options.verbose = flags.verbose;
+  options.useLibraries = !flags.noLibraries;
+  options.inputShapes = shapes;
+  options.dumpDir = flags.dumpDir;
+  return succeeded(compileModule(*module, options, bytes));
+}
+
+std::shared_ptr<const rt::Module>
+compileOnnx(const std::string &path, const CompileFlags &flags,
+            const std::map<std::string, std::vector<int64_t>> &shapes) {
+  std::vector<uint8_t> bytes;
+  if (!compileOnnxBytes(path, flags, shapes, bytes))
+    return nullptr;
+  try {
+    return rt::Module::loadFromMemory(std::move(bytes), path);
+  } catch (const rt::Error &e) {
+    llvm::errs() << path << ": error: " << e.what() << "\n";
+    return nullptr;
+  }
+}
+
+// The two libraries number their element types identically (checked here).
+static_assert(static_cast<int>(tio::ElementType::Bool) ==
+                  static_cast<int>(rt::DType::I1) &&
+              static_cast<int>(tio::ElementType::U64) ==
+                  static_cast<int>(rt::DType::U64));
+
+rt::Tensor toRuntime(const tio::HostTensor &tensor) {
+  rt::Tensor t =
+      rt::Tensor::zeros(static_cast<rt::DType>(tensor.type), tensor.shape);
+  if (!tensor.bytes.empty())
+    std::memcpy(t.rawData(), tensor.bytes.data(), tensor.bytes.size());
+  return t;
+}
+
+tio::HostTensor toHost(const rt::Tensor &tensor) {
+  return tio::makeTensor(static_cast<tio::ElementType>(tensor.dtype()),
+                         tensor.shape(), tensor.rawData(), tensor.byteSize());
+}
+
+bool isModuleFile(llvm::StringRef path) { return path.ends_with(".strata"); }
+
+} // namespace strata::driver
