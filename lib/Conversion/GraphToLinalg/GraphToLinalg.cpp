@@ -29,7 +29,9 @@ bool strata::isLowerableToLinalg(Operation *op) {
   if (!isa_and_present<graph::GraphDialect>(op->getDialect()))
     return false;
   return detail::canLowerElementwise(op) || detail::canLowerReduction(op) ||
-         detail::canLowerTensor(op) || detail::canLowerNN(op);
+         detail::canLowerTensor(op) || detail::canLowerNN(op) ||
+         detail::canLowerLossAndNorm(op) || detail::canLowerSpecial(op) ||
+         detail::canLowerRecurrent(op);
 }
 
 void strata::populateGraphToLinalgPatterns(TypeConverter &converter,
@@ -38,6 +40,9 @@ void strata::populateGraphToLinalgPatterns(TypeConverter &converter,
   detail::populateReductionToLinalgPatterns(converter, patterns);
   detail::populateTensorToLinalgPatterns(converter, patterns);
   detail::populateNNToLinalgPatterns(converter, patterns);
+  detail::populateLossAndNormToLinalgPatterns(converter, patterns);
+  detail::populateSpecialToLinalgPatterns(converter, patterns);
+  detail::populateRecurrentToLinalgPatterns(converter, patterns);
 }
 
 void strata::detail::addSignlessTypeConversion(TypeConverter &converter) {

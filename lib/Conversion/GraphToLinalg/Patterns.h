@@ -67,6 +67,22 @@ bool canLowerNN(mlir::Operation *op);
 void populateNNToLinalgPatterns(mlir::TypeConverter &converter,
                                 mlir::RewritePatternSet &patterns);
 
+/// Losses and normalizations (Loss.cpp, Norm.cpp).
+bool canLowerLossAndNorm(mlir::Operation *op);
+void populateLossAndNormToLinalgPatterns(mlir::TypeConverter &converter,
+                                         mlir::RewritePatternSet &patterns);
+
+/// Resampling, scatter, quantization, signal and other ops (Sampling.cpp,
+/// Quant.cpp, Misc.cpp).
+bool canLowerSpecial(mlir::Operation *op);
+void populateSpecialToLinalgPatterns(mlir::TypeConverter &converter,
+                                     mlir::RewritePatternSet &patterns);
+
+/// Recurrent networks: RNN, GRU, LSTM (Recurrent.cpp).
+bool canLowerRecurrent(mlir::Operation *op);
+void populateRecurrentToLinalgPatterns(mlir::TypeConverter &converter,
+                                       mlir::RewritePatternSet &patterns);
+
 } // namespace strata::detail
 
 #endif // STRATA_LIB_CONVERSION_GRAPHTOLINALG_PATTERNS_H
