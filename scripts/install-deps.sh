@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   cmake ninja-build g++ git python3 python3-numpy
-  llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
+  llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools lld-22
   libonnx-dev libonnx-testdata python3-onnx libprotobuf-dev protobuf-compiler
   libgtest-dev libflatbuffers-dev flatbuffers-compiler libdnnl-dev
 )

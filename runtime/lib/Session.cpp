@@ -14,6 +14,7 @@
 #include "CodeLoader.h"
 #include "kernels/Kernels.h"
 
+#include <chrono>
 #include <cstring>
 #include <unordered_map>
 
@@ -147,6 +148,9 @@ Session::Session(std::shared_ptr<const Module> module, SessionOptions options)
   if (!module_)
     throw Error("Session: no module");
   const Module &m = *module_;
+  profile_ = options.profile;
+  if (profile_)
+    stepTimes_.assign(m.steps().size(), 0.0);
   auto fail = [&](const std::string &what) {
     throw Error("strata module '" + m.name() + "': " + what);
   };
@@ -290,6 +294,21 @@ void Session::run() {
   ran_ = false;
   for (size_t i = 0; i < m.steps().size(); ++i) {
     const Step &step = m.steps()[i];
+    auto start = profile_ ? std::chrono::steady_clock::now()
+                          : std::chrono::steady_clock::time_point();
+    // Adds this step's time when profiling, however the step ends.
+    struct StepTimer {
+      Session &session;
+      size_t index;
+      std::chrono::steady_clock::time_point start;
+      ~StepTimer() {
+        if (session.profile_)
+          session.stepTimes_[index] +=
+              std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                            start)
+                  .count();
+      }
+    } timer{*this, i, start};
     if (step.kind == StepKind::Kernel) {
       runGenerated(i);
       continue;

@@ -71,6 +71,10 @@ static cl::opt<std::string>
            cl::desc("Write each compile stage's IR into this directory"),
            cl::value_desc("dir"), cl::sub(compileCmd), cl::sub(runCmd),
            cl::sub(benchCmd));
+static cl::opt<bool> noCache(
+    "no-cache",
+    cl::desc("Compile again instead of using the compile cache (run, bench)"),
+    cl::sub(runCmd), cl::sub(benchCmd));
 static cl::opt<unsigned> threads("threads",
                                  cl::desc("Threads to run with (0: all cores)"),
                                  cl::init(1), cl::sub(runCmd),
@@ -84,6 +88,9 @@ static cl::opt<unsigned> warmup("warmup", cl::desc("Untimed runs first"),
                                 cl::init(3), cl::sub(benchCmd));
 static cl::opt<unsigned> runs("runs", cl::desc("Timed runs"), cl::init(20),
                               cl::sub(benchCmd));
+static cl::opt<bool> profile("profile",
+                             cl::desc("Time each step and print the table"),
+                             cl::sub(benchCmd));
 static cl::opt<bool> json("json", cl::desc("Print the timing as one JSON line"),
                           cl::sub(benchCmd));
 
@@ -112,6 +119,7 @@ static CompileFlags compileFlags() {
   flags.verbose = verbose;
   flags.noLibraries = noLibraries;
   flags.dumpDir = dumpIr;
+  flags.useCache = !noCache;
   collectShapes(flags.inputShapes);
   return flags;
 }
@@ -333,6 +341,37 @@ static int runRun() {
   return 0;
 }
 
+/// The per-step table of `strata bench --profile`: average time per run
+/// of the timed runs, slowest first.
+static void printProfile(const rt::Module &module,
+                         const std::vector<double> &total,
+                         const std::vector<double> &warmupPart,
+                         unsigned timedRuns) {
+  std::vector<std::pair<double, size_t>> rows;
+  double sum = 0;
+  for (size_t i = 0; i < total.size(); ++i) {
+    double seconds = (total[i] - warmupPart[i]) / timedRuns;
+    rows.push_back({seconds, i});
+    sum += seconds;
+  }
+  std::sort(rows.rbegin(), rows.rend());
+  llvm::outs() << llvm::format("%10s %6s  %-8s %s\n", "ms/run", "%", "kind",
+                               "step (ONNX nodes)");
+  for (auto [seconds, i] : rows) {
+    const rt::Step &step = module.steps()[i];
+    std::string nodes;
+    for (const std::string &node : step.sourceNodes)
+      nodes += (nodes.empty() ? "" : ", ") + node;
+    if (nodes.size() > 60)
+      nodes = nodes.substr(0, 57) + "...";
+    llvm::outs() << llvm::format(
+        "%10.4f %6.1f  %-8s %s (%s)\n", seconds * 1e3,
+        sum > 0 ? 100 * seconds / sum : 0.0,
+        step.kind == rt::StepKind::Kernel ? "codegen" : "library",
+        step.name.c_str(), nodes.c_str());
+  }
+}
+
 static int runBench() {
   Prepared prepared;
   if (!prepare(prepared))
@@ -342,11 +381,13 @@ static int runBench() {
   try {
     rt::SessionOptions options;
     options.threads = threads;
+    options.profile = profile;
     rt::Session session(prepared.module, options);
     for (size_t i = 0; i < prepared.inputs.size(); ++i)
       session.setInput(i, prepared.inputs[i]);
     for (unsigned i = 0; i < warmup; ++i)
       session.run();
+    std::vector<double> warmupTimes = session.stepTimes();
     std::vector<double> times;
     for (unsigned i = 0; i < runs; ++i)
       times.push_back(runOnce(session));
@@ -355,6 +396,8 @@ static int runBench() {
         times.size() % 2
             ? times[times.size() / 2]
             : (times[times.size() / 2 - 1] + times[times.size() / 2]) / 2;
+    if (profile)
+      printProfile(*prepared.module, session.stepTimes(), warmupTimes, runs);
     if (json)
       llvm::outs() << "{\"median_ms\": " << llvm::format("%.6f", median)
                    << ", \"min_ms\": " << llvm::format("%.6f", times.front())

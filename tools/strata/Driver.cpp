@@ -9,7 +9,17 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Config/llvm-config.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SHA256.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/TargetParser/Host.h"
+
+#include <array>
+#include <cstdlib>
+#include <fstream>
 
 using namespace mlir;
 
@@ -160,18 +170,89 @@ bool compileOnnxBytes(const std::string &path, const CompileFlags &flags,
   return succeeded(compileModule(*module, options, bytes));
 }
 
-std::shared_ptr<const rt::Module>
-compileOnnx(const std::string &path, const CompileFlags &flags,
-            const std::map<std::string, std::vector<int64_t>> &shapes) {
-  std::vector<uint8_t> bytes;
-  if (!compileOnnxBytes(path, flags, shapes, bytes))
-    return nullptr;
+std::string cacheDirectory() {
+  if (const char *dir = std::getenv("STRATA_CACHE_DIR"); dir && *dir)
+    return dir;
+  if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+    return std::string(xdg) + "/strata";
+  if (const char *home = std::getenv("HOME"); home && *home)
+    return std::string(home) + "/.cache/strata";
+  return "/tmp/strata-cache";
+}
+
+/// The cache key of a compilation, or "" when the model cannot be read.
+static std::string cacheKey(const std::string &path, const CompileFlags &flags,
+                            const std::map<std::string, std::vector<int64_t>> &shapes) {
+  auto model = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                           /*RequiresNullTerminator=*/false);
+  if (!model)
+    return "";
+  llvm::SHA256 hash;
+  std::string header = "strata 0.1.0 module " + std::to_string(rt::kFormatMajor) +
+                       "." + std::to_string(rt::kFormatMinor) + " llvm " +
+                       LLVM_VERSION_STRING + " cpu " + flags.cpu + " " +
+                       (flags.cpu == "native" ? llvm::sys::getHostCPUName().str()
+                                              : "") +
+                       (flags.noLibraries ? " no-libraries" : " libraries");
+  for (const auto &[name, shape] : shapes) {
+    header += " " + name + "=";
+    for (int64_t d : shape)
+      header += std::to_string(d) + ",";
+  }
+  hash.update(header);
+  hash.update((*model)->getBuffer());
+  std::array<uint8_t, 32> digest = hash.final();
+  return llvm::toHex(digest, /*LowerCase=*/true);
+}
+
+static std::shared_ptr<const rt::Module>
+loadCompiled(std::vector<uint8_t> bytes, const std::string &path) {
   try {
     return rt::Module::loadFromMemory(std::move(bytes), path);
   } catch (const rt::Error &e) {
     llvm::errs() << path << ": error: " << e.what() << "\n";
     return nullptr;
   }
+}
+
+std::shared_ptr<const rt::Module>
+compileOnnx(const std::string &path, const CompileFlags &flags,
+            const std::map<std::string, std::vector<int64_t>> &shapes) {
+  std::string entry;
+  if (flags.useCache && flags.dumpDir.empty()) {
+    std::string key = cacheKey(path, flags, shapes);
+    if (!key.empty())
+      entry = cacheDirectory() + "/" + key + ".strata";
+  }
+  if (!entry.empty() && llvm::sys::fs::exists(entry)) {
+    try {
+      auto module = rt::Module::load(entry);
+      if (flags.verbose)
+        llvm::errs() << "strata: using the cached " << entry << "\n";
+      return module;
+    } catch (const rt::Error &e) {
+      llvm::errs() << "strata: warning: ignoring a bad compile cache entry ("
+                   << e.what() << "); recompiling\n";
+    }
+  }
+  std::vector<uint8_t> bytes;
+  if (!compileOnnxBytes(path, flags, shapes, bytes))
+    return nullptr;
+  if (!entry.empty()) {
+    // Best effort: a cache that cannot be written costs a recompilation
+    // next time, nothing else.
+    std::string dir = cacheDirectory();
+    llvm::SmallString<256> temp;
+    if (!llvm::sys::fs::create_directories(dir) &&
+        !llvm::sys::fs::createUniqueFile(dir + "/tmp-%%%%%%%%.strata", temp)) {
+      std::ofstream out(temp.c_str(), std::ios::binary);
+      out.write(reinterpret_cast<const char *>(bytes.data()), bytes.size());
+      out.close();
+      if (!out || llvm::sys::fs::rename(temp, entry))
+        llvm::sys::fs::remove(temp);
+    }
+  }
+  return loadCompiled(std::move(bytes), path);
 }
 
 // The two libraries number their element types identically (checked here).

@@ -27,8 +27,14 @@ struct CompileFlags {
   bool verbose = false;
   bool noLibraries = false;
   std::string dumpDir;
+  /// Reuse compiled modules from the compile cache (see compileOnnx).
+  bool useCache = false;
   std::map<std::string, std::vector<int64_t>> inputShapes;
 };
+
+/// The compile cache's directory: $STRATA_CACHE_DIR, else
+/// $XDG_CACHE_HOME/strata, else ~/.cache/strata.
+std::string cacheDirectory();
 
 /// Parses "name=2,3,4" (or "name=" for a scalar); "" on success, else why.
 std::string parseShapeBinding(const std::string &text, std::string &name,
@@ -43,6 +49,13 @@ struct InputInfo {
 
 /// Imports `path` (an ONNX model) and compiles it for input shapes
 /// `shapes` (by input name). Errors are printed; returns null then.
+///
+/// With flags.useCache, the module is first looked up in the compile cache,
+/// keyed by a SHA-256 of the model's bytes, the shapes, the target CPU and
+/// options and strata's version; a compiled module is stored there (written
+/// to a temporary file and renamed, so readers never see half a file). A
+/// cache entry that fails to load (truncated, corrupted, from another
+/// format version) is reported, recompiled and replaced.
 std::shared_ptr<const rt::Module>
 compileOnnx(const std::string &path, const CompileFlags &flags,
             const std::map<std::string, std::vector<int64_t>> &shapes);

@@ -3,13 +3,21 @@
 // ONNX Conv over 1, 2 or 3 spatial dimensions with groups, strides,
 // dilations and asymmetric pads, plus fused epilogues: a bias, a `sum` input
 // added after the convolution (a residual connection; oneDNN's sum post-op,
-// which accumulates into the output, so the sum is copied there first unless
-// it already lives there) and an activation.
+// which accumulates into the destination, so the sum is put there first) and
+// an activation.
 //
-// Activations keep the module's row-major layout (ncw/nchw/ncdhw); the
-// weights take whatever layout oneDNN prefers. Weights that are module
-// constants are reordered once and kept in the step's state; others are
-// reordered on every run.
+// The module's activations are row-major (ncw/nchw/ncdhw), but oneDNN 2.6
+// has fast (JIT, blocked-layout) convolutions only for its own layouts: with
+// row-major source and destination it falls back to im2col + GEMM, which is
+// several times slower, and far slower for depthwise convolutions. So the
+// primitive is created with every layout left to oneDNN (format_tag::any),
+// and the step converts at its edges: the input is reordered into the
+// primitive's source layout, the sum into its destination layout, and the
+// result back into the row-major output, each by a reorder primitive created
+// with the convolution. A layout that oneDNN leaves row-major (the source of
+// a first convolution with few channels, say) is used in place. Weights that
+// are module constants are reordered once and kept in the step's state;
+// others are reordered on every run.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,7 +32,13 @@ namespace {
 struct ConvState : KernelState {
   std::vector<int64_t> key;
   dnnl::convolution_forward primitive;
-  dnnl::memory::desc src, userWeights, bias, dst;
+  /// The module's (row-major) descriptors.
+  dnnl::memory::desc userSrc, userWeights, bias, userDst;
+  /// The source and destination in the primitive's layouts, with the
+  /// reorders into and out of them, when those differ from the module's.
+  bool reorderSrc = false, reorderDst = false;
+  dnnl::memory src, dst;
+  dnnl::reorder srcReorder, sumReorder, dstReorder;
   /// The weights in the primitive's layout when it differs from the
   /// module's, and the constant they were reordered from.
   bool reorderWeights = false;
@@ -97,12 +111,15 @@ void conv(KernelContext &ctx) {
   translateErrors(ctx, [&] {
     ScopedOmpThreads threads(ctx);
     ConvState &state = ctx.state<ConvState>();
+    const dnnl::engine &engine = cpuEngine();
     std::vector<int64_t> key = shapeKey(ctx);
     if (state.key != key) {
       state.key.clear();
       state.weightsFrom = nullptr;
-      state.src = rowMajorDesc(x.shape);
-      state.dst = rowMajorDesc(out.shape);
+      using tag = dnnl::memory::format_tag;
+      auto f32 = dnnl::memory::data_type::f32;
+      state.userSrc = rowMajorDesc(x.shape);
+      state.userDst = rowMajorDesc(out.shape);
       // Grouped weights are [G, M/G, C/G, K...]: the same bytes as W.
       dnnl::memory::dims weightDims = w.shape;
       if (group > 1) {
@@ -110,8 +127,9 @@ void conv(KernelContext &ctx) {
         weightDims.insert(weightDims.begin(), group);
       }
       state.userWeights = rowMajorDesc(weightDims);
-      dnnl::memory::desc anyWeights(weightDims, dnnl::memory::data_type::f32,
-                                    dnnl::memory::format_tag::any);
+      dnnl::memory::desc anySrc(x.shape, f32, tag::any),
+          anyWeights(weightDims, f32, tag::any),
+          anyDst(out.shape, f32, tag::any);
       dnnl::memory::dims dnnlDilations, padL, padR;
       for (size_t i = 0; i < k; ++i) {
         dnnlDilations.push_back(dilations[i] - 1);
@@ -124,12 +142,12 @@ void conv(KernelContext &ctx) {
       if (bias) {
         state.bias = rowMajorDesc({m});
         desc = std::make_unique<dnnl::convolution_forward::desc>(
-            kind, alg, state.src, anyWeights, state.bias, state.dst, strides,
+            kind, alg, anySrc, anyWeights, state.bias, anyDst, strides,
             dnnlDilations, padL, padR);
       } else {
         desc = std::make_unique<dnnl::convolution_forward::desc>(
-            kind, alg, state.src, anyWeights, state.dst, strides, dnnlDilations,
-            padL, padR);
+            kind, alg, anySrc, anyWeights, anyDst, strides, dnnlDilations, padL,
+            padR);
       }
       dnnl::post_ops ops;
       if (sum)
@@ -137,19 +155,37 @@ void conv(KernelContext &ctx) {
       appendActivation(ctx, ops);
       dnnl::primitive_attr attr;
       attr.set_post_ops(ops);
-      dnnl::convolution_forward::primitive_desc pd(*desc, attr, cpuEngine());
+      dnnl::convolution_forward::primitive_desc pd(*desc, attr, engine);
       state.primitive = dnnl::convolution_forward(pd);
-      state.reorderWeights = pd.weights_desc() != state.userWeights;
-      if (state.reorderWeights) {
-        state.weights = dnnl::memory(pd.weights_desc(), cpuEngine());
-        state.weightsReorder = dnnl::reorder(dnnl::reorder::primitive_desc(
-            cpuEngine(), state.userWeights, cpuEngine(), pd.weights_desc()));
+
+      state.reorderSrc = pd.src_desc() != state.userSrc;
+      state.src = dnnl::memory();
+      if (state.reorderSrc) {
+        state.src = dnnl::memory(pd.src_desc(), engine);
+        state.srcReorder = dnnl::reorder(dnnl::reorder::primitive_desc(
+            engine, state.userSrc, engine, pd.src_desc()));
       }
-      state.stream = dnnl::stream(cpuEngine());
+      state.reorderDst = pd.dst_desc() != state.userDst;
+      state.dst = dnnl::memory();
+      if (state.reorderDst) {
+        state.dst = dnnl::memory(pd.dst_desc(), engine);
+        state.dstReorder = dnnl::reorder(dnnl::reorder::primitive_desc(
+            engine, pd.dst_desc(), engine, state.userDst));
+        if (sum)
+          state.sumReorder = dnnl::reorder(dnnl::reorder::primitive_desc(
+              engine, state.userDst, engine, pd.dst_desc()));
+      }
+      state.reorderWeights = pd.weights_desc() != state.userWeights;
+      state.weights = dnnl::memory();
+      if (state.reorderWeights) {
+        state.weights = dnnl::memory(pd.weights_desc(), engine);
+        state.weightsReorder = dnnl::reorder(dnnl::reorder::primitive_desc(
+            engine, state.userWeights, engine, pd.weights_desc()));
+      }
+      state.stream = dnnl::stream(engine);
       state.key = std::move(key);
     }
 
-    const dnnl::engine &engine = cpuEngine();
     dnnl::memory weights(state.userWeights, engine, w.data);
     if (state.reorderWeights) {
       // A constant's bytes never change: reorder it once.
@@ -160,15 +196,28 @@ void conv(KernelContext &ctx) {
       }
       weights = state.weights;
     }
-    if (sum && sum->data != out.data)
-      std::memcpy(out.data, sum->data, out.byteSize());
+    dnnl::memory src(state.userSrc, engine, x.data);
+    if (state.reorderSrc) {
+      state.srcReorder.execute(state.stream, src, state.src);
+      src = state.src;
+    }
+    dnnl::memory userDst(state.userDst, engine, out.data);
+    dnnl::memory dst = state.reorderDst ? state.dst : userDst;
+    if (sum) {
+      // The sum post-op accumulates into the destination.
+      if (state.reorderDst)
+        state.sumReorder.execute(
+            state.stream, dnnl::memory(state.userDst, engine, sum->data), dst);
+      else if (sum->data != out.data)
+        std::memcpy(out.data, sum->data, out.byteSize());
+    }
     std::unordered_map<int, dnnl::memory> args = {
-        {DNNL_ARG_SRC, dnnl::memory(state.src, engine, x.data)},
-        {DNNL_ARG_WEIGHTS, weights},
-        {DNNL_ARG_DST, dnnl::memory(state.dst, engine, out.data)}};
+        {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}};
     if (bias)
       args.emplace(DNNL_ARG_BIAS, dnnl::memory(state.bias, engine, bias->data));
     state.primitive.execute(state.stream, args);
+    if (state.reorderDst)
+      state.dstReorder.execute(state.stream, dst, userDst);
     state.stream.wait();
   });
 }

@@ -486,6 +486,8 @@ struct SessionOptions {
   /// Threads of the session's pool, counting the caller (0: one per hardware
   /// thread).
   unsigned threads = 1;
+  /// Time every step (steady clock around each call); see stepTimes().
+  bool profile = false;
 };
 
 /// Runs one module: owns the arena, the bound inputs and the outputs of the
@@ -508,6 +510,9 @@ public:
   /// Runs the steps in order; every input must have been set.
   void run();
   /// An output of the last run.
+  /// With SessionOptions::profile: the seconds each step has taken, summed
+  /// over all runs so far (indexed like Module::steps()); empty otherwise.
+  const std::vector<double> &stepTimes() const { return stepTimes_; }
   const Tensor &output(const std::string &name) const;
   const Tensor &output(size_t index) const;
 
@@ -534,6 +539,8 @@ private:
   std::vector<bool> inputSet_;
   std::vector<Tensor> outputs_;
   bool ran_ = false;
+  bool profile_ = false;
+  std::vector<double> stepTimes_;
 };
 
 } // namespace strata::rt

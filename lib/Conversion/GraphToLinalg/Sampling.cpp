@@ -1,0 +1,521 @@
+//===- Sampling.cpp - resize and grid sample to linalg ----------*- C++ -*-===//
+//
+// Resize: shapes, scales and the region of interest are constants by the
+// time kernels are generated, so where each output coordinate reads from is
+// computed here, in double precision exactly as ONNX's reference does, and
+// embedded as constant tables: per resized axis, the input index and weight
+// of each of its taps (1 for nearest, 2 for linear, 4 for cubic) for every
+// output position. The kernel is one linalg.generic whose reduction dims
+// walk the taps of the resized axes, reading the input with tensor.extract;
+// an axis that is not resized reads the output position directly.
+//
+// Grid sample reads its coordinates from a tensor, so its interpolation is
+// computed in the kernel.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Builders.h"
+#include "Special.h"
+
+#include "strata/Dialect/Graph/IR/GraphOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace strata::detail;
+using namespace strata::detail::special;
+namespace graph = strata::graph;
+
+//===----------------------------------------------------------------------===//
+// Resize
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// How one axis is resampled.
+struct ResizeAxis {
+  /// Taps per output position; 0 when the axis is copied unchanged.
+  int64_t taps = 0;
+  /// Input index and weight of tap t of output position o at o * taps + t
+  /// (for nearest, the weight is unused).
+  SmallVector<double> index, weight;
+  /// Output positions outside the input (tf_crop_and_resize), which take
+  /// the extrapolation value.
+  SmallVector<double> outside;
+  bool anyOutside = false;
+};
+
+struct ResizeParams {
+  std::string mode, transform, nearestMode;
+  double cubicA = -0.75;
+  bool excludeOutside = false;
+};
+
+} // namespace
+
+static double cubicWeight(double a, double d) {
+  d = std::fabs(d);
+  if (d <= 1)
+    return ((a + 2) * d - (a + 3)) * d * d + 1;
+  if (d < 2)
+    return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a;
+  return 0;
+}
+
+/// The taps of one axis: `scale` is the given scale, or out / in for sizes.
+static ResizeAxis planResizeAxis(const ResizeParams &p, int64_t in,
+                                 int64_t out, double scale, double roiStart,
+                                 double roiEnd) {
+  ResizeAxis axis;
+  int64_t taps = p.mode == "nearest" ? 1 : p.mode == "linear" ? 2 : 4;
+  // An axis that maps every output position onto the same input position
+  // needs no taps.
+  bool identity = in == out && scale == 1.0 &&
+                  p.transform != "tf_crop_and_resize" &&
+                  p.transform != "tf_half_pixel_for_nn";
+  if (identity)
+    return axis;
+  axis.taps = taps;
+  double outWidth = scale * double(in);
+  for (int64_t o = 0; o < out; ++o) {
+    double x = double(o), src;
+    bool outside = false;
+    const std::string &t = p.transform;
+    if (t == "align_corners") {
+      src = outWidth == 1 ? 0.0 : x * double(in - 1) / (outWidth - 1);
+    } else if (t == "asymmetric") {
+      src = x / scale;
+    } else if (t == "tf_crop_and_resize") {
+      src = outWidth == 1 ? (roiEnd - roiStart) * double(in - 1) / 2
+                          : x * (roiEnd - roiStart) * double(in - 1) /
+                                (outWidth - 1);
+      src += roiStart * double(in - 1);
+      outside = src < 0 || src > double(in - 1);
+    } else if (t == "tf_half_pixel_for_nn") {
+      src = (x + 0.5) / scale;
+    } else if (t == "pytorch_half_pixel") {
+      src = outWidth == 1 ? -0.5 : (x + 0.5) / scale - 0.5;
+    } else {
+      src = (x + 0.5) / scale - 0.5;
+    }
+    axis.outside.push_back(outside ? 1 : 0);
+    axis.anyOutside |= outside;
+    // The reference prefers the left neighbour: base is the tap left of
+    // src and the fraction lies in (0, 1], 1 when src is an integer.
+    double base = std::ceil(src) - 1;
+    double ratio = src - base;
+    auto clamp = [&](double i) {
+      return std::min(std::max(i, 0.0), double(in - 1));
+    };
+    if (p.mode == "nearest") {
+      bool right;
+      if (ratio == 1)
+        right = true;
+      else if (p.nearestMode == "round_prefer_ceil")
+        right = ratio >= 0.5;
+      else if (p.nearestMode == "floor")
+        right = false;
+      else if (p.nearestMode == "ceil")
+        right = true;
+      else
+        right = ratio > 0.5;
+      axis.index.push_back(clamp(base + (right ? 1 : 0)));
+      axis.weight.push_back(1);
+      continue;
+    }
+    // Linear taps base, base + 1; cubic base - 1 .. base + 2.
+    double first = p.mode == "linear" ? base : base - 1;
+    SmallVector<double> w;
+    for (int64_t k = 0; k < taps; ++k) {
+      double d = src - (first + double(k));
+      w.push_back(p.mode == "linear" ? 1 - std::fabs(d)
+                                     : cubicWeight(p.cubicA, d));
+    }
+    if (p.excludeOutside) {
+      double sum = 0;
+      for (int64_t k = 0; k < taps; ++k) {
+        double i = first + double(k);
+        if (i < 0 || i > double(in - 1))
+          w[k] = 0;
+        sum += w[k];
+      }
+      for (double &v : w)
+        v /= sum;
+    }
+    for (int64_t k = 0; k < taps; ++k) {
+      axis.index.push_back(clamp(first + double(k)));
+      axis.weight.push_back(w[k]);
+    }
+  }
+  return axis;
+}
+
+static Lowering lowerResize(graph::ResizeOp op) {
+  auto input = staticTensorType(op.getInput());
+  auto result = staticTensorType(op.getOutput());
+  if (!input || !result || input.getRank() != result.getRank() ||
+      input.getRank() == 0)
+    return nullptr;
+  ResizeParams p;
+  p.mode = op.getMode().str();
+  p.transform = op.getCoordinateTransformationMode().str();
+  p.nearestMode = op.getNearestMode().str();
+  p.cubicA = op.getCubicCoeffA().convertToDouble();
+  p.excludeOutside = op.getExcludeOutside() != 0;
+  if (p.mode != "nearest" && p.mode != "linear" && p.mode != "cubic")
+    return nullptr;
+  if (!llvm::is_contained({"half_pixel", "pytorch_half_pixel", "align_corners",
+                           "asymmetric", "tf_crop_and_resize",
+                           "tf_half_pixel_for_nn"},
+                          p.transform))
+    return nullptr;
+  if (!llvm::is_contained(
+          {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"},
+          p.nearestMode))
+    return nullptr;
+  Type element = input.getElementType();
+  if (p.mode == "nearest" ? !isMovableScalar(element)
+                          : !(element.isF32() || element.isF64()))
+    return nullptr;
+  int64_t rank = input.getRank();
+  for (int64_t d = 0; d < rank; ++d)
+    if (input.getDimSize(d) == 0 && result.getDimSize(d) != 0)
+      return nullptr;
+
+  // Scales, when given (and not empty), decide the coordinate mapping;
+  // otherwise the sizes, which the static result shape holds.
+  SmallVector<double> scales;
+  if (op.getScales()) {
+    auto given = constantFloats(op.getScales());
+    if (!given)
+      return nullptr;
+    scales = *given;
+  }
+  if (scales.empty()) {
+    if (!op.getSizes())
+      return nullptr;
+    for (int64_t d = 0; d < rank; ++d)
+      scales.push_back(input.getDimSize(d) == 0
+                           ? 1.0
+                           : double(result.getDimSize(d)) /
+                                 double(input.getDimSize(d)));
+  }
+  if (int64_t(scales.size()) != rank ||
+      llvm::any_of(scales, [](double s) { return !(s > 0); }))
+    return nullptr;
+  SmallVector<double> roi(2 * rank, 0.0);
+  if (p.transform == "tf_crop_and_resize") {
+    auto given = op.getRoi() ? constantFloats(op.getRoi()) : std::nullopt;
+    if (!given || int64_t(given->size()) != 2 * rank)
+      return nullptr;
+    roi = *given;
+  }
+  SmallVector<ResizeAxis> axes;
+  for (int64_t d = 0; d < rank; ++d)
+    axes.push_back(planResizeAxis(p, input.getDimSize(d), result.getDimSize(d),
+                                  scales[d], roi[d], roi[d + rank]));
+  double extrapolation = op.getExtrapolationValue().convertToDouble();
+  bool nearest = p.mode == "nearest";
+
+  return single([=](OpBuilder &b, Location loc, ValueRange operands,
+                    RankedTensorType type) -> Value {
+    Value data = operands[0];
+    Type element = type.getElementType();
+    SmallVector<int64_t> resized;
+    for (int64_t d = 0; d < rank; ++d)
+      if (axes[d].taps)
+        resized.push_back(d);
+    // Tables: per resized axis, indices and weights of shape (out, taps).
+    SmallVector<Value> indexTables, weightTables;
+    for (int64_t d : resized) {
+      SmallVector<int64_t> shape{type.getDimSize(d), axes[d].taps};
+      indexTables.push_back(
+          denseConstant(b, loc, shape, b.getI64Type(), axes[d].index));
+      if (!nearest)
+        weightTables.push_back(
+            denseConstant(b, loc, shape, element, axes[d].weight));
+    }
+    auto readInput = [&](OpBuilder &b, Location loc, ValueRange ivs,
+                         ArrayRef<Value> tapIndices) -> Value {
+      SmallVector<Value> at(ivs.take_front(rank));
+      for (auto [k, d] : llvm::enumerate(resized))
+        at[d] = toIndex(b, loc, tapIndices[k]);
+      return tensor::ExtractOp::create(b, loc, data, at);
+    };
+
+    Value value;
+    if (nearest) {
+      SmallVector<AffineMap> maps;
+      SmallVector<Value> tables;
+      for (auto [k, d] : llvm::enumerate(resized)) {
+        // (o_d, 0): the single tap.
+        maps.push_back(AffineMap::get(
+            rank, 0, {b.getAffineDimExpr(d), b.getAffineConstantExpr(0)},
+            b.getContext()));
+        tables.push_back(indexTables[k]);
+      }
+      value = buildIndexedGeneric(
+          b, loc, type, tables, maps,
+          [&](OpBuilder &b, Location loc, ValueRange ivs,
+              ValueRange args) -> Value {
+            return readInput(b, loc, ivs, llvm::to_vector(args));
+          });
+    } else {
+      // Dims: the output dims, then one tap dim per resized axis.
+      int64_t numDims = rank + int64_t(resized.size());
+      SmallVector<AffineMap> maps;
+      for (int pass = 0; pass < 2; ++pass)
+        for (auto [k, d] : llvm::enumerate(resized))
+          maps.push_back(AffineMap::get(numDims, 0,
+                                        {b.getAffineDimExpr(d),
+                                         b.getAffineDimExpr(rank + int64_t(k))},
+                                        b.getContext()));
+      SmallVector<AffineExpr> outExprs;
+      for (int64_t d = 0; d < rank; ++d)
+        outExprs.push_back(b.getAffineDimExpr(d));
+      maps.push_back(AffineMap::get(numDims, 0, outExprs, b.getContext()));
+      SmallVector<utils::IteratorType> iterators(rank,
+                                                 utils::IteratorType::parallel);
+      iterators.append(resized.size(), utils::IteratorType::reduction);
+      SmallVector<Value> inputs(indexTables);
+      inputs.append(weightTables);
+      Value init = filledTensor(b, loc, type, scalarConstant(b, loc, element, 0));
+      size_t n = resized.size();
+      value = linalg::GenericOp::create(
+                  b, loc, TypeRange{type}, inputs, ValueRange{init}, maps,
+                  iterators,
+                  [&](OpBuilder &b, Location loc, ValueRange args) {
+                    SmallVector<Value> ivs;
+                    for (int64_t d = 0; d < rank; ++d)
+                      ivs.push_back(linalg::IndexOp::create(b, loc, d));
+                    Value v = readInput(
+                        b, loc, ivs, llvm::to_vector(args.take_front(n)));
+                    for (size_t k = 0; k < n; ++k)
+                      v = arith::MulFOp::create(b, loc, v, args[n + k]);
+                    Value sum = arith::AddFOp::create(b, loc, args.back(), v);
+                    linalg::YieldOp::create(b, loc, sum);
+                  })
+                  .getResult(0);
+    }
+    bool anyOutside = llvm::any_of(
+        axes, [](const ResizeAxis &axis) { return axis.anyOutside; });
+    if (!anyOutside)
+      return value;
+    // tf_crop_and_resize: positions outside the input on any axis take the
+    // extrapolation value.
+    SmallVector<Value> flags{value};
+    SmallVector<AffineMap> maps{b.getMultiDimIdentityMap(rank)};
+    for (int64_t d : resized) {
+      flags.push_back(denseConstant(b, loc, {type.getDimSize(d)},
+                                    b.getI1Type(), axes[d].outside));
+      maps.push_back(
+          AffineMap::get(rank, 0, b.getAffineDimExpr(d), b.getContext()));
+    }
+    Value fill = scalarConstant(b, loc, element, extrapolation);
+    return buildIndexedGeneric(
+        b, loc, type, flags, maps,
+        [&](OpBuilder &b, Location loc, ValueRange,
+            ValueRange args) -> Value {
+          Value out = args[1];
+          for (Value flag : args.drop_front(2))
+            out = arith::OrIOp::create(b, loc, out, flag);
+          return arith::SelectOp::create(b, loc, out, fill, args[0]);
+        });
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Grid sample
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Scalar f32 helpers for a grid-sample body.
+struct GridMath {
+  OpBuilder &b;
+  Location loc;
+  Type f32;
+  Value c(double v) { return scalarConstant(b, loc, f32, v); }
+  Value add(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
+  Value sub(Value x, Value y) { return arith::SubFOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
+  Value div(Value x, Value y) { return arith::DivFOp::create(b, loc, x, y); }
+  Value floor(Value x) { return math::FloorOp::create(b, loc, x); }
+  Value clip(Value x, double lo, double hi) {
+    return arith::MinimumFOp::create(
+        b, loc, arith::MaximumFOp::create(b, loc, x, c(lo)), c(hi));
+  }
+  Value lt(Value x, Value y) {
+    return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x, y);
+  }
+  Value select(Value cond, Value x, Value y) {
+    return arith::SelectOp::create(b, loc, cond, x, y);
+  }
+};
+} // namespace
+
+/// Mirrors `x` into [low / 2, high / 2] (PyTorch's reflect_coordinates).
+static Value reflect(GridMath &m, Value x, double twiceLow, double twiceHigh) {
+  if (twiceLow == twiceHigh)
+    return m.c(0);
+  double low = twiceLow / 2, span = (twiceHigh - twiceLow) / 2;
+  Value in = math::AbsFOp::create(m.b, m.loc, m.sub(x, m.c(low)));
+  Value flips = m.floor(m.div(in, m.c(span)));
+  Value extra = m.sub(in, m.mul(flips, m.c(span)));
+  // flips even: low + extra, odd: low + span - extra.
+  Value half = m.floor(m.mul(flips, m.c(0.5)));
+  Value even = arith::CmpFOp::create(m.b, m.loc, arith::CmpFPredicate::OEQ,
+                                     m.mul(half, m.c(2)), flips);
+  return m.select(even, m.add(extra, m.c(low)),
+                  m.add(m.sub(m.c(span), extra), m.c(low)));
+}
+
+static Lowering lowerGridSample(graph::GridSampleOp op) {
+  if (!allStaticTensors(op))
+    return nullptr;
+  auto input = cast<RankedTensorType>(op.getInput().getType());
+  auto grid = cast<RankedTensorType>(op.getGrid().getType());
+  auto output = cast<RankedTensorType>(op.getOutput().getType());
+  std::string mode = op.getMode().str(), padding = op.getPaddingMode().str();
+  if (input.getRank() != 4 || grid.getRank() != 4 || grid.getDimSize(3) != 2 ||
+      !input.getElementType().isF32() || !grid.getElementType().isF32() ||
+      output.getDimSize(0) != input.getDimSize(0) ||
+      output.getDimSize(1) != input.getDimSize(1) ||
+      output.getDimSize(2) != grid.getDimSize(1) ||
+      output.getDimSize(3) != grid.getDimSize(2) ||
+      grid.getDimSize(0) != input.getDimSize(0) ||
+      input.getDimSize(2) == 0 || input.getDimSize(3) == 0)
+    return nullptr;
+  if (!llvm::is_contained({"bilinear", "nearest", "bicubic"}, mode) ||
+      !llvm::is_contained({"zeros", "border", "reflection"}, padding))
+    return nullptr;
+  bool alignCorners = op.getAlignCorners() != 0;
+  int64_t height = input.getDimSize(2), width = input.getDimSize(3);
+  return single([=](OpBuilder &b, Location loc, ValueRange operands,
+                    RankedTensorType type) -> Value {
+    Value data = operands[0];
+    auto coordMap = [&](int64_t component) {
+      return AffineMap::get(4, 0,
+                            {b.getAffineDimExpr(0), b.getAffineDimExpr(2),
+                             b.getAffineDimExpr(3),
+                             b.getAffineConstantExpr(component)},
+                            b.getContext());
+    };
+    return buildIndexedGeneric(
+        b, loc, type, {operands[1], operands[1]}, {coordMap(0), coordMap(1)},
+        [&](OpBuilder &b, Location loc, ValueRange ivs,
+            ValueRange args) -> Value {
+          GridMath m{b, loc, b.getF32Type()};
+          // Normalized [-1, 1] to pixel coordinates.
+          auto unnormalize = [&](Value g, int64_t size) {
+            if (alignCorners)
+              return m.mul(m.mul(m.add(g, m.c(1)), m.c(0.5)),
+                           m.c(double(size - 1)));
+            return m.mul(m.sub(m.mul(m.add(g, m.c(1)), m.c(double(size))),
+                               m.c(1)),
+                         m.c(0.5));
+          };
+          // The padding mode applied to a coordinate.
+          auto pad = [&](Value x, int64_t size) {
+            if (padding == "border")
+              return m.clip(x, 0, double(size - 1));
+            if (padding == "reflection") {
+              x = alignCorners ? reflect(m, x, 0, 2.0 * double(size - 1))
+                               : reflect(m, x, -1, 2.0 * double(size) - 1);
+              return m.clip(x, 0, double(size - 1));
+            }
+            return x;
+          };
+          // The input at integer-valued float coordinates, 0 outside.
+          auto read = [&](Value y, Value x) -> Value {
+            Value inside;
+            SmallVector<Value> at{ivs[0], ivs[1]};
+            for (auto [v, size] : {std::pair(y, height), std::pair(x, width)}) {
+              Value i = arith::FPToSIOp::create(b, loc, b.getI64Type(), v);
+              Value idx = toIndex(b, loc, i);
+              Value ok = arith::AndIOp::create(
+                  b, loc,
+                  arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, idx,
+                                        indexConstant(b, loc, 0)),
+                  arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, idx,
+                                        indexConstant(b, loc, size)));
+              // fptosi truncates toward zero: -0.5 would read index 0.
+              ok = arith::AndIOp::create(b, loc, ok,
+                                         m.lt(m.c(-1), v));
+              inside = inside ? arith::AndIOp::create(b, loc, inside, ok) : ok;
+              at.push_back(clampIndex(b, loc, idx, size));
+            }
+            Value v = tensor::ExtractOp::create(b, loc, data, at);
+            return m.select(inside, v, m.c(0));
+          };
+          Value x = unnormalize(args[0], width);
+          Value y = unnormalize(args[1], height);
+          if (mode == "nearest") {
+            x = math::RoundEvenOp::create(b, loc, pad(x, width));
+            y = math::RoundEvenOp::create(b, loc, pad(y, height));
+            return read(y, x);
+          }
+          if (mode == "bilinear") {
+            x = pad(x, width);
+            y = pad(y, height);
+            Value x0 = m.floor(x), y0 = m.floor(y);
+            Value x1 = m.add(x0, m.c(1)), y1 = m.add(y0, m.c(1));
+            Value wx1 = m.sub(x, x0), wy1 = m.sub(y, y0);
+            Value wx0 = m.sub(m.c(1), wx1), wy0 = m.sub(m.c(1), wy1);
+            Value sum = m.mul(m.mul(read(y0, x0), wy0), wx0);
+            sum = m.add(sum, m.mul(m.mul(read(y0, x1), wy0), wx1));
+            sum = m.add(sum, m.mul(m.mul(read(y1, x0), wy1), wx0));
+            return m.add(sum, m.mul(m.mul(read(y1, x1), wy1), wx1));
+          }
+          // Bicubic (A = -0.75) over the 4x4 neighbourhood; the padding
+          // mode applies to each tap.
+          const double a = -0.75;
+          auto weights = [&](Value t) {
+            auto near = [&](Value d) { // |d| <= 1
+              return m.add(m.mul(m.mul(m.sub(m.mul(m.c(a + 2), d), m.c(a + 3)),
+                                       d),
+                                 d),
+                           m.c(1));
+            };
+            auto far = [&](Value d) { // 1 < |d| < 2
+              Value r = m.sub(m.mul(m.c(a), d), m.c(5 * a));
+              r = m.add(m.mul(r, d), m.c(8 * a));
+              return m.sub(m.mul(r, d), m.c(4 * a));
+            };
+            Value u = m.sub(m.c(1), t);
+            return SmallVector<Value>{far(m.add(t, m.c(1))), near(t), near(u),
+                                      far(m.add(u, m.c(1)))};
+          };
+          Value x0 = m.floor(x), y0 = m.floor(y);
+          SmallVector<Value> wx = weights(m.sub(x, x0));
+          SmallVector<Value> wy = weights(m.sub(y, y0));
+          Value sum = m.c(0);
+          for (int64_t i = 0; i < 4; ++i) {
+            Value yi = pad(m.add(y0, m.c(double(i - 1))), height);
+            Value row = m.c(0);
+            for (int64_t j = 0; j < 4; ++j) {
+              Value xj = pad(m.add(x0, m.c(double(j - 1))), width);
+              row = m.add(row, m.mul(read(yi, xj), wx[j]));
+            }
+            sum = m.add(sum, m.mul(row, wy[i]));
+          }
+          return sum;
+        });
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Dispatch
+//===----------------------------------------------------------------------===//
+
+Lowering special::getSamplingLowering(Operation *op) {
+  return llvm::TypeSwitch<Operation *, Lowering>(op)
+      .Case([](graph::ResizeOp op) { return lowerResize(op); })
+      .Case([](graph::GridSampleOp op) { return lowerGridSample(op); })
+      .Default([](Operation *) { return nullptr; });
+}

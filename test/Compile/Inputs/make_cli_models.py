@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""Writes the models and tensors test/Compile's tests use into a folder.
+
+mlp.onnx: MatMul + Add + Relu + Softmax with a symbolic batch, and numpy's
+float64 reference for two batch sizes (x3.npy -> y3.npy, x5.npy -> y5.npy).
+nonzero.onnx: NonZero, whose output shape depends on values.
+case/: one conformance case in the ONNX backend-test layout whose expected
+output is correct, and bad_case/ whose expected output is wrong.
+"""
+
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+
+def save(model, path):
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    onnx.save(model, path)
+
+
+def mlp(out):
+    rng = np.random.default_rng(7)
+    w = rng.standard_normal((8, 6)).astype(np.float32)
+    b = rng.standard_normal(6).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["h"], name="fc"),
+         helper.make_node("Add", ["h", "b"], ["hb"], name="bias"),
+         helper.make_node("Relu", ["hb"], ["r"], name="act"),
+         helper.make_node("Softmax", ["r"], ["y"], name="softmax", axis=-1)],
+        "mlp",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 6])],
+        [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
+    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]),
+         os.path.join(out, "mlp.onnx"))
+    for n in (3, 5):
+        x = rng.standard_normal((n, 8)).astype(np.float32)
+        r = np.maximum(x.astype(np.float64) @ w + b, 0)
+        e = np.exp(r - r.max(axis=-1, keepdims=True))
+        np.save(os.path.join(out, f"x{n}.npy"), x)
+        np.save(os.path.join(out, f"y{n}.npy"), e / e.sum(axis=-1, keepdims=True))
+    return w, b
+
+
+def nonzero(out):
+    graph = helper.make_graph(
+        [helper.make_node("NonZero", ["x"], ["y"], name="find")], "nonzero",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+        [helper.make_tensor_value_info("y", TensorProto.INT64, [1, None])])
+    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]),
+         os.path.join(out, "nonzero.onnx"))
+
+
+def case(out, name, w, b, wrong):
+    d = os.path.join(out, "suite", name)
+    data = os.path.join(d, "test_data_set_0")
+    os.makedirs(data, exist_ok=True)
+    save(onnx.load(os.path.join(out, "mlp.onnx")), os.path.join(d, "model.onnx"))
+    x = np.load(os.path.join(out, "x3.npy"))
+    y = np.load(os.path.join(out, "y3.npy")).astype(np.float32)
+    if wrong:
+        y = y + 0.01
+    with open(os.path.join(data, "input_0.pb"), "wb") as f:
+        f.write(numpy_helper.from_array(x, "x").SerializeToString())
+    with open(os.path.join(data, "output_0.pb"), "wb") as f:
+        f.write(numpy_helper.from_array(y, "y").SerializeToString())
+
+
+def main():
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    w, b = mlp(out)
+    nonzero(out)
+    case(out, "test_good", w, b, wrong=False)
+    case(out, "test_bad", w, b, wrong=True)
+
+
+if __name__ == "__main__":
+    main()
