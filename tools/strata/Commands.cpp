@@ -364,11 +364,11 @@ static void printProfile(const rt::Module &module,
       nodes += (nodes.empty() ? "" : ", ") + node;
     if (nodes.size() > 60)
       nodes = nodes.substr(0, 57) + "...";
-    llvm::outs() << llvm::format(
-        "%10.4f %6.1f  %-8s %s (%s)\n", seconds * 1e3,
-        sum > 0 ? 100 * seconds / sum : 0.0,
-        step.kind == rt::StepKind::Kernel ? "codegen" : "library",
-        step.name.c_str(), nodes.c_str());
+    llvm::outs() << llvm::format("%10.4f %6.1f  %-8s %s (%s)\n", seconds * 1e3,
+                                 sum > 0 ? 100 * seconds / sum : 0.0,
+                                 step.kind == rt::StepKind::Kernel ? "codegen"
+                                                                   : "library",
+                                 step.name.c_str(), nodes.c_str());
   }
 }
 

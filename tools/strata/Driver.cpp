@@ -181,19 +181,22 @@ std::string cacheDirectory() {
 }
 
 /// The cache key of a compilation, or "" when the model cannot be read.
-static std::string cacheKey(const std::string &path, const CompileFlags &flags,
-                            const std::map<std::string, std::vector<int64_t>> &shapes) {
+static std::string
+cacheKey(const std::string &path, const CompileFlags &flags,
+         const std::map<std::string, std::vector<int64_t>> &shapes) {
   auto model = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                            /*RequiresNullTerminator=*/false);
   if (!model)
     return "";
   llvm::SHA256 hash;
-  std::string header = "strata 0.1.0 module " + std::to_string(rt::kFormatMajor) +
-                       "." + std::to_string(rt::kFormatMinor) + " llvm " +
-                       LLVM_VERSION_STRING + " cpu " + flags.cpu + " " +
-                       (flags.cpu == "native" ? llvm::sys::getHostCPUName().str()
-                                              : "") +
-                       (flags.noLibraries ? " no-libraries" : " libraries");
+  std::string header =
+      "strata 0.1.0 module " + std::to_string(rt::kFormatMajor) + "." +
+      std::to_string(rt::kFormatMinor) + " llvm " + LLVM_VERSION_STRING +
+      " cpu " + flags.cpu + " " +
+      (flags.cpu == "native" ? llvm::sys::getHostCPUName().str() : "") +
+      (flags.noLibraries ? " no-libraries" : " libraries");
+  if (const char *llvmOptions = std::getenv("STRATA_LLVM_OPTIONS"))
+    header += std::string(" llvm-options ") + llvmOptions;
   for (const auto &[name, shape] : shapes) {
     header += " " + name + "=";
     for (int64_t d : shape)
