@@ -291,8 +291,14 @@ LogicalResult strata::generateKernelCode(ModuleOp module,
   if (names.empty())
     return success();
 
-  for (auto func : kernels->getOps<func::FuncOp>())
+  for (auto func : kernels->getOps<func::FuncOp>()) {
     makeSignatureSignless(func);
+    // Inputs may be constants or other steps' live results: bufferization
+    // must copy rather than write into them.
+    for (unsigned i = 0; i < func.getNumArguments(); ++i)
+      func.setArgAttr(i, "bufferization.writable",
+                      BoolAttr::get(context, false));
+  }
   // Constants cloned into kernels become arith constants, which
   // bufferization turns into read-only globals.
   kernels->walk([](graph::ConstantOp constant) {

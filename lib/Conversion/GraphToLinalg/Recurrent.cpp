@@ -10,8 +10,11 @@
 // state by R^T and combines the gates in one elementwise linalg.generic (GRU
 // without linear_before_reset needs a second product, (r . H) * Rh^T, between
 // two such generics). The loop carries the hidden state, LSTM's cell state
-// and the Y result, into which each step inserts its hidden state, so that
-// one-shot bufferization updates all three in place.
+// and the Y result, into which each step inserts its hidden state. The new
+// states are copied over the carried ones and the loops start from copies
+// of initial_h/initial_c, so that one-shot bufferization (which rejects
+// loops yielding new buffers) updates all three in place without ever
+// writing into an operand.
 //
 // Semantics are ONNX's; where ONNX is silent they follow onnxruntime:
 // - activation_alpha/activation_beta are consumed in order by the activations
@@ -361,16 +364,16 @@ struct StepInput {
 };
 } // namespace
 
-/// A linalg.generic over (batch, hidden) with `numResults` results of
-/// `element`, whose element values `body` computes from the inputs'.
+/// A linalg.generic over (batch, hidden) that writes `outputs` (tensors of
+/// that shape), whose element values `body` computes from the inputs' and
+/// the outputs' current ones (block arguments in that order).
 static SmallVector<Value> stepGeneric(
-    OpBuilder &b, Location loc, const Plan &plan, ArrayRef<StepInput> inputs,
-    unsigned numResults,
+    OpBuilder &b, Location loc, ArrayRef<StepInput> inputs, ValueRange outputs,
     function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange)> body) {
   MLIRContext *context = b.getContext();
   AffineExpr n, h;
   bindDims(context, n, h);
-  SmallVector<Value> values, inits;
+  SmallVector<Value> values;
   SmallVector<AffineMap> maps;
   for (const StepInput &input : inputs) {
     values.push_back(input.value);
@@ -386,22 +389,20 @@ static SmallVector<Value> stepGeneric(
       break;
     }
   }
-  SmallVector<Type> types;
-  for (unsigned i = 0; i < numResults; ++i) {
-    inits.push_back(tensor::EmptyOp::create(
-        b, loc, ArrayRef<int64_t>{plan.batch, plan.hidden}, plan.element));
-    types.push_back(inits.back().getType());
-    maps.push_back(AffineMap::get(2, 0, {n, h}, context));
-  }
+  maps.append(outputs.size(), AffineMap::get(2, 0, {n, h}, context));
   SmallVector<utils::IteratorType> iterators(2, utils::IteratorType::parallel);
   auto generic = linalg::GenericOp::create(
-      b, loc, types, values, inits, maps, iterators,
+      b, loc, outputs.getTypes(), values, outputs, maps, iterators,
       [&](OpBuilder &b, Location loc, ValueRange args) {
-        SmallVector<Value> results =
-            body(b, loc, args.take_front(inputs.size()));
-        linalg::YieldOp::create(b, loc, results);
+        linalg::YieldOp::create(b, loc, body(b, loc, args));
       });
   return SmallVector<Value>(generic.getResults());
+}
+
+/// A new (batch, hidden) tensor for a step's intermediate results.
+static Value stepTensor(OpBuilder &b, Location loc, const Plan &plan) {
+  return tensor::EmptyOp::create(
+      b, loc, ArrayRef<int64_t>{plan.batch, plan.hidden}, plan.element);
 }
 
 /// `activation(x)`, with x clipped to [-clip, clip] first when given.
@@ -415,7 +416,8 @@ static Value activate(OpBuilder &b, Location loc, const Activation &activation,
     x = arith::MaximumFOp::create(b, loc, x, constant(-*clip));
     x = arith::MinimumFOp::create(b, loc, x, constant(*clip));
   }
-  Value zero = constant(0), one = constant(1);
+  auto zero = [&] { return constant(0); };
+  auto one = [&] { return constant(1); };
   auto mul = [&](Value l, Value r) {
     return arith::MulFOp::create(b, loc, l, r).getResult();
   };
@@ -429,37 +431,37 @@ static Value activate(OpBuilder &b, Location loc, const Activation &activation,
   double alpha = activation.alpha, beta = activation.beta;
   switch (activation.kind) {
   case Activation::Relu:
-    return arith::MaximumFOp::create(b, loc, x, zero);
+    return arith::MaximumFOp::create(b, loc, x, zero());
   case Activation::Tanh:
     return math::TanhOp::create(b, loc, x);
   case Activation::Sigmoid: {
     Value e = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, x));
-    return arith::DivFOp::create(b, loc, one, add(one, e));
+    return arith::DivFOp::create(b, loc, one(), add(one(), e));
   }
   case Activation::Affine:
     return add(mul(constant(alpha), x), constant(beta));
   case Activation::LeakyRelu:
-    return arith::SelectOp::create(b, loc, less(x, zero),
+    return arith::SelectOp::create(b, loc, less(x, zero()),
                                    mul(constant(alpha), x), x);
   case Activation::ThresholdedRelu:
-    return arith::SelectOp::create(b, loc, less(x, constant(alpha)), zero, x);
+    return arith::SelectOp::create(b, loc, less(x, constant(alpha)), zero(), x);
   case Activation::ScaledTanh:
     return mul(constant(alpha),
                math::TanhOp::create(b, loc, mul(constant(beta), x)));
   case Activation::HardSigmoid: {
     Value linear = add(mul(constant(alpha), x), constant(beta));
     return arith::MinimumFOp::create(
-        b, loc, arith::MaximumFOp::create(b, loc, linear, zero), one);
+        b, loc, arith::MaximumFOp::create(b, loc, linear, zero()), one());
   }
   case Activation::Elu: {
     Value e =
-        arith::SubFOp::create(b, loc, math::ExpOp::create(b, loc, x), one);
-    return arith::SelectOp::create(b, loc, less(x, zero),
+        arith::SubFOp::create(b, loc, math::ExpOp::create(b, loc, x), one());
+    return arith::SelectOp::create(b, loc, less(x, zero()),
                                    mul(constant(alpha), e), x);
   }
   case Activation::Softsign:
     return arith::DivFOp::create(b, loc, x,
-                                 add(one, math::AbsFOp::create(b, loc, x)));
+                                 add(one(), math::AbsFOp::create(b, loc, x)));
   case Activation::Softplus: {
     // log(1 + e^x) = max(x, 0) + log1p(e^-|x|), which neither overflows nor
     // loses small values.
@@ -467,7 +469,7 @@ static Value activate(OpBuilder &b, Location loc, const Activation &activation,
         arith::NegFOp::create(b, loc, math::AbsFOp::create(b, loc, x));
     Value tail =
         math::Log1pOp::create(b, loc, math::ExpOp::create(b, loc, negAbs));
-    return add(arith::MaximumFOp::create(b, loc, x, zero), tail);
+    return add(arith::MaximumFOp::create(b, loc, x, zero()), tail);
   }
   }
   llvm_unreachable("unknown activation");
@@ -583,8 +585,14 @@ static StepResult buildStep(OpBuilder &b, Location loc, const Plan &plan,
                     x);
   };
 
-  // The generic's inputs are `inputs` followed by the previous states (and
-  // the lengths); `cell` computes the new states from the first ones.
+  // The last generic of a step computes the new states (and, with
+  // sequence_lens, the Y rows) from `inputs`, the previous states and the
+  // lengths; `cell` computes the new states from the first two. They are
+  // then copied over the carried states: one-shot bufferization requires
+  // scf.for to yield values in the iteration arguments' buffers, and a copy
+  // into the argument keeps that property through the canonicalization and
+  // fusion that run before bufferization (an output operand the body does
+  // not read would be replaced by a new tensor).
   using CellBody = function_ref<SmallVector<Value>(OpBuilder &, Location,
                                                    ValueRange, Value, Value)>;
   auto finish = [&](SmallVector<StepInput> inputs, CellBody cell) {
@@ -595,32 +603,37 @@ static StepResult buildStep(OpBuilder &b, Location loc, const Plan &plan,
       inputs.push_back({c});
     if (masked)
       inputs.push_back({operands.lens, StepInput::PerBatch});
+    SmallVector<Value> outputs;
     unsigned numResults = (hasC ? 2 : 1) + (masked ? 1 : 0);
+    for (unsigned i = 0; i < numResults; ++i)
+      outputs.push_back(stepTensor(b, loc, plan));
     SmallVector<Value> results = stepGeneric(
-        b, loc, plan, inputs, numResults,
+        b, loc, inputs, outputs,
         [&](OpBuilder &b, Location loc, ValueRange args) {
           Value hPrev = args[cellInputs];
           Value cPrev = hasC ? args[cellInputs + 1] : Value();
-          SmallVector<Value> states =
+          SmallVector<Value> next =
               cell(b, loc, args.take_front(cellInputs), hPrev, cPrev);
           if (!masked)
-            return states;
+            return next;
+          Value lens = args[inputs.size() - 1];
           Value valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
-                                              step32, args.back());
+                                              step32, lens);
           SmallVector<Value> out;
-          out.push_back(
-              arith::SelectOp::create(b, loc, valid, states[0], hPrev));
+          out.push_back(arith::SelectOp::create(b, loc, valid, next[0], hPrev));
           if (hasC)
             out.push_back(
-                arith::SelectOp::create(b, loc, valid, states[1], cPrev));
-          out.push_back(
-              arith::SelectOp::create(b, loc, valid, states[0],
-                                      scalarConstant(b, loc, plan.element, 0)));
+                arith::SelectOp::create(b, loc, valid, next[1], cPrev));
+          out.push_back(arith::SelectOp::create(
+              b, loc, valid, next[0], scalarConstant(b, loc, plan.element, 0)));
           return out;
         });
+    auto copyInto = [&](Value value, Value dest) {
+      return linalg::CopyOp::create(b, loc, value, dest).getResult(0);
+    };
     StepResult result;
-    result.h = results[0];
-    result.c = hasC ? results[1] : Value();
+    result.h = copyInto(results[0], h);
+    result.c = hasC ? copyInto(results[1], c) : Value();
     result.y = masked ? results.back() : results[0];
     return result;
   };
@@ -671,7 +684,7 @@ static StepResult buildStep(OpBuilder &b, Location loc, const Plan &plan,
     }
     // r . H_prev first, then its product with Rh.
     Value resetState = stepGeneric(
-        b, loc, plan, {{gate(xw, 1)}, {gate(hr, 1)}, {h}}, 1,
+        b, loc, {{gate(xw, 1)}, {gate(hr, 1)}, {h}}, stepTensor(b, loc, plan),
         [&](OpBuilder &b, Location loc, ValueRange args) -> SmallVector<Value> {
           Value r = activation(0, b, loc,
                                arith::AddFOp::create(b, loc, args[0], args[1]));
@@ -766,10 +779,16 @@ static SmallVector<Value> lowerRecurrent(OpBuilder &b, Location loc,
   SmallVector<int64_t> stateSizes =
       plan.batchFirst ? SmallVector<int64_t>{batch, 1, hidden}
                       : SmallVector<int64_t>{1, batch, hidden};
-  auto initialState = [&](Value initial, int64_t d) {
+  // The loops update their states in place, so they start from new tensors:
+  // a copy of initial_h/initial_c, never the operand itself (a kernel's
+  // arguments are buffers other steps may still read).
+  auto initialState = [&](Value initial, int64_t d) -> Value {
     if (!initial)
       return zeros(b, loc, {batch, hidden}, plan.element);
-    return slice(b, loc, initial, stateOffsets(d), stateSizes, {batch, hidden});
+    Value state =
+        slice(b, loc, initial, stateOffsets(d), stateSizes, {batch, hidden});
+    return linalg::CopyOp::create(b, loc, state, stepTensor(b, loc, plan))
+        .getResult(0);
   };
 
   for (int64_t d = 0; d < plan.dirs; ++d) {
@@ -890,12 +909,9 @@ template <typename OpTy> struct RecurrentToLinalg : OpConversionPattern<OpTy> {
 
 void strata::detail::populateRecurrentToLinalgPatterns(
     TypeConverter &converter, RewritePatternSet &patterns) {
+  // The time loops are scf.for: the pass declares scf as a dependent
+  // dialect (Passes.td).
   MLIRContext *context = patterns.getContext();
-  // The time loops are scf.for. The pass does not list scf among its
-  // dependent dialects, and a dialect must be loaded before its ops are
-  // built; loading it here is a no-op when it already is (as in the
-  // compiler, whose context loads every dialect up front).
-  context->getOrLoadDialect<scf::SCFDialect>();
   patterns.add<RecurrentToLinalg<graph::RNNOp>, RecurrentToLinalg<graph::GRUOp>,
                RecurrentToLinalg<graph::LSTMOp>>(converter, context);
 }
