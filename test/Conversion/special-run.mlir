@@ -3,7 +3,7 @@
 // reference implementations compute; the expected values come from numpy:
 // scatter with a duplicate index (the later update wins, or both add up),
 // linear resize with align_corners, top-k with ties (the earlier index
-// first), det with a row swap, and einsum as a matmul.
+// first), det with a row swap, einsum as a matmul, and max_unpool.
 //
 // RUN: strata-opt --strata-convert-graph-to-linalg %s \
 // RUN: | mlir-opt --one-shot-bufferize=bufferize-function-boundaries \
@@ -51,6 +51,11 @@ func.func @printI64(%t: tensor<*xi64>) {
 // CHECK: sizes = [2, 2]
 // CHECK-NEXT: [19, 22]
 // CHECK-NEXT: [43, 50]
+// CHECK: sizes = [1, 1, 4, 4]
+// CHECK-NEXT: {{\[}}[0, 0, 0, 0],
+// CHECK-NEXT: [0, 5, 0, 6],
+// CHECK-NEXT: [0, 0, 0, 0],
+// CHECK-NEXT: [0, 7, 0, 8]]]]
 func.func @main() {
   %data = arith.constant dense<[[1.0, 2.0, 3.0, 4.0, 5.0]]> : tensor<1x5xf32>
   %indices = arith.constant dense<[[1, 1, 3]]> : tensor<1x3xi64>
@@ -90,5 +95,11 @@ func.func @main() {
   %e = graph.einsum %a, %b {equation = "ij,jk"} : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
   %c8 = tensor.cast %e : tensor<2x2xf32> to tensor<*xf32>
   call @print(%c8) : (tensor<*xf32>) -> ()
+
+  %u = arith.constant dense<[[[[5.0, 6.0], [7.0, 8.0]]]]> : tensor<1x1x2x2xf32>
+  %ui = arith.constant dense<[[[[5, 7], [13, 15]]]]> : tensor<1x1x2x2xi64>
+  %un = graph.max_unpool %u, %ui {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x1x2x2xf32>, tensor<1x1x2x2xi64>) -> tensor<1x1x4x4xf32>
+  %c9 = tensor.cast %un : tensor<1x1x4x4xf32> to tensor<*xf32>
+  call @print(%c9) : (tensor<*xf32>) -> ()
   return
 }

@@ -5,6 +5,12 @@
 // the output tensor, einsum is one generic built from the equation, and
 // max_pool with a used indices result is a generic with two outputs.
 
+// The einsum tests' maps (printed at the top of the module).
+// CHECK-DAG: #[[A:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+// CHECK-DAG: #[[B:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>
+// CHECK-DAG: #[[C:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+// CHECK-DAG: #[[DIAG:.+]] = affine_map<(d0, d1) -> (d0, d1, d1)>
+
 // Nearest, asymmetric, 2 -> 4 on the last axis: the index table holds the
 // source position of each output column; the other axes read the output
 // position directly.
@@ -18,11 +24,13 @@ func.func @resize_nearest(%x: tensor<1x2x2xf32>) -> tensor<1x2x4xf32> {
   return %0 : tensor<1x2x4xf32>
 }
 
-// Linear, align_corners, 2 -> 3: taps (0, 1) with weights (1, 0), (0.5, 0.5),
-// (0, 1) ... summed over a reduction dim per resized axis.
+// Linear, align_corners, 2 -> 3: source positions 0, 0.5, 1. As in ONNX's
+// reference, a source on an input position takes its left neighbour with
+// weight 0 (clamped to the edge) and itself with weight 1. The taps are
+// summed over a reduction dim per resized axis.
 // CHECK-LABEL: func.func @resize_linear(
-// CHECK-DAG: arith.constant dense<{{\[}}[0, 1], [0, 1], [0, 1]]> : tensor<3x2xi64>
-// CHECK-DAG: arith.constant dense<{{\[}}[1.000000e+00, 0.000000e+00], [5.000000e-01, 5.000000e-01], [0.000000e+00, 1.000000e+00]]> : tensor<3x2xf32>
+// CHECK-DAG: arith.constant dense<{{\[}}[0, 0], [0, 1], [0, 1]]> : tensor<3x2xi64>
+// CHECK-DAG: arith.constant dense<{{\[}}[0.000000e+00, 1.000000e+00], [5.000000e-01, 5.000000e-01], [0.000000e+00, 1.000000e+00]]> : tensor<3x2xf32>
 // CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]
 // CHECK: arith.mulf
 // CHECK: arith.addf
@@ -32,12 +40,26 @@ func.func @resize_linear(%x: tensor<2x2xf32>) -> tensor<2x3xf32> {
   return %0 : tensor<2x3xf32>
 }
 
-// Scales computed at run time are not lowered.
-// CHECK-LABEL: func.func @resize_dynamic_scales(
-// CHECK: graph.resize
-func.func @resize_dynamic_scales(%x: tensor<2x2xf32>, %s: tensor<2xf32>) -> tensor<2x4xf32> {
-  %0 = graph.resize %x scales %s : (tensor<2x2xf32>, tensor<2xf32>) -> tensor<2x4xf32>
+// Scales known only at run time: the tables are computed in the kernel
+// (one generic per axis, in f64), every axis being resampled.
+// CHECK-LABEL: func.func @resize_runtime_scales(
+// CHECK-SAME: %{{[^:]+}}: tensor<2x2xf32>, %[[S:[^:]+]]: tensor<2xf32>
+// CHECK: tensor.extract %[[S]][%{{.+}}] : tensor<2xf32>
+// CHECK: %[[T:.+]]:3 = linalg.generic {{.*}} outs(%{{.+}}, %{{.+}}, %{{.+}} : tensor<2x2xi64>, tensor<2x2xf32>, tensor<2x2xi1>)
+// CHECK: math.ceil %{{.+}} : f64
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction", "reduction"]
+func.func @resize_runtime_scales(%x: tensor<2x2xf32>, %s: tensor<2xf32>) -> tensor<2x4xf32> {
+  %0 = graph.resize %x scales %s {mode = "linear"} : (tensor<2x2xf32>, tensor<2xf32>) -> tensor<2x4xf32>
   return %0 : tensor<2x4xf32>
+}
+
+// Linear interpolation of integers is not lowered.
+// CHECK-LABEL: func.func @resize_linear_int(
+// CHECK: graph.resize
+func.func @resize_linear_int(%x: tensor<2x2xi32>) -> tensor<2x4xi32> {
+  %s = graph.constant dense<[1.0, 2.0]> : tensor<2xf32>
+  %0 = graph.resize %x scales %s {mode = "linear"} : (tensor<2x2xi32>, tensor<2xf32>) -> tensor<2x4xi32>
+  return %0 : tensor<2x4xi32>
 }
 
 // Updates in order: a loop over the updates carrying the data tensor.
@@ -63,9 +85,6 @@ func.func @scatter_nd(%data: tensor<4x4xf32>, %indices: tensor<2x1xi64>, %update
 }
 
 // Batch matmul: i and k parallel, j a reduction.
-// CHECK-DAG: #[[A:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
-// CHECK-DAG: #[[B:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>
-// CHECK-DAG: #[[C:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
 // CHECK-LABEL: func.func @einsum_batch_matmul(
 // CHECK: linalg.generic {indexing_maps = [#[[A]], #[[B]], #[[C]]], iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
 func.func @einsum_batch_matmul(%a: tensor<2x3x4xf32>, %b: tensor<2x4x5xf32>) -> tensor<2x3x5xf32> {
@@ -74,7 +93,6 @@ func.func @einsum_batch_matmul(%a: tensor<2x3x4xf32>, %b: tensor<2x4x5xf32>) -> 
 }
 
 // A repeated letter reads the diagonal.
-// CHECK-DAG: #[[DIAG:.+]] = affine_map<(d0, d1) -> (d0, d1, d1)>
 // CHECK-LABEL: func.func @einsum_diagonal(
 // CHECK: linalg.generic {indexing_maps = [#[[DIAG]], #{{.+}}]
 func.func @einsum_diagonal(%a: tensor<2x3x3xf32>) -> tensor<2x3xf32> {

@@ -4,11 +4,14 @@
 // letters (after the broadcast dims of "..."): each operand's map lists its
 // letters, a repeated letter reading a diagonal, and the letters missing
 // from the output are reductions. det is Gaussian elimination with partial
-// pivoting in scf loops over a copy of each matrix.
+// pivoting in scf loops over a copy of each matrix. DFT and STFT are one
+// generic each with a reduction over the signal, in f64; the windows are
+// constants of the static result length.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Builders.h"
+#include "Patterns.h"
 #include "Special.h"
 
 #include "strata/Dialect/Graph/IR/GraphOps.h"
@@ -204,14 +207,13 @@ static Lowering lowerEinsum(graph::EinsumOp op) {
                  Value product = args[0];
                  for (Value v : args.drop_front().drop_back())
                    product =
-                       isFloat ? (Value)arith::MulFOp::create(b, loc, product, v)
-                               : (Value)arith::MulIOp::create(b, loc, product, v);
-                 Value sum =
-                     isFloat
-                         ? (Value)arith::AddFOp::create(b, loc, args.back(),
-                                                        product)
-                         : (Value)arith::AddIOp::create(b, loc, args.back(),
-                                                        product);
+                       isFloat
+                           ? (Value)arith::MulFOp::create(b, loc, product, v)
+                           : (Value)arith::MulIOp::create(b, loc, product, v);
+                 Value sum = isFloat ? (Value)arith::AddFOp::create(
+                                           b, loc, args.back(), product)
+                                     : (Value)arith::AddIOp::create(
+                                           b, loc, args.back(), product);
                  linalg::YieldOp::create(b, loc, sum);
                })
         .getResult(0);
@@ -266,18 +268,23 @@ static Lowering lowerDFT(graph::DFTOp op) {
     for (int64_t d = 0; d < rank; ++d)
       outExprs.push_back(b.getAffineDimExpr(d));
     // A dummy operand of extent L gives j its range.
-    Value range = tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{length}, element);
+    Value range =
+        tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{length}, element);
     SmallVector<AffineMap> maps{
         AffineMap::get(numDims, 0, b.getAffineDimExpr(rank), b.getContext()),
         AffineMap::get(numDims, 0, outExprs, b.getContext())};
     SmallVector<utils::IteratorType> iterators(rank,
                                                utils::IteratorType::parallel);
     iterators.push_back(utils::IteratorType::reduction);
-    Value init = filledTensor(b, loc, type, scalarConstant(b, loc, element, 0));
+    // The sums (and twiddles) are computed in f64: f32 cancellation would
+    // leave errors far above the tolerance on near-zero outputs.
+    Type f64 = b.getF64Type();
+    auto accType = RankedTensorType::get(type.getShape(), f64);
+    Value init = filledTensor(b, loc, accType, scalarConstant(b, loc, f64, 0));
     Value sum =
         linalg::GenericOp::create(
-            b, loc, TypeRange{type}, ValueRange{range}, ValueRange{init}, maps,
-            iterators,
+            b, loc, TypeRange{accType}, ValueRange{range}, ValueRange{init},
+            maps, iterators,
             [&](OpBuilder &b, Location loc, ValueRange args) {
               SmallVector<Value> ivs;
               for (int64_t d = 0; d <= rank; ++d)
@@ -286,30 +293,30 @@ static Lowering lowerDFT(graph::DFTOp op) {
               SmallVector<Value> at(ivs.begin(), ivs.begin() + rank);
               at[axis] = clampIndex(b, loc, j, signal);
               at[rank - 1] = indexConstant(b, loc, 0);
-              Value zero = scalarConstant(b, loc, element, 0);
+              Value zero = scalarConstant(b, loc, f64, 0);
               Value inSignal =
                   arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, j,
                                         indexConstant(b, loc, signal));
-              Value re = arith::SelectOp::create(
-                  b, loc, inSignal, tensor::ExtractOp::create(b, loc, x, at),
-                  zero);
+              auto read = [&]() {
+                return convertNumeric(
+                    b, loc, tensor::ExtractOp::create(b, loc, x, at), f64);
+              };
+              Value re =
+                  arith::SelectOp::create(b, loc, inSignal, read(), zero);
               Value im = zero;
               if (complex) {
                 at[rank - 1] = indexConstant(b, loc, 1);
-                im = arith::SelectOp::create(
-                    b, loc, inSignal, tensor::ExtractOp::create(b, loc, x, at),
-                    zero);
+                im = arith::SelectOp::create(b, loc, inSignal, read(), zero);
               }
               Value jk = arith::RemUIOp::create(
                   b, loc, arith::MulIOp::create(b, loc, j, k),
                   indexConstant(b, loc, length));
               Value jkFloat = arith::UIToFPOp::create(
-                  b, loc, element,
+                  b, loc, f64,
                   arith::IndexCastUIOp::create(b, loc, b.getI64Type(), jk));
               Value angle = arith::MulFOp::create(
                   b, loc, jkFloat,
-                  scalarConstant(b, loc, element,
-                                 2 * M_PI / double(length)));
+                  scalarConstant(b, loc, f64, 2 * M_PI / double(length)));
               Value cos = math::CosOp::create(b, loc, angle);
               Value sin = math::SinOp::create(b, loc, angle);
               if (!inverse)
@@ -330,13 +337,13 @@ static Lowering lowerDFT(graph::DFTOp op) {
                   ValueRange{arith::AddFOp::create(b, loc, args[1], term)});
             })
             .getResult(0);
-    if (!inverse)
-      return sum;
-    Value scale = scalarConstant(b, loc, element, 1.0 / double(length));
+    Value scale =
+        scalarConstant(b, loc, f64, inverse ? 1.0 / double(length) : 1.0);
     return buildIndexedGeneric(
         b, loc, type, sum, b.getMultiDimIdentityMap(rank),
         [&](OpBuilder &b, Location loc, ValueRange, ValueRange args) -> Value {
-          return arith::MulFOp::create(b, loc, args[0], scale);
+          return convertNumeric(
+              b, loc, arith::MulFOp::create(b, loc, args[0], scale), element);
         });
   });
 }
@@ -391,34 +398,32 @@ static Lowering lowerDet(graph::DetOp op) {
                 auto pivotLoop = scf::ForOp::create(
                     b, loc, k, indexConstant(b, loc, n),
                     indexConstant(b, loc, 1), ValueRange{zero, k},
-                    [&](OpBuilder &b, Location loc, Value r,
-                        ValueRange best) {
-                      Value v = math::AbsFOp::create(b, loc,
-                                                     at(b, loc, m, r, k));
+                    [&](OpBuilder &b, Location loc, Value r, ValueRange best) {
+                      Value v =
+                          math::AbsFOp::create(b, loc, at(b, loc, m, r, k));
                       Value better = arith::CmpFOp::create(
                           b, loc, arith::CmpFPredicate::OGT, v, best[0]);
                       scf::YieldOp::create(
                           b, loc,
-                          ValueRange{
-                              arith::SelectOp::create(b, loc, better, v,
-                                                      best[0]),
-                              arith::SelectOp::create(b, loc, better, r,
-                                                      best[1])});
+                          ValueRange{arith::SelectOp::create(b, loc, better, v,
+                                                             best[0]),
+                                     arith::SelectOp::create(b, loc, better, r,
+                                                             best[1])});
                     });
                 Value p = pivotLoop.getResult(1);
                 // Swap rows k and p (a no-op when p == k).
-                SmallVector<Value> swapped = loopOver(
-                    b, loc, {n}, {m},
-                    [&](OpBuilder &b, Location loc, ValueRange c,
-                        ValueRange s) -> SmallVector<Value> {
-                      Value rowK = at(b, loc, s[0], k, c[0]);
-                      Value rowP = at(b, loc, s[0], p, c[0]);
-                      Value t = tensor::InsertOp::create(
-                          b, loc, rowP, s[0], ValueRange{k, c[0]});
-                      t = tensor::InsertOp::create(b, loc, rowK, t,
-                                                   ValueRange{p, c[0]});
-                      return {t};
-                    });
+                SmallVector<Value> swapped =
+                    loopOver(b, loc, {n}, {m},
+                             [&](OpBuilder &b, Location loc, ValueRange c,
+                                 ValueRange s) -> SmallVector<Value> {
+                               Value rowK = at(b, loc, s[0], k, c[0]);
+                               Value rowP = at(b, loc, s[0], p, c[0]);
+                               Value t = tensor::InsertOp::create(
+                                   b, loc, rowP, s[0], ValueRange{k, c[0]});
+                               t = tensor::InsertOp::create(
+                                   b, loc, rowK, t, ValueRange{p, c[0]});
+                               return {t};
+                             });
                 m = swapped[0];
                 Value moved = arith::CmpIOp::create(
                     b, loc, arith::CmpIPredicate::ne, p, k);
@@ -445,8 +450,8 @@ static Lowering lowerDet(graph::DetOp op) {
                               ValueRange t) {
                             Value v = arith::SubFOp::create(
                                 b, loc, at(b, loc, t[0], r, c),
-                                arith::MulFOp::create(
-                                    b, loc, f, at(b, loc, t[0], k, c)));
+                                arith::MulFOp::create(b, loc, f,
+                                                      at(b, loc, t[0], k, c)));
                             scf::YieldOp::create(
                                 b, loc,
                                 ValueRange{tensor::InsertOp::create(
@@ -463,6 +468,203 @@ static Lowering lowerDet(graph::DetOp op) {
 }
 
 //===----------------------------------------------------------------------===//
+// STFT
+//===----------------------------------------------------------------------===//
+
+/// out[b, f, k, c] = sum_{j < L} x[b, f * step + j] w[j] exp(-2 pi i j k / L)
+/// in f64, like DFT. The frame step and the frame length may be known only
+/// at run time; the reduction then runs over the longest frame length the
+/// static output allows and masks the rest.
+static Lowering lowerSTFT(graph::STFTOp op) {
+  if (!allStaticTensors(op))
+    return nullptr;
+  auto signal = cast<RankedTensorType>(op.getSignal().getType());
+  auto output = cast<RankedTensorType>(op.getOutput().getType());
+  Type element = signal.getElementType();
+  if (!(element.isF32() || element.isF64()) ||
+      output.getElementType() != element || signal.getRank() != 3 ||
+      output.getRank() != 4 || output.getDimSize(3) != 2 ||
+      output.getDimSize(0) != signal.getDimSize(0) ||
+      (signal.getDimSize(2) != 1 && signal.getDimSize(2) != 2) ||
+      signal.getDimSize(1) == 0)
+    return nullptr;
+  if (cast<RankedTensorType>(op.getFrameStep().getType()).getNumElements() != 1)
+    return nullptr;
+  bool onesided = op.getOnesided() != 0;
+  int64_t bins = output.getDimSize(2);
+  std::optional<int64_t> frameLength;
+  if (Value window = op.getWindow()) {
+    auto type = cast<RankedTensorType>(window.getType());
+    if (type.getRank() != 1 || type.getElementType() != element)
+      return nullptr;
+    frameLength = type.getDimSize(0);
+  }
+  if (Value length = op.getFrameLength()) {
+    if (cast<RankedTensorType>(length.getType()).getNumElements() != 1)
+      return nullptr;
+    if (auto given = constantInts(length)) {
+      if (frameLength && *frameLength != (*given)[0])
+        return nullptr;
+      frameLength = (*given)[0];
+    }
+  } else if (!frameLength) {
+    return nullptr;
+  }
+  // The longest frame length the number of bins allows.
+  int64_t bound = frameLength ? *frameLength : onesided ? 2 * bins - 1 : bins;
+  if (bound < 1 || bound > signal.getDimSize(1) ||
+      (frameLength && bins != (onesided ? bound / 2 + 1 : bound)))
+    return nullptr;
+  std::optional<int64_t> step;
+  if (auto given = constantInts(op.getFrameStep()))
+    step = (*given)[0];
+  bool hasWindow = bool(op.getWindow());
+  bool hasLength = bool(op.getFrameLength());
+  bool complex = signal.getDimSize(2) == 2;
+  int64_t samples = signal.getDimSize(1);
+  return single([=](OpBuilder &b, Location loc, ValueRange operands,
+                    RankedTensorType type) -> Value {
+    Value x = operands[0];
+    unsigned next = 2;
+    Value window = hasWindow ? operands[next++] : Value();
+    Value lengthTensor = hasLength ? operands[next] : Value();
+    Value length = frameLength
+                       ? indexConstant(b, loc, *frameLength)
+                       : toIndex(b, loc, extractFirst(b, loc, lengthTensor));
+    Value stepValue = step ? indexConstant(b, loc, *step)
+                           : toIndex(b, loc, extractFirst(b, loc, operands[1]));
+    Type f64 = b.getF64Type();
+    auto accType = RankedTensorType::get(type.getShape(), f64);
+    Value init = filledTensor(b, loc, accType, scalarConstant(b, loc, f64, 0));
+    Value range =
+        tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{bound}, f64);
+    SmallVector<AffineExpr> outExprs;
+    for (int64_t d = 0; d < 4; ++d)
+      outExprs.push_back(b.getAffineDimExpr(d));
+    SmallVector<AffineMap> maps{
+        AffineMap::get(5, 0, b.getAffineDimExpr(4), b.getContext()),
+        AffineMap::get(5, 0, outExprs, b.getContext())};
+    SmallVector<utils::IteratorType> iterators(4,
+                                               utils::IteratorType::parallel);
+    iterators.push_back(utils::IteratorType::reduction);
+    Value sum =
+        linalg::GenericOp::create(
+            b, loc, TypeRange{accType}, ValueRange{range}, ValueRange{init},
+            maps, iterators,
+            [&](OpBuilder &b, Location loc, ValueRange args) {
+              SmallVector<Value> ivs;
+              for (int64_t d = 0; d < 5; ++d)
+                ivs.push_back(linalg::IndexOp::create(b, loc, d));
+              Value batch = ivs[0], frame = ivs[1], k = ivs[2], c = ivs[3],
+                    j = ivs[4];
+              Value pos = arith::AddIOp::create(
+                  b, loc, arith::MulIOp::create(b, loc, frame, stepValue), j);
+              Value inFrame = arith::AndIOp::create(
+                  b, loc,
+                  arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, j,
+                                        length),
+                  arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, pos,
+                                        indexConstant(b, loc, samples)));
+              Value zero = scalarConstant(b, loc, f64, 0);
+              SmallVector<Value> at{batch, clampIndex(b, loc, pos, samples),
+                                    indexConstant(b, loc, 0)};
+              auto read = [&]() -> Value {
+                Value v = convertNumeric(
+                    b, loc, tensor::ExtractOp::create(b, loc, x, at), f64);
+                if (window)
+                  v = arith::MulFOp::create(
+                      b, loc, v,
+                      convertNumeric(
+                          b, loc,
+                          tensor::ExtractOp::create(
+                              b, loc, window,
+                              ValueRange{clampIndex(b, loc, j, bound)}),
+                          f64));
+                return arith::SelectOp::create(b, loc, inFrame, v, zero);
+              };
+              Value re = read(), im = zero;
+              if (complex) {
+                at[2] = indexConstant(b, loc, 1);
+                im = read();
+              }
+              // Angle 2 pi ((j k) mod L) / L; L >= 1 where it matters.
+              Value safeLength = arith::MaxSIOp::create(
+                  b, loc, length, indexConstant(b, loc, 1));
+              Value jk = arith::RemUIOp::create(
+                  b, loc, arith::MulIOp::create(b, loc, j, k), safeLength);
+              auto toF64 = [&](Value index) -> Value {
+                return arith::UIToFPOp::create(
+                    b, loc, f64,
+                    arith::IndexCastUIOp::create(b, loc, b.getI64Type(),
+                                                 index));
+              };
+              Value angle = arith::DivFOp::create(
+                  b, loc,
+                  arith::MulFOp::create(b, loc, toF64(jk),
+                                        scalarConstant(b, loc, f64, 2 * M_PI)),
+                  toF64(safeLength));
+              Value cos = math::CosOp::create(b, loc, angle);
+              Value sin = arith::NegFOp::create(
+                  b, loc, math::SinOp::create(b, loc, angle));
+              Value real = arith::SubFOp::create(
+                  b, loc, arith::MulFOp::create(b, loc, re, cos),
+                  arith::MulFOp::create(b, loc, im, sin));
+              Value imag = arith::AddFOp::create(
+                  b, loc, arith::MulFOp::create(b, loc, re, sin),
+                  arith::MulFOp::create(b, loc, im, cos));
+              Value isReal =
+                  arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, c,
+                                        indexConstant(b, loc, 0));
+              Value term = arith::SelectOp::create(b, loc, isReal, real, imag);
+              linalg::YieldOp::create(
+                  b, loc,
+                  ValueRange{arith::AddFOp::create(b, loc, args[1], term)});
+            })
+            .getResult(0);
+    return buildIndexedGeneric(
+        b, loc, type, sum, b.getMultiDimIdentityMap(4),
+        [&](OpBuilder &b, Location loc, ValueRange, ValueRange args) -> Value {
+          return convertNumeric(b, loc, args[0], element);
+        });
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Windows
+//===----------------------------------------------------------------------===//
+
+/// The window is a function of its length alone, which the static result
+/// shape gives (a size computed at run time must match it): a constant.
+static Lowering lowerWindow(Operation *op, ArrayRef<double> coefficients,
+                            bool periodic) {
+  auto result = staticTensorType(op->getResult(0));
+  if (!result || result.getRank() != 1 ||
+      !isArithScalar(getSignlessType(result.getElementType())) ||
+      result.getElementType().isInteger(1))
+    return nullptr;
+  if (auto size = constantInts(op->getOperand(0)))
+    if (size->size() != 1 || (*size)[0] != result.getDimSize(0))
+      return nullptr;
+  int64_t n = result.getDimSize(0);
+  SmallVector<double> values;
+  // sum_i (-1)^i a_i cos(2 pi i k / N), N = n when periodic, else n - 1.
+  double denominator = periodic ? double(n) : double(n - 1);
+  for (int64_t k = 0; k < n; ++k) {
+    double v = 0;
+    for (auto [i, a] : llvm::enumerate(coefficients))
+      v += (i % 2 ? -a : a) *
+           (i == 0 ? 1.0
+                   : std::cos(2 * M_PI * double(i) * double(k) / denominator));
+    values.push_back(v);
+  }
+  return single([=](OpBuilder &b, Location loc, ValueRange,
+                    RankedTensorType type) -> Value {
+    return denseConstant(b, loc, type.getShape(), type.getElementType(),
+                         values);
+  });
+}
+
+//===----------------------------------------------------------------------===//
 // Dispatch
 //===----------------------------------------------------------------------===//
 
@@ -471,5 +673,15 @@ Lowering special::getMiscLowering(Operation *op) {
       .Case([](graph::EinsumOp op) { return lowerEinsum(op); })
       .Case([](graph::DFTOp op) { return lowerDFT(op); })
       .Case([](graph::DetOp op) { return lowerDet(op); })
+      .Case([](graph::STFTOp op) { return lowerSTFT(op); })
+      .Case([](graph::HannWindowOp op) {
+        return lowerWindow(op, {0.5, 0.5}, op.getPeriodic() != 0);
+      })
+      .Case([](graph::HammingWindowOp op) {
+        return lowerWindow(op, {25.0 / 46, 21.0 / 46}, op.getPeriodic() != 0);
+      })
+      .Case([](graph::BlackmanWindowOp op) {
+        return lowerWindow(op, {0.42, 0.5, 0.08}, op.getPeriodic() != 0);
+      })
       .Default([](Operation *) { return nullptr; });
 }

@@ -63,8 +63,8 @@ static Type statsType(Type element) {
 static Value filledTensor(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
                           Type element, double value) {
   Value init = tensor::EmptyOp::create(b, loc, shape, element);
-  return linalg::FillOp::create(b, loc,
-                                scalarConstant(b, loc, element, value), init)
+  return linalg::FillOp::create(b, loc, scalarConstant(b, loc, element, value),
+                                init)
       .getResult(0);
 }
 
@@ -112,7 +112,7 @@ static Value sumOverReduced(OpBuilder &b, Location loc, Value x,
              [&](OpBuilder &nb, Location nl, ValueRange args) {
                SmallVector<Value> scalars{
                    convertNumeric(nb, nl, args.front(), acc)};
-               scalars.append(args.begin() + 1, args.end() - 1);
+               llvm::append_range(scalars, args.drop_front().drop_back());
                Value sum = arith::AddFOp::create(nb, nl, args.back(),
                                                  term(nb, nl, scalars));
                linalg::YieldOp::create(nb, nl, sum);
@@ -125,12 +125,10 @@ static Value sumOverReduced(OpBuilder &b, Location loc, Value x,
 static Value mapTensor(OpBuilder &b, Location loc, Value value, Type element,
                        ScalarFn fn) {
   auto type = cast<RankedTensorType>(value.getType());
-  return buildIndexedGeneric(
-      b, loc, type.clone(element), value,
-      b.getMultiDimIdentityMap(type.getRank()),
-      [&](OpBuilder &nb, Location nl, ValueRange, ValueRange args) {
-        return fn(nb, nl, args);
-      });
+  return buildIndexedGeneric(b, loc, type.clone(element), value,
+                             b.getMultiDimIdentityMap(type.getRank()),
+                             [&](OpBuilder &nb, Location nl, ValueRange,
+                                 ValueRange args) { return fn(nb, nl, args); });
 }
 
 namespace {
@@ -164,12 +162,13 @@ static NormStats buildStats(OpBuilder &b, Location loc, Value x,
       b, loc, x, reduced, acc, {},
       [](OpBuilder &, Location, ValueRange args) { return args[0]; });
   Value mean = mapTensor(b, loc, sum, acc, divideByCount);
-  Value squares = sumOverReduced(
-      b, loc, x, reduced, acc, mean,
-      [](OpBuilder &nb, Location nl, ValueRange args) {
-        Value d = arith::SubFOp::create(nb, nl, args[0], args[1]);
-        return arith::MulFOp::create(nb, nl, d, d).getResult();
-      });
+  Value squares =
+      sumOverReduced(b, loc, x, reduced, acc, mean,
+                     [](OpBuilder &nb, Location nl, ValueRange args) {
+                       Value d =
+                           arith::SubFOp::create(nb, nl, args[0], args[1]);
+                       return arith::MulFOp::create(nb, nl, d, d).getResult();
+                     });
   Value factor = mapTensor(
       b, loc, squares, acc, [&](OpBuilder &nb, Location nl, ValueRange args) {
         Value variance = divideByCount(nb, nl, args);
@@ -273,8 +272,7 @@ static Lowering lowerLayerNorm(graph::LayerNormOp op) {
   for (Value param : params) {
     if (!isFloatTensorOf(param, element))
       return nullptr;
-    auto map =
-        broadcastMap(staticTensorType(param), input.getShape(), context);
+    auto map = broadcastMap(staticTensorType(param), input.getShape(), context);
     if (!map)
       return nullptr;
     paramMaps.push_back(*map);
@@ -304,6 +302,8 @@ static Lowering lowerLayerNorm(graph::LayerNormOp op) {
                          results[0]);
     auto asResult = [&](Value stat, RankedTensorType type) {
       Type to = type.getElementType();
+      if (to == acc)
+        return reshapeTo(b, loc, stat, type);
       Value converted = mapTensor(
           b, loc, stat, to, [&](OpBuilder &nb, Location nl, ValueRange args) {
             return convertNumeric(nb, nl, args[0], to);
@@ -481,19 +481,19 @@ static Lowering lowerLRN(graph::LRNOp op) {
     SmallVector<utils::IteratorType> iterators(rank,
                                                utils::IteratorType::parallel);
     iterators.push_back(utils::IteratorType::reduction);
-    Value window = tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{size}, acc);
+    Value window =
+        tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{size}, acc);
     Value init = filledTensor(b, loc, input.getShape(), acc, 0.0);
-    Value sums = linalg::GenericOp::create(
-                     b, loc, TypeRange{init.getType()},
-                     ValueRange{padded, window}, ValueRange{init}, maps,
-                     iterators,
-                     [&](OpBuilder &nb, Location nl, ValueRange args) {
-                       linalg::YieldOp::create(
-                           nb, nl,
-                           arith::AddFOp::create(nb, nl, args[2], args[0])
-                               .getResult());
-                     })
-                     .getResult(0);
+    Value sums =
+        linalg::GenericOp::create(
+            b, loc, TypeRange{init.getType()}, ValueRange{padded, window},
+            ValueRange{init}, maps, iterators,
+            [&](OpBuilder &nb, Location nl, ValueRange args) {
+              linalg::YieldOp::create(
+                  nb, nl,
+                  arith::AddFOp::create(nb, nl, args[2], args[0]).getResult());
+            })
+            .getResult(0);
 
     AffineMap identity = b.getMultiDimIdentityMap(rank);
     Value y = buildIndexedGeneric(
@@ -558,8 +558,7 @@ static Lowering lowerDropout(graph::DropoutOp op) {
   auto mask = staticTensorType(op.getMask());
   if (!data || !isComputeFloat(data.getElementType()) ||
       op.getOutput().getType() != data || !mask ||
-      mask.getShape() != data.getShape() ||
-      !mask.getElementType().isInteger(1))
+      mask.getShape() != data.getShape() || !mask.getElementType().isInteger(1))
     return nullptr;
   Value ratio = op.getRatio(), training = op.getTrainingMode();
   if (ratio) {
@@ -581,21 +580,22 @@ static Lowering lowerDropout(graph::DropoutOp op) {
              ArrayRef<RankedTensorType> results) -> SmallVector<Value> {
     if (!hasTraining) {
       Value trueValue = arith::ConstantOp::create(b, loc, b.getBoolAttr(true));
-      Value init = tensor::EmptyOp::create(b, loc, results[1].getShape(),
-                                           b.getI1Type());
+      Value init =
+          tensor::EmptyOp::create(b, loc, results[1].getShape(), b.getI1Type());
       return {operands[0],
               linalg::FillOp::create(b, loc, trueValue, init).getResult(0)};
     }
     Type acc = statsType(element);
     Value isTraining = extractFirst(b, loc, operands.back());
-    Value rate = hasRatio ? convertNumeric(b, loc,
-                                           extractFirst(b, loc, operands[1]),
-                                           acc)
-                          : scalarConstant(b, loc, acc, 0.5);
+    Value rate =
+        hasRatio
+            ? convertNumeric(b, loc, extractFirst(b, loc, operands[1]), acc)
+            : scalarConstant(b, loc, acc, 0.5);
     Value one = scalarConstant(b, loc, acc, 1.0);
     Value scale = arith::SelectOp::create(
-        b, loc, isTraining, arith::DivFOp::create(
-                                b, loc, one, arith::SubFOp::create(b, loc, one, rate)),
+        b, loc, isTraining,
+        arith::DivFOp::create(b, loc, one,
+                              arith::SubFOp::create(b, loc, one, rate)),
         one);
 
     int64_t rank = data.getRank();
@@ -612,8 +612,8 @@ static Lowering lowerDropout(graph::DropoutOp op) {
         [&](OpBuilder &nb, Location nl, ValueRange args) {
           Type i64 = nb.getI64Type();
           // The row-major linear index of the element.
-          Value linear = arith::ConstantOp::create(nb, nl,
-                                                   nb.getIntegerAttr(i64, 0));
+          Value linear =
+              arith::ConstantOp::create(nb, nl, nb.getIntegerAttr(i64, 0));
           for (int64_t d = 0; d < rank; ++d) {
             Value index = arith::IndexCastOp::create(
                 nb, nl, i64, linalg::IndexOp::create(nb, nl, d));
@@ -638,8 +638,8 @@ static Lowering lowerDropout(graph::DropoutOp op) {
           Value u = arith::MulFOp::create(
               nb, nl, arith::UIToFPOp::create(nb, nl, acc, top),
               scalarConstant(nb, nl, acc, 1.0 / double(1 << 24)));
-          Value drawn = arith::CmpFOp::create(
-              nb, nl, arith::CmpFPredicate::OGE, u, rate);
+          Value drawn =
+              arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OGE, u, rate);
           Value notTraining = arith::XOrIOp::create(
               nb, nl, isTraining,
               arith::ConstantOp::create(nb, nl, nb.getBoolAttr(true)));

@@ -72,6 +72,11 @@ bool canLowerLossAndNorm(mlir::Operation *op);
 void populateLossAndNormToLinalgPatterns(mlir::TypeConverter &converter,
                                          mlir::RewritePatternSet &patterns);
 
+/// The normalization half of that family (Norm.cpp), composed by Loss.cpp.
+bool canLowerNorm(mlir::Operation *op);
+void populateNormToLinalgPatterns(mlir::TypeConverter &converter,
+                                  mlir::RewritePatternSet &patterns);
+
 /// Resampling, scatter, quantization, signal and other ops (Sampling.cpp,
 /// Quant.cpp, Misc.cpp).
 bool canLowerSpecial(mlir::Operation *op);

@@ -92,13 +92,15 @@ static Lowering lowerQuantize(graph::QuantizeLinearOp op) {
   auto scale = tensorTypeOf(op.getScale());
   Type outElement = tensorTypeOf(op.getOutput()).getElementType();
   bool isUnsigned = outElement.isUnsignedInteger(8);
+  // The axis matters only for 1-D (per-axis) parameters.
   int64_t axis = 0;
   if (input.getRank() > 0) {
-    auto normalized = graph::normalizeAxis(int64_t(op.getAxis()),
-                                           input.getRank());
-    if (!normalized)
+    auto normalized =
+        graph::normalizeAxis(int64_t(op.getAxis()), input.getRank());
+    if (normalized)
+      axis = *normalized;
+    else if (!isScalarLike(op.getScale()))
       return nullptr;
-    axis = *normalized;
   }
   Builder probe(op->getContext());
   auto scaleMap = paramMap(probe, scale, input, axis);
@@ -125,14 +127,14 @@ static Lowering lowerQuantize(graph::QuantizeLinearOp op) {
     }
     return buildIndexedGeneric(
         b, loc, type, inputs, maps,
-        [&](OpBuilder &b, Location loc, ValueRange,
-            ValueRange args) -> Value {
+        [&](OpBuilder &b, Location loc, ValueRange, ValueRange args) -> Value {
           Value x = args[0];
           if (intInput)
             x = intToF32(b, loc, x);
           Value scaled = arith::DivFOp::create(b, loc, x, args[1]);
-          Value zp = hasZp ? intToF32(b, loc, widen(b, loc, args[2], zpUnsigned))
-                           : scalarConstant(b, loc, b.getF32Type(), 0);
+          Value zp = hasZp
+                         ? intToF32(b, loc, widen(b, loc, args[2], zpUnsigned))
+                         : scalarConstant(b, loc, b.getF32Type(), 0);
           return saturate8(b, loc, scaled, zp, isUnsigned);
         });
   });
@@ -144,13 +146,15 @@ static Lowering lowerDequantize(graph::DequantizeLinearOp op) {
   auto input = tensorTypeOf(op.getInput());
   auto scale = tensorTypeOf(op.getScale());
   bool isUnsigned = input.getElementType().isUnsignedInteger();
+  // The axis matters only for 1-D (per-axis) parameters.
   int64_t axis = 0;
   if (input.getRank() > 0) {
-    auto normalized = graph::normalizeAxis(int64_t(op.getAxis()),
-                                           input.getRank());
-    if (!normalized)
+    auto normalized =
+        graph::normalizeAxis(int64_t(op.getAxis()), input.getRank());
+    if (normalized)
+      axis = *normalized;
+    else if (!isScalarLike(op.getScale()))
       return nullptr;
-    axis = *normalized;
   }
   Builder probe(op->getContext());
   auto scaleMap = paramMap(probe, scale, input, axis);
@@ -174,8 +178,7 @@ static Lowering lowerDequantize(graph::DequantizeLinearOp op) {
     }
     return buildIndexedGeneric(
         b, loc, type, inputs, maps,
-        [&](OpBuilder &b, Location loc, ValueRange,
-            ValueRange args) -> Value {
+        [&](OpBuilder &b, Location loc, ValueRange, ValueRange args) -> Value {
           Value x = widen(b, loc, args[0], isUnsigned);
           if (hasZp)
             x = arith::SubIOp::create(b, loc, x,
@@ -203,21 +206,20 @@ static Lowering lowerDynamicQuantize(graph::DynamicQuantizeLinearOp op) {
         b, loc, TypeRange{scalarType, scalarType}, ValueRange{operands[0]},
         ValueRange{lo, hi},
         {b.getMultiDimIdentityMap(rank), toScalar, toScalar},
-        SmallVector<utils::IteratorType>(rank,
-                                         utils::IteratorType::reduction),
+        SmallVector<utils::IteratorType>(rank, utils::IteratorType::reduction),
         [&](OpBuilder &b, Location loc, ValueRange args) {
           linalg::YieldOp::create(
               b, loc,
               ValueRange{arith::MinimumFOp::create(b, loc, args[0], args[1]),
                          arith::MaximumFOp::create(b, loc, args[0], args[2])});
         });
-    Value xMin = tensor::ExtractOp::create(b, loc, range.getResult(0),
-                                           ValueRange{});
-    Value xMax = tensor::ExtractOp::create(b, loc, range.getResult(1),
-                                           ValueRange{});
-    Value scale = arith::DivFOp::create(
-        b, loc, arith::SubFOp::create(b, loc, xMax, xMin),
-        scalarConstant(b, loc, f32, 255));
+    Value xMin =
+        tensor::ExtractOp::create(b, loc, range.getResult(0), ValueRange{});
+    Value xMax =
+        tensor::ExtractOp::create(b, loc, range.getResult(1), ValueRange{});
+    Value scale =
+        arith::DivFOp::create(b, loc, arith::SubFOp::create(b, loc, xMax, xMin),
+                              scalarConstant(b, loc, f32, 255));
     // zero point = saturate(round(-min / scale)).
     Value negMin = arith::NegFOp::create(b, loc, xMin);
     Value zp8 = saturate8(b, loc, arith::DivFOp::create(b, loc, negMin, scale),
@@ -225,10 +227,10 @@ static Lowering lowerDynamicQuantize(graph::DynamicQuantizeLinearOp op) {
     Value zp = arith::UIToFPOp::create(b, loc, f32, zp8);
     Value y = buildIndexedGeneric(
         b, loc, results[0], operands[0], b.getMultiDimIdentityMap(rank),
-        [&](OpBuilder &b, Location loc, ValueRange,
-            ValueRange args) -> Value {
-          return saturate8(b, loc, arith::DivFOp::create(b, loc, args[0], scale),
-                           zp, /*isUnsigned=*/true);
+        [&](OpBuilder &b, Location loc, ValueRange, ValueRange args) -> Value {
+          return saturate8(b, loc,
+                           arith::DivFOp::create(b, loc, args[0], scale), zp,
+                           /*isUnsigned=*/true);
         });
     return {y, filledTensor(b, loc, results[1], scale),
             filledTensor(b, loc, results[2], zp8)};
@@ -316,8 +318,8 @@ static bool matmulShapesFit(RankedTensorType lhs, RankedTensorType rhs,
     return false;
   for (RankedTensorType t : {lhs, rhs})
     for (int64_t d = 0; d < t.getRank() - 2; ++d) {
-      int64_t size = t.getDimSize(d), out = result.getDimSize(d + rank -
-                                                             t.getRank());
+      int64_t size = t.getDimSize(d),
+              out = result.getDimSize(d + rank - t.getRank());
       if (size != out && size != 1)
         return false;
     }
@@ -356,9 +358,9 @@ static Lowering lowerMatMulInteger(graph::MatMulIntegerOp op) {
 
 /// y = saturate(round(acc * multiplier) + zp) for an i32 accumulator tensor;
 /// `multiplier` is an f32 scalar, or an f32 1-D tensor along `axis`.
-static Value requantize(OpBuilder &b, Location loc, Value acc,
-                        Value multiplier, int64_t axis, Value zp,
-                        bool isUnsigned, RankedTensorType type) {
+static Value requantize(OpBuilder &b, Location loc, Value acc, Value multiplier,
+                        int64_t axis, Value zp, bool isUnsigned,
+                        RankedTensorType type) {
   int64_t rank = type.getRank();
   bool perAxis = isa<RankedTensorType>(multiplier.getType());
   SmallVector<Value> inputs{acc};
@@ -383,15 +385,14 @@ static Lowering lowerQLinearMatMul(graph::QLinearMatMulOp op) {
   auto lhs = tensorTypeOf(op.getLhs()), rhs = tensorTypeOf(op.getRhs());
   if (!matmulShapesFit(lhs, rhs, tensorTypeOf(op.getOutput())))
     return nullptr;
-  for (Value v : {op.getLhsScale(), op.getLhsZeroPoint(), op.getRhsScale(),
-                  op.getRhsZeroPoint(), op.getOutputScale(),
-                  op.getOutputZeroPoint()})
+  for (Value v :
+       {op.getLhsScale(), op.getLhsZeroPoint(), op.getRhsScale(),
+        op.getRhsZeroPoint(), op.getOutputScale(), op.getOutputZeroPoint()})
     if (!isScalarLike(v))
       return nullptr;
   IntOperands sign{lhs.getElementType().isUnsignedInteger(),
                    rhs.getElementType().isUnsignedInteger()};
-  bool outUnsigned =
-      getElementTypeOrSelf(op.getOutput()).isUnsignedInteger();
+  bool outUnsigned = getElementTypeOrSelf(op.getOutput()).isUnsignedInteger();
   return single([=](OpBuilder &b, Location loc, ValueRange operands,
                     RankedTensorType type) -> Value {
     Value lhsZp = extractZp(b, loc, operands[2], sign.lhsUnsigned);
@@ -514,8 +515,8 @@ static Value buildIntConv(OpBuilder &b, Location loc, Value x, Value w,
                  Value k = linalg::IndexOp::create(b, loc, rank + 1 + s);
                  Value pos = arith::AddIOp::create(
                      b, loc,
-                     arith::MulIOp::create(
-                         b, loc, o, indexConstant(b, loc, g.strides[s])),
+                     arith::MulIOp::create(b, loc, o,
+                                           indexConstant(b, loc, g.strides[s])),
                      arith::MulIOp::create(
                          b, loc, k, indexConstant(b, loc, g.dilations[s])));
                  pos = arith::SubIOp::create(b, loc, pos,
@@ -531,8 +532,9 @@ static Value buildIntConv(OpBuilder &b, Location loc, Value x, Value w,
                                  : both;
                  at.push_back(clampIndex(b, loc, pos, size));
                }
-               Value xv = widen(b, loc, tensor::ExtractOp::create(b, loc, x, at),
-                                sign.lhsUnsigned);
+               Value xv =
+                   widen(b, loc, tensor::ExtractOp::create(b, loc, x, at),
+                         sign.lhsUnsigned);
                if (xZp)
                  xv = arith::SubIOp::create(b, loc, xv, xZp);
                Value wv = widen(b, loc, args[0], sign.rhsUnsigned);
@@ -545,10 +547,9 @@ static Value buildIntConv(OpBuilder &b, Location loc, Value x, Value w,
                product = arith::SelectOp::create(
                    b, loc, inside, product,
                    scalarConstant(b, loc, b.getI32Type(), 0));
-               linalg::YieldOp::create(
-                   b, loc,
-                   ValueRange{arith::AddIOp::create(b, loc, args.back(),
-                                                    product)});
+               linalg::YieldOp::create(b, loc,
+                                       ValueRange{arith::AddIOp::create(
+                                           b, loc, args.back(), product)});
              })
       .getResult(0);
 }
@@ -639,8 +640,9 @@ static Lowering lowerQLinearConv(graph::QLinearConvOp op) {
       Value bias = operands[8];
       AffineMap biasMap = AffineMap::get(
           rank, 0,
-          isScalarLike(bias) && cast<RankedTensorType>(bias.getType())
-                                        .getDimSize(0) != channels
+          isScalarLike(bias) &&
+                  cast<RankedTensorType>(bias.getType()).getDimSize(0) !=
+                      channels
               ? b.getAffineConstantExpr(0)
               : b.getAffineDimExpr(1),
           b.getContext());

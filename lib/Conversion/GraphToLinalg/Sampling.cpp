@@ -9,8 +9,8 @@
 // walk the taps of the resized axes, reading the input with tensor.extract;
 // an axis that is not resized reads the output position directly.
 //
-// Grid sample reads its coordinates from a tensor, so its interpolation is
-// computed in the kernel.
+// Grid sample and roi align read their coordinates from tensors, so their
+// interpolation is computed in the kernel.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,6 +26,7 @@
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
+#include <tuple>
 
 using namespace mlir;
 using namespace strata::detail;
@@ -69,9 +70,8 @@ static double cubicWeight(double a, double d) {
 }
 
 /// The taps of one axis: `scale` is the given scale, or out / in for sizes.
-static ResizeAxis planResizeAxis(const ResizeParams &p, int64_t in,
-                                 int64_t out, double scale, double roiStart,
-                                 double roiEnd) {
+static ResizeAxis planResizeAxis(const ResizeParams &p, int64_t in, int64_t out,
+                                 double scale, double roiStart, double roiEnd) {
   ResizeAxis axis;
   int64_t taps = p.mode == "nearest" ? 1 : p.mode == "linear" ? 2 : 4;
   // An axis that maps every output position onto the same input position
@@ -92,9 +92,9 @@ static ResizeAxis planResizeAxis(const ResizeParams &p, int64_t in,
     } else if (t == "asymmetric") {
       src = x / scale;
     } else if (t == "tf_crop_and_resize") {
-      src = outWidth == 1 ? (roiEnd - roiStart) * double(in - 1) / 2
-                          : x * (roiEnd - roiStart) * double(in - 1) /
-                                (outWidth - 1);
+      src = outWidth == 1
+                ? (roiEnd - roiStart) * double(in - 1) / 2
+                : x * (roiEnd - roiStart) * double(in - 1) / (outWidth - 1);
       src += roiStart * double(in - 1);
       outside = src < 0 || src > double(in - 1);
     } else if (t == "tf_half_pixel_for_nn") {
@@ -156,6 +156,147 @@ static ResizeAxis planResizeAxis(const ResizeParams &p, int64_t in,
   return axis;
 }
 
+namespace {
+/// f64 scalar arithmetic for the run-time resize tables.
+struct F64Math {
+  OpBuilder &b;
+  Location loc;
+  Value c(double v) { return scalarConstant(b, loc, b.getF64Type(), v); }
+  Value add(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
+  Value sub(Value x, Value y) { return arith::SubFOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
+  Value div(Value x, Value y) { return arith::DivFOp::create(b, loc, x, y); }
+  Value cmp(arith::CmpFPredicate predicate, Value x, Value y) {
+    return arith::CmpFOp::create(b, loc, predicate, x, y);
+  }
+  Value select(Value cond, Value x, Value y) {
+    return arith::SelectOp::create(b, loc, cond, x, y);
+  }
+  Value clamp(Value x, double lo, double hi) {
+    return arith::MinimumFOp::create(
+        b, loc, arith::MaximumFOp::create(b, loc, x, c(lo)), c(hi));
+  }
+};
+} // namespace
+
+/// The tables of one axis computed in the kernel, for scales or a region
+/// of interest known only at run time: the arithmetic of planResizeAxis
+/// (same order of operations, in f64) as a generic over (out, taps) with
+/// three results: index (i64), weight (`element`) and outside (i1).
+static SmallVector<Value> buildResizeTables(OpBuilder &b, Location loc,
+                                            const ResizeParams &p, int64_t in,
+                                            int64_t out, int64_t taps,
+                                            Value scale, Value roiStart,
+                                            Value roiEnd, Type element) {
+  SmallVector<Type> types{RankedTensorType::get({out, taps}, b.getI64Type()),
+                          RankedTensorType::get({out, taps}, element),
+                          RankedTensorType::get({out, taps}, b.getI1Type())};
+  SmallVector<Value> inits;
+  for (Type type : types) {
+    auto tensor = cast<RankedTensorType>(type);
+    inits.push_back(tensor::EmptyOp::create(b, loc, tensor.getShape(),
+                                            tensor.getElementType()));
+  }
+  SmallVector<AffineMap> maps(3, b.getMultiDimIdentityMap(2));
+  auto generic = linalg::GenericOp::create(
+      b, loc, types, ValueRange{}, inits, maps,
+      SmallVector<utils::IteratorType>(2, utils::IteratorType::parallel),
+      [&](OpBuilder &b, Location loc, ValueRange) {
+        F64Math m{b, loc};
+        using P = arith::CmpFPredicate;
+        auto toF64 = [&](Value index) -> Value {
+          return arith::SIToFPOp::create(
+              b, loc, b.getF64Type(),
+              arith::IndexCastOp::create(b, loc, b.getI64Type(), index));
+        };
+        Value x = toF64(linalg::IndexOp::create(b, loc, 0));
+        Value t = toF64(linalg::IndexOp::create(b, loc, 1));
+        Value inF = m.c(double(in)), last = m.c(double(in - 1));
+        Value outWidth = m.mul(scale, inF);
+        Value single = m.cmp(P::OEQ, outWidth, m.c(1));
+        Value halfPixel = m.sub(m.div(m.add(x, m.c(0.5)), scale), m.c(0.5));
+        Value src;
+        Value outside = arith::ConstantIntOp::create(b, loc, 0, 1);
+        const std::string &mode = p.transform;
+        if (mode == "align_corners") {
+          src = m.select(single, m.c(0),
+                         m.div(m.mul(x, last), m.sub(outWidth, m.c(1))));
+        } else if (mode == "asymmetric") {
+          src = m.div(x, scale);
+        } else if (mode == "tf_crop_and_resize") {
+          Value extent = m.sub(roiEnd, roiStart);
+          src = m.select(
+              single, m.div(m.mul(extent, last), m.c(2)),
+              m.div(m.mul(m.mul(x, extent), last), m.sub(outWidth, m.c(1))));
+          src = m.add(src, m.mul(roiStart, last));
+          outside = arith::OrIOp::create(b, loc, m.cmp(P::OLT, src, m.c(0)),
+                                         m.cmp(P::OGT, src, last));
+        } else if (mode == "tf_half_pixel_for_nn") {
+          src = m.div(m.add(x, m.c(0.5)), scale);
+        } else if (mode == "pytorch_half_pixel") {
+          src = m.select(single, m.c(-0.5), halfPixel);
+        } else {
+          src = halfPixel;
+        }
+        Value base = m.sub(math::CeilOp::create(b, loc, src), m.c(1));
+        Value ratio = m.sub(src, base);
+        Value index, weight;
+        if (p.mode == "nearest") {
+          Value onInput = m.cmp(P::OEQ, ratio, m.c(1));
+          Value right;
+          if (p.nearestMode == "round_prefer_ceil")
+            right = m.cmp(P::OGE, ratio, m.c(0.5));
+          else if (p.nearestMode == "floor")
+            right = onInput;
+          else if (p.nearestMode == "ceil")
+            right = arith::ConstantIntOp::create(b, loc, 1, 1);
+          else
+            right = m.cmp(P::OGT, ratio, m.c(0.5));
+          right = arith::OrIOp::create(b, loc, right, onInput);
+          index = m.add(base, m.select(right, m.c(1), m.c(0)));
+          weight = m.c(1);
+        } else {
+          Value first = p.mode == "linear" ? base : m.sub(base, m.c(1));
+          auto tapWeight = [&](Value pos) -> Value {
+            Value d = math::AbsFOp::create(b, loc, m.sub(src, pos));
+            if (p.mode == "linear")
+              return m.sub(m.c(1), d);
+            double a = p.cubicA;
+            Value nearW = m.add(
+                m.mul(m.mul(m.sub(m.mul(m.c(a + 2), d), m.c(a + 3)), d), d),
+                m.c(1));
+            Value farW =
+                m.sub(m.mul(m.add(m.mul(m.sub(m.mul(m.c(a), d), m.c(5 * a)), d),
+                                  m.c(8 * a)),
+                            d),
+                      m.c(4 * a));
+            return m.select(m.cmp(P::OLE, d, m.c(1)), nearW,
+                            m.select(m.cmp(P::OLT, d, m.c(2)), farW, m.c(0)));
+          };
+          auto inRange = [&](Value pos) -> Value {
+            return arith::AndIOp::create(b, loc, m.cmp(P::OGE, pos, m.c(0)),
+                                         m.cmp(P::OLE, pos, last));
+          };
+          index = m.add(first, t);
+          weight = tapWeight(index);
+          if (p.excludeOutside) {
+            Value sum = m.c(0);
+            for (int64_t k = 0; k < taps; ++k) {
+              Value pos = m.add(first, m.c(double(k)));
+              sum = m.add(sum, m.select(inRange(pos), tapWeight(pos), m.c(0)));
+            }
+            weight = m.select(inRange(index), m.div(weight, sum), m.c(0));
+          }
+        }
+        Value clamped = m.clamp(index, 0, double(in - 1));
+        linalg::YieldOp::create(
+            b, loc,
+            ValueRange{arith::FPToSIOp::create(b, loc, b.getI64Type(), clamped),
+                       convertNumeric(b, loc, weight, element), outside});
+      });
+  return generic.getResults();
+}
+
 static Lowering lowerResize(graph::ResizeOp op) {
   auto input = staticTensorType(op.getInput());
   auto result = staticTensorType(op.getOutput());
@@ -187,17 +328,30 @@ static Lowering lowerResize(graph::ResizeOp op) {
   for (int64_t d = 0; d < rank; ++d)
     if (input.getDimSize(d) == 0 && result.getDimSize(d) != 0)
       return nullptr;
+  int64_t taps = p.mode == "nearest" ? 1 : p.mode == "linear" ? 2 : 4;
+  bool crop = p.transform == "tf_crop_and_resize";
 
   // Scales, when given (and not empty), decide the coordinate mapping;
-  // otherwise the sizes, which the static result shape holds.
+  // otherwise the sizes, which the static result shape holds. Scales and
+  // the region of interest may be known only at run time (ONNX's tests pass
+  // them as inputs): then the tables are computed in the kernel.
+  auto staticF32 = [&](Value v, int64_t n) {
+    auto type = v ? staticTensorType(v) : RankedTensorType();
+    return type && type.getNumElements() == n &&
+           isComputeFloat(type.getElementType());
+  };
   SmallVector<double> scales;
-  if (op.getScales()) {
-    auto given = constantFloats(op.getScales());
-    if (!given)
+  bool runtimeScales = false;
+  if (op.getScales() && staticTensorType(op.getScales()) &&
+      staticTensorType(op.getScales()).getNumElements() > 0) {
+    if (auto given = constantFloats(op.getScales()))
+      scales = *given;
+    else if (staticF32(op.getScales(), rank))
+      runtimeScales = true;
+    else
       return nullptr;
-    scales = *given;
   }
-  if (scales.empty()) {
+  if (scales.empty() && !runtimeScales) {
     if (!op.getSizes())
       return nullptr;
     for (int64_t d = 0; d < rank; ++d)
@@ -206,40 +360,96 @@ static Lowering lowerResize(graph::ResizeOp op) {
                            : double(result.getDimSize(d)) /
                                  double(input.getDimSize(d)));
   }
-  if (int64_t(scales.size()) != rank ||
-      llvm::any_of(scales, [](double s) { return !(s > 0); }))
+  if (!runtimeScales &&
+      (int64_t(scales.size()) != rank ||
+       llvm::any_of(scales, [](double s) { return !(s > 0); })))
     return nullptr;
   SmallVector<double> roi(2 * rank, 0.0);
-  if (p.transform == "tf_crop_and_resize") {
-    auto given = op.getRoi() ? constantFloats(op.getRoi()) : std::nullopt;
-    if (!given || int64_t(given->size()) != 2 * rank)
+  bool runtimeRoi = false;
+  if (crop) {
+    if (!op.getRoi())
       return nullptr;
-    roi = *given;
+    if (auto given = constantFloats(op.getRoi())) {
+      if (int64_t(given->size()) != 2 * rank)
+        return nullptr;
+      roi = *given;
+    } else if (staticF32(op.getRoi(), 2 * rank)) {
+      runtimeRoi = true;
+    } else {
+      return nullptr;
+    }
   }
+  bool runtime = runtimeScales || runtimeRoi;
   SmallVector<ResizeAxis> axes;
-  for (int64_t d = 0; d < rank; ++d)
-    axes.push_back(planResizeAxis(p, input.getDimSize(d), result.getDimSize(d),
-                                  scales[d], roi[d], roi[d + rank]));
+  for (int64_t d = 0; d < rank; ++d) {
+    if (!runtime) {
+      axes.push_back(planResizeAxis(p, input.getDimSize(d),
+                                    result.getDimSize(d), scales[d], roi[d],
+                                    roi[d + rank]));
+      continue;
+    }
+    // Computed in the kernel: every axis is resampled unless its scale is
+    // known to be 1 with nothing else moving it.
+    ResizeAxis axis;
+    bool identity = !runtimeScales && scales[d] == 1.0 &&
+                    input.getDimSize(d) == result.getDimSize(d) && !crop &&
+                    p.transform != "tf_half_pixel_for_nn";
+    axis.taps = identity ? 0 : taps;
+    axis.anyOutside = !identity && crop;
+    axes.push_back(axis);
+  }
   double extrapolation = op.getExtrapolationValue().convertToDouble();
   bool nearest = p.mode == "nearest";
+  // Operand positions (AttrSizedOperandSegments: input, roi?, scales?,
+  // sizes?).
+  unsigned roiOperand = 1;
+  unsigned scalesOperand = op.getRoi() ? 2 : 1;
 
   return single([=](OpBuilder &b, Location loc, ValueRange operands,
                     RankedTensorType type) -> Value {
     Value data = operands[0];
     Type element = type.getElementType();
+    Type tableElement = isa<FloatType>(element) ? element : b.getF32Type();
     SmallVector<int64_t> resized;
     for (int64_t d = 0; d < rank; ++d)
       if (axes[d].taps)
         resized.push_back(d);
-    // Tables: per resized axis, indices and weights of shape (out, taps).
-    SmallVector<Value> indexTables, weightTables;
+    // Tables: per resized axis, indices, weights and outside flags.
+    SmallVector<Value> indexTables, weightTables, outsideTables;
     for (int64_t d : resized) {
-      SmallVector<int64_t> shape{type.getDimSize(d), axes[d].taps};
-      indexTables.push_back(
-          denseConstant(b, loc, shape, b.getI64Type(), axes[d].index));
-      if (!nearest)
+      int64_t in = input.getDimSize(d), out = type.getDimSize(d);
+      if (!runtime) {
+        SmallVector<int64_t> shape{out, axes[d].taps};
+        indexTables.push_back(
+            denseConstant(b, loc, shape, b.getI64Type(), axes[d].index));
         weightTables.push_back(
-            denseConstant(b, loc, shape, element, axes[d].weight));
+            denseConstant(b, loc, shape, tableElement, axes[d].weight));
+        outsideTables.push_back(
+            denseConstant(b, loc, {out, 1}, b.getI1Type(), axes[d].outside));
+        continue;
+      }
+      auto readF64 = [&](Value tensor, int64_t i) {
+        Value v = tensor::ExtractOp::create(
+            b, loc, tensor, ValueRange{indexConstant(b, loc, i)});
+        return convertNumeric(b, loc, v, b.getF64Type());
+      };
+      Value scale = runtimeScales
+                        ? readF64(operands[scalesOperand], d)
+                        : scalarConstant(b, loc, b.getF64Type(), scales[d]);
+      Value roiStart, roiEnd;
+      if (crop) {
+        roiStart = runtimeRoi ? readF64(operands[roiOperand], d)
+                              : scalarConstant(b, loc, b.getF64Type(), roi[d]);
+        roiEnd = runtimeRoi
+                     ? readF64(operands[roiOperand], d + rank)
+                     : scalarConstant(b, loc, b.getF64Type(), roi[d + rank]);
+      }
+      SmallVector<Value> tables =
+          buildResizeTables(b, loc, p, in, out, axes[d].taps, scale, roiStart,
+                            roiEnd, tableElement);
+      indexTables.push_back(tables[0]);
+      weightTables.push_back(tables[1]);
+      outsideTables.push_back(tables[2]);
     }
     auto readInput = [&](OpBuilder &b, Location loc, ValueRange ivs,
                          ArrayRef<Value> tapIndices) -> Value {
@@ -252,16 +462,13 @@ static Lowering lowerResize(graph::ResizeOp op) {
     Value value;
     if (nearest) {
       SmallVector<AffineMap> maps;
-      SmallVector<Value> tables;
-      for (auto [k, d] : llvm::enumerate(resized)) {
+      for (int64_t d : resized)
         // (o_d, 0): the single tap.
         maps.push_back(AffineMap::get(
             rank, 0, {b.getAffineDimExpr(d), b.getAffineConstantExpr(0)},
             b.getContext()));
-        tables.push_back(indexTables[k]);
-      }
       value = buildIndexedGeneric(
-          b, loc, type, tables, maps,
+          b, loc, type, indexTables, maps,
           [&](OpBuilder &b, Location loc, ValueRange ivs,
               ValueRange args) -> Value {
             return readInput(b, loc, ivs, llvm::to_vector(args));
@@ -272,10 +479,10 @@ static Lowering lowerResize(graph::ResizeOp op) {
       SmallVector<AffineMap> maps;
       for (int pass = 0; pass < 2; ++pass)
         for (auto [k, d] : llvm::enumerate(resized))
-          maps.push_back(AffineMap::get(numDims, 0,
-                                        {b.getAffineDimExpr(d),
-                                         b.getAffineDimExpr(rank + int64_t(k))},
-                                        b.getContext()));
+          maps.push_back(AffineMap::get(
+              numDims, 0,
+              {b.getAffineDimExpr(d), b.getAffineDimExpr(rank + int64_t(k))},
+              b.getContext()));
       SmallVector<AffineExpr> outExprs;
       for (int64_t d = 0; d < rank; ++d)
         outExprs.push_back(b.getAffineDimExpr(d));
@@ -285,7 +492,8 @@ static Lowering lowerResize(graph::ResizeOp op) {
       iterators.append(resized.size(), utils::IteratorType::reduction);
       SmallVector<Value> inputs(indexTables);
       inputs.append(weightTables);
-      Value init = filledTensor(b, loc, type, scalarConstant(b, loc, element, 0));
+      Value init =
+          filledTensor(b, loc, type, scalarConstant(b, loc, element, 0));
       size_t n = resized.size();
       value = linalg::GenericOp::create(
                   b, loc, TypeRange{type}, inputs, ValueRange{init}, maps,
@@ -294,8 +502,8 @@ static Lowering lowerResize(graph::ResizeOp op) {
                     SmallVector<Value> ivs;
                     for (int64_t d = 0; d < rank; ++d)
                       ivs.push_back(linalg::IndexOp::create(b, loc, d));
-                    Value v = readInput(
-                        b, loc, ivs, llvm::to_vector(args.take_front(n)));
+                    Value v = readInput(b, loc, ivs,
+                                        llvm::to_vector(args.take_front(n)));
                     for (size_t k = 0; k < n; ++k)
                       v = arith::MulFOp::create(b, loc, v, args[n + k]);
                     Value sum = arith::AddFOp::create(b, loc, args.back(), v);
@@ -311,17 +519,16 @@ static Lowering lowerResize(graph::ResizeOp op) {
     // extrapolation value.
     SmallVector<Value> flags{value};
     SmallVector<AffineMap> maps{b.getMultiDimIdentityMap(rank)};
-    for (int64_t d : resized) {
-      flags.push_back(denseConstant(b, loc, {type.getDimSize(d)},
-                                    b.getI1Type(), axes[d].outside));
-      maps.push_back(
-          AffineMap::get(rank, 0, b.getAffineDimExpr(d), b.getContext()));
+    for (auto [k, d] : llvm::enumerate(resized)) {
+      flags.push_back(outsideTables[k]);
+      maps.push_back(AffineMap::get(
+          rank, 0, {b.getAffineDimExpr(d), b.getAffineConstantExpr(0)},
+          b.getContext()));
     }
     Value fill = scalarConstant(b, loc, element, extrapolation);
     return buildIndexedGeneric(
         b, loc, type, flags, maps,
-        [&](OpBuilder &b, Location loc, ValueRange,
-            ValueRange args) -> Value {
+        [&](OpBuilder &b, Location loc, ValueRange, ValueRange args) -> Value {
           Value out = args[1];
           for (Value flag : args.drop_front(2))
             out = arith::OrIOp::create(b, loc, out, flag);
@@ -388,8 +595,8 @@ static Lowering lowerGridSample(graph::GridSampleOp op) {
       output.getDimSize(1) != input.getDimSize(1) ||
       output.getDimSize(2) != grid.getDimSize(1) ||
       output.getDimSize(3) != grid.getDimSize(2) ||
-      grid.getDimSize(0) != input.getDimSize(0) ||
-      input.getDimSize(2) == 0 || input.getDimSize(3) == 0)
+      grid.getDimSize(0) != input.getDimSize(0) || input.getDimSize(2) == 0 ||
+      input.getDimSize(3) == 0)
     return nullptr;
   if (!llvm::is_contained({"bilinear", "nearest", "bicubic"}, mode) ||
       !llvm::is_contained({"zeros", "border", "reflection"}, padding))
@@ -416,9 +623,9 @@ static Lowering lowerGridSample(graph::GridSampleOp op) {
             if (alignCorners)
               return m.mul(m.mul(m.add(g, m.c(1)), m.c(0.5)),
                            m.c(double(size - 1)));
-            return m.mul(m.sub(m.mul(m.add(g, m.c(1)), m.c(double(size))),
-                               m.c(1)),
-                         m.c(0.5));
+            return m.mul(
+                m.sub(m.mul(m.add(g, m.c(1)), m.c(double(size))), m.c(1)),
+                m.c(0.5));
           };
           // The padding mode applied to a coordinate.
           auto pad = [&](Value x, int64_t size) {
@@ -445,8 +652,7 @@ static Lowering lowerGridSample(graph::GridSampleOp op) {
                   arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, idx,
                                         indexConstant(b, loc, size)));
               // fptosi truncates toward zero: -0.5 would read index 0.
-              ok = arith::AndIOp::create(b, loc, ok,
-                                         m.lt(m.c(-1), v));
+              ok = arith::AndIOp::create(b, loc, ok, m.lt(m.c(-1), v));
               inside = inside ? arith::AndIOp::create(b, loc, inside, ok) : ok;
               at.push_back(clampIndex(b, loc, idx, size));
             }
@@ -477,10 +683,9 @@ static Lowering lowerGridSample(graph::GridSampleOp op) {
           const double a = -0.75;
           auto weights = [&](Value t) {
             auto near = [&](Value d) { // |d| <= 1
-              return m.add(m.mul(m.mul(m.sub(m.mul(m.c(a + 2), d), m.c(a + 3)),
-                                       d),
-                                 d),
-                           m.c(1));
+              return m.add(
+                  m.mul(m.mul(m.sub(m.mul(m.c(a + 2), d), m.c(a + 3)), d), d),
+                  m.c(1));
             };
             auto far = [&](Value d) { // 1 < |d| < 2
               Value r = m.sub(m.mul(m.c(a), d), m.c(5 * a));
@@ -510,6 +715,146 @@ static Lowering lowerGridSample(graph::GridSampleOp op) {
 }
 
 //===----------------------------------------------------------------------===//
+// RoiAlign
+//===----------------------------------------------------------------------===//
+
+/// Average RoiAlign with a fixed sampling ratio s: one generic over (roi,
+/// channel, ph, pw) with two reduction dims over the s x s sample points of
+/// each bin, each a bilinear read (onnxruntime's rules at the borders),
+/// weighted 1 / (s * s).
+static Lowering lowerRoiAlign(graph::RoiAlignOp op) {
+  if (!allStaticTensors(op))
+    return nullptr;
+  auto input = cast<RankedTensorType>(op.getInput().getType());
+  auto rois = cast<RankedTensorType>(op.getRois().getType());
+  auto output = cast<RankedTensorType>(op.getOutput().getType());
+  int64_t samples = int64_t(op.getSamplingRatio());
+  int64_t pooledH = int64_t(op.getOutputHeight());
+  int64_t pooledW = int64_t(op.getOutputWidth());
+  std::string transform = op.getCoordinateTransformationMode().str();
+  if (op.getMode() != "avg" || samples < 1 || input.getRank() != 4 ||
+      !input.getElementType().isF32() ||
+      rois.getElementType() != input.getElementType() || rois.getRank() != 2 ||
+      rois.getDimSize(1) != 4 || output.getRank() != 4 ||
+      output.getDimSize(0) != rois.getDimSize(0) ||
+      output.getDimSize(1) != input.getDimSize(1) ||
+      output.getDimSize(2) != pooledH || output.getDimSize(3) != pooledW ||
+      input.getDimSize(0) == 0 || input.getDimSize(2) == 0 ||
+      input.getDimSize(3) == 0 ||
+      (transform != "half_pixel" && transform != "output_half_pixel"))
+    return nullptr;
+  double spatialScale = op.getSpatialScale().convertToDouble();
+  bool halfPixel = transform == "half_pixel";
+  int64_t height = input.getDimSize(2), width = input.getDimSize(3);
+  int64_t batches = input.getDimSize(0);
+  return single([=](OpBuilder &b, Location loc, ValueRange operands,
+                    RankedTensorType type) -> Value {
+    Value x = operands[0], boxes = operands[1], batchIndex = operands[2];
+    Type f32 = b.getF32Type();
+    Value grid = tensor::EmptyOp::create(
+        b, loc, ArrayRef<int64_t>{samples, samples}, f32);
+    SmallVector<AffineExpr> outExprs;
+    for (int64_t d = 0; d < 4; ++d)
+      outExprs.push_back(b.getAffineDimExpr(d));
+    SmallVector<AffineMap> maps{
+        AffineMap::get(6, 0, {b.getAffineDimExpr(4), b.getAffineDimExpr(5)},
+                       b.getContext()),
+        AffineMap::get(6, 0, outExprs, b.getContext())};
+    SmallVector<utils::IteratorType> iterators(4,
+                                               utils::IteratorType::parallel);
+    iterators.append(2, utils::IteratorType::reduction);
+    Value init = filledTensor(b, loc, type, scalarConstant(b, loc, f32, 0));
+    return linalg::GenericOp::create(
+               b, loc, TypeRange{type}, ValueRange{grid}, ValueRange{init},
+               maps, iterators,
+               [&](OpBuilder &b, Location loc, ValueRange args) {
+                 GridMath m{b, loc, f32};
+                 SmallVector<Value> ivs;
+                 for (int64_t d = 0; d < 6; ++d)
+                   ivs.push_back(linalg::IndexOp::create(b, loc, d));
+                 auto toF32 = [&](Value index) -> Value {
+                   return arith::SIToFPOp::create(
+                       b, loc, f32,
+                       arith::IndexCastOp::create(b, loc, b.getI64Type(),
+                                                  index));
+                 };
+                 auto box = [&](int64_t i) {
+                   Value v = tensor::ExtractOp::create(
+                       b, loc, boxes,
+                       ValueRange{ivs[0], indexConstant(b, loc, i)});
+                   return m.sub(m.mul(v, m.c(spatialScale)),
+                                m.c(halfPixel ? 0.5 : 0.0));
+                 };
+                 Value startW = box(0), startH = box(1);
+                 Value roiW = m.sub(box(2), startW);
+                 Value roiH = m.sub(box(3), startH);
+                 if (!halfPixel) {
+                   roiW = arith::MaximumFOp::create(b, loc, roiW, m.c(1));
+                   roiH = arith::MaximumFOp::create(b, loc, roiH, m.c(1));
+                 }
+                 Value binH = m.div(roiH, m.c(double(pooledH)));
+                 Value binW = m.div(roiW, m.c(double(pooledW)));
+                 // Sample (iy, ix) of bin (ph, pw).
+                 Value y =
+                     m.add(m.add(startH, m.mul(toF32(ivs[2]), binH)),
+                           m.div(m.mul(m.add(toF32(ivs[4]), m.c(0.5)), binH),
+                                 m.c(double(samples))));
+                 Value xs =
+                     m.add(m.add(startW, m.mul(toF32(ivs[3]), binW)),
+                           m.div(m.mul(m.add(toF32(ivs[5]), m.c(0.5)), binW),
+                                 m.c(double(samples))));
+                 Value outside = arith::OrIOp::create(
+                     b, loc,
+                     arith::OrIOp::create(b, loc, m.lt(y, m.c(-1)),
+                                          m.lt(m.c(double(height)), y)),
+                     arith::OrIOp::create(b, loc, m.lt(xs, m.c(-1)),
+                                          m.lt(m.c(double(width)), xs)));
+                 // Per axis: low/high index and the fraction, clamped at
+                 // the last row/column as onnxruntime does.
+                 auto axis = [&](Value v, int64_t size) {
+                   v = arith::MaximumFOp::create(b, loc, v, m.c(0));
+                   Value low = m.floor(v);
+                   Value atEnd =
+                       arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGE,
+                                             low, m.c(double(size - 1)));
+                   low = m.select(atEnd, m.c(double(size - 1)), low);
+                   Value high = m.select(atEnd, low, m.add(low, m.c(1)));
+                   v = m.select(atEnd, low, v);
+                   Value frac = m.sub(v, low);
+                   auto idx = [&](Value f) {
+                     return clampIndex(b, loc,
+                                       toIndex(b, loc,
+                                               arith::FPToSIOp::create(
+                                                   b, loc, b.getI64Type(), f)),
+                                       size);
+                   };
+                   return std::tuple(idx(low), idx(high), frac);
+                 };
+                 auto [yl, yh, ly] = axis(y, height);
+                 auto [xl, xh, lx] = axis(xs, width);
+                 Value hy = m.sub(m.c(1), ly), hx = m.sub(m.c(1), lx);
+                 Value n =
+                     wrapIndex(b, loc,
+                               tensor::ExtractOp::create(b, loc, batchIndex,
+                                                         ValueRange{ivs[0]}),
+                               batches);
+                 auto read = [&](Value r, Value c) -> Value {
+                   return tensor::ExtractOp::create(
+                       b, loc, x, ValueRange{n, ivs[1], r, c});
+                 };
+                 Value v = m.mul(m.mul(hy, hx), read(yl, xl));
+                 v = m.add(v, m.mul(m.mul(hy, lx), read(yl, xh)));
+                 v = m.add(v, m.mul(m.mul(ly, hx), read(yh, xl)));
+                 v = m.add(v, m.mul(m.mul(ly, lx), read(yh, xh)));
+                 v = m.select(outside, m.c(0), v);
+                 v = m.mul(v, m.c(1.0 / double(samples * samples)));
+                 linalg::YieldOp::create(b, loc, ValueRange{m.add(args[1], v)});
+               })
+        .getResult(0);
+  });
+}
+
+//===----------------------------------------------------------------------===//
 // Dispatch
 //===----------------------------------------------------------------------===//
 
@@ -517,5 +862,6 @@ Lowering special::getSamplingLowering(Operation *op) {
   return llvm::TypeSwitch<Operation *, Lowering>(op)
       .Case([](graph::ResizeOp op) { return lowerResize(op); })
       .Case([](graph::GridSampleOp op) { return lowerGridSample(op); })
+      .Case([](graph::RoiAlignOp op) { return lowerRoiAlign(op); })
       .Default([](Operation *) { return nullptr; });
 }

@@ -8,7 +8,8 @@
 // selects, per row, the best element that comes after the previously
 // selected one in the (value, index) order: k passes over the row, no
 // sorting buffer. max_pool with its indices result is a linalg.generic with
-// two outputs (value and flattened input position).
+// two outputs (value and flattened input position); max_unpool is the
+// scatter loop again.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,8 +32,8 @@ namespace graph = strata::graph;
 
 /// Combines the current element with an update under a scatter reduction;
 /// `type` is the graph element type (it tells unsigned integers apart).
-static Value combine(OpBuilder &b, Location loc, StringRef reduction,
-                     Type type, Value current, Value update) {
+static Value combine(OpBuilder &b, Location loc, StringRef reduction, Type type,
+                     Value current, Value update) {
   bool isFloat = isa<FloatType>(type);
   bool isUnsigned = type.isUnsignedInteger();
   if (reduction == "add")
@@ -63,8 +64,7 @@ static bool supportedReduction(StringRef reduction, Type type) {
     return isMovableScalar(type);
   if (!llvm::is_contained({"add", "mul", "max", "min"}, reduction))
     return false;
-  return isComputeFloat(type) ||
-         (isa<IntegerType>(type) && !type.isInteger(1));
+  return isComputeFloat(type) || (isa<IntegerType>(type) && !type.isInteger(1));
 }
 
 //===----------------------------------------------------------------------===//
@@ -172,16 +172,15 @@ static Lowering lowerScatterND(graph::ScatterNDOp op) {
 static Value compare(OpBuilder &b, Location loc, Type type, bool greater,
                      Value lhs, Value rhs) {
   if (isa<FloatType>(type))
-    return arith::CmpFOp::create(b, loc,
-                                 greater ? arith::CmpFPredicate::OGT
-                                         : arith::CmpFPredicate::OLT,
-                                 lhs, rhs);
+    return arith::CmpFOp::create(
+        b, loc, greater ? arith::CmpFPredicate::OGT : arith::CmpFPredicate::OLT,
+        lhs, rhs);
   bool isUnsigned = type.isUnsignedInteger();
   arith::CmpIPredicate predicate =
-      greater ? (isUnsigned ? arith::CmpIPredicate::ugt
-                            : arith::CmpIPredicate::sgt)
-              : (isUnsigned ? arith::CmpIPredicate::ult
-                            : arith::CmpIPredicate::slt);
+      greater
+          ? (isUnsigned ? arith::CmpIPredicate::ugt : arith::CmpIPredicate::sgt)
+          : (isUnsigned ? arith::CmpIPredicate::ult
+                        : arith::CmpIPredicate::slt);
   return arith::CmpIOp::create(b, loc, predicate, lhs, rhs);
 }
 
@@ -192,22 +191,27 @@ static Value equal(OpBuilder &b, Location loc, Value lhs, Value rhs) {
 }
 
 static Lowering lowerTopK(graph::TopKOp op) {
-  if (!allStaticTensors(op) || op.getDynamicK() || !op.getK())
+  if (!allStaticTensors(op))
     return nullptr;
   auto input = cast<RankedTensorType>(op.getInput().getType());
+  auto values = cast<RankedTensorType>(op.getValues().getType());
   Type element = input.getElementType();
-  if (input.getRank() == 0 ||
+  if (input.getRank() == 0 || values.getRank() != input.getRank() ||
       !(isComputeFloat(element) ||
         (isa<IntegerType>(element) && !element.isInteger(1))))
     return nullptr;
   auto axis = graph::normalizeAxis(int64_t(op.getAxis()), input.getRank());
-  int64_t k = int64_t(*op.getK());
-  if (!axis || k < 0 || k > input.getDimSize(*axis))
+  if (!axis)
+    return nullptr;
+  // A K computed at run time must equal the static result size, which is
+  // what the kernel uses.
+  int64_t k = values.getDimSize(*axis);
+  if ((op.getK() && int64_t(*op.getK()) != k) || k > input.getDimSize(*axis))
     return nullptr;
   bool largest = op.getLargest() != 0;
-  return [=, axis = *axis](OpBuilder &b, Location loc, ValueRange operands,
-                           ArrayRef<RankedTensorType> results)
-             -> SmallVector<Value> {
+  return [=, axis = *axis](
+             OpBuilder &b, Location loc, ValueRange operands,
+             ArrayRef<RankedTensorType> results) -> SmallVector<Value> {
     Value in = operands[0];
     int64_t n = input.getDimSize(axis);
     SmallVector<int64_t> rows(input.getShape());
@@ -251,8 +255,8 @@ static Lowering lowerTopK(graph::TopKOp op) {
                       Value tie = arith::AndIOp::create(
                           b, loc, equal(b, loc, v, prevValue),
                           arith::CmpIOp::create(b, loc,
-                                                arith::CmpIPredicate::sgt,
-                                                i[0], prevIndex));
+                                                arith::CmpIPredicate::sgt, i[0],
+                                                prevIndex));
                       Value eligible = arith::OrIOp::create(
                           b, loc, first,
                           arith::OrIOp::create(b, loc, worse, tie));
@@ -264,16 +268,16 @@ static Lowering lowerTopK(graph::TopKOp op) {
                       Value better = arith::OrIOp::create(
                           b, loc, none,
                           compare(b, loc, element, largest, v, best[0]));
-                      Value take = arith::AndIOp::create(b, loc, eligible,
-                                                         better);
-                      return {arith::SelectOp::create(b, loc, take, v, best[0]),
-                              arith::SelectOp::create(b, loc, take, i[0],
-                                                      best[1])};
+                      Value take =
+                          arith::AndIOp::create(b, loc, eligible, better);
+                      return {
+                          arith::SelectOp::create(b, loc, take, v, best[0]),
+                          arith::SelectOp::create(b, loc, take, i[0], best[1])};
                     });
                 SmallVector<Value> out(row);
                 out[axis] = r[0];
-                Value index64 = arith::IndexCastOp::create(
-                    b, loc, b.getI64Type(), best[1]);
+                Value index64 =
+                    arith::IndexCastOp::create(b, loc, b.getI64Type(), best[1]);
                 Value values =
                     tensor::InsertOp::create(b, loc, best[0], state[0], out);
                 Value indices =
@@ -338,10 +342,10 @@ static Lowering lowerMaxPoolWithIndices(graph::MaxPoolOp op) {
     iterators.append(spatial, utils::IteratorType::reduction);
     Value lowest = arith::ConstantOp::create(
         b, loc,
-        b.getFloatAttr(element,
-                       APFloat::getInf(
-                           cast<FloatType>(element).getFloatSemantics(),
-                           /*Negative=*/true)));
+        b.getFloatAttr(
+            element,
+            APFloat::getInf(cast<FloatType>(element).getFloatSemantics(),
+                            /*Negative=*/true)));
     Value values = filledTensor(b, loc, results[0], lowest);
     Value indices = filledTensor(b, loc, results[1],
                                  scalarConstant(b, loc, b.getI64Type(), 0));
@@ -371,8 +375,8 @@ static Lowering lowerMaxPoolWithIndices(graph::MaxPoolOp op) {
                 b, loc, arith::CmpIPredicate::slt, pos,
                 indexConstant(b, loc, input.getDimSize(2 + s)));
             Value both = arith::AndIOp::create(b, loc, lo, hi);
-            inside = inside ? arith::AndIOp::create(b, loc, inside, both)
-                            : both;
+            inside =
+                inside ? arith::AndIOp::create(b, loc, inside, both) : both;
             at.push_back(clampIndex(b, loc, pos, input.getDimSize(2 + s)));
           }
           Value v = tensor::ExtractOp::create(b, loc, x, at);
@@ -407,12 +411,78 @@ static Lowering lowerMaxPoolWithIndices(graph::MaxPoolOp op) {
               arith::IndexCastOp::create(b, loc, b.getI64Type(), flat);
           linalg::YieldOp::create(
               b, loc,
-              ValueRange{arith::SelectOp::create(b, loc, take, v, args[1]),
-                         arith::SelectOp::create(b, loc, take, flat64,
-                                                 args[2])});
+              ValueRange{
+                  arith::SelectOp::create(b, loc, take, v, args[1]),
+                  arith::SelectOp::create(b, loc, take, flat64, args[2])});
         });
     return {generic.getResult(0), generic.getResult(1)};
   };
+}
+
+//===----------------------------------------------------------------------===//
+// MaxUnpool
+//===----------------------------------------------------------------------===//
+
+/// Zeros, with each input element written at the position its index
+/// names; in order, so a repeated index keeps the later element. ONNX's
+/// indices are flattened positions in the default unpooled shape ((in - 1)
+/// * stride + kernel - pads per spatial axis), which the output (given an
+/// explicit output_shape) may exceed: the position is decoded against the
+/// default shape and written at the same coordinates of the output.
+static Lowering lowerMaxUnpool(graph::MaxUnpoolOp op) {
+  if (!allStaticTensors(op))
+    return nullptr;
+  auto input = cast<RankedTensorType>(op.getInput().getType());
+  auto indices = cast<RankedTensorType>(op.getIndices().getType());
+  auto output = cast<RankedTensorType>(op.getOutput().getType());
+  int64_t rank = input.getRank(), spatial = rank - 2;
+  ArrayRef<int64_t> kernel = op.getKernelShape();
+  if (rank < 3 || output.getRank() != rank ||
+      indices.getShape() != input.getShape() ||
+      int64_t(kernel.size()) != spatial ||
+      !isArithScalar(getSignlessType(input.getElementType())))
+    return nullptr;
+  SmallVector<int64_t> strides(spatial, 1), pads(2 * spatial, 0);
+  if (auto s = op.getStrides())
+    strides = llvm::to_vector(*s);
+  if (auto p = op.getPads())
+    pads = llvm::to_vector(*p);
+  if (int64_t(strides.size()) != spatial || int64_t(pads.size()) != 2 * spatial)
+    return nullptr;
+  SmallVector<int64_t> unpooled{input.getDimSize(0), input.getDimSize(1)};
+  for (int64_t s = 0; s < spatial; ++s) {
+    unpooled.push_back((input.getDimSize(2 + s) - 1) * strides[s] + kernel[s] -
+                       pads[s] - pads[s + spatial]);
+    if (unpooled.back() < 1)
+      return nullptr;
+  }
+  for (int64_t d = 0; d < rank; ++d)
+    if (output.getDimSize(d) < 1 && input.getNumElements() > 0)
+      return nullptr;
+  return single([=](OpBuilder &b, Location loc, ValueRange operands,
+                    RankedTensorType type) -> Value {
+    Value zeros = filledTensor(
+        b, loc, type, scalarConstant(b, loc, type.getElementType(), 0));
+    Value x = operands[0], index = operands[1];
+    return loopOver(
+        b, loc, input.getShape(), zeros,
+        [&](OpBuilder &b, Location loc, ValueRange ivs,
+            ValueRange carried) -> SmallVector<Value> {
+          Value rest =
+              toIndex(b, loc, tensor::ExtractOp::create(b, loc, index, ivs));
+          SmallVector<Value> at(rank);
+          for (int64_t d = rank - 1; d >= 0; --d) {
+            Value size = indexConstant(b, loc, unpooled[d]);
+            at[d] =
+                clampIndex(b, loc, arith::RemSIOp::create(b, loc, rest, size),
+                           type.getDimSize(d));
+            rest = arith::DivSIOp::create(b, loc, rest, size);
+          }
+          Value v = tensor::ExtractOp::create(b, loc, x, ivs);
+          return {
+              tensor::InsertOp::create(b, loc, v, carried[0], at).getResult()};
+        })[0];
+  });
 }
 
 //===----------------------------------------------------------------------===//
@@ -421,11 +491,11 @@ static Lowering lowerMaxPoolWithIndices(graph::MaxPoolOp op) {
 
 Lowering special::getScatterLowering(Operation *op) {
   return llvm::TypeSwitch<Operation *, Lowering>(op)
-      .Case([](graph::ScatterElementsOp op) {
-        return lowerScatterElements(op);
-      })
+      .Case(
+          [](graph::ScatterElementsOp op) { return lowerScatterElements(op); })
       .Case([](graph::ScatterNDOp op) { return lowerScatterND(op); })
       .Case([](graph::TopKOp op) { return lowerTopK(op); })
       .Case([](graph::MaxPoolOp op) { return lowerMaxPoolWithIndices(op); })
+      .Case([](graph::MaxUnpoolOp op) { return lowerMaxUnpool(op); })
       .Default([](Operation *) { return nullptr; });
 }

@@ -1,11 +1,11 @@
 //===- Special.h - shared plumbing of the special-op lowerings --*- C++ -*-===//
 //
 // The special family (Special.cpp) dispatches to per-topic files:
-// Sampling.cpp (resize, grid sample), Scatter.cpp (scatter, top-k, max-pool
-// indices) and Quant.cpp (quantization, integer matmul/convolution) and
-// Misc.cpp (einsum, det, windows, DFT). Each returns a plan (`Lowering`) for
-// an op it handles, or null; a non-null plan is a promise to rewrite the op,
-// which is what makes canLowerSpecial exact.
+// Sampling.cpp (resize, grid sample, roi align), Scatter.cpp (scatter,
+// max-unpool, top-k, max-pool indices) and Quant.cpp (quantization, integer
+// matmul/convolution) and Misc.cpp (einsum, det, windows, DFT). Each returns a
+// plan (`Lowering`) for an op it handles, or null; a non-null plan is a promise
+// to rewrite the op, which is what makes canLowerSpecial exact.
 //
 //===----------------------------------------------------------------------===//
 
@@ -58,13 +58,13 @@ mlir::Value filledTensor(mlir::OpBuilder &b, mlir::Location loc,
 /// Loops over every position of `shape` in row-major order (an scf.for
 /// nest), carrying `init`; `body` returns the next values of the carried
 /// tensors. Returns their final values.
-llvm::SmallVector<mlir::Value> loopOver(
-    mlir::OpBuilder &b, mlir::Location loc, llvm::ArrayRef<int64_t> shape,
-    mlir::ValueRange init,
-    llvm::function_ref<llvm::SmallVector<mlir::Value>(
-        mlir::OpBuilder &, mlir::Location, mlir::ValueRange ivs,
-        mlir::ValueRange carried)>
-        body);
+llvm::SmallVector<mlir::Value>
+loopOver(mlir::OpBuilder &b, mlir::Location loc, llvm::ArrayRef<int64_t> shape,
+         mlir::ValueRange init,
+         llvm::function_ref<llvm::SmallVector<mlir::Value>(
+             mlir::OpBuilder &, mlir::Location, mlir::ValueRange ivs,
+             mlir::ValueRange carried)>
+             body);
 
 } // namespace strata::detail::special
 
