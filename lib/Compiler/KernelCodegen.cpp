@@ -18,6 +18,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CompilerUtils.h"
+#include "RowParallel.h"
 
 #include "strata/Compiler/Compiler.h"
 #include "strata/Dialect/Graph/IR/GraphOps.h"
@@ -56,6 +57,7 @@
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Host.h"
 
+#include <map>
 #include <mutex>
 #include <sstream>
 
@@ -181,28 +183,62 @@ static void makeSignatureSignless(func::FuncOp func) {
 }
 
 /// Adds `void name(void *const *buffers, int64_t begin, int64_t end)` around
-/// the lowered body `name` (renamed name.body and made internal).
+/// the lowered body `name` (renamed name.body and made internal). Without
+/// `blockStrides` the body runs once on whole buffers; with them it runs
+/// once per row block in [begin, end), each buffer advanced by its stride
+/// (0 for the buffers every block reads whole).
 static void addAbiWrapper(llvm::Module &module, llvm::Function *body,
-                          const std::string &name) {
+                          const std::string &name,
+                          ArrayRef<int64_t> blockStrides) {
   llvm::LLVMContext &context = module.getContext();
   body->setName(name + ".body");
   body->setLinkage(llvm::GlobalValue::InternalLinkage);
   body->addFnAttr(llvm::Attribute::AlwaysInline);
   auto *ptrTy = llvm::PointerType::getUnqual(context);
   auto *i64Ty = llvm::Type::getInt64Ty(context);
+  auto *i8Ty = llvm::Type::getInt8Ty(context);
   auto *type = llvm::FunctionType::get(llvm::Type::getVoidTy(context),
                                        {ptrTy, i64Ty, i64Ty}, false);
   auto *wrapper = llvm::Function::Create(
       type, llvm::GlobalValue::ExternalLinkage, name, module);
   wrapper->setVisibility(llvm::GlobalValue::DefaultVisibility);
-  llvm::IRBuilder<> b(llvm::BasicBlock::Create(context, "entry", wrapper));
+  auto *entry = llvm::BasicBlock::Create(context, "entry", wrapper);
+  llvm::IRBuilder<> b(entry);
   llvm::Value *buffers = wrapper->getArg(0);
-  llvm::SmallVector<llvm::Value *> args;
+  llvm::SmallVector<llvm::Value *> bases;
   for (unsigned i = 0; i < body->arg_size(); ++i) {
     llvm::Value *slot = b.CreateConstInBoundsGEP1_64(ptrTy, buffers, i);
-    args.push_back(b.CreateAlignedLoad(ptrTy, slot, llvm::Align(8)));
+    bases.push_back(b.CreateAlignedLoad(ptrTy, slot, llvm::Align(8)));
+  }
+  if (blockStrides.empty()) {
+    b.CreateCall(body, bases);
+    b.CreateRetVoid();
+    return;
+  }
+  // for (block = begin; block < end; ++block) body(base_i + block * s_i)
+  llvm::Value *begin = wrapper->getArg(1), *end = wrapper->getArg(2);
+  auto *header = llvm::BasicBlock::Create(context, "block.header", wrapper);
+  auto *loop = llvm::BasicBlock::Create(context, "block.body", wrapper);
+  auto *exit = llvm::BasicBlock::Create(context, "exit", wrapper);
+  b.CreateBr(header);
+  b.SetInsertPoint(header);
+  llvm::PHINode *block = b.CreatePHI(i64Ty, 2, "block");
+  block->addIncoming(begin, entry);
+  b.CreateCondBr(b.CreateICmpSLT(block, end), loop, exit);
+  b.SetInsertPoint(loop);
+  llvm::SmallVector<llvm::Value *> args;
+  for (auto [base, stride] : llvm::zip(bases, blockStrides)) {
+    if (stride == 0) {
+      args.push_back(base);
+      continue;
+    }
+    llvm::Value *offset = b.CreateMul(block, b.getInt64(stride));
+    args.push_back(b.CreateInBoundsGEP(i8Ty, base, offset));
   }
   b.CreateCall(body, args);
+  block->addIncoming(b.CreateAdd(block, b.getInt64(1)), loop);
+  b.CreateBr(header);
+  b.SetInsertPoint(exit);
   b.CreateRetVoid();
 }
 
@@ -277,6 +313,8 @@ LogicalResult strata::generateKernelCode(ModuleOp module,
   // The codegen kernels, copied into a module of their own.
   OwningOpRef<ModuleOp> kernels = ModuleOp::create(module.getLoc());
   std::vector<std::string> names;
+  // Row-parallel kernels: bytes per block of each argument and result.
+  std::map<std::string, SmallVector<int64_t>> strides;
   OpBuilder builder(context);
   builder.setInsertionPointToEnd(kernels->getBody());
   for (auto func : module.getOps<func::FuncOp>()) {
@@ -286,6 +324,15 @@ LogicalResult strata::generateKernelCode(ModuleOp module,
     auto copy = cast<func::FuncOp>(builder.clone(*func));
     copy.setPublic();
     names.push_back(func.getSymName().str());
+    if (func->hasAttr("strata.parallel_block")) {
+      std::optional<RowPlan> plan = planRows(copy);
+      auto block = func->getAttrOfType<IntegerAttr>("strata.parallel_block");
+      if (!plan || plan->block != block.getInt())
+        return func.emitError("internal error: the kernel's row split "
+                              "changed between partitioning and codegen");
+      applyRowPlan(copy, *plan);
+      strides[names.back()] = plan->blockStrides;
+    }
   }
   sharedObject.clear();
   if (names.empty())
@@ -360,7 +407,10 @@ LogicalResult strata::generateKernelCode(ModuleOp module,
     if (!body)
       return emitError(module, "internal error: kernel " + name +
                                    " disappeared during lowering");
-    addAbiWrapper(*llvmModule, body, name);
+    auto it = strides.find(name);
+    addAbiWrapper(*llvmModule, body, name,
+                  it == strides.end() ? ArrayRef<int64_t>()
+                                      : ArrayRef<int64_t>(it->second));
   }
   if (llvm::verifyModule(*llvmModule, &llvm::errs()))
     return emitError(module, "internal error: invalid LLVM IR for kernels");

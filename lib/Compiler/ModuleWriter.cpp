@@ -185,6 +185,14 @@ LogicalResult Planner::addStepForCall(func::CallOp call) {
   if (kind.getValue() == "codegen") {
     step.kind = rt::StepKind::Kernel;
     step.name = callee.getSymName().str();
+    auto rows = callee->getAttrOfType<IntegerAttr>("strata.parallel_rows");
+    auto block = callee->getAttrOfType<IntegerAttr>("strata.parallel_block");
+    if (rows && block && block.getInt() > 0) {
+      rt::Attribute parallel;
+      parallel.key = "parallel";
+      parallel.ints.push_back(rows.getInt() / block.getInt());
+      step.attributes.push_back(std::move(parallel));
+    }
   } else {
     step.kind = rt::StepKind::Library;
     auto library = callee->getAttrOfType<StringAttr>("strata.library");

@@ -23,6 +23,7 @@
 
 #include "CompilerUtils.h"
 #include "Library.h"
+#include "RowParallel.h"
 
 #include "strata/Compiler/Compiler.h"
 #include "strata/Conversion/GraphToLinalg.h"
@@ -207,6 +208,15 @@ static void outline(ModuleOp module, func::FuncOp entry, const Group &group,
   for (Value v : outputs)
     results.push_back(mapping.lookup(v));
   func::ReturnOp::create(builder, group.ops.back()->getLoc(), results);
+  if (!group.library)
+    if (std::optional<RowPlan> plan = planRows(kernel)) {
+      // Threads split the kernel's rows (RowParallel.h).
+      auto i64 = IntegerType::get(context, 64);
+      kernel->setAttr("strata.parallel_rows",
+                      IntegerAttr::get(i64, plan->rows));
+      kernel->setAttr("strata.parallel_block",
+                      IntegerAttr::get(i64, plan->block));
+    }
 
   // The call takes the group's place (after its last op: every input is
   // defined before some group op, and no op between the group's ops uses

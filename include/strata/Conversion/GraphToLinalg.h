@@ -18,6 +18,11 @@ namespace strata {
 /// into generated kernels.
 bool isLowerableToLinalg(mlir::Operation *op);
 
+/// Whether `op` is one of the elementwise ops (numpy broadcasting, one
+/// result element from the operand elements at the same index) that the
+/// lowering handles.
+bool isLowerableElementwise(mlir::Operation *op);
+
 /// Adds every family's lowering patterns. `converter` maps the types of the
 /// ops' operands (uiN element types become iN inside kernels).
 void populateGraphToLinalgPatterns(mlir::TypeConverter &converter,

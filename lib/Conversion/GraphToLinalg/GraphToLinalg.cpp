@@ -35,6 +35,11 @@ bool strata::isLowerableToLinalg(Operation *op) {
          detail::canLowerRecurrent(op);
 }
 
+bool strata::isLowerableElementwise(Operation *op) {
+  return isa_and_present<graph::GraphDialect>(op->getDialect()) &&
+         detail::canLowerElementwise(op);
+}
+
 void strata::populateGraphToLinalgPatterns(TypeConverter &converter,
                                            RewritePatternSet &patterns) {
   detail::populateElementwiseToLinalgPatterns(converter, patterns);

@@ -46,6 +46,40 @@ def mlp(out):
     return w, b
 
 
+def rows(out):
+    """rows.onnx: a kernel big enough to be split into row blocks over
+    threads: (x * 2 + b) -> LayerNorm -> Softmax -> ReduceSum(axis 1,
+    keepdims), with numpy's float64 reference."""
+    rng = np.random.default_rng(11)
+    n, d = 256, 96
+    b = rng.standard_normal(d).astype(np.float32)
+    scale = rng.standard_normal(d).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("Mul", ["x", "two"], ["m"], name="scale2"),
+         helper.make_node("Add", ["m", "b"], ["a"], name="shift"),
+         helper.make_node("LayerNormalization", ["a", "scale"], ["ln"],
+                          name="norm", axis=-1, epsilon=1e-5),
+         helper.make_node("Softmax", ["ln"], ["sm"], name="softmax", axis=1),
+         helper.make_node("ReduceSum", ["sm", "axes"], ["s"], name="sum",
+                          keepdims=1),
+         helper.make_node("Add", ["sm", "s"], ["y"], name="out")],
+        "rows",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [n, d])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [n, d])],
+        [numpy_helper.from_array(np.array(2.0, np.float32), "two"),
+         numpy_helper.from_array(b, "b"), numpy_helper.from_array(scale, "scale"),
+         numpy_helper.from_array(np.array([1], np.int64), "axes")])
+    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]),
+         os.path.join(out, "rows.onnx"))
+    x = rng.standard_normal((n, d)).astype(np.float32)
+    a = x.astype(np.float64) * 2 + b
+    ln = (a - a.mean(1, keepdims=True)) / np.sqrt(a.var(1, keepdims=True) + 1e-5) * scale
+    e = np.exp(ln - ln.max(1, keepdims=True))
+    sm = e / e.sum(1, keepdims=True)
+    np.save(os.path.join(out, "rows_x.npy"), x)
+    np.save(os.path.join(out, "rows_y.npy"), sm + sm.sum(1, keepdims=True))
+
+
 def nonzero(out):
     graph = helper.make_graph(
         [helper.make_node("NonZero", ["x"], ["y"], name="find")], "nonzero",
@@ -75,6 +109,7 @@ def main():
     os.makedirs(out, exist_ok=True)
     w, b = mlp(out)
     nonzero(out)
+    rows(out)
     case(out, "test_good", w, b, wrong=False)
     case(out, "test_bad", w, b, wrong=True)
 

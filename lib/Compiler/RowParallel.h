@@ -1,0 +1,46 @@
+//===- RowParallel.h - splitting kernels into row blocks --------*- C++ -*-===//
+//
+// A generated kernel is "row-parallel" when every value it computes has the
+// same leading dimension D0 and row i of each result depends only on row i
+// of the inputs that have rows (the others, like a matmul's weight or a
+// broadcast bias, are read whole). Such a kernel is compiled for a block of
+// R rows and its wrapper walks blocks [begin, end) of the D0 / R the
+// runtime's `parallel` extent splits over threads, advancing each row input
+// and output by R rows per block.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef STRATA_LIB_COMPILER_ROWPARALLEL_H
+#define STRATA_LIB_COMPILER_ROWPARALLEL_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseSet.h"
+
+#include <optional>
+
+namespace strata {
+
+struct RowPlan {
+  /// The leading dimension and the rows per block (a divisor of it).
+  int64_t rows = 0;
+  int64_t block = 0;
+  /// Values (block arguments and op results) that have rows.
+  llvm::DenseSet<mlir::Value> rowValues;
+  /// Bytes from one block to the next, per argument then per result; 0
+  /// for the arguments read whole.
+  llvm::SmallVector<int64_t> blockStrides;
+
+  int64_t extent() const { return rows / block; }
+};
+
+/// The row split of a codegen kernel, or nullopt when it has none or when
+/// it is too small to be worth splitting.
+std::optional<RowPlan> planRows(mlir::func::FuncOp kernel);
+
+/// Rewrites the kernel's types (arguments, results, every row value) from
+/// `plan.rows` to `plan.block` rows.
+void applyRowPlan(mlir::func::FuncOp kernel, const RowPlan &plan);
+
+} // namespace strata
+
+#endif // STRATA_LIB_COMPILER_ROWPARALLEL_H
