@@ -2,8 +2,8 @@
 //
 // "dnnl.conv" against a naive fp64 reference over 1, 2 and 3 spatial
 // dimensions: groups, strides, dilations, asymmetric pads, bias, the `sum`
-// input, activations, constant weights reused across runs, and the shape
-// checks.
+// input, activations, constant weights reused across runs, the conversions
+// to and from oneDNN's layouts, and the shape checks.
 //
 //===----------------------------------------------------------------------===//
 
@@ -170,6 +170,34 @@ TEST(DnnlConv, SumWithoutBiasAndDepthwise) {
   c.sum = true; // three inputs: the third is the sum (rank 4), not a bias
   c.activation = "sigmoid";
   c.check();
+}
+
+// Shapes big enough that oneDNN runs channels-last and the kernel's own
+// transposes (DnnlCommon.cpp) cover whole tiles, tails and several images:
+// a pointwise conv (more spatial positions than channels) and a depthwise
+// one with a sum (more channels than output positions).
+TEST(DnnlConv, ChannelsLastConversions) {
+  ConvCase pointwise;
+  pointwise.xShape = {2, 20, 37, 9};
+  pointwise.wShape = {24, 20, 1, 1};
+  pointwise.strides = {1, 1};
+  pointwise.dilations = {1, 1};
+  pointwise.pads = {0, 0, 0, 0};
+  pointwise.bias = pointwise.constantW = true;
+  pointwise.activation = "relu";
+  pointwise.check(1);
+  pointwise.check(3);
+
+  ConvCase depthwise;
+  depthwise.xShape = {3, 72, 13, 11};
+  depthwise.wShape = {72, 1, 3, 3};
+  depthwise.group = 72;
+  depthwise.strides = {2, 2};
+  depthwise.dilations = {1, 1};
+  depthwise.pads = {1, 1, 1, 1};
+  depthwise.bias = depthwise.sum = depthwise.constantW = true;
+  depthwise.check(1);
+  depthwise.check(3);
 }
 
 TEST(DnnlConv, ShapeMismatchesAreErrors) {

@@ -38,7 +38,7 @@ struct ConvState : KernelState {
   /// reorders into and out of them, when those differ from the module's.
   bool reorderSrc = false, reorderDst = false;
   dnnl::memory src, dst;
-  dnnl::reorder srcReorder, sumReorder, dstReorder;
+  LayoutConversion srcReorder, sumReorder, dstReorder;
   /// The weights in the primitive's layout when it differs from the
   /// module's, and the constant they were reordered from.
   bool reorderWeights = false;
@@ -162,18 +162,18 @@ void conv(KernelContext &ctx) {
       state.src = dnnl::memory();
       if (state.reorderSrc) {
         state.src = dnnl::memory(pd.src_desc(), engine);
-        state.srcReorder = dnnl::reorder(dnnl::reorder::primitive_desc(
-            engine, state.userSrc, engine, pd.src_desc()));
+        state.srcReorder =
+            LayoutConversion(state.userSrc, pd.src_desc(), x.shape);
       }
       state.reorderDst = pd.dst_desc() != state.userDst;
       state.dst = dnnl::memory();
       if (state.reorderDst) {
         state.dst = dnnl::memory(pd.dst_desc(), engine);
-        state.dstReorder = dnnl::reorder(dnnl::reorder::primitive_desc(
-            engine, pd.dst_desc(), engine, state.userDst));
+        state.dstReorder =
+            LayoutConversion(pd.dst_desc(), state.userDst, out.shape);
         if (sum)
-          state.sumReorder = dnnl::reorder(dnnl::reorder::primitive_desc(
-              engine, state.userDst, engine, pd.dst_desc()));
+          state.sumReorder =
+              LayoutConversion(state.userDst, pd.dst_desc(), out.shape);
       }
       state.reorderWeights = pd.weights_desc() != state.userWeights;
       state.weights = dnnl::memory();
@@ -205,10 +205,10 @@ void conv(KernelContext &ctx) {
     dnnl::memory dst = state.reorderDst ? state.dst : userDst;
     if (sum) {
       // The sum post-op accumulates into the destination.
-      if (state.reorderDst)
-        state.sumReorder.execute(
-            state.stream, dnnl::memory(state.userDst, engine, sum->data), dst);
-      else if (sum->data != out.data)
+      if (state.reorderDst) {
+        dnnl::memory userSum(state.userDst, engine, sum->data);
+        state.sumReorder.execute(state.stream, userSum, dst);
+      } else if (sum->data != out.data)
         std::memcpy(out.data, sum->data, out.byteSize());
     }
     std::unordered_map<int, dnnl::memory> args = {
