@@ -236,6 +236,32 @@ LogicalResult strata::partitionIntoKernels(ModuleOp module,
   if (!entry)
     return module.emitError("the module has no entry function");
 
+  // A result with no elements needs no kernel: it becomes an empty constant
+  // (kernels with zero-size buffers cannot take the bare-pointer calling
+  // convention, and have nothing to compute).
+  for (Operation &op : llvm::make_early_inc_range(
+           entry.getBody().front().without_terminator())) {
+    if (isa<graph::ConstantOp>(op) || op.getNumResults() == 0 ||
+        op.getNumRegions() != 0)
+      continue;
+    bool allEmpty = llvm::all_of(op.getResults(), [](Value v) {
+      auto type = dyn_cast<RankedTensorType>(v.getType());
+      return type && type.hasStaticShape() && type.getNumElements() == 0;
+    });
+    if (!allEmpty)
+      continue;
+    OpBuilder builder(&op);
+    for (Value result : op.getResults()) {
+      auto type = cast<RankedTensorType>(result.getType());
+      auto empty =
+          graph::ConstantOp::create(builder, op.getLoc(),
+                                    cast<ElementsAttr>(DenseElementsAttr::get(
+                                        type, ArrayRef<Attribute>{})));
+      result.replaceAllUsesWith(empty.getResult());
+    }
+    op.erase();
+  }
+
   // Unsupported ops are all reported before giving up.
   bool failedAny = false;
   std::deque<Group> groups; // stable addresses: `current` points in

@@ -376,9 +376,14 @@ static BodyBuilder buildPow(graph::PowOp op) {
           return math::PowFOp::create(
               b, loc, args[0], convertScalar(b, loc, args[1], exponent, base));
         };
+  // A signed integer exponent goes through powf on the converted exponent
+  // (exact below 2^53, and libm's pow handles negative bases with integral
+  // exponents): math.fpowi lowers to llvm.powi, which needs an i32 exponent
+  // and makes LLVM abort on others.
   if (isSupportedFloat(base) && isArithInt(exponent) && !isUnsigned(exponent))
-    return [](OpBuilder &b, Location loc, ValueRange args) -> Value {
-      return math::FPowIOp::create(b, loc, args[0], args[1]);
+    return [base](OpBuilder &b, Location loc, ValueRange args) -> Value {
+      return math::PowFOp::create(
+          b, loc, args[0], arith::SIToFPOp::create(b, loc, base, args[1]));
     };
   if (isSupportedFloat(base) && isArithInt(exponent))
     return
