@@ -41,9 +41,11 @@
 
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/InstIterator.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/IR/Operator.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
@@ -412,6 +414,19 @@ LogicalResult strata::generateKernelCode(ModuleOp module,
                   it == strides.end() ? ArrayRef<int64_t>()
                                       : ArrayRef<int64_t>(it->second));
   }
+  // Let LLVM reassociate floating-point arithmetic and contract it into
+  // FMAs: without reassociation it cannot vectorize a reduction (a matmul's
+  // or a softmax's sum), which measured 3-5x slower on small matmuls. NaN
+  // and infinity semantics stay strict (no nnan/ninf): ONNX's tests check
+  // them.
+  for (llvm::Function &function : *llvmModule)
+    for (llvm::Instruction &inst : llvm::instructions(function))
+      if (isa<llvm::FPMathOperator>(inst)) {
+        llvm::FastMathFlags flags = inst.getFastMathFlags();
+        flags.setAllowReassoc();
+        flags.setAllowContract();
+        inst.setFastMathFlags(flags);
+      }
   if (llvm::verifyModule(*llvmModule, &llvm::errs()))
     return emitError(module, "internal error: invalid LLVM IR for kernels");
 

@@ -195,6 +195,15 @@ cacheKey(const std::string &path, const CompileFlags &flags,
       " cpu " + flags.cpu + " " +
       (flags.cpu == "native" ? llvm::sys::getHostCPUName().str() : "") +
       (flags.noLibraries ? " no-libraries" : " libraries");
+  // The compiler itself: a rebuilt strata must not reuse modules the old
+  // one compiled (its size and modification time stand for its contents).
+  static int anchor;
+  std::string self = llvm::sys::fs::getMainExecutable("strata", &anchor);
+  llvm::sys::fs::file_status status;
+  if (!self.empty() && !llvm::sys::fs::status(self, status))
+    header += " compiler " + std::to_string(status.getSize()) + "@" +
+              std::to_string(
+                  status.getLastModificationTime().time_since_epoch().count());
   if (const char *llvmOptions = std::getenv("STRATA_LLVM_OPTIONS"))
     header += std::string(" llvm-options ") + llvmOptions;
   for (const auto &[name, shape] : shapes) {
