@@ -160,7 +160,8 @@ func.func @binary_int(%a: tensor<4xi64>, %b: tensor<4xi64>) -> (tensor<4xi64>, t
 // ONNX Pow allows an exponent type other than the base's.
 // CHECK-LABEL: func.func @pow_mixed(
 // CHECK: ^bb0(%[[L:.+]]: f32, %[[R:.+]]: i32, %{{.+}}: f32):
-// CHECK-NEXT: math.fpowi %[[L]], %[[R]] : f32, i32
+// CHECK-NEXT: %[[E:.+]] = arith.sitofp %[[R]] : i32 to f32
+// CHECK-NEXT: math.powf %[[L]], %[[E]] : f32
 // CHECK: ^bb0(%[[L:.+]]: f32, %[[R:.+]]: f16, %{{.+}}: f32):
 // CHECK-NEXT: %[[W:.+]] = arith.extf %[[R]] : f16 to f32
 // CHECK-NEXT: math.powf %[[L]], %[[W]] : f32

@@ -32,7 +32,7 @@ bool strata::isLowerableToLinalg(Operation *op) {
   return detail::canLowerElementwise(op) || detail::canLowerReduction(op) ||
          detail::canLowerTensor(op) || detail::canLowerNN(op) ||
          detail::canLowerLossAndNorm(op) || detail::canLowerSpecial(op) ||
-         detail::canLowerRecurrent(op);
+         detail::canLowerRecurrent(op) || detail::canLowerExtra(op);
 }
 
 bool strata::isLowerableElementwise(Operation *op) {
@@ -49,6 +49,7 @@ void strata::populateGraphToLinalgPatterns(TypeConverter &converter,
   detail::populateLossAndNormToLinalgPatterns(converter, patterns);
   detail::populateSpecialToLinalgPatterns(converter, patterns);
   detail::populateRecurrentToLinalgPatterns(converter, patterns);
+  detail::populateExtraToLinalgPatterns(converter, patterns);
 }
 
 void strata::detail::addSignlessTypeConversion(TypeConverter &converter) {
@@ -74,6 +75,47 @@ void strata::detail::addSignlessTypeConversion(TypeConverter &converter) {
   };
   converter.addSourceMaterialization(materialize);
   converter.addTargetMaterialization(materialize);
+}
+
+namespace {
+/// Lowers any op for which the family's planner has a lowering.
+struct PlannedLowering : ConversionPattern {
+  PlannedLowering(const TypeConverter &converter, MLIRContext *context,
+                  strata::detail::LoweringPlanner planner, StringRef family)
+      : ConversionPattern(converter, MatchAnyOpTypeTag(), /*benefit=*/1,
+                          context),
+        planner(planner), family(family.str()) {}
+
+  LogicalResult
+  matchAndRewrite(Operation *op, ArrayRef<Value> operands,
+                  ConversionPatternRewriter &rewriter) const override {
+    strata::detail::Lowering lowering = planner(op);
+    if (!lowering)
+      return rewriter.notifyMatchFailure(op,
+                                         "not a lowerable " + family + " op");
+    SmallVector<RankedTensorType> results;
+    for (Type type : op->getResultTypes()) {
+      auto converted = dyn_cast_or_null<RankedTensorType>(
+          getTypeConverter()->convertType(type));
+      if (!converted)
+        return rewriter.notifyMatchFailure(op, "result type does not convert");
+      results.push_back(converted);
+    }
+    rewriter.replaceOp(op, lowering(rewriter, op->getLoc(), operands, results));
+    return success();
+  }
+
+  strata::detail::LoweringPlanner planner;
+  std::string family;
+};
+} // namespace
+
+void strata::detail::addPlannedLowering(TypeConverter &converter,
+                                        RewritePatternSet &patterns,
+                                        LoweringPlanner planner,
+                                        StringRef family) {
+  patterns.add<PlannedLowering>(converter, patterns.getContext(), planner,
+                                family);
 }
 
 namespace {

@@ -37,12 +37,6 @@ namespace graph = strata::graph;
 
 namespace {
 
-/// Builds the replacement values of an op from its (converted) operands and
-/// result types. A null Lowering means the op is not lowered.
-using Lowering =
-    std::function<SmallVector<Value>(OpBuilder &, Location, ValueRange operands,
-                                     ArrayRef<RankedTensorType> results)>;
-
 enum class Reduction { None, Sum, Mean };
 
 /// What a loss lowering needs to know about its op, checked up front.
@@ -339,41 +333,12 @@ static Lowering getLowering(Operation *op) {
       .Default([](Operation *) { return nullptr; });
 }
 
-namespace {
-
-/// Lowers any loss for which getLowering has a plan.
-struct LossToLinalg : ConversionPattern {
-  LossToLinalg(const TypeConverter &converter, MLIRContext *context)
-      : ConversionPattern(converter, MatchAnyOpTypeTag(), /*benefit=*/1,
-                          context) {}
-
-  LogicalResult
-  matchAndRewrite(Operation *op, ArrayRef<Value> operands,
-                  ConversionPatternRewriter &rewriter) const override {
-    Lowering lowering = getLowering(op);
-    if (!lowering)
-      return rewriter.notifyMatchFailure(op, "not a lowerable loss");
-    SmallVector<RankedTensorType> results;
-    for (Type type : op->getResultTypes()) {
-      auto converted = dyn_cast_or_null<RankedTensorType>(
-          getTypeConverter()->convertType(type));
-      if (!converted)
-        return rewriter.notifyMatchFailure(op, "result type does not convert");
-      results.push_back(converted);
-    }
-    rewriter.replaceOp(op, lowering(rewriter, op->getLoc(), operands, results));
-    return success();
-  }
-};
-
-} // namespace
-
 bool strata::detail::canLowerLossAndNorm(Operation *op) {
   return bool(getLowering(op)) || canLowerNorm(op);
 }
 
 void strata::detail::populateLossAndNormToLinalgPatterns(
     TypeConverter &converter, RewritePatternSet &patterns) {
-  patterns.add<LossToLinalg>(converter, patterns.getContext());
+  addPlannedLowering(converter, patterns, getLowering, "loss");
   populateNormToLinalgPatterns(converter, patterns);
 }

@@ -34,16 +34,6 @@ using namespace mlir;
 using namespace strata::detail;
 namespace graph = strata::graph;
 
-namespace {
-
-/// Builds the replacement values of an op from its (converted) operands and
-/// result types. A null Lowering means the op is not lowered.
-using Lowering =
-    std::function<SmallVector<Value>(OpBuilder &, Location, ValueRange operands,
-                                     ArrayRef<RankedTensorType> results)>;
-
-} // namespace
-
 //===----------------------------------------------------------------------===//
 // Helpers
 //===----------------------------------------------------------------------===//
@@ -1037,36 +1027,7 @@ static Lowering getLowering(Operation *op) {
 
 bool strata::detail::canLowerNN(Operation *op) { return bool(getLowering(op)); }
 
-namespace {
-
-/// Lowers any op for which getLowering has a plan.
-struct NNToLinalg : ConversionPattern {
-  NNToLinalg(const TypeConverter &converter, MLIRContext *context)
-      : ConversionPattern(converter, MatchAnyOpTypeTag(), /*benefit=*/1,
-                          context) {}
-
-  LogicalResult
-  matchAndRewrite(Operation *op, ArrayRef<Value> operands,
-                  ConversionPatternRewriter &rewriter) const override {
-    Lowering lowering = getLowering(op);
-    if (!lowering)
-      return rewriter.notifyMatchFailure(op, "not a lowerable NN op");
-    SmallVector<RankedTensorType> results;
-    for (Type type : op->getResultTypes()) {
-      auto converted = dyn_cast_or_null<RankedTensorType>(
-          getTypeConverter()->convertType(type));
-      if (!converted)
-        return rewriter.notifyMatchFailure(op, "result type does not convert");
-      results.push_back(converted);
-    }
-    rewriter.replaceOp(op, lowering(rewriter, op->getLoc(), operands, results));
-    return success();
-  }
-};
-
-} // namespace
-
 void strata::detail::populateNNToLinalgPatterns(TypeConverter &converter,
                                                 RewritePatternSet &patterns) {
-  patterns.add<NNToLinalg>(converter, patterns.getContext());
+  addPlannedLowering(converter, patterns, getLowering, "NN");
 }

@@ -36,12 +36,6 @@ namespace graph = strata::graph;
 
 namespace {
 
-/// Builds the replacement values of an op from its (converted) operands and
-/// result types. A null Lowering means the op is not lowered.
-using Lowering =
-    std::function<SmallVector<Value>(OpBuilder &, Location, ValueRange operands,
-                                     ArrayRef<RankedTensorType> results)>;
-
 /// Computes a scalar from scalars (a generic body without the yield).
 using ScalarFn = llvm::function_ref<Value(OpBuilder &, Location, ValueRange)>;
 
@@ -678,36 +672,9 @@ namespace strata::detail {
 
 bool canLowerNorm(Operation *op) { return bool(getLowering(op)); }
 
-namespace {
-/// Lowers any op for which getLowering has a plan.
-struct NormToLinalg : ConversionPattern {
-  NormToLinalg(const TypeConverter &converter, MLIRContext *context)
-      : ConversionPattern(converter, MatchAnyOpTypeTag(), /*benefit=*/1,
-                          context) {}
-
-  LogicalResult
-  matchAndRewrite(Operation *op, ArrayRef<Value> operands,
-                  ConversionPatternRewriter &rewriter) const override {
-    Lowering lowering = getLowering(op);
-    if (!lowering)
-      return rewriter.notifyMatchFailure(op, "not a lowerable normalization");
-    SmallVector<RankedTensorType> results;
-    for (Type type : op->getResultTypes()) {
-      auto converted = dyn_cast_or_null<RankedTensorType>(
-          getTypeConverter()->convertType(type));
-      if (!converted)
-        return rewriter.notifyMatchFailure(op, "result type does not convert");
-      results.push_back(converted);
-    }
-    rewriter.replaceOp(op, lowering(rewriter, op->getLoc(), operands, results));
-    return success();
-  }
-};
-} // namespace
-
 void populateNormToLinalgPatterns(TypeConverter &converter,
                                   RewritePatternSet &patterns) {
-  patterns.add<NormToLinalg>(converter, patterns.getContext());
+  addPlannedLowering(converter, patterns, getLowering, "normalization");
 }
 
 } // namespace strata::detail

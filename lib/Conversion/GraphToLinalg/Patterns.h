@@ -51,6 +51,22 @@ mlir::Value convertScalar(mlir::OpBuilder &b, mlir::Location loc,
 /// GraphToLinalg.cpp).
 void addSignlessTypeConversion(mlir::TypeConverter &converter);
 
+/// Builds the replacement values of an op from its (converted, signless)
+/// operands and result types.
+using Lowering = std::function<llvm::SmallVector<mlir::Value>(
+    mlir::OpBuilder &, mlir::Location, mlir::ValueRange operands,
+    llvm::ArrayRef<mlir::RankedTensorType> results)>;
+
+/// A family's planner: how it lowers `op`, or null when it does not. The
+/// family's canLower* is `bool(planner(op))`, which keeps it exact.
+using LoweringPlanner = Lowering (*)(mlir::Operation *op);
+
+/// Adds the conversion pattern that rewrites every op `planner` has a
+/// lowering for (`family` names it in match-failure messages).
+void addPlannedLowering(mlir::TypeConverter &converter,
+                        mlir::RewritePatternSet &patterns,
+                        LoweringPlanner planner, llvm::StringRef family);
+
 bool canLowerElementwise(mlir::Operation *op);
 void populateElementwiseToLinalgPatterns(mlir::TypeConverter &converter,
                                          mlir::RewritePatternSet &patterns);
@@ -87,6 +103,13 @@ void populateSpecialToLinalgPatterns(mlir::TypeConverter &converter,
 bool canLowerRecurrent(mlir::Operation *op);
 void populateRecurrentToLinalgPatterns(mlir::TypeConverter &converter,
                                        mlir::RewritePatternSet &patterns);
+
+/// Optimizer updates (Momentum, Adagrad, Adam), training-mode batch
+/// normalization, cum_sum and reduce_sum with run-time axes, and integer
+/// tfidf_vectorizer (Extra.cpp).
+bool canLowerExtra(mlir::Operation *op);
+void populateExtraToLinalgPatterns(mlir::TypeConverter &converter,
+                                   mlir::RewritePatternSet &patterns);
 
 } // namespace strata::detail
 

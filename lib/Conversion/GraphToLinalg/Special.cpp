@@ -109,38 +109,9 @@ bool strata::detail::canLowerSpecial(Operation *op) {
   return bool(getLowering(op));
 }
 
-namespace {
-
-/// Lowers any op for which getLowering has a plan.
-struct SpecialToLinalg : ConversionPattern {
-  SpecialToLinalg(const TypeConverter &converter, MLIRContext *context)
-      : ConversionPattern(converter, MatchAnyOpTypeTag(), /*benefit=*/1,
-                          context) {}
-
-  LogicalResult
-  matchAndRewrite(Operation *op, ArrayRef<Value> operands,
-                  ConversionPatternRewriter &rewriter) const override {
-    Lowering lowering = getLowering(op);
-    if (!lowering)
-      return rewriter.notifyMatchFailure(op, "not a lowerable special op");
-    SmallVector<RankedTensorType> results;
-    for (Type type : op->getResultTypes()) {
-      auto converted = dyn_cast_or_null<RankedTensorType>(
-          getTypeConverter()->convertType(type));
-      if (!converted)
-        return rewriter.notifyMatchFailure(op, "result type does not convert");
-      results.push_back(converted);
-    }
-    rewriter.replaceOp(op, lowering(rewriter, op->getLoc(), operands, results));
-    return success();
-  }
-};
-
-} // namespace
-
 void strata::detail::populateSpecialToLinalgPatterns(
     TypeConverter &converter, RewritePatternSet &patterns) {
   // The scatter loops are scf.for: the pass declares scf as a dependent
   // dialect (Passes.td).
-  patterns.add<SpecialToLinalg>(converter, patterns.getContext());
+  addPlannedLowering(converter, patterns, getLowering, "special");
 }

@@ -16,16 +16,14 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 
+#include "Patterns.h"
 #include <functional>
+
 #include <optional>
 
 namespace strata::detail::special {
 
-/// Builds the replacement values of an op from its (converted, signless)
-/// operands and result types.
-using Lowering = std::function<llvm::SmallVector<mlir::Value>(
-    mlir::OpBuilder &, mlir::Location, mlir::ValueRange operands,
-    llvm::ArrayRef<mlir::RankedTensorType> results)>;
+using detail::Lowering;
 
 /// A lowering with one result.
 template <typename Fn> Lowering single(Fn fn) {

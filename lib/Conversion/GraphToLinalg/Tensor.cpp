@@ -36,12 +36,6 @@ namespace graph = strata::graph;
 
 namespace {
 
-/// Builds the replacement values of an op from its (converted) operands and
-/// result types. A null Lowering means the op is not lowered.
-using Lowering =
-    std::function<SmallVector<Value>(OpBuilder &, Location, ValueRange operands,
-                                     ArrayRef<RankedTensorType> results)>;
-
 /// A lowering with one result.
 template <typename Fn> Lowering single(Fn fn) {
   return [fn](OpBuilder &b, Location loc, ValueRange operands,
@@ -925,36 +919,7 @@ bool strata::detail::canLowerTensor(Operation *op) {
   return bool(getLowering(op));
 }
 
-namespace {
-
-/// Lowers any op for which getLowering has a plan.
-struct TensorToLinalg : ConversionPattern {
-  TensorToLinalg(const TypeConverter &converter, MLIRContext *context)
-      : ConversionPattern(converter, MatchAnyOpTypeTag(), /*benefit=*/1,
-                          context) {}
-
-  LogicalResult
-  matchAndRewrite(Operation *op, ArrayRef<Value> operands,
-                  ConversionPatternRewriter &rewriter) const override {
-    Lowering lowering = getLowering(op);
-    if (!lowering)
-      return rewriter.notifyMatchFailure(op, "not a lowerable tensor op");
-    SmallVector<RankedTensorType> results;
-    for (Type type : op->getResultTypes()) {
-      auto converted = dyn_cast_or_null<RankedTensorType>(
-          getTypeConverter()->convertType(type));
-      if (!converted)
-        return rewriter.notifyMatchFailure(op, "result type does not convert");
-      results.push_back(converted);
-    }
-    rewriter.replaceOp(op, lowering(rewriter, op->getLoc(), operands, results));
-    return success();
-  }
-};
-
-} // namespace
-
 void strata::detail::populateTensorToLinalgPatterns(
     TypeConverter &converter, RewritePatternSet &patterns) {
-  patterns.add<TensorToLinalg>(converter, patterns.getContext());
+  addPlannedLowering(converter, patterns, getLowering, "tensor");
 }
