@@ -34,7 +34,6 @@ static cl::SubCommand runCmd("run", "Run a model or module once and print "
                                     "its outputs");
 static cl::SubCommand benchCmd("bench", "Time a model or module: warm-up "
                                         "runs, then the median of timed runs");
-extern cl::SubCommand conformanceCmd;
 
 static cl::opt<std::string> modelPath(cl::Positional, cl::Required,
                                       cl::desc("<model.onnx|model.strata>"),
@@ -54,11 +53,11 @@ cl::opt<std::string>
               cl::desc("x86-64 CPU to generate code for: native (default), "
                        "avx2, avx512, or an LLVM CPU name"),
               cl::init("native"), cl::sub(compileCmd), cl::sub(runCmd),
-              cl::sub(benchCmd), cl::sub(conformanceCmd));
+              cl::sub(benchCmd), cl::sub(conformanceCommand()));
 cl::opt<bool> noLibraries("no-libraries",
                           cl::desc("Generate every kernel (no oneDNN)"),
                           cl::sub(compileCmd), cl::sub(runCmd),
-                          cl::sub(benchCmd), cl::sub(conformanceCmd));
+                          cl::sub(benchCmd), cl::sub(conformanceCommand()));
 static cl::list<std::string>
     inputShapes("input-shape",
                 cl::desc("Bind an input's shape: NAME=D0,D1,... (repeatable)"),
@@ -423,7 +422,7 @@ int strata::driver::dispatchCommands() {
     return runRun();
   if (benchCmd)
     return runBench();
-  if (conformanceCmd)
+  if (conformanceCommand())
     return runConformance();
   return -1;
 }

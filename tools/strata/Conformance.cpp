@@ -43,39 +43,44 @@ using namespace strata;
 using namespace strata::driver;
 namespace cl = llvm::cl;
 
-cl::SubCommand
-    conformanceCmd("conformance",
-                   "Run ONNX backend-test style cases and compare outputs");
+/// Built on first use: options in Commands.cpp are registered with it too,
+/// and static initialization order across files is unspecified (a global
+/// SubCommand could be constructed after options had registered with it).
+cl::SubCommand &strata::driver::conformanceCommand() {
+  static cl::SubCommand command(
+      "conformance", "Run ONNX backend-test style cases and compare outputs");
+  return command;
+}
 
 extern cl::opt<std::string> cpuOption;
 extern cl::opt<bool> noLibraries;
 
 static cl::list<std::string> caseDirs(cl::Positional, cl::OneOrMore,
                                       cl::desc("<case or suite directories>"),
-                                      cl::sub(conformanceCmd));
+                                      cl::sub(conformanceCommand()));
 static cl::opt<std::string>
     expectedFile("expected-failures",
                  cl::desc("Cases expected to fail, one 'suite/case' a line"),
-                 cl::value_desc("file"), cl::sub(conformanceCmd));
+                 cl::value_desc("file"), cl::sub(conformanceCommand()));
 static cl::opt<std::string>
     writeExpected("write-expected-failures",
                   cl::desc("Write the cases that failed to this file"),
-                  cl::value_desc("file"), cl::sub(conformanceCmd));
+                  cl::value_desc("file"), cl::sub(conformanceCommand()));
 static cl::opt<std::string> jsonReport("json",
                                        cl::desc("Write a JSON report here"),
                                        cl::value_desc("file"),
-                                       cl::sub(conformanceCmd));
+                                       cl::sub(conformanceCommand()));
 static cl::opt<unsigned> jobs("j", cl::desc("Cases run at once (0: cores)"),
-                              cl::init(0), cl::sub(conformanceCmd));
+                              cl::init(0), cl::sub(conformanceCommand()));
 static cl::opt<unsigned> timeout("timeout",
                                  cl::desc("Seconds per case (default 300)"),
-                                 cl::init(300), cl::sub(conformanceCmd));
+                                 cl::init(300), cl::sub(conformanceCommand()));
 static cl::opt<double> relTol("rtol", cl::desc("Relative tolerance"),
-                              cl::init(1e-3), cl::sub(conformanceCmd));
+                              cl::init(1e-3), cl::sub(conformanceCommand()));
 static cl::opt<double> absTol("atol", cl::desc("Absolute tolerance"),
-                              cl::init(1e-5), cl::sub(conformanceCmd));
+                              cl::init(1e-5), cl::sub(conformanceCommand()));
 static cl::opt<bool> quiet("quiet", cl::desc("List only unexpected results"),
-                           cl::sub(conformanceCmd));
+                           cl::sub(conformanceCommand()));
 
 namespace {
 struct CaseOutcome {

@@ -7,6 +7,7 @@
 
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/CommandLine.h"
 
 #include <map>
 #include <memory>
@@ -74,6 +75,10 @@ tio::HostTensor toHost(const rt::Tensor &tensor);
 
 /// Whether `path` names a compiled module (".strata") rather than a model.
 bool isModuleFile(llvm::StringRef path);
+
+/// The `conformance` subcommand (shared by the files that add options to
+/// it, hence a function: see Conformance.cpp).
+llvm::cl::SubCommand &conformanceCommand();
 
 /// Runs the compile/run/bench/conformance command the command line chose;
 /// -1 when it chose none of them.
