@@ -32,8 +32,10 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 #include "llvm/ADT/SetVector.h"
 
+#include <cstring>
 #include <deque>
 
 using namespace mlir;
@@ -235,6 +237,35 @@ LogicalResult strata::partitionIntoKernels(ModuleOp module,
   func::FuncOp entry = getEntryFunction(module);
   if (!entry)
     return module.emitError("the module has no entry function");
+
+  // Weights stored transposed (Gemm's transB, as PyTorch's Linear exports
+  // it) are transposed once here instead of on every run.
+  for (auto gemm : llvm::make_early_inc_range(entry.getOps<graph::GemmOp>())) {
+    DenseElementsAttr weights;
+    if (!gemm.getTransB() || !matchPattern(gemm.getB(), m_Constant(&weights)))
+      continue;
+    auto type = cast<RankedTensorType>(weights.getType());
+    if (type.getRank() != 2 || !type.getElementType().isIntOrFloat() ||
+        type.getElementType().isInteger(1) || weights.isSplat())
+      continue;
+    int64_t rows = type.getDimSize(0), cols = type.getDimSize(1);
+    size_t width = type.getElementType().getIntOrFloatBitWidth() / 8;
+    ArrayRef<char> from = weights.getRawData();
+    std::vector<char> to(from.size());
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c)
+        std::memcpy(&to[(c * rows + r) * width], &from[(r * cols + c) * width],
+                    width);
+    auto transposedType =
+        RankedTensorType::get({cols, rows}, type.getElementType());
+    OpBuilder builder(gemm);
+    auto transposed = graph::ConstantOp::create(
+        builder, gemm.getB().getLoc(),
+        cast<ElementsAttr>(
+            DenseElementsAttr::getFromRawBuffer(transposedType, to)));
+    gemm.getBMutable().assign(transposed);
+    gemm.setTransB(0);
+  }
 
   // A result with no elements needs no kernel: it becomes an empty constant
   // (kernels with zero-size buffers cannot take the bare-pointer calling
