@@ -5,23 +5,24 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 
-#include "strata/Runtime/Runtime.h"
+#include "strata/Compiler/Compiler.h"
 
 #include <optional>
 #include <string>
 
 namespace strata {
 
-/// The runtime's element type for an MLIR element type, if it has one.
-std::optional<rt::DType> toRuntimeType(mlir::Type type);
-
 /// The function strata runs: the public func.func (the importer makes one).
 mlir::func::FuncOp getEntryFunction(mlir::ModuleOp module);
 
-/// The ONNX name of the entry function's argument or result `index`
-/// (`graph.name`), or "input<N>"/"output<N>" when it has none.
-std::string getArgumentName(mlir::func::FuncOp func, unsigned index);
+/// The ONNX name of the entry function's result `index` (`graph.name`), or
+/// "output<N>" when it has none (getArgumentName: Compiler.h).
 std::string getResultName(mlir::func::FuncOp func, unsigned index);
+
+/// Ops whose result is their operand's bytes under another static shape
+/// (reshape, flatten, squeeze, unsqueeze, identity): the partitioner leaves
+/// them outside kernels and the plan makes them buffer views.
+bool isViewOp(mlir::Operation *op);
 
 /// The ONNX node an op came from (its NameLoc), or "" when unknown.
 std::string getNodeName(mlir::Operation *op);

@@ -314,9 +314,7 @@ LogicalResult Planner::run(const CompileOptions &options,
         return failure();
       continue;
     }
-    if (op.getNumOperands() >= 1 && op.getNumResults() == 1 &&
-        isa<graph::ReshapeOp, graph::FlattenOp, graph::SqueezeOp,
-            graph::UnsqueezeOp, graph::IdentityOp>(op)) {
+    if (isViewOp(&op)) {
       if (failed(addView(&op)))
         return failure();
       continue;

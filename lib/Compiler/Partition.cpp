@@ -78,9 +78,7 @@ std::string strata::getNodeName(Operation *op) {
   return "";
 }
 
-/// Ops whose result is their operand's bytes under another static shape:
-/// they become buffer views and cost nothing at run time.
-static bool isViewOp(Operation *op) {
+bool strata::isViewOp(Operation *op) {
   if (!isa<graph::ReshapeOp, graph::FlattenOp, graph::SqueezeOp,
            graph::UnsqueezeOp, graph::IdentityOp>(op))
     return false;

@@ -107,10 +107,7 @@ bool readModelInputs(const std::string &path, std::vector<InputInfo> &inputs) {
       continue;
     for (BlockArgument arg : func.getArguments()) {
       InputInfo info;
-      auto name =
-          func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "graph.name");
-      info.name =
-          name ? name.str() : "input" + std::to_string(arg.getArgNumber());
+      info.name = getArgumentName(func, arg.getArgNumber());
       auto type = dyn_cast<RankedTensorType>(arg.getType());
       if (!type) {
         llvm::errs() << path << ": error: input '" << info.name
@@ -119,33 +116,14 @@ bool readModelInputs(const std::string &path, std::vector<InputInfo> &inputs) {
       }
       for (int64_t d : type.getShape())
         info.shape.push_back(ShapedType::isDynamic(d) ? -1 : d);
-      Type element = type.getElementType();
-      if (element.isF32())
-        info.dtype = rt::DType::F32;
-      else if (element.isF64())
-        info.dtype = rt::DType::F64;
-      else if (element.isF16())
-        info.dtype = rt::DType::F16;
-      else if (element.isBF16())
-        info.dtype = rt::DType::BF16;
-      else if (element.isInteger(1))
-        info.dtype = rt::DType::I1;
-      else if (auto i = dyn_cast<IntegerType>(element)) {
-        static const rt::DType signedTypes[] = {rt::DType::I8, rt::DType::I16,
-                                                rt::DType::I32, rt::DType::I64};
-        static const rt::DType unsignedTypes[] = {
-            rt::DType::U8, rt::DType::U16, rt::DType::U32, rt::DType::U64};
-        int index = i.getWidth() == 8    ? 0
-                    : i.getWidth() == 16 ? 1
-                    : i.getWidth() == 32 ? 2
-                                         : 3;
-        info.dtype = i.isUnsigned() ? unsignedTypes[index] : signedTypes[index];
-      } else {
+      std::optional<rt::DType> dtype = toRuntimeType(type.getElementType());
+      if (!dtype) {
         llvm::errs() << path << ": error: input '" << info.name
-                     << "' has the unsupported element type " << element
-                     << "\n";
+                     << "' has the unsupported element type "
+                     << type.getElementType() << "\n";
         return false;
       }
+      info.dtype = *dtype;
       inputs.push_back(std::move(info));
     }
     return true;

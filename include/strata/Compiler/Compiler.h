@@ -16,14 +16,19 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"
+#include "strata/Runtime/Runtime.h"
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace mlir {
 class DialectRegistry;
+namespace func {
+class FuncOp;
+} // namespace func
 } // namespace mlir
 
 namespace strata {
@@ -45,6 +50,13 @@ struct CompileOptions {
   /// (NN-<stage>.mlir, and the optimized LLVM IR as .ll).
   std::string dumpDir;
 };
+
+/// The runtime's element type for an MLIR element type, if it has one.
+std::optional<rt::DType> toRuntimeType(mlir::Type type);
+
+/// The ONNX name of an entry function's argument `index` (`graph.name`), or
+/// "input<N>" when it has none.
+std::string getArgumentName(mlir::func::FuncOp func, unsigned index);
 
 /// Registers every dialect, interface and translation the compile path uses.
 void registerCompilerDialects(mlir::DialectRegistry &registry);

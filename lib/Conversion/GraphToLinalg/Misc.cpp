@@ -227,6 +227,27 @@ static Lowering lowerEinsum(graph::EinsumOp op) {
 /// out[..., k, c] = sum_j x[..., j] * exp(-+2 pi i j k / L), one generic with
 /// a reduction dim j over the signal (zero beyond the input, truncated at
 /// L); the twiddle angle uses (j * k) mod L so it stays small.
+/// Component `c` (0: real, 1: imaginary) of (re + i im) rotated by `angle`
+/// (e^{-i angle} for a forward transform, e^{+i angle} for an inverse one):
+/// one term of a DFT sum.
+static Value rotatedComponent(OpBuilder &b, Location loc, Value re, Value im,
+                              Value angle, bool inverse, Value c) {
+  Value cos = math::CosOp::create(b, loc, angle);
+  Value sin = math::SinOp::create(b, loc, angle);
+  if (!inverse)
+    sin = arith::NegFOp::create(b, loc, sin);
+  // (re + i im)(cos + i sin).
+  Value real =
+      arith::SubFOp::create(b, loc, arith::MulFOp::create(b, loc, re, cos),
+                            arith::MulFOp::create(b, loc, im, sin));
+  Value imag =
+      arith::AddFOp::create(b, loc, arith::MulFOp::create(b, loc, re, sin),
+                            arith::MulFOp::create(b, loc, im, cos));
+  Value isReal = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, c,
+                                       indexConstant(b, loc, 0));
+  return arith::SelectOp::create(b, loc, isReal, real, imag);
+}
+
 static Lowering lowerDFT(graph::DFTOp op) {
   if (!allStaticTensors(op))
     return nullptr;
@@ -317,21 +338,7 @@ static Lowering lowerDFT(graph::DFTOp op) {
               Value angle = arith::MulFOp::create(
                   b, loc, jkFloat,
                   scalarConstant(b, loc, f64, 2 * M_PI / double(length)));
-              Value cos = math::CosOp::create(b, loc, angle);
-              Value sin = math::SinOp::create(b, loc, angle);
-              if (!inverse)
-                sin = arith::NegFOp::create(b, loc, sin);
-              // (re + i im)(cos + i sin).
-              Value real = arith::SubFOp::create(
-                  b, loc, arith::MulFOp::create(b, loc, re, cos),
-                  arith::MulFOp::create(b, loc, im, sin));
-              Value imag = arith::AddFOp::create(
-                  b, loc, arith::MulFOp::create(b, loc, re, sin),
-                  arith::MulFOp::create(b, loc, im, cos));
-              Value isReal =
-                  arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, c,
-                                        indexConstant(b, loc, 0));
-              Value term = arith::SelectOp::create(b, loc, isReal, real, imag);
+              Value term = rotatedComponent(b, loc, re, im, angle, inverse, c);
               linalg::YieldOp::create(
                   b, loc,
                   ValueRange{arith::AddFOp::create(b, loc, args[1], term)});
@@ -603,19 +610,8 @@ static Lowering lowerSTFT(graph::STFTOp op) {
                   arith::MulFOp::create(b, loc, toF64(jk),
                                         scalarConstant(b, loc, f64, 2 * M_PI)),
                   toF64(safeLength));
-              Value cos = math::CosOp::create(b, loc, angle);
-              Value sin = arith::NegFOp::create(
-                  b, loc, math::SinOp::create(b, loc, angle));
-              Value real = arith::SubFOp::create(
-                  b, loc, arith::MulFOp::create(b, loc, re, cos),
-                  arith::MulFOp::create(b, loc, im, sin));
-              Value imag = arith::AddFOp::create(
-                  b, loc, arith::MulFOp::create(b, loc, re, sin),
-                  arith::MulFOp::create(b, loc, im, cos));
-              Value isReal =
-                  arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, c,
-                                        indexConstant(b, loc, 0));
-              Value term = arith::SelectOp::create(b, loc, isReal, real, imag);
+              Value term = rotatedComponent(b, loc, re, im, angle,
+                                            /*inverse=*/false, c);
               linalg::YieldOp::create(
                   b, loc,
                   ValueRange{arith::AddFOp::create(b, loc, args[1], term)});

@@ -527,6 +527,16 @@ static Value convInit(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
       });
 }
 
+/// Whether a convolution's optional bias is absent or a vector of
+/// `channels` elements of type `element`.
+static bool biasFits(Value bias, int64_t channels, Type element) {
+  if (!bias)
+    return true;
+  auto type = cast<RankedTensorType>(bias.getType());
+  return type.getRank() == 1 && type.getDimSize(0) == channels &&
+         type.getElementType() == element;
+}
+
 static Lowering lowerConv(graph::ConvOp op) {
   if (!allStaticTensors(op))
     return nullptr;
@@ -543,12 +553,8 @@ static Lowering lowerConv(graph::ConvOp op) {
       weight.getDimSize(0) % group != 0 ||
       result.getDimSize(1) != weight.getDimSize(0))
     return nullptr;
-  if (op.getBias()) {
-    auto bias = cast<RankedTensorType>(op.getBias().getType());
-    if (bias.getRank() != 1 || bias.getDimSize(0) != weight.getDimSize(0) ||
-        bias.getElementType() != element)
-      return nullptr;
-  }
+  if (!biasFits(op.getBias(), weight.getDimSize(0), element))
+    return nullptr;
   auto window = resolveWindow(input.getShape().drop_front(2),
                               weight.getShape().drop_front(2), op.getAutoPad(),
                               op.getStrides(), op.getDilations(), op.getPads());
@@ -592,12 +598,8 @@ static Lowering lowerConvTranspose(graph::ConvTransposeOp op) {
       weight.getDimSize(0) % group != 0 ||
       result.getDimSize(1) != weight.getDimSize(1) * group)
     return nullptr;
-  if (op.getBias()) {
-    auto bias = cast<RankedTensorType>(op.getBias().getType());
-    if (bias.getRank() != 1 || bias.getDimSize(0) != result.getDimSize(1) ||
-        bias.getElementType() != element)
-      return nullptr;
-  }
+  if (!biasFits(op.getBias(), result.getDimSize(1), element))
+    return nullptr;
   StringRef autoPad = op.getAutoPad();
   if (autoPad != "NOTSET" && autoPad != "VALID" && autoPad != "SAME_UPPER" &&
       autoPad != "SAME_LOWER")

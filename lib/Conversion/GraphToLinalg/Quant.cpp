@@ -85,32 +85,55 @@ static std::optional<AffineMap> paramMap(Builder &b, RankedTensorType param,
 // Quantize, dequantize
 //===----------------------------------------------------------------------===//
 
+/// The indexing maps of a (de)quantize op's scale and optional zero point
+/// over its input (a scalar, or a 1-D tensor along `axis`).
+struct QuantParams {
+  AffineMap scale;
+  std::optional<AffineMap> zeroPoint;
+
+  /// The maps of the generic's inputs: the input, the scale, the zero point.
+  SmallVector<AffineMap> maps(Builder &b, int64_t rank) const {
+    SmallVector<AffineMap> result{b.getMultiDimIdentityMap(rank), scale};
+    if (zeroPoint)
+      result.push_back(*zeroPoint);
+    return result;
+  }
+};
+
+static std::optional<QuantParams> planQuantParams(Operation *op,
+                                                  RankedTensorType input,
+                                                  int64_t axisAttr, Value scale,
+                                                  Value zeroPoint) {
+  // The axis matters only for 1-D (per-axis) parameters.
+  int64_t axis = 0;
+  if (input.getRank() > 0) {
+    if (auto normalized = graph::normalizeAxis(axisAttr, input.getRank()))
+      axis = *normalized;
+    else if (!isScalarLike(scale))
+      return std::nullopt;
+  }
+  Builder probe(op->getContext());
+  auto scaleMap = paramMap(probe, tensorTypeOf(scale), input, axis);
+  if (!scaleMap)
+    return std::nullopt;
+  QuantParams params{*scaleMap, std::nullopt};
+  if (zeroPoint) {
+    params.zeroPoint = paramMap(probe, tensorTypeOf(zeroPoint), input, axis);
+    if (!params.zeroPoint)
+      return std::nullopt;
+  }
+  return params;
+}
+
 static Lowering lowerQuantize(graph::QuantizeLinearOp op) {
   if (!allStaticTensors(op))
     return nullptr;
   auto input = tensorTypeOf(op.getInput());
-  auto scale = tensorTypeOf(op.getScale());
   Type outElement = tensorTypeOf(op.getOutput()).getElementType();
   bool isUnsigned = outElement.isUnsignedInteger(8);
-  // The axis matters only for 1-D (per-axis) parameters.
-  int64_t axis = 0;
-  if (input.getRank() > 0) {
-    auto normalized =
-        graph::normalizeAxis(int64_t(op.getAxis()), input.getRank());
-    if (normalized)
-      axis = *normalized;
-    else if (!isScalarLike(op.getScale()))
-      return nullptr;
-  }
-  Builder probe(op->getContext());
-  auto scaleMap = paramMap(probe, scale, input, axis);
-  std::optional<AffineMap> zpMap;
-  if (op.getZeroPoint()) {
-    zpMap = paramMap(probe, tensorTypeOf(op.getZeroPoint()), input, axis);
-    if (!zpMap)
-      return nullptr;
-  }
-  if (!scaleMap)
+  std::optional<QuantParams> params = planQuantParams(
+      op, input, int64_t(op.getAxis()), op.getScale(), op.getZeroPoint());
+  if (!params)
     return nullptr;
   bool hasZp = bool(op.getZeroPoint());
   bool zpUnsigned =
@@ -118,13 +141,8 @@ static Lowering lowerQuantize(graph::QuantizeLinearOp op) {
   bool intInput = isa<IntegerType>(input.getElementType());
   return single([=](OpBuilder &b, Location loc, ValueRange operands,
                     RankedTensorType type) -> Value {
-    SmallVector<Value> inputs{operands[0], operands[1]};
-    SmallVector<AffineMap> maps{b.getMultiDimIdentityMap(input.getRank()),
-                                *scaleMap};
-    if (hasZp) {
-      inputs.push_back(operands[2]);
-      maps.push_back(*zpMap);
-    }
+    SmallVector<Value> inputs(operands.begin(), operands.end());
+    SmallVector<AffineMap> maps = params->maps(b, input.getRank());
     return buildIndexedGeneric(
         b, loc, type, inputs, maps,
         [&](OpBuilder &b, Location loc, ValueRange, ValueRange args) -> Value {
@@ -144,38 +162,16 @@ static Lowering lowerDequantize(graph::DequantizeLinearOp op) {
   if (!allStaticTensors(op))
     return nullptr;
   auto input = tensorTypeOf(op.getInput());
-  auto scale = tensorTypeOf(op.getScale());
   bool isUnsigned = input.getElementType().isUnsignedInteger();
-  // The axis matters only for 1-D (per-axis) parameters.
-  int64_t axis = 0;
-  if (input.getRank() > 0) {
-    auto normalized =
-        graph::normalizeAxis(int64_t(op.getAxis()), input.getRank());
-    if (normalized)
-      axis = *normalized;
-    else if (!isScalarLike(op.getScale()))
-      return nullptr;
-  }
-  Builder probe(op->getContext());
-  auto scaleMap = paramMap(probe, scale, input, axis);
-  std::optional<AffineMap> zpMap;
-  if (op.getZeroPoint()) {
-    zpMap = paramMap(probe, tensorTypeOf(op.getZeroPoint()), input, axis);
-    if (!zpMap)
-      return nullptr;
-  }
-  if (!scaleMap)
+  std::optional<QuantParams> params = planQuantParams(
+      op, input, int64_t(op.getAxis()), op.getScale(), op.getZeroPoint());
+  if (!params)
     return nullptr;
   bool hasZp = bool(op.getZeroPoint());
   return single([=](OpBuilder &b, Location loc, ValueRange operands,
                     RankedTensorType type) -> Value {
-    SmallVector<Value> inputs{operands[0], operands[1]};
-    SmallVector<AffineMap> maps{b.getMultiDimIdentityMap(input.getRank()),
-                                *scaleMap};
-    if (hasZp) {
-      inputs.push_back(operands[2]);
-      maps.push_back(*zpMap);
-    }
+    SmallVector<Value> inputs(operands.begin(), operands.end());
+    SmallVector<AffineMap> maps = params->maps(b, input.getRank());
     return buildIndexedGeneric(
         b, loc, type, inputs, maps,
         [&](OpBuilder &b, Location loc, ValueRange, ValueRange args) -> Value {
