@@ -16,10 +16,12 @@
 
 #include "module_generated.h"
 
+#include <cctype>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <type_traits>
 
 namespace strata::rt {
 
@@ -49,9 +51,23 @@ std::string str(const flatbuffers::String *s) {
   return s ? std::string(s->c_str(), s->size()) : std::string();
 }
 
+/// The elements of a scalar vector. The verifier only checks that a
+/// vector's length is 4-byte aligned, so in a corrupted file a vector of
+/// 8-byte values (shapes, attributes) may be misaligned: the bytes are copied
+/// rather than loaded in place, which is defined for any alignment.
 template <typename T, typename U>
 std::vector<T> vec(const flatbuffers::Vector<U> *v) {
-  return v ? std::vector<T>(v->begin(), v->end()) : std::vector<T>();
+  static_assert(std::is_scalar_v<U>, "vec() copies scalar vectors only");
+  if (!v)
+    return {};
+  std::vector<T> out(v->size());
+  const uint8_t *bytes = v->Data();
+  for (size_t i = 0; i < out.size(); ++i) {
+    U value;
+    std::memcpy(&value, bytes + i * sizeof(U), sizeof(U));
+    out[i] = static_cast<T>(flatbuffers::EndianScalar(value));
+  }
+  return out;
 }
 
 DType checkedType(fb::ElementType type, const Reporter &r,
@@ -373,6 +389,39 @@ void Module::parse() {
   if (auto *metadata = m->metadata())
     for (const fb::KeyValue *kv : *metadata)
       metadata_.emplace_back(str(kv->key()), str(kv->value()));
+
+  // GPU code (format 1.1). The driver is the judge of the images
+  // themselves; what is checked here is what would make it misread them.
+  if (auto *cubin = m->gpu_cubin(); cubin && cubin->size()) {
+    gpuCubin_ = cubin->data();
+    gpuCubinSize_ = cubin->size();
+  }
+  if (auto *ptx = m->gpu_ptx(); ptx && ptx->size()) {
+    // The driver reads PTX up to its first NUL (the verifier has checked
+    // the terminating one); an embedded NUL would silently cut the code.
+    if (const void *nul = std::memchr(ptx->c_str(), 0, ptx->size()))
+      r.fail("the GPU code's PTX contains a NUL byte at offset " +
+             std::to_string(static_cast<const char *>(nul) - ptx->c_str()) +
+             " of " + std::to_string(ptx->size()));
+    gpuPtx_ = ptx->c_str();
+    gpuPtxSize_ = ptx->size();
+  }
+  gpuArch_ = str(m->gpu_arch());
+  if (!gpuArch_.empty()) {
+    // sm_<digits> with an optional feature suffix letter (sm_90a, sm_100f).
+    bool valid = gpuArch_.size() > 3 && gpuArch_.compare(0, 3, "sm_") == 0;
+    size_t i = 3;
+    while (valid && i < gpuArch_.size() &&
+           std::isdigit(static_cast<unsigned char>(gpuArch_[i])))
+      ++i;
+    valid = valid && i > 3 &&
+            (i == gpuArch_.size() ||
+             (i + 1 == gpuArch_.size() &&
+              std::islower(static_cast<unsigned char>(gpuArch_[i]))));
+    if (!valid)
+      r.fail("gpu_arch '" + gpuArch_ +
+             "' is not a GPU architecture (expected e.g. 'sm_90a')");
+  }
 }
 
 } // namespace strata::rt

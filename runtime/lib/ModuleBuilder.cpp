@@ -28,6 +28,8 @@ struct ModuleBuilder::State {
   std::vector<Step> steps;
   std::vector<uint8_t> code;
   std::vector<std::pair<std::string, std::string>> metadata;
+  std::vector<uint8_t> gpuCubin;
+  std::string gpuPtx, gpuArch;
 };
 
 ModuleBuilder::ModuleBuilder() : state_(std::make_unique<State>()) {}
@@ -117,6 +119,15 @@ void ModuleBuilder::setCode(std::vector<uint8_t> code) {
 void ModuleBuilder::addMetadata(std::string key, std::string value) {
   state_->metadata.emplace_back(std::move(key), std::move(value));
 }
+void ModuleBuilder::setGpuCubin(std::vector<uint8_t> cubin) {
+  state_->gpuCubin = std::move(cubin);
+}
+void ModuleBuilder::setGpuPtx(std::string ptx) {
+  state_->gpuPtx = std::move(ptx);
+}
+void ModuleBuilder::setGpuArch(std::string arch) {
+  state_->gpuArch = std::move(arch);
+}
 
 /// A byte vector whose data starts at a 64-byte boundary of the finished
 /// buffer (the schema's force_align: 64). This is what the generated
@@ -187,11 +198,20 @@ std::vector<uint8_t> ModuleBuilder::finish() const {
   if (!s.code.empty())
     code = createAlignedBytes(fbb, s.code);
   auto target = fbb.CreateString(s.target);
+  // Empty GPU fields are left out, so that CPU modules stay as they were.
+  flatbuffers::Offset<flatbuffers::Vector<uint8_t>> gpuCubin;
+  if (!s.gpuCubin.empty())
+    gpuCubin = createAlignedBytes(fbb, s.gpuCubin);
+  flatbuffers::Offset<flatbuffers::String> gpuPtx, gpuArch;
+  if (!s.gpuPtx.empty())
+    gpuPtx = fbb.CreateString(s.gpuPtx);
+  if (!s.gpuArch.empty())
+    gpuArch = fbb.CreateString(s.gpuArch);
 
   fb::Version version(s.major, s.minor);
-  auto root =
-      fb::CreateModule(fbb, &version, target, inputs, outputs, bufferVector,
-                       s.arenaSize, stepVector, code, metadataVector);
+  auto root = fb::CreateModule(fbb, &version, target, inputs, outputs,
+                               bufferVector, s.arenaSize, stepVector, code,
+                               metadataVector, gpuCubin, gpuPtx, gpuArch);
   // Size-prefixed, so that the loader can tell a truncated file.
   fb::FinishSizePrefixedModuleBuffer(fbb, root);
   return std::vector<uint8_t>(fbb.GetBufferPointer(),

@@ -12,6 +12,7 @@
 #include "strata/Runtime/Runtime.h"
 
 #include "CodeLoader.h"
+#include "cuda/CudaExecutor.h"
 #include "kernels/Kernels.h"
 
 #include <chrono>
@@ -144,7 +145,9 @@ const std::string &KernelContext::attrString(const std::string &key) const {
 //===----------------------------------------------------------------------===//
 
 Session::Session(std::shared_ptr<const Module> module, SessionOptions options)
-    : module_(std::move(module)), pool_(options.threads) {
+    : module_(std::move(module)),
+      // A CUDA session's work runs on the GPU; its pool stays unused.
+      pool_(module_ && module_->target() == "cuda" ? 1 : options.threads) {
   if (!module_)
     throw Error("Session: no module");
   const Module &m = *module_;
@@ -154,8 +157,17 @@ Session::Session(std::shared_ptr<const Module> module, SessionOptions options)
   auto fail = [&](const std::string &what) {
     throw Error("strata module '" + m.name() + "': " + what);
   };
+  if (m.target() == "cuda") {
+    // The CUDA executor owns the device side; this session keeps the host
+    // inputs and outputs (setInput, output) as for the CPU.
+    cuda_ = detail::createCudaExecutor(m, options);
+    inputs_.resize(m.inputs().size());
+    inputSet_.assign(m.inputs().size(), false);
+    return;
+  }
   if (m.target() != "cpu")
-    fail("targets '" + m.target() + "'; this runtime runs 'cpu' modules");
+    fail("targets '" + m.target() +
+         "'; this runtime runs 'cpu' and 'cuda' modules");
 
   size_t numSteps = m.steps().size();
   kernels_.assign(numSteps, nullptr);
@@ -279,6 +291,8 @@ void Session::setInput(size_t index, const Tensor &tensor) {
       throw Error(who + got + " (dimension " + std::to_string(d) + " differs)");
   inputs_[index] = tensor;
   inputSet_[index] = true;
+  if (cuda_)
+    return; // Copied to the device by run().
   // The buffer takes the tensor's actual shape (dynamic dimensions bound).
   TensorView &v = views_[sig.buffer];
   v.shape = inputs_[index].shape();
@@ -292,6 +306,11 @@ void Session::run() {
       throw Error("strata module '" + m.name() + "': input '" +
                   m.inputs()[i].name + "' was not set");
   ran_ = false;
+  if (cuda_) {
+    cuda_->run(inputs_, outputs_, profile_ ? &stepTimes_ : nullptr);
+    ran_ = true;
+    return;
+  }
   for (size_t i = 0; i < m.steps().size(); ++i) {
     const Step &step = m.steps()[i];
     auto start = profile_ ? std::chrono::steady_clock::now()

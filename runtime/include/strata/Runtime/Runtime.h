@@ -33,7 +33,9 @@ namespace strata::rt {
 
 namespace detail {
 class LoadedCode;
+class CudaExecutor;
 } // namespace detail
+struct CudaSessionInfo;
 
 /// Everything the runtime reports goes through this exception.
 class Error : public std::runtime_error {
@@ -44,7 +46,8 @@ public:
 /// The module format version this runtime writes; it reads any module of the
 /// same major version.
 constexpr uint16_t kFormatMajor = 1;
-constexpr uint16_t kFormatMinor = 0;
+// 1.1: Module.gpu_cubin, gpu_ptx and gpu_arch (CUDA modules).
+constexpr uint16_t kFormatMinor = 1;
 
 //===----------------------------------------------------------------------===//
 // Element types and tensors
@@ -279,6 +282,16 @@ public:
   /// The value of metadata `key`, or nullptr.
   const std::string *metadataValue(const std::string &key) const;
 
+  /// CUDA modules (target "cuda"): the kernels as a cubin (an ELF image for
+  /// one GPU architecture, in place in the module; nullptr when absent), as
+  /// PTX (nullptr when absent; NUL-terminated, in place) and the
+  /// architecture the cubin was built for ("sm_90a"; empty when not given).
+  const uint8_t *gpuCubin() const { return gpuCubin_; }
+  size_t gpuCubinSize() const { return gpuCubinSize_; }
+  const char *gpuPtx() const { return gpuPtx_; }
+  size_t gpuPtxSize() const { return gpuPtxSize_; }
+  const std::string &gpuArch() const { return gpuArch_; }
+
 private:
   friend class Session;
   Module() = default;
@@ -301,6 +314,11 @@ private:
   const uint8_t *code_ = nullptr;
   size_t codeSize_ = 0;
   std::vector<std::pair<std::string, std::string>> metadata_;
+  const uint8_t *gpuCubin_ = nullptr;
+  size_t gpuCubinSize_ = 0;
+  const char *gpuPtx_ = nullptr;
+  size_t gpuPtxSize_ = 0;
+  std::string gpuArch_;
   mutable std::mutex codeMutex_;
   mutable std::weak_ptr<detail::LoadedCode> loadedCode_;
 };
@@ -338,6 +356,11 @@ public:
   void addStep(Step step);
   void setCode(std::vector<uint8_t> code);
   void addMetadata(std::string key, std::string value);
+  /// CUDA modules: the cubin, the PTX and the cubin's architecture
+  /// ("sm_90a"); empty values are left out of the module.
+  void setGpuCubin(std::vector<uint8_t> cubin);
+  void setGpuPtx(std::string ptx);
+  void setGpuArch(std::string arch);
 
   /// The module's bytes.
   std::vector<uint8_t> finish() const;
@@ -487,7 +510,22 @@ struct SessionOptions {
   /// thread).
   unsigned threads = 1;
   /// Time every step (steady clock around each call); see stepTimes().
+  /// CUDA modules time each step with CUDA events instead and synchronize
+  /// after it, without a CUDA graph, so that a failing kernel is named.
   bool profile = false;
+
+  /// Options for modules whose target is "cuda" (docs/runtime.md, "The CUDA
+  /// executor"); other modules ignore them.
+  struct Cuda {
+    /// The CUDA device ordinal to run on.
+    int device = 0;
+    /// Capture the steps into a CUDA graph on the first run and replay it on
+    /// later runs (false: launch every kernel on every run).
+    bool graphs = true;
+    /// Stage inputs and outputs in page-locked host memory, so that the
+    /// copies between host and device are asynchronous DMA transfers.
+    bool pinnedStaging = true;
+  } cuda;
 };
 
 /// Runs one module: owns the arena, the bound inputs and the outputs of the
@@ -517,6 +555,8 @@ public:
   const Tensor &output(size_t index) const;
 
 private:
+  friend CudaSessionInfo cudaSessionInfo(const Session &session);
+
   size_t inputIndex(const std::string &name) const;
   size_t outputIndex(const std::string &name) const;
 
@@ -541,6 +581,10 @@ private:
   bool ran_ = false;
   bool profile_ = false;
   std::vector<double> stepTimes_;
+  /// Modules whose target is "cuda": the CUDA executor (lib/cuda), which
+  /// then owns the device side; the members above hold the host inputs and
+  /// outputs.
+  std::unique_ptr<detail::CudaExecutor> cuda_;
 };
 
 } // namespace strata::rt

@@ -1,0 +1,60 @@
+//===- Cuda.h - The strata runtime's CUDA executor --------------*- C++ -*-===//
+//
+// Modules whose target is "cuda" run through the ordinary Session API
+// (Runtime.h): a session of such a module loads the module's GPU code into
+// the device's primary context, keeps the arena and the constants on the
+// device and copies inputs and outputs at the run boundaries. This header
+// adds what only the CUDA side has: whether it can run here at all, and
+// what a session did (which image it loaded, graph captures and replays).
+//
+// The runtime never links libcuda: the driver is opened with dlopen on first
+// use, so the library loads (and runs CPU modules) on machines without a GPU.
+// Design and ABI: docs/runtime.md, "The CUDA executor".
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef STRATA_RUNTIME_CUDA_H
+#define STRATA_RUNTIME_CUDA_H
+
+#include "strata/Runtime/Runtime.h"
+
+#include <cstdint>
+#include <string>
+
+namespace strata::rt {
+
+/// Whether this runtime was built with the CUDA executor (it needs the CUDA
+/// toolkit's cuda.h at configure time, nothing at link time).
+bool cudaBackendBuilt();
+
+/// Whether a CUDA module can run here: the executor is built, libcuda.so.1
+/// loads, the driver initializes and has at least one device. When it
+/// cannot, `why` (if given) receives the message a Session would throw.
+bool cudaAvailable(std::string *why = nullptr);
+
+/// What a CUDA session has done so far.
+struct CudaSessionInfo {
+  /// The device's name and architecture ("NVIDIA H200", "sm_90").
+  std::string deviceName;
+  std::string deviceArch;
+  /// "cubin" when the module's cubin was loaded, "ptx" when the driver
+  /// JIT-compiled its PTX.
+  std::string loadedImage;
+  /// Why the cubin was not used (empty when it was).
+  std::string cubinRejected;
+  /// Runs that launched the captured CUDA graph, runs that launched the
+  /// kernels one by one, and graphs captured.
+  uint64_t graphRuns = 0;
+  uint64_t directRuns = 0;
+  uint64_t graphCaptures = 0;
+  /// Why graphs are not used: the capture failure, or empty.
+  std::string graphFallback;
+};
+
+/// The CUDA side of `session`; throws Error when its module is not a CUDA
+/// module.
+CudaSessionInfo cudaSessionInfo(const Session &session);
+
+} // namespace strata::rt
+
+#endif // STRATA_RUNTIME_CUDA_H

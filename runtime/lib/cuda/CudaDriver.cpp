@@ -1,0 +1,144 @@
+//===- CudaDriver.cpp - Loading the CUDA driver at run time -----*- C++ -*-===//
+//
+// dlopen("libcuda.so.1") on first use; every entry point is resolved with
+// cuGetProcAddress for the CUDA version of the cuda.h the runtime was built
+// with, which hands back the variant whose signature that header declares
+// (the driver keeps old variants for old binaries). Drivers older than CUDA
+// 12 lack cuGetProcAddress_v2; there dlsym of the versioned name the header
+// maps to (cuMemAlloc_v2) gives the same ABI. The library handle is never
+// closed: the driver must outlive every context and module of the process.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CudaDriver.h"
+
+#include <dlfcn.h>
+
+#include <mutex>
+
+namespace strata::rt::cuda {
+
+namespace {
+
+// "cuMemAlloc" -> "cuMemAlloc_v2": the symbol the header's declaration
+// names, for dlsym.
+#define STRATA_CUDA_STR2(x) #x
+#define STRATA_CUDA_STR(x) STRATA_CUDA_STR2(x)
+
+constexpr const char *kNeedsGpu =
+    "strata: --target=cuda needs an NVIDIA GPU and driver: ";
+
+struct Loaded {
+  Driver driver;
+  /// Empty when the driver is usable; otherwise the message to throw.
+  std::string error;
+};
+
+using GetProcAddressFn = decltype(&::cuGetProcAddress);
+
+void *resolve(void *library, GetProcAddressFn getProcAddress, const char *name,
+              const char *exported) {
+  if (getProcAddress) {
+    void *fn = nullptr;
+    CUdriverProcAddressQueryResult status = CU_GET_PROC_ADDRESS_SUCCESS;
+    if (getProcAddress(name, &fn, CUDA_VERSION,
+                       CU_GET_PROC_ADDRESS_LEGACY_STREAM,
+                       &status) == CUDA_SUCCESS &&
+        status == CU_GET_PROC_ADDRESS_SUCCESS && fn)
+      return fn;
+  }
+  return dlsym(library, exported);
+}
+
+Loaded load() {
+  Loaded out;
+  Driver &d = out.driver;
+  // Not RTLD_GLOBAL: nothing else in the process needs to see the driver's
+  // symbols through us (a CUDA runtime in the process opens it itself).
+  void *library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!library) {
+    const char *why = dlerror();
+    out.error = std::string(kNeedsGpu) + "libcuda.so.1 was not found (" +
+                (why ? why : "dlopen failed") + ")";
+    return out;
+  }
+  auto getProcAddress = reinterpret_cast<GetProcAddressFn>(
+      dlsym(library, STRATA_CUDA_STR(cuGetProcAddress)));
+  std::string missing;
+#define STRATA_CUDA_RESOLVE(fn)                                                \
+  d.fn = reinterpret_cast<decltype(d.fn)>(                                     \
+      resolve(library, getProcAddress, #fn, STRATA_CUDA_STR(fn)));
+#define STRATA_CUDA_REQUIRE(fn)                                                \
+  STRATA_CUDA_RESOLVE(fn)                                                      \
+  if (!d.fn)                                                                   \
+    missing += (missing.empty() ? "" : ", ") + std::string(#fn);
+  STRATA_CUDA_REQUIRED_FUNCTIONS(STRATA_CUDA_REQUIRE)
+  STRATA_CUDA_OPTIONAL_FUNCTIONS(STRATA_CUDA_RESOLVE)
+#undef STRATA_CUDA_REQUIRE
+#undef STRATA_CUDA_RESOLVE
+  if (d.cuDriverGetVersion)
+    d.cuDriverGetVersion(&d.version);
+  if (!missing.empty()) {
+    out.error = std::string(kNeedsGpu) + "the NVIDIA driver in " +
+                "libcuda.so.1 (CUDA " + versionString(d.version) + ") lacks " +
+                missing + "; strata's runtime was built for " + "CUDA " +
+                versionString(CUDA_VERSION) +
+                " and needs a driver for CUDA 12 or newer";
+    return out;
+  }
+  if (CUresult r = d.cuInit(0); r != CUDA_SUCCESS) {
+    out.error =
+        std::string(kNeedsGpu) +
+        (r == CUDA_ERROR_NO_DEVICE ? "the NVIDIA driver found no GPU"
+                                   : "the NVIDIA driver did not initialize") +
+        " (cuInit failed with " + errorText(d, r) + ")";
+    return out;
+  }
+  if (CUresult r = d.cuDeviceGetCount(&d.deviceCount); r != CUDA_SUCCESS) {
+    out.error = std::string(kNeedsGpu) + "cuDeviceGetCount failed with " +
+                errorText(d, r);
+    return out;
+  }
+  if (d.deviceCount < 1)
+    out.error = std::string(kNeedsGpu) +
+                "the NVIDIA driver is installed but found no GPU";
+  return out;
+}
+
+} // namespace
+
+const Driver &driver() {
+  // Decided once per process: the driver cannot appear or disappear, and
+  // cuInit must not run concurrently with itself.
+  static const Loaded loaded = load();
+  if (!loaded.error.empty())
+    throw Error(loaded.error);
+  return loaded.driver;
+}
+
+std::string versionString(int version) {
+  if (version <= 0)
+    return "unknown";
+  return std::to_string(version / 1000) + "." +
+         std::to_string(version % 1000 / 10);
+}
+
+std::string errorText(const Driver &d, CUresult result) {
+  const char *name = nullptr, *text = nullptr;
+  if (d.cuGetErrorName)
+    d.cuGetErrorName(result, &name);
+  if (d.cuGetErrorString)
+    d.cuGetErrorString(result, &text);
+  std::string out =
+      name ? name : "CUDA error " + std::to_string(static_cast<int>(result));
+  if (text)
+    out += std::string(" (") + text + ")";
+  return out;
+}
+
+void fail(const Driver &d, CUresult result, const char *call,
+          const std::string &where) {
+  throw Error(where + ": " + call + " failed with " + errorText(d, result));
+}
+
+} // namespace strata::rt::cuda

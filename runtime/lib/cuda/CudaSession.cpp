@@ -1,0 +1,737 @@
+//===- CudaSession.cpp - Running CUDA modules -------------------*- C++ -*-===//
+//
+// The CUDA executor behind Session for modules whose target is "cuda"
+// (docs/runtime.md, "The CUDA executor"). At creation it checks the plan
+// (before touching the driver, so that a bad module is named as such on any
+// machine), loads the module's cubin or else JIT-compiles its PTX into the
+// device's primary context, resolves and checks every kernel step against
+// the launch limits, allocates the arena, the constants and the inputs on
+// the device (one allocation each) and copies the constants once. A run
+// copies the inputs in, launches the steps in plan order on the session's
+// stream (or replays the CUDA graph captured from them), copies the outputs
+// out and synchronizes once.
+//
+// Every driver call runs with the session's context pushed on the calling
+// thread and popped again, so the caller's own current context is left as
+// it was and a session may be used from any thread (one at a time).
+//
+//===----------------------------------------------------------------------===//
+
+#include "CudaDriver.h"
+#include "CudaExecutor.h"
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <set>
+
+namespace strata::rt {
+
+namespace {
+
+using cuda::check;
+using cuda::Driver;
+using cuda::errorText;
+
+/// Device allocations are 256-byte aligned; sub-allocations keep that.
+constexpr uint64_t kDeviceAlign = 256;
+/// Generated kernels may assume 64-byte aligned buffers, as on the CPU.
+constexpr uint64_t kKernelAlign = 64;
+
+uint64_t alignUp(uint64_t value, uint64_t align) {
+  return (value + align - 1) / align * align;
+}
+
+/// Whether a failed cuModuleLoadData of the cubin means "this GPU cannot
+/// run that image", which the PTX may still fix; other failures (out of
+/// memory, a dead context) are reported as they are.
+bool cubinDoesNotFit(CUresult r) {
+  return r == CUDA_ERROR_NO_BINARY_FOR_GPU || r == CUDA_ERROR_INVALID_IMAGE ||
+         r == CUDA_ERROR_UNSUPPORTED_PTX_VERSION || r == CUDA_ERROR_INVALID_PTX;
+}
+
+/// Makes the session's context current on this thread for the scope.
+class ContextScope {
+public:
+  ContextScope(const Driver &d, CUcontext context, const std::string &where)
+      : d_(d) {
+    check(d_, d_.cuCtxPushCurrent(context), "cuCtxPushCurrent", where);
+  }
+  ~ContextScope() {
+    CUcontext popped;
+    d_.cuCtxPopCurrent(&popped);
+  }
+  ContextScope(const ContextScope &) = delete;
+  ContextScope &operator=(const ContextScope &) = delete;
+
+private:
+  const Driver &d_;
+};
+
+/// One kernel step, ready to launch.
+struct Launch {
+  CUfunction function = nullptr;
+  unsigned grid[3] = {1, 1, 1};
+  unsigned block[3] = {1, 1, 1};
+  unsigned sharedBytes = 0;
+  /// The device pointers of the step's inputs, then its outputs; `params`
+  /// points at each (cuLaunchKernel's kernelParams).
+  std::vector<CUdeviceptr> args;
+  std::vector<void *> params;
+};
+
+/// A kernel step's launch attributes, checked without a device.
+struct LaunchShape {
+  unsigned grid[3], block[3];
+  unsigned sharedBytes = 0;
+};
+
+class CudaSession final : public detail::CudaExecutor {
+public:
+  CudaSession(const Module &module, const SessionOptions &options);
+  ~CudaSession() override { release(); }
+
+  void run(const std::vector<Tensor> &inputs, std::vector<Tensor> &outputs,
+           std::vector<double> *stepTimes) override;
+  CudaSessionInfo info() const override { return info_; }
+
+private:
+  [[noreturn]] void failPlan(const std::string &what) const {
+    throw Error(prefix_ + ": " + what);
+  }
+  std::string stepWhere(size_t index) const {
+    return prefix_ + ": " + module_.steps()[index].describe(index);
+  }
+  void checkPlan();
+  void initialize();
+  void loadImage();
+  void resolveKernels();
+  void allocate();
+  void release() noexcept;
+
+  CUresult launch(const Launch &l) const;
+  void launchAll(std::vector<double> *stepTimes);
+  bool captureGraph();
+
+  const Module &module_;
+  SessionOptions::Cuda options_;
+  std::string prefix_;
+  const Driver *d_ = nullptr;
+  CUdevice device_ = 0;
+  CUcontext context_ = nullptr;
+  CUstream stream_ = nullptr;
+  CUmodule image_ = nullptr;
+  CUdeviceptr arena_ = 0, constants_ = 0, inputs_ = 0;
+  /// Page-locked staging for inputs and outputs, or nullptr.
+  uint8_t *staging_ = nullptr;
+  std::vector<uint64_t> inputStaging_, outputStaging_;
+  /// Device address of every buffer of the module.
+  std::vector<CUdeviceptr> address_;
+  std::vector<LaunchShape> shapes_;
+  /// Per step; only Kernel steps exist on this target.
+  std::vector<Launch> launches_;
+  bool useGraph_ = true;
+  CUgraph graph_ = nullptr;
+  CUgraphExec graphExec_ = nullptr;
+  /// Profiling: one start and one end event per step, created on demand.
+  std::vector<CUevent> events_;
+  CudaSessionInfo info_;
+};
+
+CudaSession::CudaSession(const Module &module, const SessionOptions &options)
+    : module_(module), options_(options.cuda),
+      prefix_("strata module '" + module.name() + "'") {
+  useGraph_ = options_.graphs;
+  checkPlan();
+  d_ = &cuda::driver();
+  try {
+    initialize();
+  } catch (...) {
+    release();
+    throw;
+  }
+}
+
+/// What can be checked without a GPU: that every step is a kernel with
+/// launch attributes the ABI allows, that shapes are static and aligned,
+/// and that there is GPU code for the kernel steps.
+void CudaSession::checkPlan() {
+  const Module &m = module_;
+  for (const TensorSignature &sig : m.inputs())
+    for (int64_t dim : sig.shape)
+      if (dim < 0)
+        failPlan("input '" + sig.name + "' has the dynamic shape " +
+                 shapeToString(sig.shape) +
+                 "; the CUDA executor runs static shapes only (the compiler "
+                 "specializes them)");
+  bool hasKernels = false;
+  shapes_.resize(m.steps().size());
+  for (size_t i = 0; i < m.steps().size(); ++i) {
+    const Step &step = m.steps()[i];
+    std::string who = step.describe(i);
+    if (step.kind == StepKind::Library)
+      failPlan(who + " calls library kernel '" + step.name +
+               "', but the module targets 'cuda', whose executor runs "
+               "generated kernels only");
+    hasKernels = true;
+    LaunchShape &shape = shapes_[i];
+    auto dims = [&](const char *key, unsigned *out) {
+      for (const Attribute &a : step.attributes) {
+        if (a.key != key)
+          continue;
+        bool valid = a.ints.size() == 3 && a.floats.empty() && a.str.empty();
+        for (size_t k = 0; valid && k < 3; ++k) {
+          valid = a.ints[k] >= 1 && a.ints[k] <= UINT_MAX;
+          if (valid)
+            out[k] = static_cast<unsigned>(a.ints[k]);
+        }
+        if (!valid)
+          failPlan(who + ": attribute '" + key +
+                   "' must be three integers >= 1 (x, y, z)");
+        return;
+      }
+      failPlan(who + " is a GPU kernel without the launch attribute '" + key +
+               "' (three integers: x, y, z)");
+    };
+    dims("grid", shape.grid);
+    dims("block", shape.block);
+    for (const Attribute &a : step.attributes) {
+      if (a.key != "shared_bytes")
+        continue;
+      if (a.ints.size() != 1 || !a.floats.empty() || !a.str.empty() ||
+          a.ints[0] < 0 || a.ints[0] > UINT_MAX)
+        failPlan(who + ": attribute 'shared_bytes' must be one integer >= 0");
+      shape.sharedBytes = static_cast<unsigned>(a.ints[0]);
+    }
+    auto checkBuffer = [&](uint32_t id) {
+      const BufferInfo &b = m.buffers()[id];
+      for (int64_t d : b.shape)
+        if (d < 0)
+          failPlan(who +
+                   " is a generated kernel for static shapes, but "
+                   "buffer " +
+                   std::to_string(id) + " has shape " + shapeToString(b.shape));
+      if (b.kind == BufferKind::Arena && b.offset % kKernelAlign != 0)
+        failPlan(who +
+                 " is a generated kernel, which needs 64-byte aligned "
+                 "buffers, but buffer " +
+                 std::to_string(id) + " is at arena offset " +
+                 std::to_string(b.offset));
+    };
+    for (uint32_t id : step.inputs)
+      checkBuffer(id);
+    for (uint32_t id : step.outputs)
+      checkBuffer(id);
+  }
+  if (hasKernels && !m.gpuCubin() && !m.gpuPtx())
+    failPlan("has generated-kernel steps but no GPU code (the module has "
+             "neither gpu_cubin nor gpu_ptx)");
+}
+
+void CudaSession::initialize() {
+  const Driver &d = *d_;
+  if (options_.device < 0 || options_.device >= d.deviceCount)
+    failPlan("asks for CUDA device " + std::to_string(options_.device) +
+             ", but this machine has " + std::to_string(d.deviceCount) +
+             (d.deviceCount == 1 ? " device" : " devices"));
+  std::string where =
+      prefix_ + ": opening CUDA device " + std::to_string(options_.device);
+  check(d, d.cuDeviceGet(&device_, options_.device), "cuDeviceGet", where);
+  char name[256] = {};
+  check(d, d.cuDeviceGetName(name, sizeof(name) - 1, device_),
+        "cuDeviceGetName", where);
+  info_.deviceName = name;
+  int major = 0, minor = 0;
+  check(d,
+        d.cuDeviceGetAttribute(
+            &major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device_),
+        "cuDeviceGetAttribute", where);
+  check(d,
+        d.cuDeviceGetAttribute(
+            &minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device_),
+        "cuDeviceGetAttribute", where);
+  info_.deviceArch = "sm_" + std::to_string(major) + std::to_string(minor);
+  // The primary context is the one the CUDA runtime (and so PyTorch and
+  // the vendor libraries) uses: sharing it keeps one context per device.
+  check(d, d.cuDevicePrimaryCtxRetain(&context_, device_),
+        "cuDevicePrimaryCtxRetain", where);
+  ContextScope scope(d, context_, where);
+  check(d, d.cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING), "cuStreamCreate",
+        where);
+  loadImage();
+  resolveKernels();
+  allocate();
+}
+
+void CudaSession::loadImage() {
+  const Driver &d = *d_;
+  const Module &m = module_;
+  if (!m.gpuCubin() && !m.gpuPtx())
+    return; // No kernel steps (checkPlan): nothing to load.
+  std::string cubinArch =
+      m.gpuArch().empty() ? "an unnamed architecture" : m.gpuArch();
+  if (m.gpuCubin()) {
+    CUresult r = d.cuModuleLoadData(&image_, m.gpuCubin());
+    if (r == CUDA_SUCCESS) {
+      info_.loadedImage = "cubin";
+      return;
+    }
+    image_ = nullptr;
+    std::string where = prefix_ + ": loading its cubin (for " + cubinArch +
+                        ") on " + info_.deviceName + " (" + info_.deviceArch +
+                        ")";
+    if (!cubinDoesNotFit(r))
+      cuda::fail(d, r, "cuModuleLoadData", where);
+    std::string error = errorText(d, r);
+    info_.cubinRejected = "cuModuleLoadData failed with " + error +
+                          " for its cubin (for " + cubinArch + ")";
+    if (!m.gpuPtx())
+      throw Error(where + ": the GPU cannot run it (cuModuleLoadData failed " +
+                  "with " + error +
+                  ") and the module has no PTX to JIT-compile instead");
+  } else {
+    info_.cubinRejected = "the module has no cubin";
+  }
+  {
+    // Said once per module and device architecture, not once per session.
+    static std::mutex mutex;
+    static std::set<std::string> told;
+    std::lock_guard<std::mutex> lock(mutex);
+    if (told.insert(m.name() + "\n" + info_.deviceArch).second)
+      std::cerr << "strata: no cubin for " << info_.deviceArch
+                << " in the module '" << m.name() << "'; JIT-compiling its PTX"
+                << (m.gpuCubin() ? " (its cubin is for " + cubinArch + ")"
+                                 : std::string())
+                << "\n";
+  }
+  std::string log(16384, '\0');
+  CUjit_option keys[] = {CU_JIT_ERROR_LOG_BUFFER,
+                         CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  void *values[] = {log.data(), reinterpret_cast<void *>(
+                                    static_cast<uintptr_t>(log.size() - 1))};
+  CUresult r = d.cuModuleLoadDataEx(&image_, m.gpuPtx(), 2, keys, values);
+  if (r != CUDA_SUCCESS) {
+    image_ = nullptr;
+    log.resize(std::strlen(log.c_str()));
+    std::string hint;
+    if (r == CUDA_ERROR_UNSUPPORTED_PTX_VERSION)
+      hint = "; the PTX is newer than this driver (CUDA " +
+             cuda::versionString(d.version) + "): update the NVIDIA driver";
+    throw Error(prefix_ + ": JIT-compiling its PTX for " + info_.deviceArch +
+                ": cuModuleLoadDataEx failed with " + errorText(d, r) + hint +
+                (log.empty() ? "" : "\n" + log));
+  }
+  info_.loadedImage = "ptx";
+}
+
+void CudaSession::resolveKernels() {
+  const Driver &d = *d_;
+  const Module &m = module_;
+  auto deviceAttr = [&](CUdevice_attribute attr, const std::string &where) {
+    int value = 0;
+    check(d, d.cuDeviceGetAttribute(&value, attr, device_),
+          "cuDeviceGetAttribute", where);
+    return value;
+  };
+  std::string where = prefix_ + ": reading the limits of " + info_.deviceName;
+  const int maxGrid[3] = {
+      deviceAttr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X, where),
+      deviceAttr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y, where),
+      deviceAttr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z, where)};
+  const int maxBlock[3] = {
+      deviceAttr(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X, where),
+      deviceAttr(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y, where),
+      deviceAttr(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z, where)};
+  const int maxShared =
+      deviceAttr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, where);
+  const char *image = info_.loadedImage == "cubin" ? "cubin" : "PTX";
+
+  std::map<std::string, CUfunction> functions;
+  launches_.resize(m.steps().size());
+  for (size_t i = 0; i < m.steps().size(); ++i) {
+    const Step &step = m.steps()[i];
+    std::string who = stepWhere(i);
+    Launch &l = launches_[i];
+    const LaunchShape &shape = shapes_[i];
+    auto found = functions.find(step.name);
+    if (found == functions.end()) {
+      CUfunction fn = nullptr;
+      CUresult r = d.cuModuleGetFunction(&fn, image_, step.name.c_str());
+      if (r == CUDA_ERROR_NOT_FOUND)
+        throw Error(who +
+                    " is a generated kernel, but the module's GPU code "
+                    "(its " +
+                    std::string(image) + ") has no kernel '" + step.name +
+                    "' (cuModuleGetFunction failed with " + errorText(d, r) +
+                    ")");
+      check(d, r, "cuModuleGetFunction", who);
+      found = functions.emplace(step.name, fn).first;
+    }
+    l.function = found->second;
+    std::copy(shape.grid, shape.grid + 3, l.grid);
+    std::copy(shape.block, shape.block + 3, l.block);
+    l.sharedBytes = shape.sharedBytes;
+
+    // The ABI: one device pointer per input, then per output. Drivers with
+    // cuFuncGetParamInfo let a mismatch surface here, not as a fault.
+    size_t numArgs = step.inputs.size() + step.outputs.size();
+    if (d.cuFuncGetParamInfo) {
+      // The driver answers CUDA_ERROR_INVALID_VALUE past the last
+      // parameter; a kernel's parameters take at most 32764 bytes, which
+      // bounds the count.
+      size_t count = 0;
+      bool known = true;
+      for (; count < 32768; ++count) {
+        size_t offset = 0, size = 0;
+        CUresult r = d.cuFuncGetParamInfo(l.function, count, &offset, &size);
+        if (r == CUDA_ERROR_INVALID_VALUE)
+          break;
+        if (r != CUDA_SUCCESS) {
+          known = false; // No parameter information: nothing to check.
+          break;
+        }
+        if (size != sizeof(CUdeviceptr))
+          throw Error(who + ": parameter " + std::to_string(count) +
+                      " of kernel '" + step.name + "' takes " +
+                      std::to_string(size) +
+                      " bytes; the ABI passes only device pointers (" +
+                      std::to_string(sizeof(CUdeviceptr)) + " bytes)");
+      }
+      if (known && count != numArgs)
+        throw Error(who + ": kernel '" + step.name + "' takes " +
+                    std::to_string(count) +
+                    " parameters, but the step passes " +
+                    std::to_string(step.inputs.size()) + " inputs and " +
+                    std::to_string(step.outputs.size()) +
+                    " outputs (one device pointer each)");
+    }
+
+    auto funcAttr = [&](CUfunction_attribute attr) {
+      int value = 0;
+      check(d, d.cuFuncGetAttribute(&value, attr, l.function),
+            "cuFuncGetAttribute", who);
+      return value;
+    };
+    static const char *const axis[3] = {"x", "y", "z"};
+    for (int k = 0; k < 3; ++k) {
+      if (l.grid[k] > static_cast<unsigned>(maxGrid[k]))
+        throw Error(who + ": grid " + axis[k] + " = " +
+                    std::to_string(l.grid[k]) + " exceeds the GPU's " +
+                    std::to_string(maxGrid[k]));
+      if (l.block[k] > static_cast<unsigned>(maxBlock[k]))
+        throw Error(who + ": block " + axis[k] + " = " +
+                    std::to_string(l.block[k]) + " exceeds the GPU's " +
+                    std::to_string(maxBlock[k]));
+    }
+    uint64_t threads =
+        uint64_t(l.block[0]) * uint64_t(l.block[1]) * uint64_t(l.block[2]);
+    // Depends on the kernel's registers as well as on the GPU.
+    int maxThreads = funcAttr(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+    if (threads > static_cast<uint64_t>(maxThreads))
+      throw Error(who + ": a block of " + std::to_string(l.block[0]) + "x" +
+                  std::to_string(l.block[1]) + "x" +
+                  std::to_string(l.block[2]) + " = " + std::to_string(threads) +
+                  " threads; kernel '" + step.name + "' allows at most " +
+                  std::to_string(maxThreads) + " on this GPU");
+    int staticShared = funcAttr(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES);
+    if (uint64_t(staticShared) + l.sharedBytes > uint64_t(maxShared))
+      throw Error(who + ": kernel '" + step.name + "' needs " +
+                  std::to_string(staticShared) + " bytes of static and " +
+                  std::to_string(l.sharedBytes) +
+                  " bytes of dynamic shared memory; a block may have at "
+                  "most " +
+                  std::to_string(maxShared) + " on this GPU");
+    // Above 48 KiB a kernel must opt in to its dynamic shared memory.
+    if (static_cast<int>(l.sharedBytes) >
+        funcAttr(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES))
+      check(d,
+            d.cuFuncSetAttribute(
+                l.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                static_cast<int>(l.sharedBytes)),
+            "cuFuncSetAttribute", who);
+  }
+}
+
+void CudaSession::allocate() {
+  const Driver &d = *d_;
+  const Module &m = module_;
+  const auto &buffers = m.buffers();
+  address_.assign(buffers.size(), 0);
+
+  std::string where = prefix_ + ": allocating its arena of " +
+                      std::to_string(m.arenaSize()) + " bytes on the GPU";
+  if (m.arenaSize())
+    check(d, d.cuMemAlloc(&arena_, m.arenaSize()), "cuMemAlloc", where);
+
+  // Constants and inputs each get one allocation, every tensor in it at a
+  // 256-byte boundary.
+  uint64_t constantBytes = 0, inputBytes = 0;
+  std::vector<uint64_t> offset(buffers.size(), 0);
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    const BufferInfo &b = buffers[i];
+    if (b.kind == BufferKind::Constant) {
+      offset[i] = constantBytes;
+      constantBytes = alignUp(constantBytes + b.dataSize, kDeviceAlign);
+    } else if (b.kind == BufferKind::Input) {
+      offset[i] = inputBytes;
+      inputBytes = alignUp(
+          inputBytes + numElements(b.shape) * dtypeSize(b.dtype), kDeviceAlign);
+    }
+  }
+  if (constantBytes)
+    check(d, d.cuMemAlloc(&constants_, constantBytes), "cuMemAlloc",
+          prefix_ + ": allocating " + std::to_string(constantBytes) +
+              " bytes for its constants on the GPU");
+  if (inputBytes)
+    check(d, d.cuMemAlloc(&inputs_, inputBytes), "cuMemAlloc",
+          prefix_ + ": allocating " + std::to_string(inputBytes) +
+              " bytes for its inputs on the GPU");
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    const BufferInfo &b = buffers[i];
+    switch (b.kind) {
+    case BufferKind::Arena:
+      address_[i] = arena_ + b.offset;
+      break;
+    case BufferKind::Constant:
+      address_[i] = constants_ + offset[i];
+      if (b.dataSize)
+        check(d, d.cuMemcpyHtoDAsync(address_[i], b.data, b.dataSize, stream_),
+              "cuMemcpyHtoDAsync",
+              prefix_ + ": copying constant buffer " + std::to_string(i) +
+                  " to the GPU");
+      break;
+    case BufferKind::Input:
+      address_[i] = inputs_ + offset[i];
+      break;
+    }
+  }
+
+  // Staging for the run boundaries: the inputs, then the outputs.
+  uint64_t stagingBytes = 0;
+  for (const TensorSignature &sig : m.inputs()) {
+    inputStaging_.push_back(stagingBytes);
+    stagingBytes =
+        alignUp(stagingBytes + numElements(sig.shape) * dtypeSize(sig.dtype),
+                kKernelAlign);
+  }
+  for (const TensorSignature &sig : m.outputs()) {
+    outputStaging_.push_back(stagingBytes);
+    stagingBytes =
+        alignUp(stagingBytes + numElements(sig.shape) * dtypeSize(sig.dtype),
+                kKernelAlign);
+  }
+  if (options_.pinnedStaging && stagingBytes) {
+    void *host = nullptr;
+    // Page-locked memory is a scarce system resource; without it the
+    // copies still work from pageable memory, only synchronously.
+    if (d.cuMemAllocHost(&host, stagingBytes) == CUDA_SUCCESS)
+      staging_ = static_cast<uint8_t *>(host);
+  }
+
+  for (size_t i = 0; i < launches_.size(); ++i) {
+    const Step &step = m.steps()[i];
+    Launch &l = launches_[i];
+    for (uint32_t id : step.inputs)
+      l.args.push_back(address_[id]);
+    for (uint32_t id : step.outputs)
+      l.args.push_back(address_[id]);
+    for (CUdeviceptr &arg : l.args)
+      l.params.push_back(&arg);
+  }
+  check(d, d.cuStreamSynchronize(stream_), "cuStreamSynchronize",
+        prefix_ + ": copying its constants to the GPU");
+}
+
+void CudaSession::release() noexcept {
+  if (!d_ || !context_)
+    return;
+  const Driver &d = *d_;
+  // Errors are ignored: after a fault the context refuses everything, and
+  // what is left must still be given back as far as it can be.
+  if (d.cuCtxPushCurrent(context_) == CUDA_SUCCESS) {
+    if (stream_)
+      d.cuStreamSynchronize(stream_);
+    if (graphExec_)
+      d.cuGraphExecDestroy(graphExec_);
+    if (graph_)
+      d.cuGraphDestroy(graph_);
+    for (CUevent e : events_)
+      if (e)
+        d.cuEventDestroy(e);
+    if (image_)
+      d.cuModuleUnload(image_);
+    for (CUdeviceptr p : {arena_, constants_, inputs_})
+      if (p)
+        d.cuMemFree(p);
+    if (staging_)
+      d.cuMemFreeHost(staging_);
+    if (stream_)
+      d.cuStreamDestroy(stream_);
+    CUcontext popped;
+    d.cuCtxPopCurrent(&popped);
+  }
+  d.cuDevicePrimaryCtxRelease(device_);
+  context_ = nullptr;
+}
+
+CUresult CudaSession::launch(const Launch &l) const {
+  return d_->cuLaunchKernel(l.function, l.grid[0], l.grid[1], l.grid[2],
+                            l.block[0], l.block[1], l.block[2], l.sharedBytes,
+                            stream_, const_cast<void **>(l.params.data()),
+                            nullptr);
+}
+
+/// The steps one launch at a time; with `stepTimes`, each between two
+/// events and synchronized, so that a kernel that fails is named.
+void CudaSession::launchAll(std::vector<double> *stepTimes) {
+  const Driver &d = *d_;
+  if (stepTimes && events_.empty()) {
+    events_.assign(2 * launches_.size(), nullptr);
+    for (CUevent &e : events_)
+      check(d, d.cuEventCreate(&e, CU_EVENT_DEFAULT), "cuEventCreate",
+            prefix_ + ": creating the events that time its steps");
+  }
+  for (size_t i = 0; i < launches_.size(); ++i) {
+    if (stepTimes)
+      check(d, d.cuEventRecord(events_[2 * i], stream_), "cuEventRecord",
+            stepWhere(i));
+    check(d, launch(launches_[i]), "cuLaunchKernel", stepWhere(i));
+    if (!stepTimes)
+      continue;
+    check(d, d.cuEventRecord(events_[2 * i + 1], stream_), "cuEventRecord",
+          stepWhere(i));
+    check(d, d.cuEventSynchronize(events_[2 * i + 1]), "cuEventSynchronize",
+          stepWhere(i) + ": running the kernel");
+    float ms = 0;
+    check(d, d.cuEventElapsedTime(&ms, events_[2 * i], events_[2 * i + 1]),
+          "cuEventElapsedTime", stepWhere(i));
+    (*stepTimes)[i] += ms / 1000.0;
+  }
+}
+
+/// Records the steps into a CUDA graph; on failure says why once, keeps the
+/// reason in info_ and leaves graphs off for the session.
+bool CudaSession::captureGraph() {
+  const Driver &d = *d_;
+  auto giveUp = [&](const std::string &why) {
+    useGraph_ = false;
+    info_.graphFallback = why;
+    std::cerr << prefix_ << ": capturing its steps into a CUDA graph failed ("
+              << why << "); its runs launch the kernels one by one\n";
+    return false;
+  };
+  // Thread-local mode: other threads' CUDA calls do not break the capture.
+  CUresult r =
+      d.cuStreamBeginCapture(stream_, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+  if (r != CUDA_SUCCESS)
+    return giveUp("cuStreamBeginCapture failed with " + errorText(d, r));
+  for (size_t i = 0; i < launches_.size(); ++i) {
+    if ((r = launch(launches_[i])) != CUDA_SUCCESS) {
+      CUgraph partial = nullptr;
+      d.cuStreamEndCapture(stream_, &partial);
+      if (partial)
+        d.cuGraphDestroy(partial);
+      return giveUp(module_.steps()[i].describe(i) +
+                    ": cuLaunchKernel failed with " + errorText(d, r));
+    }
+  }
+  if ((r = d.cuStreamEndCapture(stream_, &graph_)) != CUDA_SUCCESS) {
+    graph_ = nullptr;
+    return giveUp("cuStreamEndCapture failed with " + errorText(d, r));
+  }
+  if ((r = d.cuGraphInstantiateWithFlags(&graphExec_, graph_, 0)) !=
+      CUDA_SUCCESS) {
+    graphExec_ = nullptr;
+    d.cuGraphDestroy(graph_);
+    graph_ = nullptr;
+    return giveUp("cuGraphInstantiateWithFlags failed with " + errorText(d, r));
+  }
+  ++info_.graphCaptures;
+  return true;
+}
+
+void CudaSession::run(const std::vector<Tensor> &inputs,
+                      std::vector<Tensor> &outputs,
+                      std::vector<double> *stepTimes) {
+  const Driver &d = *d_;
+  const Module &m = module_;
+  ContextScope scope(d, context_, prefix_ + ": running on the GPU");
+  for (size_t i = 0; i < m.inputs().size(); ++i) {
+    const TensorSignature &sig = m.inputs()[i];
+    size_t bytes = inputs[i].byteSize();
+    if (!bytes)
+      continue;
+    const void *source = inputs[i].rawData();
+    if (staging_) {
+      std::memcpy(staging_ + inputStaging_[i], source, bytes);
+      source = staging_ + inputStaging_[i];
+    }
+    check(d, d.cuMemcpyHtoDAsync(address_[sig.buffer], source, bytes, stream_),
+          "cuMemcpyHtoDAsync",
+          prefix_ + ": copying input '" + sig.name + "' to the GPU");
+  }
+
+  // Device buffers are fixed for the session's life (the arena, constants
+  // and inputs are allocated once, inputs are copied into their buffer), so
+  // a graph captured once stays valid for every later run.
+  if (stepTimes || !useGraph_ || launches_.empty() ||
+      (!graphExec_ && !captureGraph())) {
+    launchAll(stepTimes);
+    ++info_.directRuns;
+  } else {
+    check(d, d.cuGraphLaunch(graphExec_, stream_), "cuGraphLaunch",
+          prefix_ + ": launching the CUDA graph of its steps");
+    ++info_.graphRuns;
+  }
+
+  std::vector<Tensor> results;
+  results.reserve(m.outputs().size());
+  for (size_t i = 0; i < m.outputs().size(); ++i) {
+    const TensorSignature &sig = m.outputs()[i];
+    results.push_back(Tensor::zeros(sig.dtype, sig.shape));
+    size_t bytes = results.back().byteSize();
+    if (!bytes)
+      continue;
+    void *target =
+        staging_ ? staging_ + outputStaging_[i] : results.back().rawData();
+    check(d, d.cuMemcpyDtoHAsync(target, address_[sig.buffer], bytes, stream_),
+          "cuMemcpyDtoHAsync",
+          prefix_ + ": copying output '" + sig.name + "' from the GPU");
+  }
+  // Kernels run asynchronously: a fault shows up here, not at its launch.
+  check(d, d.cuStreamSynchronize(stream_), "cuStreamSynchronize",
+        prefix_ + ": running its steps on the GPU (kernels run " +
+            "asynchronously; SessionOptions::profile synchronizes after " +
+            "each step and names the one that fails)");
+  if (staging_)
+    for (size_t i = 0; i < results.size(); ++i)
+      if (size_t bytes = results[i].byteSize())
+        std::memcpy(results[i].rawData(), staging_ + outputStaging_[i], bytes);
+  outputs = std::move(results);
+}
+
+} // namespace
+
+bool cudaBackendBuilt() { return true; }
+
+bool cudaAvailable(std::string *why) {
+  try {
+    cuda::driver();
+    return true;
+  } catch (const Error &e) {
+    if (why)
+      *why = e.what();
+    return false;
+  }
+}
+
+std::unique_ptr<detail::CudaExecutor>
+detail::createCudaExecutor(const Module &module,
+                           const SessionOptions &options) {
+  return std::make_unique<CudaSession>(module, options);
+}
+
+} // namespace strata::rt

@@ -1,0 +1,281 @@
+//===- CudaModuleTest.cpp - CUDA modules without a GPU ----------*- C++ -*-===//
+//
+// What a CUDA module is before it reaches a GPU: the GPU fields of the module
+// file (format 1.1) written by ModuleBuilder and checked by Module::load,
+// truncated and corrupted CUDA modules (an Error, never a crash), and the
+// plan checks a CUDA session makes before it touches the driver, so that
+// they hold on every machine. Running kernels: CudaKernelTest.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TestModules.h"
+
+#include "strata/Runtime/Cuda.h"
+
+#include <cstring>
+
+using namespace strata::rt;
+using namespace strata::rt::test;
+using ::testing::HasSubstr;
+
+namespace {
+
+/// Stands for a cubin: the loader does not look inside (the driver does).
+std::vector<uint8_t> fakeCubin() {
+  std::vector<uint8_t> bytes(300);
+  for (size_t i = 0; i < bytes.size(); ++i)
+    bytes[i] = static_cast<uint8_t>(i * 7 + 1);
+  return bytes;
+}
+
+const char *const kPtx = ".version 9.0\n.target sm_90a\n.address_size 64\n";
+
+Step gpuStep(std::string name, std::vector<uint32_t> inputs,
+             std::vector<uint32_t> outputs) {
+  Step step{StepKind::Kernel,
+            std::move(name),
+            std::move(inputs),
+            std::move(outputs),
+            {{"grid", {4, 1, 1}, {}, ""}, {"block", {64, 1, 1}, {}, ""}},
+            {"Add_0"}};
+  return step;
+}
+
+/// z = add(x, y) over f32[256] as a CUDA module; `edit` changes the step.
+ModuleBuilder cudaAddBuilder() {
+  ModuleBuilder b;
+  b.setTarget("cuda");
+  uint32_t x = b.addInput("x", DType::F32, {256});
+  uint32_t y = b.addInput("y", DType::F32, {256});
+  uint32_t z = b.addArenaBuffer(DType::F32, {256});
+  b.addStep(gpuStep("strata_cuda_add", {x, y}, {z}));
+  b.addOutput("z", z);
+  b.setGpuCubin(fakeCubin());
+  b.setGpuPtx(kPtx);
+  b.setGpuArch("sm_90a");
+  return b;
+}
+
+/// The error of creating a session for the module `b` describes, or of
+/// loading it.
+std::string sessionError(const ModuleBuilder &b,
+                         const std::string &name = "cuda.strata") {
+  return errorOf(
+      [&] { Session session(Module::loadFromMemory(b.finish(), name)); });
+}
+
+} // namespace
+
+TEST(CudaModule, GpuFieldsRoundTrip) {
+  auto m = Module::loadFromMemory(cudaAddBuilder().finish(), "cuda.strata");
+  EXPECT_EQ(m->target(), "cuda");
+  EXPECT_EQ(m->versionMinor(), kFormatMinor);
+  std::vector<uint8_t> cubin = fakeCubin();
+  ASSERT_NE(m->gpuCubin(), nullptr);
+  ASSERT_EQ(m->gpuCubinSize(), cubin.size());
+  EXPECT_EQ(std::memcmp(m->gpuCubin(), cubin.data(), cubin.size()), 0);
+  // In place in the module, aligned like the CPU code.
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(m->gpuCubin()) % 64, 0u);
+  ASSERT_NE(m->gpuPtx(), nullptr);
+  EXPECT_EQ(std::string(m->gpuPtx()), kPtx);
+  EXPECT_EQ(m->gpuPtxSize(), std::strlen(kPtx));
+  EXPECT_EQ(m->gpuArch(), "sm_90a");
+  ASSERT_EQ(m->steps().size(), 1u);
+  EXPECT_EQ(m->steps()[0].attributes.size(), 2u);
+}
+
+TEST(CudaModule, CpuModulesHaveNoGpuCode) {
+  auto m = Module::loadFromMemory(addModuleBytes(), "add.strata");
+  EXPECT_EQ(m->gpuCubin(), nullptr);
+  EXPECT_EQ(m->gpuCubinSize(), 0u);
+  EXPECT_EQ(m->gpuPtx(), nullptr);
+  EXPECT_EQ(m->gpuArch(), "");
+}
+
+TEST(CudaModule, FormatOneZeroModulesStillLoad) {
+  // A 1.0 runtime wrote no GPU fields; such files load unchanged.
+  ModuleBuilder b = addModuleBuilder();
+  b.setVersion(1, 0);
+  auto m = Module::loadFromMemory(b.finish(), "old.strata");
+  EXPECT_EQ(m->versionMinor(), 0);
+  EXPECT_EQ(m->gpuPtx(), nullptr);
+}
+
+TEST(CudaModule, PtxWithNulIsRefused) {
+  ModuleBuilder b = cudaAddBuilder();
+  std::string ptx = kPtx;
+  ptx[5] = '\0';
+  b.setGpuPtx(ptx);
+  EXPECT_THAT(
+      errorOf([&] { Module::loadFromMemory(b.finish(), "nul.strata"); }),
+      HasSubstr("'nul.strata': the GPU code's PTX contains a NUL byte "
+                "at offset 5 of " +
+                std::to_string(ptx.size())));
+}
+
+TEST(CudaModule, ArchitectureNamesAreChecked) {
+  for (const char *good : {"sm_90", "sm_90a", "sm_100f", "sm_80"}) {
+    ModuleBuilder b = cudaAddBuilder();
+    b.setGpuArch(good);
+    EXPECT_EQ(Module::loadFromMemory(b.finish(), "arch.strata")->gpuArch(),
+              good);
+  }
+  for (const char *bad : {"90a", "sm_", "sm_a", "sm_9x0", "sm_90ab", "SM_90",
+                          "sm_90A", "compute_90a"}) {
+    ModuleBuilder b = cudaAddBuilder();
+    b.setGpuArch(bad);
+    EXPECT_THAT(
+        errorOf([&] { Module::loadFromMemory(b.finish(), "arch.strata"); }),
+        HasSubstr("gpu_arch '" + std::string(bad) +
+                  "' is not a GPU architecture"))
+        << bad;
+  }
+}
+
+TEST(CudaModule, TruncatedModulesAreErrors) {
+  std::vector<uint8_t> bytes = cudaAddBuilder().finish();
+  // Every cut, through the cubin and the PTX too: an Error each time.
+  for (size_t size = 0; size < bytes.size(); ++size) {
+    std::vector<uint8_t> cut(bytes.begin(), bytes.begin() + size);
+    std::string msg =
+        errorOf([&] { Module::loadFromMemory(cut, "cut.strata"); });
+    EXPECT_THAT(msg, HasSubstr("'cut.strata'")) << size;
+  }
+}
+
+TEST(CudaModule, CorruptedModulesNeverCrash) {
+  std::vector<uint8_t> bytes = cudaAddBuilder().finish();
+  // Flipping any byte either leaves a valid module or gives an Error; under
+  // the sanitizers this also proves nothing unverified is read.
+  size_t loaded = 0, refused = 0;
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    for (uint8_t flip : {0x01, 0x80, 0xff}) {
+      std::vector<uint8_t> bad = bytes;
+      bad[i] ^= flip;
+      try {
+        auto m = Module::loadFromMemory(std::move(bad), "flip.strata");
+        if (m->gpuPtx())
+          EXPECT_EQ(std::strlen(m->gpuPtx()), m->gpuPtxSize());
+        ++loaded;
+      } catch (const Error &) {
+        ++refused;
+      }
+    }
+  }
+  EXPECT_GT(refused, 0u);
+  EXPECT_GT(loaded, 0u); // Flips inside the cubin's bytes are not noticed.
+}
+
+//===----------------------------------------------------------------------===//
+// Plan checks a CUDA session makes before it opens the driver
+//===----------------------------------------------------------------------===//
+
+class CudaPlan : public ::testing::Test {
+protected:
+  void SetUp() override {
+    if (!cudaBackendBuilt())
+      GTEST_SKIP() << "this runtime was built without the CUDA executor";
+  }
+};
+
+TEST(CudaModule, UnbuiltExecutorSaysSo) {
+  if (cudaBackendBuilt())
+    GTEST_SKIP() << "this runtime has the CUDA executor";
+  std::string why;
+  EXPECT_FALSE(cudaAvailable(&why));
+  EXPECT_THAT(why, HasSubstr("built without its CUDA executor"));
+  EXPECT_THAT(sessionError(cudaAddBuilder()),
+              HasSubstr("strata module 'cuda.strata' targets 'cuda', but this "
+                        "strata runtime was built without its CUDA executor"));
+}
+
+TEST_F(CudaPlan, LibraryStepsAreRefused) {
+  ModuleBuilder b = addModuleBuilder();
+  b.setTarget("cuda");
+  EXPECT_THAT(sessionError(b, "gpu.strata"),
+              HasSubstr("strata module 'gpu.strata': step 0 ('add.f32', from "
+                        "ONNX node 'Add_0') calls library kernel 'add.f32', "
+                        "but the module targets 'cuda'"));
+}
+
+TEST_F(CudaPlan, LaunchAttributesAreRequired) {
+  for (const char *key : {"grid", "block"}) {
+    ModuleBuilder b;
+    b.setTarget("cuda");
+    uint32_t z = b.addArenaBuffer(DType::F32, {4});
+    Step step = gpuStep("k", {}, {z});
+    step.attributes.erase(step.attributes.begin() +
+                          (std::string(key) == "grid" ? 0 : 1));
+    b.addStep(step);
+    b.setGpuPtx(kPtx);
+    EXPECT_THAT(sessionError(b),
+                HasSubstr("step 0 ('k', from ONNX node 'Add_0') is a GPU "
+                          "kernel without the launch attribute '" +
+                          std::string(key) + "'"));
+  }
+}
+
+TEST_F(CudaPlan, LaunchAttributesAreChecked) {
+  std::vector<std::pair<Attribute, std::string>> cases = {
+      {{"grid", {4, 1}, {}, ""}, "attribute 'grid' must be three integers"},
+      {{"grid", {4, 0, 1}, {}, ""}, "attribute 'grid' must be three integers"},
+      {{"block", {}, {64, 1, 1}, ""},
+       "attribute 'block' must be three integers"},
+      {{"block", {1LL << 33, 1, 1}, {}, ""},
+       "attribute 'block' must be three integers"},
+      {{"shared_bytes", {-1}, {}, ""},
+       "attribute 'shared_bytes' must be one integer >= 0"},
+      {{"shared_bytes", {1, 2}, {}, ""},
+       "attribute 'shared_bytes' must be one integer >= 0"},
+  };
+  for (const auto &[attr, expected] : cases) {
+    ModuleBuilder b;
+    b.setTarget("cuda");
+    uint32_t z = b.addArenaBuffer(DType::F32, {4});
+    Step step = gpuStep("k", {}, {z});
+    if (attr.key == "shared_bytes")
+      step.attributes.push_back(attr);
+    else
+      step.attributes[attr.key == "grid" ? 0 : 1] = attr;
+    b.addStep(step);
+    b.setGpuPtx(kPtx);
+    EXPECT_THAT(sessionError(b), HasSubstr(expected)) << attr.key;
+  }
+}
+
+TEST_F(CudaPlan, DynamicInputsAreRefused) {
+  ModuleBuilder b;
+  b.setTarget("cuda");
+  uint32_t x = b.addInput("x", DType::F32, {-1, 3});
+  b.addOutput("x_out", x);
+  EXPECT_THAT(sessionError(b),
+              HasSubstr("input 'x' has the dynamic shape [?, 3]; the CUDA "
+                        "executor runs static shapes only"));
+}
+
+TEST_F(CudaPlan, KernelStepsNeedGpuCode) {
+  ModuleBuilder b = cudaAddBuilder();
+  b.setGpuCubin({});
+  b.setGpuPtx("");
+  EXPECT_THAT(sessionError(b),
+              HasSubstr("'cuda.strata': has generated-kernel steps but no GPU "
+                        "code (the module has neither gpu_cubin nor "
+                        "gpu_ptx)"));
+}
+
+TEST_F(CudaPlan, KernelBuffersMustBeAligned) {
+  ModuleBuilder b;
+  b.setTarget("cuda");
+  uint32_t z = b.addArenaBuffer(DType::F32, {4}, /*offset=*/16, /*size=*/16);
+  b.addStep(gpuStep("k", {}, {z}));
+  b.setGpuPtx(kPtx);
+  EXPECT_THAT(sessionError(b),
+              HasSubstr("needs 64-byte aligned buffers, but buffer 0 is at "
+                        "arena offset 16"));
+}
+
+TEST_F(CudaPlan, InfoOfACpuSessionIsAnError) {
+  Session session(Module::loadFromMemory(addModuleBytes(), "add.strata"));
+  EXPECT_THAT(errorOf([&] { cudaSessionInfo(session); }),
+              HasSubstr("'add.strata' targets 'cpu', not 'cuda'"));
+}

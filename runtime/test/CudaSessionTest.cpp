@@ -1,0 +1,126 @@
+//===- CudaSessionTest.cpp - The CUDA executor without kernels --*- C++ -*-===//
+//
+// The CUDA executor's parts that need no GPU code: the errors on machines
+// without an NVIDIA driver or GPU (each test runs only where that is the
+// case, and checks the exact reason), and, on a GPU, sessions whose modules
+// only move data (inputs and constants copied to the device and back), the
+// device option and the session information.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TestModules.h"
+
+#include "strata/Runtime/Cuda.h"
+
+#include <dlfcn.h>
+
+using namespace strata::rt;
+using namespace strata::rt::test;
+using ::testing::HasSubstr;
+
+namespace {
+
+bool libcudaPresent() {
+  void *handle = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (handle)
+    dlclose(handle);
+  return handle != nullptr;
+}
+
+/// Outputs: the input x, a constant c and the input again under a second
+/// name; no steps, so no GPU code.
+std::shared_ptr<const Module> copyModule() {
+  ModuleBuilder b;
+  b.setTarget("cuda");
+  uint32_t x = b.addInput("x", DType::F32, {3, 5});
+  uint32_t c = b.addConstant(
+      Tensor::fromValues<int32_t>(DType::I32, {4}, {7, -8, 9, 1 << 30}));
+  b.addOutput("x_out", x);
+  b.addOutput("c", c);
+  b.addOutput("x_again", x);
+  return Module::loadFromMemory(b.finish(), "copy.strata");
+}
+
+#define REQUIRE_GPU()                                                          \
+  do {                                                                         \
+    std::string why;                                                           \
+    if (!cudaAvailable(&why))                                                  \
+      GTEST_SKIP() << why;                                                     \
+  } while (0)
+
+} // namespace
+
+TEST(CudaSession, NoDriverIsNamed) {
+  if (libcudaPresent())
+    GTEST_SKIP() << "libcuda.so.1 is present here";
+  std::string why;
+  EXPECT_FALSE(cudaAvailable(&why));
+  const std::string expected = "strata: --target=cuda needs an NVIDIA GPU and "
+                               "driver: libcuda.so.1 was not found (";
+  EXPECT_THAT(why, HasSubstr(expected));
+  // The dynamic loader's own words follow, in the parentheses.
+  EXPECT_THAT(why, HasSubstr("libcuda.so.1"));
+  EXPECT_THAT(errorOf([] { Session session(copyModule()); }),
+              HasSubstr(expected));
+}
+
+TEST(CudaSession, NoDeviceIsNamed) {
+  if (!libcudaPresent())
+    GTEST_SKIP() << "libcuda.so.1 is not present here";
+  std::string why;
+  if (cudaAvailable(&why))
+    GTEST_SKIP() << "a GPU is present here";
+  EXPECT_THAT(why, HasSubstr("strata: --target=cuda needs an NVIDIA GPU and "
+                             "driver: "));
+  EXPECT_THAT(errorOf([] { Session session(copyModule()); }), HasSubstr(why));
+}
+
+TEST(CudaSession, CopiesInputsAndConstants) {
+  REQUIRE_GPU();
+  for (bool pinned : {true, false}) {
+    SessionOptions options;
+    options.cuda.pinnedStaging = pinned;
+    Session session(copyModule(), options);
+    for (int run = 0; run < 3; ++run) {
+      std::vector<float> xs(15);
+      for (size_t i = 0; i < xs.size(); ++i)
+        xs[i] = 0.25f * static_cast<float>(i) - 3.0f * run;
+      session.setInput("x", Tensor::fromValues<float>(DType::F32, {3, 5}, xs));
+      session.run();
+      for (const char *name : {"x_out", "x_again"}) {
+        const Tensor &out = session.output(name);
+        ASSERT_EQ(out.shape(), (std::vector<int64_t>{3, 5}));
+        EXPECT_EQ(std::vector<float>(out.data<float>(), out.data<float>() + 15),
+                  xs)
+            << name << " run " << run << " pinned " << pinned;
+      }
+      const Tensor &c = session.output("c");
+      EXPECT_EQ(std::vector<int32_t>(c.data<int32_t>(), c.data<int32_t>() + 4),
+                (std::vector<int32_t>{7, -8, 9, 1 << 30}));
+    }
+    CudaSessionInfo info = cudaSessionInfo(session);
+    EXPECT_FALSE(info.deviceName.empty());
+    EXPECT_THAT(info.deviceArch, ::testing::StartsWith("sm_"));
+    EXPECT_EQ(info.loadedImage, ""); // No GPU code to load.
+    EXPECT_EQ(info.directRuns, 3u);  // Nothing to capture either.
+    EXPECT_EQ(info.graphRuns, 0u);
+  }
+}
+
+TEST(CudaSession, InputsMustBeSet) {
+  REQUIRE_GPU();
+  Session session(copyModule());
+  EXPECT_THAT(errorOf([&] { session.run(); }),
+              HasSubstr("input 'x' was not set"));
+  EXPECT_THAT(errorOf([&] { session.output("c"); }),
+              HasSubstr("not available before a successful run()"));
+}
+
+TEST(CudaSession, MissingDeviceIsNamed) {
+  REQUIRE_GPU();
+  SessionOptions options;
+  options.cuda.device = 999;
+  EXPECT_THAT(errorOf([&] { Session session(copyModule(), options); }),
+              HasSubstr("'copy.strata': asks for CUDA device 999, but this "
+                        "machine has "));
+}

@@ -1,0 +1,52 @@
+//===- TestKernels.cu - Stand-ins for compiled GPU kernels ------*- CUDA
+//-*-===//
+//
+// Hand-written kernels with the ABI the CUDA executor gives generated ones
+// (docs/runtime.md): extern "C", one device pointer per step input, then
+// per step output; sizes come from the launch (grid and block attributes),
+// as compiled kernels have their static shapes built in. The build compiles
+// this file with nvcc to PTX (sm_90a) and to cubins for sm_90a and sm_80,
+// which CudaKernelTest.cpp embeds in modules.
+//
+//===----------------------------------------------------------------------===//
+
+/// z = x + y over one element per thread (a 1-D grid).
+extern "C" __global__ void strata_cuda_add(const float *x, const float *y,
+                                           float *z) {
+  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  z[i] = x[i] + y[i];
+}
+
+/// w[r][c] = 2.5 * z[r][c] + bias[c] with rows along grid y and columns
+/// along grid x (a 2-D grid; `bias` is a module constant).
+extern "C" __global__ void strata_cuda_scale_bias(const float *z,
+                                                  const float *bias, float *w) {
+  unsigned cols = gridDim.x * blockDim.x;
+  unsigned c = blockIdx.x * blockDim.x + threadIdx.x;
+  unsigned i = blockIdx.y * cols + c;
+  w[i] = 2.5f * z[i] + bias[c];
+}
+
+/// Reverses each block's chunk of `in` through dynamic shared memory (the
+/// step's shared_bytes, at least blockDim.x floats). The block's last
+/// thread also writes, at the chunk's end of `sizes`, how many bytes of
+/// dynamic shared memory the launch gave, read from %dynamic_smem_size.
+extern "C" __global__ void
+strata_cuda_reverse_blocks(const float *in, float *out, unsigned *sizes) {
+  extern __shared__ float chunk[];
+  unsigned base = blockIdx.x * blockDim.x;
+  chunk[threadIdx.x] = in[base + threadIdx.x];
+  __syncthreads();
+  out[base + threadIdx.x] = chunk[blockDim.x - 1 - threadIdx.x];
+  if (threadIdx.x == 0) {
+    unsigned bytes;
+    asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(bytes));
+    sizes[blockIdx.x] = bytes;
+  }
+}
+
+/// Breaks the ABI on purpose: its second parameter is an int, not a device
+/// pointer; the executor must refuse it when the session is created.
+extern "C" __global__ void strata_cuda_scalar_param(float *out, int value) {
+  out[threadIdx.x] = static_cast<float>(value);
+}
