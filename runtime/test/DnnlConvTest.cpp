@@ -22,6 +22,9 @@ struct ConvCase {
   bool bias = false, sum = false, constantW = false;
   std::string activation;
   double activationAlpha = 0;
+  /// X, the sum and the output are channels-last buffers (the step's
+  /// src_layout, sum_layout and dst_layout attributes).
+  bool channelsLast = false;
 
   size_t k() const { return xShape.size() - 2; }
   std::vector<int64_t> outShape() const {
@@ -41,6 +44,9 @@ struct ConvCase {
       result.push_back(stringAttr("activation", activation));
       result.push_back(floatAttr("activation_alpha", activationAlpha));
     }
+    if (channelsLast)
+      for (const char *key : {"src_layout", "dst_layout", "sum_layout"})
+        result.push_back(stringAttr(key, "channels_last"));
     return result;
   }
   std::vector<StepOperand> operands(unsigned seed) const {
@@ -102,15 +108,27 @@ struct ConvCase {
     return result;
   }
 
+  /// Runs `ops` (row-major) through the session, converting X, the sum and
+  /// the output when the buffers are channels-last.
+  Tensor run(Session &session, const std::vector<StepOperand> &ops) const {
+    if (!channelsLast)
+      return runOnce(session, ops);
+    std::vector<StepOperand> stored = ops;
+    stored[0].value = reorderChannels(ops[0].value, true);
+    if (sum)
+      stored.back().value = reorderChannels(ops.back().value, true);
+    return reorderChannels(runOnce(session, stored), false);
+  }
+
   void check(unsigned threads = 2) const {
     std::vector<StepOperand> ops = operands(7);
     Session session(oneStepModule("dnnl.conv", ops, outShape(), attrs()),
                     {threads});
-    expectClose(runOnce(session, ops), reference(ops));
+    expectClose(run(session, ops), reference(ops));
     // A second run with new data (and the cached primitive and weights).
     std::vector<StepOperand> next = operands(70);
     next[1] = ops[1];
-    expectClose(runOnce(session, next), reference(next));
+    expectClose(run(session, next), reference(next));
   }
 };
 
@@ -198,6 +216,52 @@ TEST(DnnlConv, ChannelsLastConversions) {
   depthwise.bias = depthwise.sum = depthwise.constantW = true;
   depthwise.check(1);
   depthwise.check(3);
+}
+
+// Buffers the compiler keeps channels-last between oneDNN steps
+// (lib/Compiler/Layouts.cpp): no conversion at the step's edges, and the
+// same values.
+TEST(DnnlConv, ChannelsLastBuffers) {
+  ConvCase c;
+  c.xShape = {2, 16, 9, 7};
+  c.wShape = {32, 16, 3, 3};
+  c.strides = {1, 1};
+  c.dilations = {1, 1};
+  c.pads = {1, 1, 1, 1};
+  c.bias = c.sum = c.constantW = true;
+  c.activation = "relu";
+  c.channelsLast = true;
+  c.check(1);
+  c.check(3);
+
+  ConvCase depthwise;
+  depthwise.xShape = {1, 24, 10, 10};
+  depthwise.wShape = {24, 1, 3, 3};
+  depthwise.group = 24;
+  depthwise.strides = {2, 2};
+  depthwise.dilations = {1, 1};
+  depthwise.pads = {1, 1, 1, 1};
+  depthwise.constantW = depthwise.channelsLast = true;
+  depthwise.check(2);
+}
+
+TEST(DnnlConv, UnknownLayoutIsAnError) {
+  ConvCase c;
+  c.xShape = {1, 2, 4, 4};
+  c.wShape = {2, 2, 1, 1};
+  c.strides = {1, 1};
+  c.dilations = {1, 1};
+  c.pads = {0, 0, 0, 0};
+  std::vector<Attribute> attrs = c.attrs();
+  attrs.push_back(stringAttr("src_layout", "nchw16c"));
+  std::vector<StepOperand> ops = c.operands(3);
+  Session session(oneStepModule("dnnl.conv", ops, c.outShape(), attrs), {1});
+  try {
+    runOnce(session, ops);
+    FAIL() << "an unknown layout was accepted";
+  } catch (const Error &e) {
+    EXPECT_THAT(e.what(), HasSubstr("src_layout = 'nchw16c'"));
+  }
 }
 
 TEST(DnnlConv, ShapeMismatchesAreErrors) {

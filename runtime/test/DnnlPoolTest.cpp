@@ -90,6 +90,13 @@ struct PoolCase {
       expectClose(runStep("dnnl.pool", {{x}}, outShape(), attrs(), threads),
                   want);
     }
+    // The same with channels-last source and destination buffers.
+    std::vector<Attribute> lastAttrs = attrs();
+    lastAttrs.push_back(stringAttr("src_layout", "channels_last"));
+    lastAttrs.push_back(stringAttr("dst_layout", "channels_last"));
+    Tensor out = runStep("dnnl.pool", {{reorderChannels(x, true)}}, outShape(),
+                         lastAttrs, 2);
+    expectClose(reorderChannels(out, false), want);
   }
 };
 

@@ -27,6 +27,29 @@ inline Tensor randomTensor(std::vector<int64_t> shape, unsigned seed,
   return t;
 }
 
+/// `t` [N, C, spatial...] with its bytes reordered to channels-last
+/// ([N, spatial..., C] in memory; the shape stays [N, C, ...]), or back.
+inline Tensor reorderChannels(const Tensor &t, bool toChannelsLast) {
+  const std::vector<int64_t> &shape = t.shape();
+  int64_t n = shape[0], c = shape[1], spatial = 1;
+  for (size_t i = 2; i < shape.size(); ++i)
+    spatial *= shape[i];
+  Tensor result = Tensor::zeros(DType::F32, shape);
+  const float *from = t.data<float>();
+  float *to = result.data<float>();
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t s = 0; s < spatial; ++s) {
+        int64_t rowMajor = (i * c + ch) * spatial + s;
+        int64_t last = (i * spatial + s) * c + ch;
+        if (toChannelsLast)
+          to[last] = from[rowMajor];
+        else
+          to[rowMajor] = from[last];
+      }
+  return result;
+}
+
 struct StepOperand {
   Tensor value;
   /// Stored in the module as a constant rather than bound as an input.

@@ -49,6 +49,15 @@ std::vector<int64_t> shapeKey(const KernelContext &ctx);
 dnnl::memory::dims rowMajorStrides(const dnnl::memory::dims &dims);
 /// A plain (row-major) f32 descriptor of `dims`.
 dnnl::memory::desc rowMajorDesc(const dnnl::memory::dims &dims);
+/// The dense channels-last (nhwc) f32 descriptor of `dims` [N, C, ...].
+dnnl::memory::desc channelsLastDesc(const dnnl::memory::dims &dims);
+/// The layout of an activation buffer as the step's attribute `attr` says
+/// ("row_major", the default, or "channels_last": the compiler keeps a
+/// buffer channels-last between oneDNN steps that all read it so,
+/// lib/Compiler/Layouts.cpp); throws on another value.
+dnnl::memory::desc activationDesc(const KernelContext &ctx,
+                                  const std::string &attr,
+                                  const dnnl::memory::dims &dims);
 
 /// Converts activations [N, C, spatial...] from one layout to another, for
 /// the reorders at the edges of a primitive that runs in its own layout.

@@ -84,9 +84,6 @@ dnnl::memory::desc rowMajorDesc(const dnnl::memory::dims &dims) {
                             rowMajorStrides(dims));
 }
 
-namespace {
-
-/// The dense channels-last descriptor of `dims` [N, C, spatial...].
 dnnl::memory::desc channelsLastDesc(const dnnl::memory::dims &dims) {
   dnnl::memory::dims strides(dims.size());
   int64_t stride = std::max<int64_t>(dims[1], 1);
@@ -98,6 +95,23 @@ dnnl::memory::desc channelsLastDesc(const dnnl::memory::dims &dims) {
   strides[0] = stride;
   return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, strides);
 }
+
+dnnl::memory::desc activationDesc(const KernelContext &ctx,
+                                  const std::string &attr,
+                                  const dnnl::memory::dims &dims) {
+  if (!ctx.hasAttr(attr))
+    return rowMajorDesc(dims);
+  const std::string &layout = ctx.attrString(attr);
+  if (layout == "channels_last" && dims.size() >= 3)
+    return channelsLastDesc(dims);
+  if (layout == "row_major")
+    return rowMajorDesc(dims);
+  throw ctx.error("has " + attr + " = '" + layout +
+                  "'; expected 'row_major' or 'channels_last' (for a tensor "
+                  "[N, C, spatial...])");
+}
+
+namespace {
 
 /// dst[c][r] = src[r][c] for the tile [r0, r1) x [c0, c1) of a `rows` x
 /// `cols` matrix.

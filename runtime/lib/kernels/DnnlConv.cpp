@@ -32,13 +32,16 @@ namespace {
 struct ConvState : KernelState {
   std::vector<int64_t> key;
   dnnl::convolution_forward primitive;
-  /// The module's (row-major) descriptors.
-  dnnl::memory::desc userSrc, userWeights, bias, userDst;
+  /// The module's descriptors: row-major, or channels-last for the
+  /// activations the step's *_layout attributes name.
+  dnnl::memory::desc userSrc, userWeights, bias, userDst, userSum;
   /// The source and destination in the primitive's layouts, with the
   /// reorders into and out of them, when those differ from the module's.
   bool reorderSrc = false, reorderDst = false;
   dnnl::memory src, dst;
   LayoutConversion srcReorder, sumReorder, dstReorder;
+  /// Whether the sum is converted (else copied) into the destination.
+  bool reorderSum = false;
   /// The weights in the primitive's layout when it differs from the
   /// module's, and the constant they were reordered from.
   bool reorderWeights = false;
@@ -118,8 +121,9 @@ void conv(KernelContext &ctx) {
       state.weightsFrom = nullptr;
       using tag = dnnl::memory::format_tag;
       auto f32 = dnnl::memory::data_type::f32;
-      state.userSrc = rowMajorDesc(x.shape);
-      state.userDst = rowMajorDesc(out.shape);
+      state.userSrc = activationDesc(ctx, "src_layout", x.shape);
+      state.userDst = activationDesc(ctx, "dst_layout", out.shape);
+      state.userSum = activationDesc(ctx, "sum_layout", out.shape);
       // Grouped weights are [G, M/G, C/G, K...]: the same bytes as W.
       dnnl::memory::dims weightDims = w.shape;
       if (group > 1) {
@@ -171,10 +175,14 @@ void conv(KernelContext &ctx) {
         state.dst = dnnl::memory(pd.dst_desc(), engine);
         state.dstReorder =
             LayoutConversion(pd.dst_desc(), state.userDst, out.shape);
-        if (sum)
-          state.sumReorder =
-              LayoutConversion(state.userDst, pd.dst_desc(), out.shape);
       }
+      // The sum goes into the destination the primitive writes.
+      const dnnl::memory::desc &sumTarget =
+          state.reorderDst ? pd.dst_desc() : state.userDst;
+      state.reorderSum = sum && state.userSum != sumTarget;
+      if (state.reorderSum)
+        state.sumReorder =
+            LayoutConversion(state.userSum, sumTarget, out.shape);
       state.reorderWeights = pd.weights_desc() != state.userWeights;
       state.weights = dnnl::memory();
       if (state.reorderWeights) {
@@ -205,11 +213,11 @@ void conv(KernelContext &ctx) {
     dnnl::memory dst = state.reorderDst ? state.dst : userDst;
     if (sum) {
       // The sum post-op accumulates into the destination.
-      if (state.reorderDst) {
-        dnnl::memory userSum(state.userDst, engine, sum->data);
+      if (state.reorderSum) {
+        dnnl::memory userSum(state.userSum, engine, sum->data);
         state.sumReorder.execute(state.stream, userSum, dst);
-      } else if (sum->data != out.data)
-        std::memcpy(out.data, sum->data, out.byteSize());
+      } else if (sum->data != dst.get_data_handle())
+        std::memcpy(dst.get_data_handle(), sum->data, out.byteSize());
     }
     std::unordered_map<int, dnnl::memory> args = {
         {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}};

@@ -31,27 +31,41 @@ struct PoolState : KernelState {
 };
 
 /// Multiplies each output of `out` [N, C, O...] by the product of its
-/// positions' factors.
+/// positions' factors; `channelsLast`: `out` is stored [N, O..., C].
 void rescaleOutputs(KernelContext &ctx, const TensorView &out,
-                    const std::vector<std::vector<float>> &factors) {
+                    const std::vector<std::vector<float>> &factors,
+                    bool channelsLast) {
   size_t k = factors.size();
-  int64_t planes = out.shape[0] * out.shape[1];
+  int64_t images = out.shape[0], channels = out.shape[1];
   int64_t planeSize = 1;
   for (size_t i = 0; i < k; ++i)
     planeSize *= out.shape[2 + i];
+  auto factorAt = [&](int64_t j) {
+    float factor = 1.f;
+    for (size_t i = k; i-- > 0;) {
+      factor *= factors[i][j % out.shape[2 + i]];
+      j /= out.shape[2 + i];
+    }
+    return factor;
+  };
   float *data = out.as<float>();
-  ctx.pool().parallelFor(0, planes, 1, [&](int64_t begin, int64_t end) {
-    for (int64_t plane = begin; plane < end; ++plane)
-      for (int64_t j = 0; j < planeSize; ++j) {
-        float factor = 1.f;
-        int64_t rest = j;
-        for (size_t i = k; i-- > 0;) {
-          factor *= factors[i][rest % out.shape[2 + i]];
-          rest /= out.shape[2 + i];
-        }
-        data[plane * planeSize + j] *= factor;
-      }
-  });
+  if (channelsLast) {
+    ctx.pool().parallelFor(
+        0, images * planeSize, 1, [&](int64_t begin, int64_t end) {
+          for (int64_t position = begin; position < end; ++position) {
+            float factor = factorAt(position % planeSize);
+            for (int64_t c = 0; c < channels; ++c)
+              data[position * channels + c] *= factor;
+          }
+        });
+    return;
+  }
+  ctx.pool().parallelFor(0, images * channels, 1,
+                         [&](int64_t begin, int64_t end) {
+                           for (int64_t plane = begin; plane < end; ++plane)
+                             for (int64_t j = 0; j < planeSize; ++j)
+                               data[plane * planeSize + j] *= factorAt(j);
+                         });
 }
 
 } // namespace
@@ -122,8 +136,8 @@ void pool(KernelContext &ctx) {
     std::vector<int64_t> key = shapeKey(ctx);
     if (state.key != key) {
       state.key.clear();
-      state.src = rowMajorDesc(x.shape);
-      state.dst = rowMajorDesc(out.shape);
+      state.src = activationDesc(ctx, "src_layout", x.shape);
+      state.dst = activationDesc(ctx, "dst_layout", out.shape);
       dnnl::memory::dims dnnlDilations, padL(pads.begin(), pads.begin() + k);
       for (int64_t d : dilations)
         dnnlDilations.push_back(d - 1);
@@ -160,7 +174,9 @@ void pool(KernelContext &ctx) {
          {DNNL_ARG_DST, dnnl::memory(state.dst, engine, out.data)}});
     state.stream.wait();
     if (!state.rescale.empty())
-      rescaleOutputs(ctx, out, state.rescale);
+      rescaleOutputs(ctx, out, state.rescale,
+                     state.dst == channelsLastDesc(out.shape) &&
+                         state.dst != rowMajorDesc(out.shape));
   });
 }
 
