@@ -29,6 +29,10 @@ llvm_config.with_environment("PATH", config.strata_tools_dir, append_path=True)
 
 # Sanitizer builds: any leak, memory error or undefined behaviour fails.
 config.environment["ASAN_OPTIONS"] = "detect_leaks=1"
+# `strata compile/run/bench` use the compile cache: the tests' own, not the
+# user's ~/.cache/strata.
+config.environment["STRATA_CACHE_DIR"] = os.path.join(config.test_exec_root,
+                                                      "strata-cache")
 config.environment["UBSAN_OPTIONS"] = "print_stacktrace=1:halt_on_error=1"
 
 tool_dirs = [config.strata_tools_dir, config.llvm_tools_dir]

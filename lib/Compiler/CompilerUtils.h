@@ -4,6 +4,8 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include "strata/Compiler/Compiler.h"
 
@@ -26,6 +28,31 @@ bool isViewOp(mlir::Operation *op);
 
 /// The ONNX node an op came from (its NameLoc), or "" when unknown.
 std::string getNodeName(mlir::Operation *op);
+
+/// The halves of specializeShapes (Compiler.h) around the graph pipeline:
+/// gives the entry function's arguments the bound shapes, and checks that
+/// every value is static afterwards.
+mlir::LogicalResult bindInputShapes(mlir::ModuleOp module,
+                                    const CompileOptions &options);
+mlir::LogicalResult verifyStaticShapes(mlir::ModuleOp module,
+                                       const CompileOptions &options);
+
+/// The nested module that holds the generated kernels from the kernel stage
+/// on (`module @kernels`), or null.
+mlir::ModuleOp getKernelsModule(mlir::ModuleOp module);
+
+/// Every dump's directory: options.dumpDir, else $STRATA_DUMP_DIR, else "".
+std::string getDumpDirectory(const CompileOptions &options);
+
+/// Writes text to <dir>/<relative path>, creating directories; warns on
+/// failure (a dump never fails a compilation).
+void writeDumpFile(const std::string &dir, llvm::StringRef relativePath,
+                   llvm::function_ref<void(llvm::raw_ostream &)> write);
+
+/// Writes <dump dir>/index.json and index.md: each kernel of `module` (at
+/// the fused stage or later) with its ONNX nodes, its decision attributes
+/// and the files dumped for it.
+void writeDumpIndex(const CompileOptions &options, mlir::ModuleOp module);
 
 } // namespace strata
 

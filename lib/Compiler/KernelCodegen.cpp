@@ -1,13 +1,9 @@
-//===- KernelCodegen.cpp - generated kernels to x86-64 code -----*- C++ -*-===//
+//===- KernelCodegen.cpp - the object stage: kernels to x86-64 --*- C++ -*-===//
 //
-// The kernel and instruction layers for the CPU. The codegen kernels of a
-// partitioned module are copied into one module and lowered together:
+// The instruction layer for the CPU, after the llvm stage (Pipeline.h) left
+// the generated kernels in `module @kernels` in the LLVM dialect:
 //
-//   graph ops --strata-convert-graph-to-linalg--> linalg on tensors
-//     --elementwise fusion, one-shot bufferization--> linalg on memrefs,
-//       results turned into out-parameters (the arena buffers the runtime
-//       passes)
-//     --loops, LLVM dialect (bare-pointer calling convention)--> LLVM IR
+//   LLVM dialect --translate--> LLVM IR
 //     --one wrapper per kernel with the runtime's ABI, O3 for the chosen
 //       CPU--> object file --ld.lld--> shared object
 //
@@ -21,6 +17,7 @@
 #include "RowParallel.h"
 
 #include "strata/Compiler/Compiler.h"
+#include "strata/Compiler/Pipeline.h"
 #include "strata/Dialect/Graph/IR/GraphOps.h"
 #include "strata/InitAll.h"
 
@@ -58,6 +55,7 @@
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Host.h"
+#include "llvm/Transforms/Utils/Cloning.h"
 
 #include <map>
 #include <mutex>
@@ -72,14 +70,14 @@ void strata::registerCompilerDialects(DialectRegistry &registry) {
   mlir::registerAllExtensions(registry);
   mlir::registerBuiltinDialectTranslation(registry);
   mlir::registerLLVMDialectTranslation(registry);
+  // Plugins' dialects (Pipeline.h).
+  strata::applyDialectRegistrations(registry);
 }
 
-/// Upstream passes are looked up by name in the lowering pipeline below.
-static void registerCodegenPasses() {
+/// LLVM's targets, and any options from STRATA_LLVM_OPTIONS, once.
+static void initializeCodegen() {
   static std::once_flag once;
   std::call_once(once, [] {
-    mlir::registerAllPasses();
-    strata::registerAllPasses();
     if (const char *opts = std::getenv("STRATA_LLVM_OPTIONS")) {
       std::vector<std::string> words{"strata"};
       std::istringstream in(opts);
@@ -94,29 +92,6 @@ static void registerCodegenPasses() {
     llvm::InitializeNativeTargetAsmPrinter();
   });
 }
-
-/// From graph ops to buffers (passes of a builtin.module pass manager).
-/// Kernels have static shapes, which the bare-pointer calling convention of
-/// the second half needs.
-static const char *const kBufferizePipeline =
-    "strata-convert-graph-to-linalg,"
-    "canonicalize,linalg-fuse-elementwise-ops,canonicalize,cse,"
-    "one-shot-bufferize{bufferize-function-boundaries "
-    "function-boundary-type-conversion=identity-layout-map},"
-    "buffer-results-to-out-params{hoist-static-allocs=true "
-    "modify-public-functions=true},"
-    "canonicalize,"
-    "ownership-based-buffer-deallocation,canonicalize,"
-    "buffer-deallocation-simplification,bufferization-lower-deallocations";
-
-/// From buffers to the LLVM dialect.
-static const char *const kLowerToLLVMPipeline =
-    "convert-linalg-to-loops,lower-affine,convert-scf-to-cf,"
-    "convert-math-to-llvm,convert-math-to-funcs,convert-math-to-libm,"
-    "arith-expand,expand-strided-metadata,lower-affine,finalize-memref-to-llvm,"
-    "convert-arith-to-llvm,convert-index-to-llvm,"
-    "convert-func-to-llvm{use-bare-ptr-memref-call-conv=true},"
-    "convert-cf-to-llvm,reconcile-unrealized-casts";
 
 /// The LLVM CPU name for an option value.
 static std::string resolveCpu(const std::string &cpu) {
@@ -139,49 +114,6 @@ static std::string hostFeatures(const std::string &cpu) {
     features += (feature.second ? "+" : "-") + feature.first().str();
   }
   return features;
-}
-
-/// tensor<...xuiN> as tensor<...xiN>; other types unchanged.
-static Type signless(Type type) {
-  auto tensor = dyn_cast<RankedTensorType>(type);
-  auto integer =
-      tensor ? dyn_cast<IntegerType>(tensor.getElementType()) : IntegerType();
-  if (!integer || integer.isSignless())
-    return type;
-  return tensor.clone(IntegerType::get(type.getContext(), integer.getWidth()));
-}
-
-/// Gives a kernel a signature of signless integers (arith, and so the
-/// lowered code, knows no unsigned types; the bytes are the same). Casts to
-/// and from the graph ops' unsigned types are inserted at the boundary; they
-/// cancel against the graph-to-linalg conversion's own casts.
-static void makeSignatureSignless(func::FuncOp func) {
-  Block &entry = func.getBody().front();
-  OpBuilder b = OpBuilder::atBlockBegin(&entry);
-  SmallVector<Type> inputs, results;
-  for (BlockArgument arg : entry.getArguments()) {
-    Type original = arg.getType(), converted = signless(original);
-    inputs.push_back(converted);
-    if (converted == original)
-      continue;
-    arg.setType(converted);
-    auto cast = UnrealizedConversionCastOp::create(b, func.getLoc(), original,
-                                                   ValueRange{arg});
-    arg.replaceAllUsesExcept(cast.getResult(0), cast);
-  }
-  func.walk([&](func::ReturnOp ret) {
-    b.setInsertionPoint(ret);
-    for (OpOperand &operand : ret->getOpOperands()) {
-      Type original = operand.get().getType(), converted = signless(original);
-      if (converted != original)
-        operand.set(UnrealizedConversionCastOp::create(
-                        b, ret.getLoc(), converted, ValueRange{operand.get()})
-                        .getResult(0));
-    }
-  });
-  for (Type type : func.getFunctionType().getResults())
-    results.push_back(signless(type));
-  func.setType(FunctionType::get(func.getContext(), inputs, results));
 }
 
 /// Adds `void name(void *const *buffers, int64_t begin, int64_t end)` around
@@ -309,82 +241,39 @@ static LogicalResult linkSharedObject(ModuleOp module,
 LogicalResult strata::generateKernelCode(ModuleOp module,
                                          const CompileOptions &options,
                                          std::vector<uint8_t> &sharedObject) {
-  registerCodegenPasses();
-  MLIRContext *context = module.getContext();
-
-  // The codegen kernels, copied into a module of their own.
-  OwningOpRef<ModuleOp> kernels = ModuleOp::create(module.getLoc());
+  initializeCodegen();
+  sharedObject.clear();
+  ModuleOp kernels = getKernelsModule(module);
+  // The generated kernels (declarations at the top level, with their
+  // decisions) and, for row-parallel ones, each buffer's bytes per block.
   std::vector<std::string> names;
-  // Row-parallel kernels: bytes per block of each argument and result.
   std::map<std::string, SmallVector<int64_t>> strides;
-  OpBuilder builder(context);
-  builder.setInsertionPointToEnd(kernels->getBody());
   for (auto func : module.getOps<func::FuncOp>()) {
     auto kind = func->getAttrOfType<StringAttr>("strata.kind");
     if (!kind || kind.getValue() != "codegen")
       continue;
-    auto copy = cast<func::FuncOp>(builder.clone(*func));
-    copy.setPublic();
+    if (!kernels || !func.isDeclaration())
+      return func.emitError("the module is not at the llvm stage: kernel ")
+             << func.getSymName() << " was not lowered";
     names.push_back(func.getSymName().str());
-    if (func->hasAttr("strata.parallel_block")) {
-      std::optional<RowPlan> plan = planRows(copy);
-      auto block = func->getAttrOfType<IntegerAttr>("strata.parallel_block");
-      if (!plan || plan->block != block.getInt())
-        return func.emitError("internal error: the kernel's row split "
-                              "changed between partitioning and codegen");
-      applyRowPlan(copy, *plan);
-      strides[names.back()] = plan->blockStrides;
-    }
+    if (auto block =
+            func->getAttrOfType<DenseI64ArrayAttr>("strata.block_strides"))
+      strides[names.back()] = SmallVector<int64_t>(block.asArrayRef());
   }
-  sharedObject.clear();
   if (names.empty())
     return success();
-
-  for (auto func : kernels->getOps<func::FuncOp>()) {
-    makeSignatureSignless(func);
-    // Inputs may be constants or other steps' live results: bufferization
-    // must copy rather than write into them.
-    for (unsigned i = 0; i < func.getNumArguments(); ++i)
-      func.setArgAttr(i, "bufferization.writable",
-                      BoolAttr::get(context, false));
-  }
-  // Constants cloned into kernels become arith constants, which
-  // bufferization turns into read-only globals.
-  kernels->walk([](graph::ConstantOp constant) {
-    OpBuilder b(constant);
-    auto value = dyn_cast<TypedAttr>(constant.getValue());
-    if (!value)
-      return;
-    Value replacement =
-        arith::ConstantOp::create(b, constant.getLoc(), value).getResult();
-    constant.replaceAllUsesWith(replacement);
-    constant.erase();
+  bool inLLVM = true;
+  kernels.walk([&](Operation *op) {
+    if (op != kernels && !isa<LLVM::LLVMDialect>(op->getDialect()))
+      inLLVM = false;
   });
-  auto runPipeline = [&](const char *pipeline) {
-    PassManager pm(context);
-    if (failed(parsePassPipeline(pipeline, pm, llvm::errs())))
-      return emitError(module, "internal error: bad lowering pipeline");
-    return pm.run(*kernels);
-  };
-  if (failed(runPipeline(kBufferizePipeline)))
-    return failure();
-  dumpStage(options, "kernels-buffers", *kernels);
-  // A memref.copy between strided buffers lowers to a call of MLIR's
-  // runner library (memrefCopy), which kernels must not need: copy with
-  // linalg instead, which becomes loops.
-  kernels->walk([](memref::CopyOp copy) {
-    OpBuilder b(copy);
-    linalg::CopyOp::create(b, copy.getLoc(), copy.getSource(),
-                           copy.getTarget());
-    copy.erase();
-  });
-  if (failed(runPipeline(kLowerToLLVMPipeline)))
-    return failure();
+  if (!inLLVM)
+    return kernels.emitError("the kernels are not in the LLVM dialect (the "
+                             "module is not at the llvm stage)");
 
-  dumpStage(options, "kernels-llvm-dialect", *kernels);
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =
-      translateModuleToLLVMIR(*kernels, llvmContext, "strata_kernels");
+      translateModuleToLLVMIR(kernels, llvmContext, "strata_kernels");
   if (!llvmModule)
     return emitError(module, "translating the kernels to LLVM IR failed");
 
@@ -455,20 +344,43 @@ LogicalResult strata::generateKernelCode(ModuleOp module,
     mpm.run(*llvmModule, mam);
   }
 
-  if (!options.dumpDir.empty()) {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(options.dumpDir + "/50-kernels-optimized.ll", ec);
-    if (!ec)
-      llvmModule->print(os, nullptr);
-  }
-  llvm::SmallVector<char, 0> object;
-  {
+  auto emitObject = [&](llvm::Module &llvmModule,
+                        llvm::SmallVectorImpl<char> &object) {
     llvm::raw_svector_ostream os(object);
     llvm::legacy::PassManager codegen;
     if (machine->addPassesToEmitFile(codegen, os, nullptr,
                                      llvm::CodeGenFileType::ObjectFile))
       return emitError(module, "LLVM cannot emit an object file for " + cpu);
-    codegen.run(*llvmModule);
+    codegen.run(llvmModule);
+    return success();
+  };
+  std::string dumpDir = getDumpDirectory(options);
+  if (!dumpDir.empty()) {
+    writeDumpFile(dumpDir, "70-object.ll", [&](llvm::raw_ostream &os) {
+      llvmModule->print(os, nullptr);
+    });
+    // Each kernel's own LLVM IR and object: the module with only its
+    // wrapper and body defined.
+    for (const std::string &name : names) {
+      llvm::ValueToValueMapTy map;
+      std::unique_ptr<llvm::Module> one = llvm::CloneModule(
+          *llvmModule, map, [&](const llvm::GlobalValue *value) {
+            return !isa<llvm::Function>(value) || value->getName() == name ||
+                   value->getName() == name + ".body";
+          });
+      std::string prefix = "kernels/" + name + "/" + name;
+      writeDumpFile(dumpDir, prefix + ".ll",
+                    [&](llvm::raw_ostream &os) { one->print(os, nullptr); });
+      llvm::SmallVector<char, 0> object;
+      if (succeeded(emitObject(*one, object)))
+        writeDumpFile(dumpDir, prefix + ".o", [&](llvm::raw_ostream &os) {
+          os.write(object.data(), object.size());
+        });
+    }
+    writeDumpIndex(options, module);
   }
+  llvm::SmallVector<char, 0> object;
+  if (failed(emitObject(*llvmModule, object)))
+    return failure();
   return linkSharedObject(module, object, sharedObject);
 }

@@ -31,8 +31,8 @@ static std::string shapeString(ArrayRef<int64_t> shape) {
   return s + "]";
 }
 
-LogicalResult strata::specializeShapes(ModuleOp module,
-                                       const CompileOptions &options) {
+LogicalResult strata::bindInputShapes(ModuleOp module,
+                                      const CompileOptions &options) {
   func::FuncOp entry = getEntryFunction(module);
   if (!entry)
     return module.emitError("the module has no entry function");
@@ -103,12 +103,14 @@ LogicalResult strata::specializeShapes(ModuleOp module,
     arg.setType(type);
   entry.setType(FunctionType::get(module.getContext(), argTypes,
                                   entry.getFunctionType().getResults()));
+  return success();
+}
 
-  PassManager pm(module.getContext());
-  graph::buildGraphPipeline(pm);
-  if (failed(pm.run(module)))
-    return failure();
-
+LogicalResult strata::verifyStaticShapes(ModuleOp module,
+                                         const CompileOptions &options) {
+  func::FuncOp entry = getEntryFunction(module);
+  if (!entry)
+    return module.emitError("the module has no entry function");
   // Every value must now be static: code generation and the memory plan
   // need sizes. Report the first op whose result is not (its consumers would
   // only repeat the message).
@@ -132,4 +134,15 @@ LogicalResult strata::specializeShapes(ModuleOp module,
     return WalkResult::advance();
   });
   return failure(walk.wasInterrupted());
+}
+
+LogicalResult strata::specializeShapes(ModuleOp module,
+                                       const CompileOptions &options) {
+  if (failed(bindInputShapes(module, options)))
+    return failure();
+  PassManager pm(module.getContext());
+  graph::buildGraphPipeline(pm);
+  if (failed(pm.run(module)))
+    return failure();
+  return verifyStaticShapes(module, options);
 }

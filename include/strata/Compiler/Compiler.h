@@ -33,11 +33,27 @@ class FuncOp;
 
 namespace strata {
 
+/// The compile path's named stages, in order (strata/Compiler/Pipeline.h).
+/// Cpu and Gpu are the target stage of the cpu and cuda targets: a
+/// compilation runs the one of its target.
+enum class Stage {
+  Import,
+  Graph,
+  Fused,
+  Kernel,
+  Cpu,
+  Gpu,
+  Llvm,
+  Object,
+  Module
+};
+
 struct CompileOptions {
-  /// "cpu" (the only target so far).
+  /// "cpu" (x86-64) or "cuda" (NVIDIA GPUs, docs/gpu.md).
   std::string target = "cpu";
-  /// The x86-64 CPU to generate code for: "native" (the host), "avx2"
-  /// (x86-64-v3), "avx512" (x86-64-v4), or any LLVM CPU name.
+  /// The processor to generate code for. cpu: "native" (the host), "avx2"
+  /// (x86-64-v3), "avx512" (x86-64-v4), or any LLVM CPU name. cuda:
+  /// "native" (sm_90, the H100/H200) or an NVPTX name ("sm_90a", "sm_80").
   std::string cpu = "native";
   /// Shapes for inputs with dynamic dimensions, by input name. Every
   /// dynamic dimension must be bound before code generation.
@@ -49,6 +65,12 @@ struct CompileOptions {
   /// When set, each stage writes its IR into this directory
   /// (NN-<stage>.mlir, and the optimized LLVM IR as .ll).
   std::string dumpDir;
+  /// A JSON file of forced decisions (docs/explain.md): nodes kept apart,
+  /// library or codegen for a node, a kernel's tile. Empty: none.
+  std::string decisionsFile;
+  /// Where a failing pass writes its crash reproducer; empty: the system's
+  /// temporary directory.
+  std::string reproducerDir;
 };
 
 /// The runtime's element type for an MLIR element type, if it has one.
@@ -79,28 +101,49 @@ mlir::LogicalResult specializeShapes(mlir::ModuleOp module,
 mlir::LogicalResult partitionIntoKernels(mlir::ModuleOp module,
                                          const CompileOptions &options);
 
-/// Lowers the codegen kernels of a partitioned module to an x86-64 shared
-/// object (its bytes in `sharedObject`).
+/// Translates the kernels of a module at the llvm stage (`module @kernels` in
+/// the LLVM dialect) to LLVM IR, optimizes it for options.cpu and links an
+/// x86-64 shared object (its bytes in `sharedObject`; empty when the module
+/// has no generated kernels).
 mlir::LogicalResult generateKernelCode(mlir::ModuleOp module,
                                        const CompileOptions &options,
                                        std::vector<uint8_t> &sharedObject);
 
-/// Plans memory and writes the module file's bytes for a partitioned module
-/// whose kernels' code is `sharedObject`.
+/// The GPU code of a module (the cuda target, docs/gpu.md).
+struct GpuCode {
+  std::string ptx;
+  /// Empty when ptxas was not found (the runtime then JIT-compiles the PTX).
+  std::vector<uint8_t> cubin;
+  /// The architecture of the cubin and PTX target ("sm_90").
+  std::string arch;
+};
+
+/// The object stage for the cuda target: translates the kernels of a module
+/// at the llvm stage to LLVM IR, links libdevice when they call it,
+/// optimizes for the NVPTX target, writes PTX and assembles it with ptxas.
+mlir::LogicalResult generateGpuCode(mlir::ModuleOp module,
+                                    const CompileOptions &options,
+                                    GpuCode &code);
+
+/// Plans memory and writes the module file's bytes for a module at the
+/// kernel stage or later whose kernels' code is `sharedObject`.
 mlir::LogicalResult writeModule(mlir::ModuleOp module,
                                 const CompileOptions &options,
                                 const std::vector<uint8_t> &sharedObject,
                                 std::vector<uint8_t> &moduleBytes);
 
-/// Writes `op` to <dumpDir>/<NN>-<stage>.mlir when options.dumpDir is set
-/// (NN counts the dumps of one compilation).
-void dumpStage(const CompileOptions &options, llvm::StringRef stage,
-               mlir::Operation *op);
+/// Writes `op`, a module at stage `stage`, to <dir>/<NN>-<stage>.mlir and
+/// each of its kernels to <dir>/kernels/<kernel>/<NN>-<stage>.mlir, and
+/// updates <dir>/index.json and index.md, when a dump directory is set
+/// (options.dumpDir, else $STRATA_DUMP_DIR).
+void dumpStage(const CompileOptions &options, Stage stage, mlir::Operation *op);
 
-/// All of the above on an imported module (the graph stage included).
+/// All stages after `from` on a module at stage `from` (Import: as the
+/// importer wrote it), through the module file's bytes.
 mlir::LogicalResult compileModule(mlir::ModuleOp module,
                                   const CompileOptions &options,
-                                  std::vector<uint8_t> &moduleBytes);
+                                  std::vector<uint8_t> &moduleBytes,
+                                  Stage from = Stage::Import);
 
 } // namespace strata
 

@@ -1,0 +1,311 @@
+//===- Passes.cpp - the compile stages' own passes --------------*- C++ -*-===//
+//
+// The steps of the compile path that are strata's own, as MLIR passes so that
+// every stage is a pass pipeline (Pipeline.h): strata-opt runs them alone,
+// plugins anchor on their names, and a failure in one writes MLIR's crash
+// reproducer. Each takes its part of CompileOptions as pass options, so a
+// reproducer's pipeline text carries everything needed to rerun it.
+//
+//   strata-bind-input-shapes{shapes="x:3x8;y:"}
+//   strata-verify-static-shapes{target=cpu}
+//   strata-partition{target=cpu libraries=true decisions=FILE}
+//   strata-outline-kernels
+//   strata-copy-to-linalg
+//
+//===----------------------------------------------------------------------===//
+
+#include "Passes.h"
+#include "CompilerUtils.h"
+#include "RowParallel.h"
+
+#include "strata/Dialect/Graph/IR/GraphOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/Pass/Pass.h"
+#include "llvm/ADT/StringExtras.h"
+
+using namespace mlir;
+namespace graph = strata::graph;
+
+std::string strata::encodeInputShapes(
+    const std::map<std::string, std::vector<int64_t>> &shapes) {
+  std::string text;
+  for (const auto &[name, shape] : shapes) {
+    if (!text.empty())
+      text += ";";
+    text += name + ":";
+    for (auto [i, d] : llvm::enumerate(shape))
+      text += (i ? "x" : "") + std::to_string(d);
+  }
+  return text;
+}
+
+LogicalResult
+strata::decodeInputShapes(llvm::StringRef text,
+                          std::map<std::string, std::vector<int64_t>> &shapes,
+                          std::string &error) {
+  llvm::SmallVector<llvm::StringRef> bindings;
+  text.split(bindings, ';', -1, /*KeepEmpty=*/false);
+  for (llvm::StringRef binding : bindings) {
+    size_t colon = binding.rfind(':');
+    if (colon == llvm::StringRef::npos) {
+      error = "'" + binding.str() + "' is not name:d0xd1x...";
+      return failure();
+    }
+    std::vector<int64_t> &shape = shapes[binding.take_front(colon).str()];
+    llvm::SmallVector<llvm::StringRef> dims;
+    binding.drop_front(colon + 1).split(dims, 'x', -1, /*KeepEmpty=*/false);
+    for (llvm::StringRef dim : dims) {
+      int64_t value;
+      if (dim.getAsInteger(10, value)) {
+        error = "bad dimension '" + dim.str() + "' in '" + binding.str() + "'";
+        return failure();
+      }
+      shape.push_back(value);
+    }
+  }
+  return success();
+}
+
+namespace {
+
+struct BindInputShapesPass
+    : PassWrapper<BindInputShapesPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(BindInputShapesPass)
+  BindInputShapesPass() = default;
+  BindInputShapesPass(const BindInputShapesPass &other) : PassWrapper(other) {}
+  StringRef getArgument() const final { return "strata-bind-input-shapes"; }
+  StringRef getDescription() const final {
+    return "Give the entry function's inputs the bound shapes "
+           "(name:d0xd1;...)";
+  }
+  Option<std::string> shapes{*this, "shapes",
+                             llvm::cl::desc("name:d0xd1x...;name2:...")};
+  Option<std::string> target{*this, "target", llvm::cl::init("cpu"),
+                             llvm::cl::desc("for messages")};
+  void runOnOperation() override {
+    strata::CompileOptions options;
+    options.target = target;
+    std::string error;
+    if (failed(strata::decodeInputShapes(shapes, options.inputShapes, error))) {
+      getOperation().emitError("strata-bind-input-shapes: ") << error;
+      return signalPassFailure();
+    }
+    if (failed(strata::bindInputShapes(getOperation(), options)))
+      signalPassFailure();
+  }
+};
+
+struct VerifyStaticShapesPass
+    : PassWrapper<VerifyStaticShapesPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(VerifyStaticShapesPass)
+  VerifyStaticShapesPass() = default;
+  VerifyStaticShapesPass(const VerifyStaticShapesPass &other)
+      : PassWrapper(other) {}
+  StringRef getArgument() const final { return "strata-verify-static-shapes"; }
+  StringRef getDescription() const final {
+    return "Check that every value of the entry function has a static shape";
+  }
+  Option<std::string> target{*this, "target", llvm::cl::init("cpu"),
+                             llvm::cl::desc("for messages")};
+  void runOnOperation() override {
+    strata::CompileOptions options;
+    options.target = target;
+    if (failed(strata::verifyStaticShapes(getOperation(), options)))
+      signalPassFailure();
+  }
+};
+
+struct PartitionPass : PassWrapper<PartitionPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(PartitionPass)
+  PartitionPass() = default;
+  PartitionPass(const PartitionPass &other) : PassWrapper(other) {}
+  StringRef getArgument() const final { return "strata-partition"; }
+  StringRef getDescription() const final {
+    return "Group the entry function's ops into kernels (the graph layer's "
+           "decisions) and outline each";
+  }
+  Option<std::string> target{*this, "target", llvm::cl::init("cpu"),
+                             llvm::cl::desc("the target")};
+  Option<bool> libraries{*this, "libraries", llvm::cl::init(true),
+                         llvm::cl::desc("hand ops to vendor libraries")};
+  Option<std::string> decisions{*this, "decisions",
+                                llvm::cl::desc("a decisions file (JSON)")};
+  void runOnOperation() override {
+    strata::CompileOptions options;
+    options.target = target;
+    options.useLibraries = libraries;
+    options.decisionsFile = decisions;
+    if (failed(strata::partitionIntoKernels(getOperation(), options)))
+      signalPassFailure();
+  }
+};
+
+/// tensor<...xuiN> as tensor<...xiN>; other types unchanged.
+Type signless(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  auto integer =
+      tensor ? dyn_cast<IntegerType>(tensor.getElementType()) : IntegerType();
+  if (!integer || integer.isSignless())
+    return type;
+  return tensor.clone(IntegerType::get(type.getContext(), integer.getWidth()));
+}
+
+/// Gives a kernel a signature of signless integers (arith, and so the
+/// lowered code, knows no unsigned types; the bytes are the same). Casts to
+/// and from the graph ops' unsigned types are inserted at the boundary; they
+/// cancel against the graph-to-linalg conversion's own casts.
+void makeSignatureSignless(func::FuncOp func) {
+  Block &entry = func.getBody().front();
+  OpBuilder b = OpBuilder::atBlockBegin(&entry);
+  SmallVector<Type> inputs, results;
+  for (BlockArgument arg : entry.getArguments()) {
+    Type original = arg.getType(), converted = signless(original);
+    inputs.push_back(converted);
+    if (converted == original)
+      continue;
+    arg.setType(converted);
+    auto cast = UnrealizedConversionCastOp::create(b, func.getLoc(), original,
+                                                   ValueRange{arg});
+    arg.replaceAllUsesExcept(cast.getResult(0), cast);
+  }
+  func.walk([&](func::ReturnOp ret) {
+    b.setInsertionPoint(ret);
+    for (OpOperand &operand : ret->getOpOperands()) {
+      Type original = operand.get().getType(), converted = signless(original);
+      if (converted != original)
+        operand.set(UnrealizedConversionCastOp::create(
+                        b, ret.getLoc(), converted, ValueRange{operand.get()})
+                        .getResult(0));
+    }
+  });
+  for (Type type : func.getFunctionType().getResults())
+    results.push_back(signless(type));
+  func.setType(FunctionType::get(func.getContext(), inputs, results));
+}
+
+/// Moves the bodies of the generated kernels into `module @kernels`, where
+/// the kernel, cpu and llvm stages lower them; the top level keeps each as a
+/// declaration with its decisions (the memory plan and the module file read
+/// those). A row-parallel kernel's copy is rewritten for one block of rows
+/// and its declaration records each buffer's bytes per block
+/// (strata.block_strides) for the object stage's wrapper.
+struct OutlineKernelsPass
+    : PassWrapper<OutlineKernelsPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(OutlineKernelsPass)
+  StringRef getArgument() const final { return "strata-outline-kernels"; }
+  StringRef getDescription() const final {
+    return "Move the generated kernels' bodies into module @kernels";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<arith::ArithDialect>();
+  }
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *context = module.getContext();
+    if (strata::getKernelsModule(module)) {
+      module.emitError("the module already has its kernels outlined (it is "
+                       "past the fused stage)");
+      return signalPassFailure();
+    }
+    OpBuilder builder(context);
+    builder.setInsertionPointToEnd(module.getBody());
+    auto kernels = ModuleOp::create(builder, module.getLoc(), "kernels");
+    builder.setInsertionPointToEnd(kernels.getBody());
+    for (auto func :
+         llvm::make_early_inc_range(module.getOps<func::FuncOp>())) {
+      auto kind = func->getAttrOfType<StringAttr>("strata.kind");
+      if (!kind || kind.getValue() != "codegen" || func.isDeclaration())
+        continue;
+      auto copy = cast<func::FuncOp>(builder.clone(*func));
+      copy.setPublic();
+      // The decisions stay on the declaration; the copy keeps its name.
+      for (NamedAttribute attr : llvm::to_vector(copy->getDiscardableAttrs()))
+        copy->removeDiscardableAttr(attr.getName());
+      if (auto block =
+              func->getAttrOfType<IntegerAttr>("strata.parallel_block")) {
+        std::optional<strata::RowPlan> plan =
+            strata::planRows(copy, block.getInt());
+        if (!plan || plan->block != block.getInt()) {
+          func.emitError("internal error: the kernel's row split changed "
+                         "between partitioning and codegen");
+          return signalPassFailure();
+        }
+        strata::applyRowPlan(copy, *plan);
+        func->setAttr("strata.block_strides",
+                      builder.getDenseI64ArrayAttr(plan->blockStrides));
+      }
+      makeSignatureSignless(copy);
+      // Inputs may be constants or other steps' live results: bufferization
+      // must copy rather than write into them.
+      for (unsigned i = 0; i < copy.getNumArguments(); ++i)
+        copy.setArgAttr(i, "bufferization.writable",
+                        BoolAttr::get(context, false));
+      func.eraseBody();
+      func.setPrivate();
+    }
+    // Constants cloned into kernels become arith constants, which
+    // bufferization turns into read-only globals.
+    kernels.walk([](graph::ConstantOp constant) {
+      OpBuilder b(constant);
+      auto value = dyn_cast<TypedAttr>(constant.getValue());
+      if (!value)
+        return;
+      Value replacement =
+          arith::ConstantOp::create(b, constant.getLoc(), value).getResult();
+      constant.replaceAllUsesWith(replacement);
+      constant.erase();
+    });
+  }
+};
+
+/// A memref.copy between strided buffers lowers to a call of MLIR's runner
+/// library (memrefCopy), which kernels must not need: copy with linalg
+/// instead, which becomes loops.
+struct CopyToLinalgPass
+    : PassWrapper<CopyToLinalgPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CopyToLinalgPass)
+  StringRef getArgument() const final { return "strata-copy-to-linalg"; }
+  StringRef getDescription() const final {
+    return "Rewrite memref.copy as linalg.copy (no runtime library call)";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<linalg::LinalgDialect>();
+  }
+  void runOnOperation() override {
+    getOperation().walk([](memref::CopyOp copy) {
+      OpBuilder b(copy);
+      linalg::CopyOp::create(b, copy.getLoc(), copy.getSource(),
+                             copy.getTarget());
+      copy.erase();
+    });
+  }
+};
+
+} // namespace
+
+ModuleOp strata::getKernelsModule(ModuleOp module) {
+  for (auto nested : module.getOps<ModuleOp>())
+    if (nested.getSymName() && *nested.getSymName() == "kernels")
+      return nested;
+  return nullptr;
+}
+
+void strata::registerCompilerPasses() {
+  static bool done = [] {
+    PassRegistration<BindInputShapesPass>();
+    PassRegistration<VerifyStaticShapesPass>();
+    PassRegistration<PartitionPass>();
+    PassRegistration<OutlineKernelsPass>();
+    PassRegistration<CopyToLinalgPass>();
+    registerLayoutPasses();
+    registerSequencePasses();
+    registerGradientPasses();
+    return true;
+  }();
+  (void)done;
+}

@@ -1,0 +1,35 @@
+//===- Passes.h - the compile stages' own passes ----------------*- C++ -*-===//
+#ifndef STRATA_LIB_COMPILER_PASSES_H
+#define STRATA_LIB_COMPILER_PASSES_H
+
+#include "mlir/Support/LLVM.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace strata {
+
+/// Input shapes as the strata-bind-input-shapes option: "x:3x8;y:".
+std::string
+encodeInputShapes(const std::map<std::string, std::vector<int64_t>> &shapes);
+mlir::LogicalResult
+decodeInputShapes(llvm::StringRef text,
+                  std::map<std::string, std::vector<int64_t>> &shapes,
+                  std::string &error);
+
+/// Registers strata-bind-input-shapes, strata-verify-static-shapes,
+/// strata-partition, strata-outline-kernels and strata-copy-to-linalg.
+void registerCompilerPasses();
+/// Registers strata-expand-gradients (Gradients.cpp).
+void registerGradientPasses();
+/// Registers strata-resolve-sequences (Sequences.cpp).
+void registerSequencePasses();
+/// Registers strata-channels-last (Layouts.cpp).
+void registerLayoutPasses();
+
+} // namespace strata
+
+#endif // STRATA_LIB_COMPILER_PASSES_H

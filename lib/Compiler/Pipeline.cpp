@@ -1,0 +1,649 @@
+//===- Pipeline.cpp - the compile path's named stages -----------*- C++ -*-===//
+//
+// Builds each stage's pass pipeline from its entry list (after the plugins'
+// edits), runs the stages, and writes the dumps: each stage's IR, each
+// kernel's IR at each stage, and an index from kernels to ONNX nodes and
+// decisions (docs/compiler.md, "Stages and dumps").
+//
+//===----------------------------------------------------------------------===//
+
+#include "strata/Compiler/Pipeline.h"
+
+#include "CompilerUtils.h"
+#include "Gpu.h"
+#include "Passes.h"
+
+#include "strata/InitAll.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+#include <iterator>
+#include <mutex>
+
+using namespace mlir;
+using namespace strata;
+
+//===----------------------------------------------------------------------===//
+// Stage names
+//===----------------------------------------------------------------------===//
+
+static const Stage kStages[] = {Stage::Import, Stage::Graph,  Stage::Fused,
+                                Stage::Kernel, Stage::Cpu,    Stage::Gpu,
+                                Stage::Llvm,   Stage::Object, Stage::Module};
+static const char *const kStageNames[] = {"import", "graph",  "fused",
+                                          "kernel", "cpu",    "gpu",
+                                          "llvm",   "object", "module"};
+static_assert(std::size(kStages) == std::size(kStageNames),
+              "every stage has a name");
+
+llvm::ArrayRef<Stage> strata::allStages() { return kStages; }
+
+llvm::StringRef strata::stageName(Stage stage) {
+  return kStageNames[static_cast<unsigned>(stage)];
+}
+
+std::optional<Stage> strata::parseStage(llvm::StringRef name) {
+  for (Stage stage : kStages)
+    if (stageName(stage) == name)
+      return stage;
+  return std::nullopt;
+}
+
+bool strata::isIRStage(Stage stage) { return stage <= Stage::Llvm; }
+
+std::string strata::stageNameList() {
+  std::string list;
+  for (Stage stage : kStages)
+    list += (list.empty() ? "" : ", ") + stageName(stage).str();
+  return list;
+}
+
+bool strata::stageApplies(Stage stage, llvm::StringRef target) {
+  if (stage == Stage::Cpu)
+    return target == "cpu";
+  if (stage == Stage::Gpu)
+    return target != "cpu";
+  return true;
+}
+
+/// "20" for the graph stage: dumps sort in pipeline order (the two target
+/// stages share 50).
+static std::string stageNumber(Stage stage) {
+  unsigned position = static_cast<unsigned>(stage);
+  if (stage > Stage::Cpu)
+    --position;
+  return std::to_string((position + 1) * 10);
+}
+
+//===----------------------------------------------------------------------===//
+// Pass entries and the plugins' edits
+//===----------------------------------------------------------------------===//
+
+std::string PassEntry::text() const {
+  return options.empty() ? name : name + "{" + options + "}";
+}
+
+void PipelineEdits::insertBefore(llvm::StringRef anchor,
+                                 llvm::StringRef pipeline,
+                                 llvm::StringRef origin) {
+  edits.push_back(
+      {Kind::InsertBefore, anchor.str(), pipeline.str(), origin.str()});
+}
+void PipelineEdits::insertAfter(llvm::StringRef anchor,
+                                llvm::StringRef pipeline,
+                                llvm::StringRef origin) {
+  edits.push_back(
+      {Kind::InsertAfter, anchor.str(), pipeline.str(), origin.str()});
+}
+void PipelineEdits::disablePass(llvm::StringRef anchor,
+                                llvm::StringRef origin) {
+  edits.push_back({Kind::Disable, anchor.str(), "", origin.str()});
+}
+void PipelineEdits::replacePass(llvm::StringRef anchor,
+                                llvm::StringRef pipeline,
+                                llvm::StringRef origin) {
+  edits.push_back({Kind::Replace, anchor.str(), pipeline.str(), origin.str()});
+}
+void PipelineEdits::replaceStage(Stage stage, llvm::StringRef pipeline,
+                                 llvm::StringRef origin) {
+  edits.push_back({Kind::ReplaceStage, ("stage:" + stageName(stage)).str(),
+                   pipeline.str(), origin.str()});
+}
+
+std::vector<PassEntry>
+PipelineEdits::apply(Stage stage, std::vector<PassEntry> entries) const {
+  std::string stageAnchor = ("stage:" + stageName(stage)).str();
+  auto inserted = [](const Edit &edit, bool onKernels) {
+    return PassEntry{edit.pipeline, "", onKernels, edit.origin};
+  };
+  for (const Edit &edit : edits)
+    if (edit.kind == Kind::ReplaceStage && edit.anchor == stageAnchor) {
+      entries = {inserted(edit, false)};
+      edit.matched = true;
+    }
+  // An anchor names every occurrence of a pass, or those of one stage
+  // ("kernel/canonicalize"). Entries a plugin put in are not anchors.
+  auto matches = [&](const Edit &edit, const PassEntry &entry) {
+    if (entry.origin != "strata")
+      return false;
+    return edit.anchor == entry.name ||
+           edit.anchor == (stageName(stage) + "/" + entry.name).str();
+  };
+  std::vector<PassEntry> result;
+  for (const Edit &edit : edits)
+    if (edit.kind == Kind::InsertBefore && edit.anchor == stageAnchor) {
+      result.push_back(inserted(edit, false));
+      edit.matched = true;
+    }
+  for (const PassEntry &entry : entries) {
+    for (const Edit &edit : edits)
+      if (edit.kind == Kind::InsertBefore && matches(edit, entry)) {
+        result.push_back(inserted(edit, entry.onKernels));
+        edit.matched = true;
+      }
+    bool kept = true;
+    for (const Edit &edit : edits) {
+      if (!kept || !matches(edit, entry))
+        continue;
+      if (edit.kind == Kind::Disable) {
+        kept = false;
+        edit.matched = true;
+      } else if (edit.kind == Kind::Replace) {
+        result.push_back(inserted(edit, entry.onKernels));
+        kept = false;
+        edit.matched = true;
+      }
+    }
+    if (kept)
+      result.push_back(entry);
+    for (const Edit &edit : edits)
+      if (edit.kind == Kind::InsertAfter && matches(edit, entry)) {
+        result.push_back(inserted(edit, entry.onKernels));
+        edit.matched = true;
+      }
+  }
+  for (const Edit &edit : edits)
+    if (edit.kind == Kind::InsertAfter && edit.anchor == stageAnchor) {
+      result.push_back(inserted(edit, false));
+      edit.matched = true;
+    }
+  return result;
+}
+
+static const char *kindName(int kind) {
+  static const char *const names[] = {"insert before", "insert after",
+                                      "disable", "replace", "replace stage"};
+  return names[kind];
+}
+
+std::vector<std::string> PipelineEdits::unmatchedEdits() const {
+  std::vector<std::string> result;
+  for (const Edit &edit : edits)
+    if (!edit.matched)
+      result.push_back(edit.origin + ": " +
+                       kindName(static_cast<int>(edit.kind)) + " '" +
+                       edit.anchor + "' matches no pass or stage");
+  return result;
+}
+
+std::vector<std::string> PipelineEdits::describe() const {
+  std::vector<std::string> result;
+  for (const Edit &edit : edits) {
+    std::string line = edit.origin + ": " +
+                       kindName(static_cast<int>(edit.kind)) + " " +
+                       edit.anchor;
+    if (!edit.pipeline.empty())
+      line += ": " + edit.pipeline;
+    result.push_back(line);
+  }
+  return result;
+}
+
+PipelineEdits &strata::getPipelineEdits() {
+  static PipelineEdits edits;
+  return edits;
+}
+
+static std::vector<std::function<void(DialectRegistry &)>> &
+dialectRegistrations() {
+  static std::vector<std::function<void(DialectRegistry &)>> functions;
+  return functions;
+}
+
+void strata::addDialectRegistration(std::function<void(DialectRegistry &)> fn) {
+  dialectRegistrations().push_back(std::move(fn));
+}
+
+void strata::applyDialectRegistrations(DialectRegistry &registry) {
+  for (auto &fn : dialectRegistrations())
+    fn(registry);
+}
+
+//===----------------------------------------------------------------------===//
+// The stages' pipelines
+//===----------------------------------------------------------------------===//
+
+/// A pass option's value, quoted when it needs to be.
+static std::string quoteOption(const std::string &value) {
+  if (value.find_first_of(" {}\"',") == std::string::npos && !value.empty())
+    return value;
+  return "\"" + value + "\"";
+}
+
+std::vector<PassEntry>
+strata::defaultStagePipeline(Stage stage, const CompileOptions &options) {
+  std::string target = "target=" + quoteOption(options.target);
+  auto top = [](std::string name, std::string opts = "") {
+    return PassEntry{std::move(name), std::move(opts), false};
+  };
+  auto nested = [](std::string name, std::string opts = "") {
+    return PassEntry{std::move(name), std::move(opts), true};
+  };
+  switch (stage) {
+  case Stage::Gpu:
+    return gpuStagePipeline(options);
+  case Stage::Import:
+  case Stage::Object:
+  case Stage::Module:
+    return {};
+  case Stage::Graph:
+    return {
+        top("strata-bind-input-shapes",
+            "shapes=" + quoteOption(encodeInputShapes(options.inputShapes)) +
+                " " + target),
+        top("strata-graph-pipeline"),
+        top("strata-resolve-sequences"),
+        top("strata-expand-gradients"),
+        top("cse"),
+        top("strata-verify-static-shapes", target)};
+  case Stage::Fused: {
+    std::string opts =
+        target + " libraries=" +
+        // oneDNN is the only library so far, and a CPU one.
+        (options.useLibraries && options.target == "cpu" ? "true" : "false");
+    if (!options.decisionsFile.empty())
+      opts += " decisions=" + quoteOption(options.decisionsFile);
+    std::vector<PassEntry> entries = {top("strata-partition", opts)};
+    if (options.target == "cpu" && options.useLibraries)
+      entries.push_back(top("strata-channels-last"));
+    return entries;
+  }
+  case Stage::Kernel:
+    // Kernels have static shapes, which the bare-pointer calling
+    // convention of the llvm stage needs.
+    return {
+        top("strata-outline-kernels"), nested("strata-convert-graph-to-linalg"),
+        nested("canonicalize"),        nested("linalg-fuse-elementwise-ops"),
+        nested("canonicalize"),        nested("cse")};
+  case Stage::Cpu:
+    // Results become out-parameters: the arena buffers the runtime passes.
+    return {nested("one-shot-bufferize",
+                   "bufferize-function-boundaries "
+                   "function-boundary-type-conversion=identity-layout-map"),
+            nested("buffer-results-to-out-params",
+                   "hoist-static-allocs=true modify-public-functions=true"),
+            nested("canonicalize"),
+            nested("ownership-based-buffer-deallocation"),
+            nested("canonicalize"),
+            nested("buffer-deallocation-simplification"),
+            nested("bufferization-lower-deallocations"),
+            nested("strata-copy-to-linalg"),
+            nested("convert-linalg-to-loops")};
+  case Stage::Llvm:
+    if (options.target == "cuda")
+      return gpuLlvmPipeline(options);
+    return {
+        nested("lower-affine"),
+        nested("convert-scf-to-cf"),
+        nested("convert-math-to-llvm"),
+        nested("convert-math-to-funcs"),
+        nested("convert-math-to-libm"),
+        nested("arith-expand"),
+        nested("expand-strided-metadata"),
+        nested("lower-affine"),
+        nested("finalize-memref-to-llvm"),
+        nested("convert-arith-to-llvm"),
+        nested("convert-index-to-llvm"),
+        nested("convert-func-to-llvm", "use-bare-ptr-memref-call-conv=true"),
+        nested("convert-cf-to-llvm"),
+        nested("reconcile-unrealized-casts")};
+  }
+  return {};
+}
+
+std::vector<PassEntry> strata::stagePipeline(Stage stage,
+                                             const CompileOptions &options) {
+  return getPipelineEdits().apply(stage, defaultStagePipeline(stage, options));
+}
+
+std::string strata::stagePipelineText(Stage stage,
+                                      const CompileOptions &options) {
+  std::vector<PassEntry> entries = stagePipeline(stage, options);
+  std::string text = "builtin.module(";
+  bool first = true;
+  for (size_t i = 0; i < entries.size();) {
+    text += first ? "" : ",";
+    first = false;
+    if (!entries[i].onKernels) {
+      text += entries[i++].text();
+      continue;
+    }
+    // Consecutive entries on the kernels share one nested pass manager.
+    text += "builtin.module(";
+    for (bool firstNested = true; i < entries.size() && entries[i].onKernels;
+         ++i, firstNested = false)
+      text += (firstNested ? "" : ",") + entries[i].text();
+    text += ")";
+  }
+  return text + ")";
+}
+
+/// "a,b" for "builtin.module(a,b)": what to add to a pass manager that is
+/// already anchored on the module.
+static llvm::StringRef withoutAnchor(llvm::StringRef text) {
+  return text.drop_front(strlen("builtin.module(")).drop_back();
+}
+
+namespace {
+/// A stage's registered pipeline (strata-stage-<name>), with the options a
+/// compilation passes to its own passes.
+struct StageOptions : public PassPipelineOptions<StageOptions> {
+  Option<std::string> target{*this, "target", llvm::cl::init("cpu"),
+                             llvm::cl::desc("the target")};
+  Option<std::string> shapes{*this, "shapes",
+                             llvm::cl::desc("input shapes: name:d0xd1;...")};
+  Option<bool> libraries{*this, "libraries", llvm::cl::init(true),
+                         llvm::cl::desc("hand ops to vendor libraries")};
+  Option<std::string> decisions{*this, "decisions",
+                                llvm::cl::desc("a decisions file")};
+};
+} // namespace
+
+void strata::registerStagePipelines() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    mlir::registerAllPasses();
+    strata::registerAllPasses();
+    registerCompilerPasses();
+    registerGpuPasses();
+    for (Stage stage : kStages) {
+      if (!isIRStage(stage) || stage == Stage::Import)
+        continue;
+      std::string argument = ("strata-stage-" + stageName(stage)).str();
+      std::string description =
+          ("The compile path's " + stageName(stage) + " stage").str();
+      // Registered by hand rather than with PassPipelineRegistration so
+      // that a bad option or an unparsable (plugin-edited) pipeline fails
+      // the tool instead of running part of the stage.
+      registerPassPipeline(
+          argument, description,
+          [stage](OpPassManager &pm, StringRef optionsText,
+                  function_ref<LogicalResult(const Twine &)> errorHandler)
+              -> LogicalResult {
+            StageOptions stageOptions;
+            if (failed(stageOptions.parseFromString(optionsText)))
+              return failure();
+            CompileOptions options;
+            options.target = stageOptions.target;
+            options.useLibraries = stageOptions.libraries;
+            options.decisionsFile = stageOptions.decisions;
+            std::string error;
+            if (failed(decodeInputShapes(stageOptions.shapes,
+                                         options.inputShapes, error)))
+              return errorHandler("shapes: " + error);
+            std::string text = stagePipelineText(stage, options);
+            if (failed(
+                    parsePassPipeline(withoutAnchor(text), pm, llvm::errs())))
+              return errorHandler("the " + stageName(stage) +
+                                  " stage's pipeline is not valid: " + text);
+            return success();
+          },
+          [](function_ref<void(const detail::PassOptions &)> optHandler) {
+            optHandler(StageOptions());
+          });
+    }
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Dumps
+//===----------------------------------------------------------------------===//
+
+std::string strata::getDumpDirectory(const CompileOptions &options) {
+  if (!options.dumpDir.empty())
+    return options.dumpDir;
+  if (std::optional<std::string> env =
+          llvm::sys::Process::GetEnv("STRATA_DUMP_DIR"))
+    return *env;
+  return "";
+}
+
+void strata::writeDumpFile(
+    const std::string &dir, llvm::StringRef relativePath,
+    llvm::function_ref<void(llvm::raw_ostream &)> write) {
+  llvm::SmallString<256> path(dir);
+  llvm::sys::path::append(path, relativePath);
+  std::error_code ec =
+      llvm::sys::fs::create_directories(llvm::sys::path::parent_path(path));
+  llvm::raw_fd_ostream os(path, ec);
+  if (ec) {
+    llvm::errs() << "strata: warning: cannot write " << path << ": "
+                 << ec.message() << "\n";
+    return;
+  }
+  write(os);
+}
+
+static void printWithLocations(Operation *op, llvm::raw_ostream &os) {
+  OpPrintingFlags flags;
+  flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
+  flags.elideLargeElementsAttrs(64);
+  op->print(os, flags);
+  os << "\n";
+}
+
+void strata::dumpStage(const CompileOptions &options, Stage stage,
+                       Operation *op) {
+  std::string dir = getDumpDirectory(options);
+  if (dir.empty())
+    return;
+  std::string number = stageNumber(stage);
+  writeDumpFile(dir, number + "-" + stageName(stage).str() + ".mlir",
+                [&](llvm::raw_ostream &os) { printWithLocations(op, os); });
+  auto module = dyn_cast<ModuleOp>(op);
+  if (!module || stage < Stage::Fused)
+    return;
+  // Each kernel at this stage, in kernels/<name>/.
+  ModuleOp kernels = getKernelsModule(module);
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (!func->hasAttr("strata.kernel"))
+      continue;
+    Operation *body = func.isDeclaration() ? nullptr : func.getOperation();
+    if (!body && kernels)
+      body = SymbolTable::lookupSymbolIn(kernels, func.getSymName());
+    if (!body)
+      continue;
+    writeDumpFile(dir,
+                  ("kernels/" + func.getSymName() + "/" + number + "-" +
+                   stageName(stage) + ".mlir")
+                      .str(),
+                  [&](llvm::raw_ostream &os) { printWithLocations(body, os); });
+  }
+  writeDumpIndex(options, module);
+}
+
+/// An attribute as JSON: strings, numbers, arrays and dictionaries as
+/// themselves, anything else as its printed form.
+static llvm::json::Value toJson(Attribute attr) {
+  if (auto s = dyn_cast<StringAttr>(attr))
+    return s.str();
+  if (auto i = dyn_cast<IntegerAttr>(attr))
+    return i.getValue().getSExtValue();
+  if (auto f = dyn_cast<FloatAttr>(attr))
+    return f.getValueAsDouble();
+  if (auto b = dyn_cast<BoolAttr>(attr))
+    return b.getValue();
+  if (isa<UnitAttr>(attr))
+    return true;
+  if (auto a = dyn_cast<ArrayAttr>(attr)) {
+    llvm::json::Array array;
+    for (Attribute element : a)
+      array.push_back(toJson(element));
+    return array;
+  }
+  if (auto a = dyn_cast<DenseI64ArrayAttr>(attr))
+    return llvm::json::Array(a.asArrayRef());
+  if (auto d = dyn_cast<DictionaryAttr>(attr)) {
+    llvm::json::Object object;
+    for (NamedAttribute named : d)
+      object[named.getName().str()] = toJson(named.getValue());
+    return object;
+  }
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  attr.print(os);
+  return text;
+}
+
+void strata::writeDumpIndex(const CompileOptions &options, ModuleOp module) {
+  std::string dir = getDumpDirectory(options);
+  if (dir.empty())
+    return;
+  llvm::json::Array kernels;
+  std::string table = "| kernel | kind | ONNX nodes | decision |\n"
+                      "| --- | --- | --- | --- |\n";
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (!func->hasAttr("strata.kernel"))
+      continue;
+    llvm::json::Object kernel;
+    std::string name = func.getSymName().str();
+    kernel["name"] = name;
+    llvm::json::Object decisions;
+    for (NamedAttribute attr : func->getDiscardableAttrs()) {
+      llvm::StringRef key = attr.getName().getValue();
+      if (key.consume_front("strata.") && key != "kernel")
+        decisions[key.str()] = toJson(attr.getValue());
+    }
+    std::string nodes;
+    if (auto array = func->getAttrOfType<ArrayAttr>("strata.nodes"))
+      for (Attribute node : array)
+        if (auto s = dyn_cast<StringAttr>(node))
+          nodes += (nodes.empty() ? "" : ", ") + s.str();
+    auto text = [&](const char *key) {
+      auto s = func->getAttrOfType<StringAttr>(key);
+      return s ? s.str() : std::string();
+    };
+    std::string kind = text("strata.kind");
+    std::string decision = kind == "library" ? text("strata.library") + ": " +
+                                                   text("strata.reason")
+                                             : text("strata.reason");
+    table +=
+        "| " + name + " | " + kind + " | " + nodes + " | " + decision + " |\n";
+    kernel["decisions"] = std::move(decisions);
+    // The files dumped for it so far.
+    llvm::json::Array files;
+    llvm::SmallString<256> kernelDir(dir);
+    llvm::sys::path::append(kernelDir, "kernels", name);
+    std::error_code ec;
+    std::vector<std::string> names;
+    for (llvm::sys::fs::directory_iterator it(kernelDir, ec), end;
+         it != end && !ec; it.increment(ec))
+      names.push_back(
+          ("kernels/" + name + "/" + llvm::sys::path::filename(it->path()))
+              .str());
+    llvm::sort(names);
+    for (std::string &file : names)
+      files.push_back(std::move(file));
+    kernel["files"] = std::move(files);
+    kernels.push_back(std::move(kernel));
+  }
+  llvm::json::Object index;
+  if (auto source = module->getAttrOfType<StringAttr>("graph.source"))
+    index["model"] = source.str();
+  index["target"] = options.target;
+  index["kernels"] = std::move(kernels);
+  writeDumpFile(dir, "index.json", [&](llvm::raw_ostream &os) {
+    os << llvm::formatv("{0:2}", llvm::json::Value(std::move(index))) << "\n";
+  });
+  writeDumpFile(dir, "index.md", [&](llvm::raw_ostream &os) {
+    os << "# Kernels, in execution order\n\n"
+       << "Each kernel's IR at each stage is in kernels/<name>/; index.json "
+          "has every decision attribute.\n\n"
+       << table;
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Running the stages
+//===----------------------------------------------------------------------===//
+
+/// Where a failing stage writes its reproducer.
+static std::string reproducerPath(const CompileOptions &options, Stage stage) {
+  llvm::SmallString<256> path;
+  if (!options.reproducerDir.empty()) {
+    path = options.reproducerDir;
+    llvm::sys::fs::create_directories(path);
+  } else {
+    llvm::sys::path::system_temp_directory(/*ErasedOnReboot=*/true, path);
+  }
+  llvm::sys::path::append(
+      path, "strata-reproducer-" + stageName(stage) + "-" +
+                std::to_string(llvm::sys::Process::getProcessId()) + ".mlir");
+  return path.str().str();
+}
+
+LogicalResult strata::runStages(ModuleOp module, const CompileOptions &options,
+                                Stage from, Stage to) {
+  registerStagePipelines();
+  MLIRContext *context = module.getContext();
+  auto start = std::chrono::steady_clock::now();
+  if (from == Stage::Import)
+    dumpStage(options, Stage::Import, module);
+  for (Stage stage : kStages) {
+    if (stage <= from || stage > to || !isIRStage(stage) ||
+        !stageApplies(stage, options.target))
+      continue;
+    std::string text = stagePipelineText(stage, options);
+    PassManager pm(context);
+    if (failed(parsePassPipeline(withoutAnchor(text), pm, llvm::errs())))
+      return module.emitError("the ")
+             << stageName(stage) << " stage's pipeline is not valid: " << text;
+    std::string reproducer;
+    if (options.reproducerDir != "off") {
+      reproducer = reproducerPath(options, stage);
+      pm.enableCrashReproducerGeneration(reproducer);
+    }
+    if (failed(pm.run(module))) {
+      if (!reproducer.empty() && llvm::sys::fs::exists(reproducer))
+        emitRemark(module.getLoc())
+            << "the " << stageName(stage)
+            << " stage failed; rerun it with: strata-opt --run-reproducer "
+            << reproducer;
+      return failure();
+    }
+    if (options.verbose) {
+      double ms = std::chrono::duration<double, std::milli>(
+                      std::chrono::steady_clock::now() - start)
+                      .count();
+      llvm::errs() << "strata: " << stageName(stage) << " stage done ("
+                   << llvm::format("%.0f", ms) << " ms)\n";
+    }
+    dumpStage(options, stage, module);
+  }
+  return success();
+}
