@@ -14,9 +14,14 @@
 // its other operand is defined before the anchor op, so the group stays
 // convex and the call can take the place of its last op.
 //
+// Every decision comes with its reason in words (LibraryMatch::reason,
+// joinReasons, refused, and `whyNot` when there is no match), which the
+// partitioner keeps in the IR for `strata explain`.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Library.h"
+#include "Decisions.h"
 
 #include "strata/Dialect/Graph/IR/GraphOps.h"
 
@@ -27,6 +32,7 @@
 using namespace mlir;
 namespace graph = strata::graph;
 using strata::LibraryMatch;
+using strata::LibraryRequest;
 
 static constexpr int64_t kMinLibraryFlops = 32 * 32 * 32;
 
@@ -39,6 +45,18 @@ static int64_t rankOf(Value v) {
   return cast<RankedTensorType>(v.getType()).getRank();
 }
 
+/// "f32", "i64", "tensor<?xf32>" for messages about operand types.
+static std::string typeText(Value v) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  if (type && type.hasStaticShape())
+    os << type.getElementType();
+  else
+    os << v.getType();
+  return text;
+}
+
 /// Whether `v` is available before `anchor` runs (so using it in the fused
 /// step keeps the group convex).
 static bool definedBefore(Value v, Operation *anchor) {
@@ -46,13 +64,6 @@ static bool definedBefore(Value v, Operation *anchor) {
     return true;
   Operation *def = v.getDefiningOp();
   return def->getBlock() == anchor->getBlock() && def->isBeforeInBlock(anchor);
-}
-
-/// The single user of `v`, if it has exactly one use.
-static Operation *soleUser(Value v) {
-  if (!v.hasOneUse())
-    return nullptr;
-  return *v.getUsers().begin();
 }
 
 /// A scalar float constant's value.
@@ -64,80 +75,218 @@ static std::optional<double> scalarConstant(Value v) {
   return attr.getSplatValue<APFloat>().convertToDouble();
 }
 
-/// Adds the activation `op` to `match` if oneDNN has it.
-static bool matchActivation(Operation *op, LibraryMatch &match,
-                            MLIRContext *context) {
-  auto set = [&](StringRef kind) {
-    match.attrs.set("activation", StringAttr::get(context, kind));
-  };
-  auto setFloat = [&](StringRef key, double value) {
-    match.attrs.set(key, FloatAttr::get(Float64Type::get(context), value));
-  };
-  if (isa<graph::ReluOp>(op)) {
-    set("relu");
-  } else if (isa<graph::SigmoidOp>(op)) {
-    set("sigmoid");
-  } else if (isa<graph::TanhOp>(op)) {
-    set("tanh");
-  } else if (auto gelu = dyn_cast<graph::GeluOp>(op)) {
-    set(gelu.getApproximate() == "tanh" ? "gelu_tanh" : "gelu_erf");
-  } else if (auto clip = dyn_cast<graph::ClipOp>(op)) {
-    std::optional<double> lo = scalarConstant(clip.getMin());
-    std::optional<double> hi = scalarConstant(clip.getMax());
-    if ((clip.getMin() && !lo) || (clip.getMax() && !hi))
-      return false;
-    set("clip");
-    setFloat("activation_alpha", lo.value_or(-3.4028234663852886e38));
-    setFloat("activation_beta", hi.value_or(3.4028234663852886e38));
-  } else {
-    return false;
+namespace {
+/// Grows a match's epilogue, recording why each reader of the step's value
+/// joined or did not.
+struct EpilogueBuilder {
+  LibraryMatch &match;
+  const LibraryRequest &request;
+  /// "matmul" or "convolution", for reasons.
+  StringRef what;
+
+  Value result() { return match.ops.back()->getResult(0); }
+
+  void refuse(Operation *op, const std::string &why) {
+    for (auto &entry : match.refused)
+      if (entry.first == op)
+        return;
+    match.refused.push_back({op, why});
   }
-  return true;
+
+  /// The sole reader of the step's current value, or null when there is
+  /// none or several (those are refused, with the reason).
+  Operation *soleUser() {
+    Value v = result();
+    if (v.use_empty())
+      return nullptr;
+    if (v.hasOneUse())
+      return *v.getUsers().begin();
+    unsigned users = std::distance(v.getUses().begin(), v.getUses().end());
+    for (Operation *user : v.getUsers())
+      refuse(user, "the " + what.str() + "'s result has " +
+                       std::to_string(users) +
+                       " readers; a oneDNN post-op can only extend a value "
+                       "nothing else reads");
+    return nullptr;
+  }
+
+  /// Whether the decisions file keeps `op` out of the step (refused then).
+  bool vetoed(Operation *op) {
+    if (!request.epilogueVeto)
+      return false;
+    std::string why = request.epilogueVeto(match.ops, op);
+    if (why.empty())
+      return false;
+    refuse(op, why);
+    return true;
+  }
+
+  void join(Operation *op, const std::string &why) {
+    match.ops.push_back(op);
+    match.joinReasons.push_back(why);
+  }
+
+  /// The add reading the current value, and its other operand, when it can
+  /// become the library's bias or sum input. `sameShape`: the other operand
+  /// must have the output's type (oneDNN's sum post-op).
+  std::pair<graph::AddOp, OpOperand *> addEpilogue(bool sameShape) {
+    Value v = result();
+    Operation *user = soleUser();
+    auto add = dyn_cast_or_null<graph::AddOp>(user);
+    if (!add)
+      return {};
+    if (vetoed(add))
+      return {};
+    if (add.getType() != v.getType()) {
+      refuse(add, "the add broadcasts the " + what.str() +
+                      "'s result to a larger shape; oneDNN writes the "
+                      "result's own shape");
+      return {};
+    }
+    OpOperand *other = &add->getOpOperand(add.getLhs() == v ? 1 : 0);
+    if (other->get() == v) {
+      refuse(add, "the add reads the " + what.str() + "'s result twice");
+      return {};
+    }
+    if (!isF32Tensor(other->get())) {
+      refuse(add, "the added tensor is " + typeText(other->get()) +
+                      "; oneDNN's post-ops take f32");
+      return {};
+    }
+    if (!definedBefore(other->get(), match.ops.front())) {
+      refuse(add, "the added tensor is computed after the " + what.str() +
+                      " starts; fusing it would need the step to wait for "
+                      "it (not convex)");
+      return {};
+    }
+    if (sameShape && other->get().getType() != v.getType()) {
+      refuse(add, "the added tensor's shape differs from the output's; "
+                  "oneDNN's sum post-op adds a tensor of the output's shape");
+      return {};
+    }
+    return {add, other};
+  }
+
+  static bool isActivation(Operation *op) {
+    return isa<graph::ReluOp, graph::SigmoidOp, graph::TanhOp, graph::GeluOp,
+               graph::ClipOp>(op);
+  }
+
+  /// Why `op`, the sole reader of the step's value, is not a post-op.
+  std::string notAPostOp(Operation *op) {
+    std::string name = op->getName().getStringRef().str();
+    bool hasAdd = match.ops.size() > 1 || match.inputs.size() > 2;
+    if (isa<graph::AddOp>(op) && hasAdd)
+      return "a second add: the " + what.str() +
+             "'s one added input (bias or sum) is taken; only an activation "
+             "can follow";
+    if (isActivation(op))
+      return name + " does not read the " + what.str() +
+             "'s result as its input, or is not f32";
+    return name + " is not an activation oneDNN fuses as a post-op (relu, "
+                  "sigmoid, tanh, gelu, clip)";
+  }
+
+  /// Adds the activation reading the current value if oneDNN has it.
+  void activationEpilogue() {
+    Operation *user = soleUser();
+    if (!user || vetoed(user))
+      return;
+    MLIRContext *context = user->getContext();
+    if (user->getNumResults() != 1 || user->getOperand(0) != result() ||
+        !isF32Tensor(user->getResult(0)) || !isActivation(user)) {
+      refuse(user, notAPostOp(user));
+      return;
+    }
+    auto set = [&](StringRef kind) {
+      match.attrs.set("activation", StringAttr::get(context, kind));
+    };
+    auto setFloat = [&](StringRef key, double value) {
+      match.attrs.set(key, FloatAttr::get(Float64Type::get(context), value));
+    };
+    std::string kind;
+    if (isa<graph::ReluOp>(user)) {
+      kind = "relu";
+    } else if (isa<graph::SigmoidOp>(user)) {
+      kind = "sigmoid";
+    } else if (isa<graph::TanhOp>(user)) {
+      kind = "tanh";
+    } else if (auto gelu = dyn_cast<graph::GeluOp>(user)) {
+      kind = gelu.getApproximate() == "tanh" ? "gelu_tanh" : "gelu_erf";
+    } else {
+      auto clip = cast<graph::ClipOp>(user);
+      std::optional<double> lo = scalarConstant(clip.getMin());
+      std::optional<double> hi = scalarConstant(clip.getMax());
+      if ((clip.getMin() && !lo) || (clip.getMax() && !hi)) {
+        refuse(user, "the clip's bounds are not constants; oneDNN's clip "
+                     "post-op takes them at compile time");
+        return;
+      }
+      kind = "clip";
+      setFloat("activation_alpha", lo.value_or(-3.4028234663852886e38));
+      setFloat("activation_beta", hi.value_or(3.4028234663852886e38));
+    }
+    set(kind);
+    join(user, kind + " activation: a oneDNN post-op");
+  }
+
+  /// Readers of the step's final value: the post-op chain ended before them.
+  void finish() {
+    Value v = result();
+    for (Operation *user : v.getUsers())
+      refuse(user, "oneDNN's post-ops end with one activation; the " +
+                       what.str() + "'s fused epilogue is complete");
+  }
+};
+} // namespace
+
+/// "4 x 16x16x16" (batch x MxKxN) for matmul reasons.
+static std::string matmulShape(RankedTensorType out, int64_t k) {
+  int64_t batch = 1;
+  for (int64_t d :
+       out.getShape().drop_back(std::min<int64_t>(2, out.getRank())))
+    batch *= d;
+  int64_t m = out.getRank() >= 2 ? out.getDimSize(out.getRank() - 2) : 1;
+  int64_t n = out.getRank() >= 1 ? out.getDimSize(out.getRank() - 1) : 1;
+  std::string text = batch == 1 ? "" : std::to_string(batch) + " x ";
+  return text + std::to_string(m) + "x" + std::to_string(k) + "x" +
+         std::to_string(n);
 }
 
-/// Extends `match` with the activation that consumes its current result.
-static void addActivationEpilogue(LibraryMatch &match, MLIRContext *context) {
-  Operation *user = soleUser(match.ops.back()->getResult(0));
-  if (!user || user->getNumResults() != 1 ||
-      user->getOperand(0) != match.ops.back()->getResult(0) ||
-      !isF32Tensor(user->getResult(0)))
-    return;
-  if (matchActivation(user, match, context))
-    match.ops.push_back(user);
-}
-
-/// The add that consumes `result` and its other operand, if any.
-static std::pair<graph::AddOp, OpOperand *> addEpilogue(Value result,
-                                                        Operation *anchor) {
-  auto add = dyn_cast_or_null<graph::AddOp>(soleUser(result));
-  if (!add || add.getType() != result.getType())
-    return {};
-  OpOperand *other = &add->getOpOperand(add.getLhs() == result ? 1 : 0);
-  if (other->get() == result || !isF32Tensor(other->get()) ||
-      !definedBefore(other->get(), anchor))
-    return {};
-  return {add, other};
-}
-
-static std::optional<LibraryMatch> matchMatmul(Operation *op) {
+static std::optional<LibraryMatch>
+matchMatmul(Operation *op, const LibraryRequest &request, std::string &whyNot) {
   MLIRContext *context = op->getContext();
   LibraryMatch match;
   match.library = "dnnl.matmul";
   Value result = op->getResult(0);
-  if (!isF32Tensor(result))
+  if (!isF32Tensor(result)) {
+    whyNot = "dnnl.matmul computes f32; this " +
+             op->getName().stripDialect().str() + " computes " +
+             typeText(result);
     return std::nullopt;
+  }
   auto outType = cast<RankedTensorType>(result.getType());
   int64_t k = 0;
   if (auto matmul = dyn_cast<graph::MatMulOp>(op)) {
-    if (!isF32Tensor(matmul.getLhs()) || !isF32Tensor(matmul.getRhs()) ||
-        rankOf(matmul.getLhs()) < 2 || rankOf(matmul.getRhs()) < 2)
+    if (!isF32Tensor(matmul.getLhs()) || !isF32Tensor(matmul.getRhs())) {
+      whyNot = "dnnl.matmul takes f32 operands; this matmul's are " +
+               typeText(matmul.getLhs()) + " and " + typeText(matmul.getRhs());
       return std::nullopt;
+    }
+    if (rankOf(matmul.getLhs()) < 2 || rankOf(matmul.getRhs()) < 2) {
+      whyNot = "a matmul with a vector operand (rank 1): dnnl.matmul takes "
+               "matrices";
+      return std::nullopt;
+    }
     k = cast<RankedTensorType>(matmul.getLhs().getType()).getShape().back();
     match.inputs = {&op->getOpOperand(0), &op->getOpOperand(1)};
   } else if (auto gemm = dyn_cast<graph::GemmOp>(op)) {
     if (!isF32Tensor(gemm.getA()) || !isF32Tensor(gemm.getB()) ||
-        (gemm.getC() && !isF32Tensor(gemm.getC())))
+        (gemm.getC() && !isF32Tensor(gemm.getC()))) {
+      whyNot = "dnnl.matmul takes f32 operands; this gemm's are " +
+               typeText(gemm.getA()) + " and " + typeText(gemm.getB());
       return std::nullopt;
+    }
     auto aType = cast<RankedTensorType>(gemm.getA().getType());
     k = aType.getShape()[gemm.getTransA() ? 0 : 1];
     match.inputs = {&op->getOpOperand(0), &op->getOpOperand(1)};
@@ -152,34 +301,65 @@ static std::optional<LibraryMatch> matchMatmul(Operation *op) {
     match.attrs.set("beta",
                     FloatAttr::get(f64, gemm.getBeta().convertToDouble()));
   } else {
+    whyNot = "no library kernel for " + op->getName().getStringRef().str();
     return std::nullopt;
   }
-  if (outType.getNumElements() * k < kMinLibraryFlops)
+  int64_t flops = outType.getNumElements() * k;
+  std::string size = op->getName().stripDialect().str() + " of " +
+                     matmulShape(outType, k) + " = " + std::to_string(flops) +
+                     " multiply-adds";
+  if (flops < kMinLibraryFlops && !request.forced) {
+    whyNot = size + " is below oneDNN's threshold of " +
+             std::to_string(kMinLibraryFlops) +
+             " (call overhead would dominate)";
     return std::nullopt;
+  }
   match.ops.push_back(op);
+  match.joinReasons.push_back("");
+  EpilogueBuilder epilogue{match, request, op->getName().stripDialect()};
   if (match.inputs.size() == 2) {
-    auto [add, bias] = addEpilogue(result, op);
+    auto [add, bias] = epilogue.addEpilogue(/*sameShape=*/false);
     if (add) {
       match.inputs.push_back(bias);
-      match.ops.push_back(add);
+      epilogue.join(add, "bias add: dnnl.matmul's bias input");
     }
   }
-  addActivationEpilogue(match, context);
-  match.reason = "f32 matmul of " +
-                 std::to_string(outType.getNumElements() * k) +
-                 " multiply-adds: oneDNN's blocked kernels";
+  epilogue.activationEpilogue();
+  epilogue.finish();
+  if (flops < kMinLibraryFlops)
+    match.reason = "forced by the decisions file (f32 " + size +
+                   ", below the threshold of " +
+                   std::to_string(kMinLibraryFlops) + ")";
+  else
+    match.reason =
+        "f32 " + size + ", at least oneDNN's threshold of " +
+        std::to_string(kMinLibraryFlops) + ": oneDNN's blocked kernels" +
+        (request.forced ? " (also asked for by the decisions file)" : "");
   return match;
 }
 
-static std::optional<LibraryMatch> matchConv(graph::ConvOp conv) {
+static std::optional<LibraryMatch> matchConv(graph::ConvOp conv,
+                                             const LibraryRequest &request,
+                                             std::string &whyNot) {
   MLIRContext *context = conv->getContext();
   if (!isF32Tensor(conv.getInput()) || !isF32Tensor(conv.getWeight()) ||
       !isF32Tensor(conv.getOutput()) ||
-      (conv.getBias() && !isF32Tensor(conv.getBias())))
+      (conv.getBias() && !isF32Tensor(conv.getBias()))) {
+    whyNot = "dnnl.conv takes f32 tensors; this convolution's input is " +
+             typeText(conv.getInput());
     return std::nullopt;
+  }
   int64_t rank = rankOf(conv.getInput());
-  if (rank < 3 || rank > 5 || conv.getAutoPad() != "NOTSET")
+  if (rank < 3 || rank > 5) {
+    whyNot = "a convolution with " + std::to_string(rank - 2) +
+             " spatial dimensions; dnnl.conv takes 1 to 3";
     return std::nullopt;
+  }
+  if (conv.getAutoPad() != "NOTSET") {
+    whyNot = "auto_pad " + conv.getAutoPad().str() +
+             " was not resolved into explicit pads; dnnl.conv takes pads";
+    return std::nullopt;
+  }
   int64_t spatial = rank - 2;
   auto orOnes = [&](std::optional<ArrayRef<int64_t>> v, int64_t n,
                     int64_t fill) {
@@ -202,21 +382,34 @@ static std::optional<LibraryMatch> matchConv(graph::ConvOp conv) {
                               context, orOnes(conv.getPads(), 2 * spatial, 0)));
   match.attrs.set("group", IntegerAttr::get(i64, conv.getGroup()));
   match.ops.push_back(conv);
+  match.joinReasons.push_back("");
+  EpilogueBuilder epilogue{match, request, "convolution"};
   // A residual add of the output's shape becomes oneDNN's sum post-op.
-  auto [add, other] = addEpilogue(conv.getOutput(), conv);
-  if (add && other->get().getType() == conv.getOutput().getType()) {
+  auto [add, other] = epilogue.addEpilogue(/*sameShape=*/true);
+  if (add) {
     match.inputs.push_back(other);
-    match.ops.push_back(add);
+    epilogue.join(add, "residual add: oneDNN's sum post-op");
   }
-  addActivationEpilogue(match, context);
-  match.reason = "f32 convolution: oneDNN's JIT kernels";
+  epilogue.activationEpilogue();
+  epilogue.finish();
+  match.reason = "f32 convolution: oneDNN's JIT kernels beat generated "
+                 "loops at every size";
+  if (request.forced)
+    match.reason += " (also asked for by the decisions file)";
   return match;
 }
 
-std::optional<LibraryMatch> strata::matchLibraryKernel(Operation *op) {
+bool strata::isLibraryAnchor(Operation *op) {
+  return isa<graph::MatMulOp, graph::GemmOp, graph::ConvOp>(op);
+}
+
+std::optional<LibraryMatch>
+strata::matchLibraryKernel(Operation *op, const LibraryRequest &request,
+                           std::string &whyNot) {
   if (isa<graph::MatMulOp, graph::GemmOp>(op))
-    return matchMatmul(op);
+    return matchMatmul(op, request, whyNot);
   if (auto conv = dyn_cast<graph::ConvOp>(op))
-    return matchConv(conv);
+    return matchConv(conv, request, whyNot);
+  whyNot = "no library kernel for " + op->getName().getStringRef().str();
   return std::nullopt;
 }

@@ -5,8 +5,10 @@
 #include "mlir/IR/Operation.h"
 #include "mlir/IR/OperationSupport.h"
 
+#include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 
 namespace strata {
 
@@ -21,11 +23,39 @@ struct LibraryMatch {
   mlir::NamedAttrList attrs;
   /// Why the library was chosen (kept in the IR for `strata explain`).
   std::string reason;
+  /// Why each epilogue op joined, parallel to `ops` ("" for the anchor).
+  llvm::SmallVector<std::string> joinReasons;
+  /// Ops that read the step's values but were not fused into it, and why
+  /// (one entry per op, in the order they were examined).
+  llvm::SmallVector<std::pair<mlir::Operation *, std::string>> refused;
 };
 
+/// What the partitioner asks of the library matcher beyond the op itself.
+struct LibraryRequest {
+  /// Take the op even below the size where generated code wins (the
+  /// decisions file asked for a library call).
+  bool forced = false;
+  /// Why `candidate` may not join the step `group` (anchor first) as an
+  /// epilogue: "" when it may. The decisions file's "apart" and "codegen"
+  /// entries come in here.
+  std::function<std::string(llvm::ArrayRef<mlir::Operation *> group,
+                            mlir::Operation *candidate)>
+      epilogueVeto;
+};
+
+/// Whether `op` is a kind of op some library kernel takes (a matmul, gemm
+/// or convolution), whatever its types and sizes.
+bool isLibraryAnchor(mlir::Operation *op);
+
 /// The library step anchored at `op`, if `op` is a matmul, gemm or
-/// convolution a library handles better than generated code.
-std::optional<LibraryMatch> matchLibraryKernel(mlir::Operation *op);
+/// convolution a library handles better than generated code (or that
+/// `request` forces to a library and the library can take). Otherwise
+/// nullopt, and `whyNot` says why in a sentence ("matmul of 8x8x8 = 512
+/// multiply-adds is below oneDNN's threshold of 32768", "no library kernel
+/// for graph.softmax").
+std::optional<LibraryMatch> matchLibraryKernel(mlir::Operation *op,
+                                               const LibraryRequest &request,
+                                               std::string &whyNot);
 
 } // namespace strata
 

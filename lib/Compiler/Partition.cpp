@@ -1,10 +1,13 @@
 //===- Partition.cpp - the graph layer's kernel decisions -------*- C++ -*-===//
 //
 // Groups the entry function's ops into kernels and outlines each group into
-// a private function, so that every decision is in the IR:
+// a private function, so that every decision is in the IR (docs/explain.md):
 //
-//   func.func private @k2_matmul_add_relu(...) attributes {strata.kernel,
-//       strata.kind = "codegen", strata.nodes = ["MatMul_0", "Add_1", ...]}
+//   func.func private @strata_poi_fused_add_gelu_3(...) attributes {
+//       strata.kernel, strata.kind = "codegen", strata.category = "poi",
+//       strata.nodes = ["Add_1", "Gelu_2"], strata.reason = "...",
+//       strata.fused_because = [...], strata.not_fused = [...],
+//       strata.tile = {...}}
 //
 // The entry function keeps graph.constant ops, reshape-like ops that become
 // views of their operand's buffer (no kernel, no copy), and one func.call per
@@ -19,9 +22,16 @@
 // up to kInlineConstantElements elements) are cloned into the kernels that
 // use them so that codegen can fold them; larger ones are passed as buffers.
 //
+// While grouping, the partitioner records why each op joined its kernel and
+// why each kernel stopped growing; the reasons on the kernels (fused_because,
+// not_fused) are read from that record, not reconstructed afterwards. A
+// decisions file (Decisions.h) can keep nodes apart, force library or
+// generated code, and force a kernel's row split.
+//
 //===----------------------------------------------------------------------===//
 
 #include "CompilerUtils.h"
+#include "Decisions.h"
 #include "Library.h"
 #include "RowParallel.h"
 
@@ -44,6 +54,15 @@ namespace graph = strata::graph;
 
 static constexpr int64_t kInlineConstantElements = 64;
 static constexpr size_t kMaxKernelOps = 48;
+/// A reduction whose every output element reduces at most this many input
+/// elements makes a persistent-reduction kernel ("per"): one row (32 KiB of
+/// f32) stays in L1 while the kernel's producers, the reduction and its
+/// consumers run over it in one pass. Larger ones stream ("red").
+static constexpr int64_t kMaxPersistentElements = 8192;
+/// Kernel names list at most this many distinct op kinds and this many
+/// characters of them, then "_etcN" (N: the kinds left out).
+static constexpr size_t kNamedOpKinds = 4;
+static constexpr size_t kMaxNamedOpChars = 40;
 
 func::FuncOp strata::getEntryFunction(ModuleOp module) {
   for (auto func : module.getOps<func::FuncOp>())
@@ -106,28 +125,354 @@ struct Group {
   llvm::SmallPtrSet<Operation *, 16> members;
   /// Set for a library step (its inputs are in the library's order).
   std::optional<strata::LibraryMatch> library;
+  /// Generated kernels: why each op after the first joined.
+  SmallVector<std::string> joined;
+  /// Generated kernels: each anchor op (matmul, gemm, conv) and why it is
+  /// not a library call, and the other ops no library takes.
+  SmallVector<std::pair<std::string, std::string>> anchorsNotLibrary;
+  llvm::SetVector<StringRef> noLibraryOps;
+  bool noLibraries = false;
+  /// The op at which the partitioner stopped growing this kernel, and why
+  /// (a phrase with that op as its subject).
+  Operation *closedBy = nullptr;
+  std::string closeReason;
+  /// The decisions file's row split for it.
+  std::optional<strata::Decisions::Tile> tile;
+  /// The kind prefix and the kernel's name.
+  std::string category, name;
+  /// Why its neighbours are not in it (computed before any outlining).
+  SmallVector<std::string> notFused;
+};
+
+/// What the grouping decided about each op, for the not-fused reasons.
+struct Ledger {
+  llvm::DenseMap<Operation *, Group *> groupOf;
+  /// Views left outside every kernel.
+  llvm::SmallPtrSet<Operation *, 16> views;
+  /// Ops that read the kernel being grown when they came but started their
+  /// own: that kernel and why.
+  llvm::DenseMap<Operation *, std::pair<Group *, std::string>> refusedJoin;
 };
 } // namespace
 
-/// "k3_matmul_add_relu": the kernel's index and what it computes, in a
-/// C identifier (kernel names are symbols of the shared object).
-static std::string kernelName(size_t index, const Group &group) {
-  std::string name = "k" + std::to_string(index);
-  constexpr size_t kNamedOps = 4;
-  for (auto [i, op] : llvm::enumerate(group.ops)) {
-    if (i == kNamedOps) {
-      name += "_etc" + std::to_string(group.ops.size() - kNamedOps);
-      break;
-    }
-    name += "_";
-    for (char c : op->getName().stripDialect())
-      name += (std::isalnum(static_cast<unsigned char>(c)) ? c : '_');
-  }
-  return name;
+//===----------------------------------------------------------------------===//
+// Kernel kinds and names
+//===----------------------------------------------------------------------===//
+
+static int64_t product(ArrayRef<int64_t> dims) {
+  int64_t n = 1;
+  for (int64_t d : dims)
+    n *= d;
+  return n;
 }
 
-static void outline(ModuleOp module, func::FuncOp entry, const Group &group,
-                    size_t index) {
+namespace {
+/// How an op reduces: not at all, over whole dimensions (with the number of
+/// input elements each output element reduces), or over windows (pooling,
+/// LRN: each output reads a neighbourhood, no row to keep in cache).
+struct Reduction {
+  enum Kind { None, Full, Windowed } kind = None;
+  int64_t extent = 0;
+};
+} // namespace
+
+static Reduction reductionOf(Operation *op) {
+  StringRef name = op->getName().stripDialect();
+  if (name == "max_pool" || name == "average_pool" || name == "lp_pool" ||
+      name == "lrn")
+    return {Reduction::Windowed, 0};
+  if (op->getNumOperands() == 0)
+    return {};
+  auto input = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+  if (!input || !input.hasStaticShape())
+    return {};
+  ArrayRef<int64_t> shape = input.getShape();
+  int64_t rank = input.getRank();
+  auto axisAttr = [&](StringRef attr, int64_t fallback) {
+    int64_t axis = fallback;
+    if (auto value = op->getAttrOfType<IntegerAttr>(attr))
+      axis = value.getInt();
+    return axis < 0 ? axis + rank : axis;
+  };
+  auto alongAxis = [&](int64_t axis) -> Reduction {
+    if (axis < 0 || axis >= rank)
+      return {Reduction::Full, input.getNumElements()};
+    return {Reduction::Full, shape[axis]};
+  };
+  if (name.starts_with("reduce_")) {
+    auto axes = op->getAttrOfType<DenseI64ArrayAttr>("axes");
+    if (!axes || axes.empty()) {
+      auto noop = op->getAttrOfType<IntegerAttr>("noop_with_empty_axes");
+      // Axes only known at run time reduce some dimensions: count all.
+      if (noop && noop.getInt() && op->getNumOperands() == 1)
+        return {};
+      return {Reduction::Full, input.getNumElements()};
+    }
+    int64_t extent = 1;
+    for (int64_t axis : axes.asArrayRef())
+      extent *= shape[axis < 0 ? axis + rank : axis];
+    return {Reduction::Full, extent};
+  }
+  if (name == "softmax" || name == "log_softmax" || name == "hardmax")
+    return alongAxis(axisAttr("axis", -1));
+  if (name == "arg_max" || name == "arg_min")
+    return alongAxis(axisAttr("axis", 0));
+  if (name == "cum_sum")
+    return op->hasAttr("axis")
+               ? alongAxis(axisAttr("axis", 0))
+               : Reduction{Reduction::Full, input.getNumElements()};
+  if (name == "layer_norm") {
+    int64_t axis = axisAttr("axis", -1);
+    return {Reduction::Full, product(shape.drop_front(
+                                 std::max<int64_t>(0, std::min(axis, rank))))};
+  }
+  if (name == "instance_norm" || name.starts_with("global_"))
+    return {Reduction::Full,
+            product(shape.drop_front(std::min<int64_t>(2, rank)))};
+  if (name == "group_norm") {
+    auto groups = op->getAttrOfType<IntegerAttr>("num_groups");
+    int64_t perSample = product(shape.drop_front(std::min<int64_t>(1, rank)));
+    return {Reduction::Full, groups && groups.getInt() > 0
+                                 ? perSample / groups.getInt()
+                                 : perSample};
+  }
+  if (name == "mean_variance_norm") {
+    auto axes = op->getAttrOfType<DenseI64ArrayAttr>("axes");
+    int64_t extent = 1;
+    if (axes)
+      for (int64_t axis : axes.asArrayRef())
+        extent *= shape[axis < 0 ? axis + rank : axis];
+    return {Reduction::Full, extent};
+  }
+  if (name == "negative_log_likelihood_loss" ||
+      name == "softmax_cross_entropy_loss")
+    return {Reduction::Full, input.getNumElements()};
+  return {};
+}
+
+static bool isMatmulLike(Operation *op) {
+  StringRef name = op->getName().stripDialect();
+  return name == "matmul" || name == "gemm" || name == "matmul_integer" ||
+         name == "qlinear_matmul" || name == "einsum" || name == "rnn" ||
+         name == "gru" || name == "lstm";
+}
+
+static bool isConvLike(Operation *op) {
+  StringRef name = op->getName().stripDialect();
+  return name == "conv" || name == "conv_transpose" || name == "conv_integer" ||
+         name == "qlinear_conv";
+}
+
+/// Whether the kernel holds matmul -> softmax -> matmul along its own values
+/// (an attention block, however its heads are laid out).
+static bool holdsAttention(const Group &group) {
+  enum : unsigned { AfterMatmul = 1, AfterSoftmax = 2 };
+  llvm::DenseMap<Operation *, unsigned> reach;
+  for (Operation *op : group.ops) {
+    unsigned in = 0;
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp())
+        in |= reach.lookup(def);
+    if (isa<graph::MatMulOp, graph::GemmOp>(op)) {
+      if (in & AfterSoftmax)
+        return true;
+      in |= AfterMatmul;
+    }
+    if (isa<graph::SoftmaxOp, graph::LogSoftmaxOp>(op) && (in & AfterMatmul))
+      in |= AfterSoftmax;
+    reach[op] = in;
+  }
+  return false;
+}
+
+/// The kind prefix of a kernel's name (docs/explain.md).
+static std::string categoryOf(const Group &group) {
+  if (group.library)
+    return "lib";
+  if (holdsAttention(group))
+    return "attn";
+  if (llvm::any_of(group.ops, isConvLike))
+    return "conv";
+  if (llvm::any_of(group.ops, isMatmulLike))
+    return "mm";
+  bool anyReduction = false, persistent = true;
+  for (Operation *op : group.ops) {
+    Reduction r = reductionOf(op);
+    if (r.kind == Reduction::None)
+      continue;
+    anyReduction = true;
+    if (r.kind == Reduction::Windowed || r.extent > kMaxPersistentElements)
+      persistent = false;
+  }
+  if (!anyReduction)
+    return "poi";
+  return persistent ? "per" : "red";
+}
+
+/// "strata_poi_fused_add_gelu_3": the kind, what the kernel computes, and
+/// its index, as a C identifier (kernel names are symbols of the shared
+/// object). Distinct op kinds in order of appearance, at most kNamedOpKinds
+/// of them and kMaxNamedOpChars characters, then "_etcN".
+static std::string kernelName(size_t index, const Group &group) {
+  SmallVector<std::string> kinds;
+  for (Operation *op : group.ops) {
+    std::string kind;
+    for (char c : op->getName().stripDialect())
+      kind += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+    if (!llvm::is_contained(kinds, kind))
+      kinds.push_back(kind);
+  }
+  std::string ops;
+  size_t named = 0;
+  for (const std::string &kind : kinds) {
+    if (named == kNamedOpKinds ||
+        (named > 0 && ops.size() + 1 + kind.size() > kMaxNamedOpChars))
+      break;
+    ops += (named ? "_" : "") + kind.substr(0, kMaxNamedOpChars);
+    ++named;
+  }
+  if (named < kinds.size())
+    ops += "_etc" + std::to_string(kinds.size() - named);
+  // A generated kernel of one op fused nothing; a library step is named by
+  // its call and post-ops.
+  bool fused = !group.library && group.ops.size() > 1;
+  return "strata_" + group.category + (fused ? "_fused_" : "_") + ops + "_" +
+         std::to_string(index);
+}
+
+//===----------------------------------------------------------------------===//
+// Reasons
+//===----------------------------------------------------------------------===//
+
+/// Why the consumer `c` is not in the kernel of its producer `p`, from the
+/// side of `p`'s kernel (consumerSide) or of `c`'s.
+static std::string whyNotFused(const Ledger &ledger, Operation *p, Operation *c,
+                               bool consumerSide) {
+  if (ledger.views.contains(c) || ledger.views.contains(p))
+    return "a view of the buffer, no kernel";
+  Group *g = ledger.groupOf.lookup(p);
+  Group *h = ledger.groupOf.lookup(c);
+  if (!g || !h)
+    return "not in a kernel";
+  // A consumer that is itself part of a library call is there first of
+  // all because of that call.
+  if (h->library) {
+    if (h->ops.front() == c)
+      return consumerSide ? "goes to oneDNN as a library call of its own (" +
+                                h->library->library + ")"
+                          : "oneDNN's " + h->library->library +
+                                " reads its inputs from memory (no fused "
+                                "prologue)";
+    for (auto [op, why] : llvm::zip(h->ops, h->library->joinReasons))
+      if (op == c)
+        return consumerSide
+                   ? "fused into the library call " + h->name + " instead (" +
+                         why + ")"
+                   : "read from memory by this call's post-op (" + why + ")";
+  }
+  if (g->library) {
+    for (auto &[op, why] : g->library->refused)
+      if (op == c)
+        return consumerSide ? why
+                            : "its library call does not take " +
+                                  strata::describeOp(c) + ": " + why;
+    return "the library call " + g->name + " (" + g->library->library +
+           ") takes no further ops";
+  }
+  if (auto it = ledger.refusedJoin.find(c);
+      it != ledger.refusedJoin.end() && it->second.first == g)
+    return consumerSide
+               ? it->second.second
+               : strata::describeOp(c) +
+                     " started a kernel of its own: " + it->second.second;
+  if (g->closedBy)
+    return (consumerSide ? "this kernel was closed before it: "
+                         : "its kernel was closed before " +
+                               strata::describeOp(c) + " came: ") +
+           g->closeReason;
+  return "in another kernel";
+}
+
+/// The not-fused lines of `group`: its producers, then its consumers, each
+/// once, in program order.
+static SmallVector<std::string> notFusedLines(const Ledger &ledger,
+                                              const Group &group) {
+  llvm::SetVector<Operation *> producers, consumers;
+  llvm::DenseMap<Operation *, Operation *> firstReader, firstProducer;
+  for (Operation *op : group.ops) {
+    for (Value operand : op->getOperands()) {
+      Operation *def = operand.getDefiningOp();
+      if (!def || group.members.contains(def) || isa<graph::ConstantOp>(def))
+        continue;
+      if (producers.insert(def))
+        firstReader[def] = op;
+    }
+    for (Value result : op->getResults())
+      for (Operation *user : result.getUsers()) {
+        if (group.members.contains(user) || isa<func::ReturnOp>(user))
+          continue;
+        if (consumers.insert(user))
+          firstProducer[user] = op;
+      }
+  }
+  auto byOrder = [](Operation *a, Operation *b) {
+    return a->isBeforeInBlock(b);
+  };
+  SmallVector<Operation *> p(producers.begin(), producers.end());
+  SmallVector<Operation *> c(consumers.begin(), consumers.end());
+  llvm::sort(p, byOrder);
+  llvm::sort(c, byOrder);
+  SmallVector<std::string> lines;
+  for (Operation *op : p)
+    lines.push_back(strata::describeOp(op) + " (producer): " +
+                    whyNotFused(ledger, op, firstReader[op],
+                                /*consumerSide=*/false));
+  for (Operation *op : c)
+    lines.push_back(strata::describeOp(op) + " (consumer): " +
+                    whyNotFused(ledger, firstProducer[op], op,
+                                /*consumerSide=*/true));
+  return lines;
+}
+
+/// strata.reason of a generated kernel: why it is not a library call.
+/// Anchors that share a reason are listed together.
+static std::string codegenReason(const Group &group) {
+  if (group.noLibraries)
+    return "--no-libraries: every kernel is generated code";
+  SmallVector<std::pair<std::string, std::string>> byReason; // reason, ops
+  for (auto &[op, why] : group.anchorsNotLibrary) {
+    auto it = llvm::find_if(byReason, [&](auto &e) { return e.first == why; });
+    if (it == byReason.end())
+      byReason.push_back({why, op});
+    else
+      it->second += ", " + op;
+  }
+  std::string reason;
+  for (auto &[why, ops] : byReason)
+    reason += (reason.empty() ? "" : "; ") + ops + ": " + why;
+  if (!group.noLibraryOps.empty()) {
+    std::string ops;
+    for (StringRef op : group.noLibraryOps)
+      ops += (ops.empty() ? "" : ", ") + op.str();
+    reason += (reason.empty() ? "" : "; ") + ("no library kernel for " + ops);
+  }
+  return reason;
+}
+
+static ArrayAttr stringArray(MLIRContext *context, ArrayRef<std::string> list) {
+  SmallVector<Attribute> attrs;
+  for (const std::string &s : list)
+    attrs.push_back(StringAttr::get(context, s));
+  return ArrayAttr::get(context, attrs);
+}
+
+//===----------------------------------------------------------------------===//
+// Outlining
+//===----------------------------------------------------------------------===//
+
+static LogicalResult outline(ModuleOp module, func::FuncOp entry,
+                             const Group &group,
+                             const strata::Decisions &decisions) {
   MLIRContext *context = module.getContext();
   // Operands from outside the group, in first-use order; small constants
   // are cloned in instead.
@@ -141,11 +486,17 @@ static void outline(ModuleOp module, func::FuncOp entry, const Group &group,
       inputs.push_back(operand->get());
   for (Operation *op : group.ops)
     for (Value operand : op->getOperands()) {
-      if (group.library)
-        break;
       Operation *def = operand.getDefiningOp();
       if (def && group.members.contains(def))
         continue;
+      if (group.library) {
+        // The constants a post-op reads (a clip's bounds, which became
+        // attributes) are cloned in, so that the body stays valid IR.
+        if (def && isa<graph::ConstantOp>(def) &&
+            !llvm::is_contained(inputs, operand))
+          inlined.insert(def);
+        continue;
+      }
       if (def && isInlinableConstant(def))
         inlined.insert(def);
       else
@@ -167,16 +518,22 @@ static void outline(ModuleOp module, func::FuncOp entry, const Group &group,
   for (Value v : outputs)
     outputTypes.push_back(v.getType());
 
+  // The kernel and its call are located at every node they compute, so
+  // diagnostics and dumps name the nodes.
+  SmallVector<Location> locs;
+  for (Operation *op : group.ops)
+    locs.push_back(op->getLoc());
+  Location loc = FusedLoc::get(context, locs);
+
   OpBuilder builder(context);
   builder.setInsertionPoint(entry);
-  std::string name = kernelName(index, group);
-  if (group.library)
-    name = "lib" + name.substr(1);
   auto kernel =
-      func::FuncOp::create(builder, group.ops.front()->getLoc(), name,
+      func::FuncOp::create(builder, loc, group.name,
                            FunctionType::get(context, inputTypes, outputTypes));
   kernel.setPrivate();
   kernel->setAttr("strata.kernel", UnitAttr::get(context));
+  kernel->setAttr("strata.category", StringAttr::get(context, group.category));
+  SmallVector<std::string> fusedBecause;
   if (group.library) {
     kernel->setAttr("strata.kind", StringAttr::get(context, "library"));
     kernel->setAttr("strata.library",
@@ -185,14 +542,23 @@ static void outline(ModuleOp module, func::FuncOp entry, const Group &group,
                     group.library->attrs.getDictionary(context));
     kernel->setAttr("strata.reason",
                     StringAttr::get(context, group.library->reason));
+    for (auto [op, why] : llvm::zip(group.ops, group.library->joinReasons))
+      if (!why.empty())
+        fusedBecause.push_back(strata::describeOp(op) + ": " + why);
   } else {
     kernel->setAttr("strata.kind", StringAttr::get(context, "codegen"));
+    kernel->setAttr("strata.reason",
+                    StringAttr::get(context, codegenReason(group)));
+    fusedBecause.assign(group.joined.begin(), group.joined.end());
   }
-  SmallVector<Attribute> nodes;
+  SmallVector<std::string> nodes;
   for (Operation *op : group.ops)
-    if (std::string node = getNodeName(op); !node.empty())
-      nodes.push_back(StringAttr::get(context, node));
-  kernel->setAttr("strata.nodes", ArrayAttr::get(context, nodes));
+    for (std::string &node : strata::getNodeNames(op))
+      if (!llvm::is_contained(nodes, node))
+        nodes.push_back(std::move(node));
+  kernel->setAttr("strata.nodes", stringArray(context, nodes));
+  kernel->setAttr("strata.fused_because", stringArray(context, fusedBecause));
+  kernel->setAttr("strata.not_fused", stringArray(context, group.notFused));
 
   Block *body = kernel.addEntryBlock();
   builder.setInsertionPointToStart(body);
@@ -208,36 +574,64 @@ static void outline(ModuleOp module, func::FuncOp entry, const Group &group,
   for (Value v : outputs)
     results.push_back(mapping.lookup(v));
   func::ReturnOp::create(builder, group.ops.back()->getLoc(), results);
-  if (!group.library)
-    if (std::optional<RowPlan> plan = planRows(kernel)) {
-      // Threads split the kernel's rows (RowParallel.h).
-      auto i64 = IntegerType::get(context, 64);
-      kernel->setAttr("strata.parallel_rows",
-                      IntegerAttr::get(i64, plan->rows));
-      kernel->setAttr("strata.parallel_block",
-                      IntegerAttr::get(i64, plan->block));
+
+  // The row split (RowParallel.h), and where it came from.
+  auto i64 = IntegerType::get(context, 64);
+  NamedAttrList tile;
+  if (group.library) {
+    tile.set("source",
+             StringAttr::get(context, "none: a library call; oneDNN chooses "
+                                      "its own blocking and threads"));
+  } else {
+    std::string whyNot;
+    std::optional<int64_t> forced;
+    if (group.tile)
+      forced = group.tile->rowsPerBlock;
+    std::optional<RowPlan> plan = planRows(kernel, forced, &whyNot);
+    if (!plan && group.tile)
+      return decisions.error(module, "tile[\"" + group.tile->node + "\"]")
+             << "cannot split " << group.name << " into blocks of "
+             << group.tile->rowsPerBlock << " rows: " << whyNot;
+    if (plan) {
+      tile.set("rows", IntegerAttr::get(i64, plan->rows));
+      tile.set("rows_per_block", IntegerAttr::get(i64, plan->block));
+      tile.set("blocks", IntegerAttr::get(i64, plan->extent()));
+      std::string source =
+          group.tile ? "decisions file: the tile for '" + group.tile->node + "'"
+                     : plan->source;
+      tile.set("source", StringAttr::get(context, source));
+      // One block needs no split: the kernel runs whole, as without a plan.
+      if (plan->block < plan->rows) {
+        kernel->setAttr("strata.parallel_rows",
+                        IntegerAttr::get(i64, plan->rows));
+        kernel->setAttr("strata.parallel_block",
+                        IntegerAttr::get(i64, plan->block));
+      }
+    } else {
+      tile.set("source", StringAttr::get(context, "no split: " + whyNot));
     }
+  }
+  kernel->setAttr("strata.tile", tile.getDictionary(context));
 
   // The call takes the group's place (after its last op: every input is
   // defined before some group op, and no op between the group's ops uses
   // its results, since the group is a contiguous run).
   builder.setInsertionPointAfter(group.ops.back());
-  auto call =
-      func::CallOp::create(builder, group.ops.back()->getLoc(), kernel, inputs);
+  auto call = func::CallOp::create(builder, loc, kernel, inputs);
   for (auto [value, result] : llvm::zip(outputs, call.getResults()))
     value.replaceAllUsesWith(result);
   for (Operation *op : llvm::reverse(group.ops))
     op->erase();
+  return success();
 }
 
-LogicalResult strata::partitionIntoKernels(ModuleOp module,
-                                           const CompileOptions &options) {
-  func::FuncOp entry = getEntryFunction(module);
-  if (!entry)
-    return module.emitError("the module has no entry function");
+//===----------------------------------------------------------------------===//
+// Partitioning
+//===----------------------------------------------------------------------===//
 
-  // Weights stored transposed (Gemm's transB, as PyTorch's Linear exports
-  // it) are transposed once here instead of on every run.
+/// Gemm's constant transB weights (as PyTorch's Linear exports them) are
+/// transposed once here instead of on every run.
+static void pretransposeGemmWeights(func::FuncOp entry) {
   for (auto gemm : llvm::make_early_inc_range(entry.getOps<graph::GemmOp>())) {
     DenseElementsAttr weights;
     if (!gemm.getTransB() || !matchPattern(gemm.getB(), m_Constant(&weights)))
@@ -264,10 +658,12 @@ LogicalResult strata::partitionIntoKernels(ModuleOp module,
     gemm.getBMutable().assign(transposed);
     gemm.setTransB(0);
   }
+}
 
-  // A result with no elements needs no kernel: it becomes an empty constant
-  // (kernels with zero-size buffers cannot take the bare-pointer calling
-  // convention, and have nothing to compute).
+/// A result with no elements needs no kernel: it becomes an empty constant
+/// (kernels with zero-size buffers cannot take the bare-pointer calling
+/// convention, and have nothing to compute).
+static void foldEmptyResults(func::FuncOp entry) {
   for (Operation &op : llvm::make_early_inc_range(
            entry.getBody().front().without_terminator())) {
     if (isa<graph::ConstantOp>(op) || op.getNumResults() == 0 ||
@@ -290,26 +686,113 @@ LogicalResult strata::partitionIntoKernels(ModuleOp module,
     }
     op.erase();
   }
+}
+
+/// "consumes the result of Gemm_0": why `op` joined the kernel `group`.
+static std::string joinReason(const Group &group, Operation *op) {
+  SmallVector<std::string> producers;
+  for (Value operand : op->getOperands())
+    if (Operation *def = operand.getDefiningOp();
+        def && group.members.contains(def)) {
+      std::string name = strata::describeOp(def);
+      if (!llvm::is_contained(producers, name))
+        producers.push_back(name);
+    }
+  std::string text = producers.size() > 1 ? "consumes the results of "
+                                          : "consumes the result of ";
+  for (auto [i, name] : llvm::enumerate(producers)) {
+    if (i == 3) {
+      text += " and " + std::to_string(producers.size() - 3) + " more";
+      break;
+    }
+    text += (i == 0 ? "" : i + 1 == producers.size() ? " and " : ", ") + name;
+  }
+  return text;
+}
+
+LogicalResult strata::partitionIntoKernels(ModuleOp module,
+                                           const CompileOptions &options) {
+  func::FuncOp entry = getEntryFunction(module);
+  if (!entry)
+    return module.emitError("the module has no entry function");
+
+  pretransposeGemmWeights(entry);
+  foldEmptyResults(entry);
+
+  Decisions decisions;
+  if (!options.decisionsFile.empty()) {
+    FailureOr<Decisions> loaded = Decisions::load(options.decisionsFile, entry);
+    if (failed(loaded))
+      return failure();
+    decisions = std::move(*loaded);
+  }
 
   // Unsupported ops are all reported before giving up.
   bool failedAny = false;
   std::deque<Group> groups; // stable addresses: `current` points in
   Group *current = nullptr;
+  Ledger ledger;
   llvm::SmallPtrSet<Operation *, 16> claimed; // library epilogues
+  auto close = [&](Operation *by, const std::string &why) {
+    if (!current)
+      return;
+    current->closedBy = by;
+    current->closeReason = why;
+    current = nullptr;
+  };
+  auto start = [&](Operation *op) {
+    groups.emplace_back();
+    Group &group = groups.back();
+    group.ops.push_back(op);
+    group.members.insert(op);
+    ledger.groupOf[op] = &group;
+    return &group;
+  };
+  LibraryRequest request;
+  request.epilogueVeto = [&](ArrayRef<Operation *> group,
+                             Operation *candidate) -> std::string {
+    if (std::string entry = decisions.forcedCodegen(candidate); !entry.empty())
+      return "forced to generated code by the decisions file (" + entry + ")";
+    return decisions.apartReason(group, candidate);
+  };
   for (Operation &op : entry.getBody().front().without_terminator()) {
     if (isa<graph::ConstantOp>(op) || claimed.contains(&op))
       continue;
-    if (options.useLibraries)
-      if (std::optional<LibraryMatch> match = matchLibraryKernel(&op)) {
-        groups.emplace_back();
-        Group &group = groups.back();
-        group.ops = match->ops;
-        group.members.insert(match->ops.begin(), match->ops.end());
+    std::string label = describeOp(&op);
+    std::string forcedLibrary = decisions.forcedLibrary(&op);
+    std::string forcedCodegen = decisions.forcedCodegen(&op);
+    if (!forcedLibrary.empty() && !options.useLibraries)
+      return decisions.error(module, forcedLibrary)
+             << "a library call was asked for, but libraries are off "
+                "(--no-libraries)";
+    // Why `op` is not a library call, when it is not.
+    std::string whyNotLibrary;
+    if (!options.useLibraries) {
+      whyNotLibrary = "--no-libraries";
+    } else if (!forcedCodegen.empty() && isLibraryAnchor(&op)) {
+      whyNotLibrary = "forced to generated code by the decisions file (" +
+                      forcedCodegen + ")";
+    } else {
+      request.forced = !forcedLibrary.empty();
+      std::optional<LibraryMatch> match =
+          matchLibraryKernel(&op, request, whyNotLibrary);
+      if (match) {
+        close(&op, label + " went to oneDNN as a library call (" +
+                       match->library + ")");
+        Group *group = start(&op);
+        for (Operation *epilogue : ArrayRef(match->ops).drop_front()) {
+          group->ops.push_back(epilogue);
+          group->members.insert(epilogue);
+          ledger.groupOf[epilogue] = group;
+        }
         claimed.insert(match->ops.begin(), match->ops.end());
-        group.library = std::move(*match);
-        current = nullptr;
+        group->library = std::move(*match);
         continue;
       }
+      if (!forcedLibrary.empty())
+        return decisions.error(module, forcedLibrary)
+               << "no library kernel can take this node: " << whyNotLibrary;
+    }
     bool feedsFromCurrent =
         current && llvm::any_of(op.getOperands(), [&](Value v) {
           Operation *def = v.getDefiningOp();
@@ -318,8 +801,10 @@ LogicalResult strata::partitionIntoKernels(ModuleOp module,
     if (isViewOp(&op) && !(feedsFromCurrent && isLowerableToLinalg(&op))) {
       // A view of a buffer. It closes the current kernel when it reads from
       // it (the kernel must produce the buffer before the view exists).
+      ledger.views.insert(&op);
       if (feedsFromCurrent)
-        current = nullptr;
+        close(&op, label + " is a view of its result (the buffer must be "
+                           "written before the view exists)");
       continue;
     }
     if (!isLowerableToLinalg(&op)) {
@@ -331,25 +816,80 @@ LogicalResult strata::partitionIntoKernels(ModuleOp module,
            << " has no implementation on the " << options.target
            << " target yet";
       failedAny = true;
-      current = nullptr;
+      close(&op, label + " has no generated implementation");
       continue;
     }
-    if (feedsFromCurrent && current->ops.size() < kMaxKernelOps) {
-      current->ops.push_back(&op);
-      current->members.insert(&op);
-      continue;
+    Group *group = nullptr;
+    if (feedsFromCurrent) {
+      std::string refused;
+      if (current->ops.size() >= kMaxKernelOps)
+        refused = "kernel size limit " + std::to_string(kMaxKernelOps) + " ops";
+      else
+        refused = decisions.apartReason(current->ops, &op);
+      if (refused.empty()) {
+        group = current;
+        group->joined.push_back(label + ": " + joinReason(*group, &op));
+        group->ops.push_back(&op);
+        group->members.insert(&op);
+        ledger.groupOf[&op] = group;
+      } else {
+        ledger.refusedJoin[&op] = {current, refused};
+        close(&op, label + ": " + refused);
+      }
+    } else {
+      close(&op, label + ", next in program order, does not read its results");
     }
-    groups.emplace_back();
-    current = &groups.back();
-    current->ops.push_back(&op);
-    current->members.insert(&op);
+    if (!group)
+      current = group = start(&op);
+    if (whyNotLibrary == "--no-libraries")
+      group->noLibraries = true;
+    else if (isLibraryAnchor(&op))
+      group->anchorsNotLibrary.push_back({label, whyNotLibrary});
+    else
+      group->noLibraryOps.insert(op.getName().getStringRef());
   }
   if (failedAny)
     return failure();
+
+  // Names, and the decisions file's tiles, before anything is outlined.
+  for (auto [index, group] : llvm::enumerate(groups)) {
+    group.category = categoryOf(group);
+    group.name = kernelName(index, group);
+    // Unique even against the model's own function names.
+    for (unsigned n = 2; module.lookupSymbol(group.name); ++n)
+      group.name = kernelName(index, group) + "_" + std::to_string(n);
+    FailureOr<std::optional<Decisions::Tile>> tile =
+        decisions.tileFor(group.ops, module);
+    if (failed(tile))
+      return failure();
+    group.tile = *tile;
+  }
+  SmallVector<std::pair<Operation *, std::string>> tiled = decisions.tiledOps();
+  llvm::sort(tiled, [](auto &a, auto &b) { return a.second < b.second; });
+  for (auto &[op, node] : tiled) {
+    Group *group = ledger.groupOf.lookup(op);
+    if (!group)
+      return decisions.error(module, "tile[\"" + node + "\"]")
+             << "'" << node
+             << "' is a view of a buffer, in no kernel; tiles apply to "
+                "generated kernels";
+    if (group->library)
+      return decisions.error(module, "tile[\"" + node + "\"]")
+             << "'" << node << "' is in the library call " << group->name
+             << " (oneDNN chooses its own blocking); tiles apply to "
+                "generated kernels";
+  }
+
+  // Every group's neighbours are read before any is outlined (outlining
+  // replaces a group's values with its call's results).
+  for (Group &group : groups)
+    group.notFused = notFusedLines(ledger, group);
+
   // `groups` is no longer appended to, so the pointers above stay valid
   // until here; outlining erases the grouped ops.
-  for (auto [index, group] : llvm::enumerate(groups))
-    outline(module, entry, group, index);
+  for (Group &group : groups)
+    if (failed(outline(module, entry, group, decisions)))
+      return failure();
   // Constants that only kernels read were cloned into them.
   for (Operation &op :
        llvm::make_early_inc_range(entry.getBody().front().without_terminator()))

@@ -8,6 +8,11 @@
 // runtime's `parallel` extent splits over threads, advancing each row input
 // and output by R rows per block.
 //
+// R is the heuristic's (the fewest rows giving a block kMinBlockElements
+// elements of its largest row value) unless the caller forces it: the
+// decisions file's "tile" entry, or the partitioner's recorded
+// `strata.parallel_block` when codegen plans the kernel again.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef STRATA_LIB_COMPILER_ROWPARALLEL_H
@@ -17,6 +22,7 @@
 #include "llvm/ADT/DenseSet.h"
 
 #include <optional>
+#include <string>
 
 namespace strata {
 
@@ -29,13 +35,23 @@ struct RowPlan {
   /// Bytes from one block to the next, per argument then per result; 0
   /// for the arguments read whole.
   llvm::SmallVector<int64_t> blockStrides;
+  /// Where `block` came from, in words ("heuristic: ...", "decisions
+  /// file", ...), for `strata explain`.
+  std::string source;
 
   int64_t extent() const { return rows / block; }
 };
 
-/// The row split of a codegen kernel, or nullopt when it has none or when
-/// it is too small to be worth splitting.
-std::optional<RowPlan> planRows(mlir::func::FuncOp kernel);
+/// The row split of a codegen kernel. `rowsPerBlock` forces the block (it
+/// must divide the rows; equal to them: one block); without it, the
+/// kernel's `strata.parallel_block` attribute does when present, else the
+/// heuristic decides. Returns nullopt when the kernel's rows are not
+/// independent, when the heuristic finds it too small to be worth
+/// splitting, or when the forced block does not divide the rows; `whyNot`
+/// (when given) then says why in a sentence.
+std::optional<RowPlan> planRows(mlir::func::FuncOp kernel,
+                                std::optional<int64_t> rowsPerBlock = {},
+                                std::string *whyNot = nullptr);
 
 /// Rewrites the kernel's types (arguments, results, every row value) from
 /// `plan.rows` to `plan.block` rows.

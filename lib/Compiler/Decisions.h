@@ -1,0 +1,99 @@
+//===- Decisions.h - forced decisions from a JSON file ----------*- C++ -*-===//
+//
+// `--decisions=FILE` overrides the partitioner's choices (docs/explain.md):
+//
+//   {"apart":   [["Add_1", "Mul_2"]],          nodes never in one kernel
+//    "library": ["MatMul_0"],                  a library call, whatever size
+//    "codegen": ["Conv_3"],                    generated code, never a library
+//    "tile":    {"Softmax_4": {"rows_per_block": 16}}}   the kernel's row split
+//
+// Nodes are ONNX node names, as the ops' locations carry them. The file is
+// checked against the model when it is loaded (every name must be an op of
+// the graph stage's entry function); what can only be checked once kernels
+// exist (a tile that does not divide a kernel's rows) is checked by the
+// partitioner. Every error names the file and the entry.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef STRATA_LIB_COMPILER_DECISIONS_H
+#define STRATA_LIB_COMPILER_DECISIONS_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Operation.h"
+#include "llvm/ADT/DenseMap.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace strata {
+
+/// Every ONNX node name `op` carries: its NameLoc, or each NameLoc of a
+/// FusedLoc (the graph layer fuses patterns such as GELU's five nodes into
+/// one op). Empty for ops created without a node.
+llvm::SmallVector<std::string> getNodeNames(mlir::Operation *op);
+
+/// How messages and reasons name an op: its node name; for an op fused
+/// from several nodes, the first and what they became ("Div_3 (+4 nodes:
+/// graph.gelu)"); for an op of no node, its op name ("graph.add").
+std::string describeOp(mlir::Operation *op);
+
+class Decisions {
+public:
+  /// A forced row split and the node whose entry asked for it.
+  struct Tile {
+    int64_t rowsPerBlock = 0;
+    std::string node;
+  };
+
+  /// No forced decisions.
+  Decisions() = default;
+
+  /// Reads `path` and resolves its node names against the ops of `entry`.
+  /// Errors are emitted at `entry`'s module: "decisions file 'PATH': ENTRY:
+  /// what is wrong".
+  static mlir::FailureOr<Decisions> load(llvm::StringRef path,
+                                         mlir::func::FuncOp entry);
+
+  bool empty() const { return path.empty(); }
+  llvm::StringRef getPath() const { return path; }
+
+  /// The entry forcing `op` to a library call ("library[0]: 'MatMul_0'"),
+  /// or "".
+  std::string forcedLibrary(mlir::Operation *op) const;
+  /// The entry forcing `op` to generated code ("codegen[1]: 'Conv_3'"), or
+  /// "".
+  std::string forcedCodegen(mlir::Operation *op) const;
+  /// "kept apart from Y by the decisions file" when an "apart" entry
+  /// separates `op` from one of `group`'s ops, else "".
+  std::string apartReason(llvm::ArrayRef<mlir::Operation *> group,
+                          mlir::Operation *op) const;
+  /// The tile entry of any of `ops` (those of one kernel). Fails, with an
+  /// error, when two of them ask for different splits.
+  mlir::FailureOr<std::optional<Tile>>
+  tileFor(llvm::ArrayRef<mlir::Operation *> ops, mlir::Operation *at) const;
+  /// Every op a tile entry names (to check that each lands in a generated
+  /// kernel).
+  llvm::SmallVector<std::pair<mlir::Operation *, std::string>> tiledOps() const;
+
+  /// Emits "decisions file 'PATH': <entry>: " at `at`; the caller streams
+  /// the rest.
+  mlir::InFlightDiagnostic error(mlir::Operation *at,
+                                 const llvm::Twine &entry) const;
+
+private:
+  std::string path;
+  llvm::DenseMap<mlir::Operation *, std::string> library, codegen;
+  /// Pairs of ops never to share a kernel, with their node names.
+  struct Apart {
+    mlir::Operation *a, *b;
+    std::string nameA, nameB;
+  };
+  std::vector<Apart> apart;
+  llvm::DenseMap<mlir::Operation *, Tile> tiles;
+};
+
+} // namespace strata
+
+#endif // STRATA_LIB_COMPILER_DECISIONS_H

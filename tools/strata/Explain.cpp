@@ -1,0 +1,442 @@
+//===- Explain.cpp - strata explain -----------------------------*- C++ -*-===//
+//
+// See Explain.h. Everything printed is read back from the IR of the fused
+// stage (the strata.* attributes on the kernel functions, docs/explain.md),
+// so the explanation is the compiled result's own record, not a second
+// opinion.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Explain.h"
+#include "Driver.h"
+
+#include "strata/Compiler/Compiler.h"
+#include "strata/Compiler/Pipeline.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <map>
+
+using namespace mlir;
+using namespace strata;
+using namespace strata::driver;
+namespace cl = llvm::cl;
+namespace json = llvm::json;
+
+cl::SubCommand &strata::driver::explainCommand() {
+  static cl::SubCommand command(
+      "explain", "Say how a model is split into kernels, and why");
+  return command;
+}
+
+static cl::opt<std::string> explainModel(cl::Positional, cl::Required,
+                                         cl::desc("<model.onnx>"),
+                                         cl::sub(explainCommand()));
+static cl::list<std::string>
+    explainShapes("input-shape",
+                  cl::desc("Bind an input's shape: NAME=D0,D1,... "
+                           "(repeatable)"),
+                  cl::sub(explainCommand()));
+static cl::opt<std::string>
+    explainDecisions("decisions",
+                     cl::desc("A JSON file of forced decisions "
+                              "(docs/explain.md)"),
+                     cl::value_desc("file"), cl::sub(explainCommand()));
+static cl::opt<std::string>
+    explainCpu("cpu",
+               cl::desc("x86-64 CPU to compile for: native (default), avx2, "
+                        "avx512, or an LLVM CPU name"),
+               cl::init("native"), cl::sub(explainCommand()));
+static cl::opt<bool> explainNoLibraries("no-libraries",
+                                        cl::desc("Generate every kernel (no "
+                                                 "oneDNN)"),
+                                        cl::sub(explainCommand()));
+static cl::opt<bool> explainJson("json",
+                                 cl::desc("Print the explanation as JSON"),
+                                 cl::sub(explainCommand()));
+
+namespace {
+/// One kernel's recorded decisions.
+struct KernelInfo {
+  std::string name;
+  /// "codegen" or "library".
+  std::string kind;
+  /// The name's kind prefix (poi, red, per, mm, conv, attn, lib).
+  std::string category;
+  std::string library;
+  std::string reason;
+  /// strata.layouts: the buffer layouts chosen around a library call.
+  std::string layouts;
+  std::vector<std::string> nodes, fusedBecause, notFused;
+  DictionaryAttr attrs, tile;
+};
+} // namespace
+
+static std::vector<std::string> strings(func::FuncOp func, StringRef name) {
+  std::vector<std::string> out;
+  if (auto array = func->getAttrOfType<ArrayAttr>(name))
+    for (Attribute item : array)
+      if (auto s = dyn_cast<StringAttr>(item))
+        out.push_back(s.str());
+  return out;
+}
+
+static std::string string(func::FuncOp func, StringRef name) {
+  auto s = func->getAttrOfType<StringAttr>(name);
+  return s ? s.str() : "";
+}
+
+/// What each kind prefix stands for.
+static StringRef categoryText(StringRef category) {
+  return llvm::StringSwitch<StringRef>(category)
+      .Case("poi", "generated pointwise kernel")
+      .Case("red", "generated reduction kernel")
+      .Case("per", "generated persistent-reduction kernel")
+      .Case("mm", "generated matmul kernel")
+      .Case("conv", "generated convolution kernel")
+      .Case("attn", "generated attention kernel: matmul, softmax, matmul")
+      .Case("lib", "library call")
+      .Default("kernel");
+}
+
+/// An attribute value as text: strings bare, arrays in brackets.
+static std::string attrText(Attribute attr) {
+  if (auto s = dyn_cast<StringAttr>(attr))
+    return s.str();
+  if (auto i = dyn_cast<IntegerAttr>(attr))
+    return std::to_string(i.getInt());
+  if (auto f = dyn_cast<FloatAttr>(attr)) {
+    std::string text;
+    llvm::raw_string_ostream(text) << llvm::format("%g", f.getValueAsDouble());
+    return text;
+  }
+  if (auto ints = dyn_cast<DenseI64ArrayAttr>(attr)) {
+    std::string text = "[";
+    for (auto [i, v] : llvm::enumerate(ints.asArrayRef()))
+      text += (i ? "," : "") + std::to_string(v);
+    return text + "]";
+  }
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << attr;
+  return text;
+}
+
+static json::Value attrJson(Attribute attr) {
+  if (auto s = dyn_cast<StringAttr>(attr))
+    return s.str();
+  if (auto i = dyn_cast<IntegerAttr>(attr))
+    return i.getInt();
+  if (auto f = dyn_cast<FloatAttr>(attr))
+    return f.getValueAsDouble();
+  if (auto ints = dyn_cast<DenseI64ArrayAttr>(attr)) {
+    json::Array array;
+    for (int64_t v : ints.asArrayRef())
+      array.push_back(v);
+    return array;
+  }
+  if (auto dict = dyn_cast<DictionaryAttr>(attr)) {
+    json::Object object;
+    for (NamedAttribute item : dict)
+      object[item.getName().str()] = attrJson(item.getValue());
+    return object;
+  }
+  return attrText(attr);
+}
+
+/// "256 rows in 4 blocks of 64 (heuristic: ...)", or the source alone.
+static std::string tileText(DictionaryAttr tile) {
+  if (!tile)
+    return "not recorded";
+  std::string source;
+  if (auto s = tile.getAs<StringAttr>("source"))
+    source = s.str();
+  auto rows = tile.getAs<IntegerAttr>("rows");
+  auto block = tile.getAs<IntegerAttr>("rows_per_block");
+  if (!rows || !block)
+    return source;
+  if (rows.getInt() == block.getInt())
+    return llvm::formatv("{0} rows in one block, not split; {1}", rows.getInt(),
+                         source)
+        .str();
+  return llvm::formatv("{0} rows in {1} blocks of {2} row{3}, split over "
+                       "threads; {4}",
+                       rows.getInt(), rows.getInt() / block.getInt(),
+                       block.getInt(), block.getInt() == 1 ? "" : "s", source)
+      .str();
+}
+
+/// Prints `text` after `label`, wrapped at 100 columns with continuation
+/// lines indented under the text.
+static void printWrapped(llvm::raw_ostream &os, StringRef label, StringRef text,
+                         unsigned indent = 4) {
+  constexpr unsigned kWidth = 100;
+  std::string prefix = std::string(indent, ' ') + label.str();
+  unsigned hang = indent + 2;
+  unsigned column = prefix.size();
+  os << prefix;
+  SmallVector<StringRef> words;
+  text.split(words, ' ', -1, /*KeepEmpty=*/false);
+  bool first = true;
+  for (StringRef word : words) {
+    if (!first && column + 1 + word.size() > kWidth) {
+      os << "\n" << std::string(hang, ' ');
+      column = hang;
+    } else if (!first) {
+      os << " ";
+      ++column;
+    }
+    os << word;
+    column += word.size();
+    first = false;
+  }
+  os << "\n";
+}
+
+static void printList(llvm::raw_ostream &os, StringRef label,
+                      const std::vector<std::string> &items, StringRef none) {
+  if (items.empty()) {
+    printWrapped(os, (label + ": ").str(), none);
+    return;
+  }
+  os << "    " << label << ":\n";
+  for (const std::string &item : items)
+    printWrapped(os, "- ", item, 6);
+}
+
+static std::string typeText(Type type) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor) {
+    os << type;
+    return text;
+  }
+  os << tensor.getElementType() << "[";
+  for (auto [i, d] : llvm::enumerate(tensor.getShape()))
+    os << (i ? ", " : "") << d;
+  os << "]";
+  return text;
+}
+
+int strata::driver::runExplain() {
+  CompileOptions options;
+  options.cpu = explainCpu;
+  options.useLibraries = !explainNoLibraries;
+  options.decisionsFile = explainDecisions;
+  // A rejected decisions file or model is the user's error, not a crash to
+  // reproduce.
+  options.reproducerDir = "off";
+  for (const std::string &text : explainShapes) {
+    std::string name;
+    std::vector<int64_t> shape;
+    std::string error = parseShapeBinding(text, name, shape);
+    if (!error.empty()) {
+      llvm::errs() << "strata: error: --input-shape: " << error << "\n";
+      return 1;
+    }
+    options.inputShapes[name] = shape;
+  }
+
+  auto context = makeContext(explainModel);
+  OwningOpRef<ModuleOp> module =
+      loadSource(*context, explainModel, Stage::Import);
+  if (!module)
+    return 1;
+  if (failed(runStages(*module, options, Stage::Import, Stage::Fused)))
+    return 1;
+
+  func::FuncOp entry;
+  for (auto func : module->getOps<func::FuncOp>())
+    if (func.isPublic() && !func.isDeclaration())
+      entry = func;
+  if (!entry) {
+    llvm::errs() << explainModel
+                 << ": error: the model has no entry function\n";
+    return 1;
+  }
+
+  // The kernels in execution order (the entry function's calls), and the
+  // views left outside every kernel.
+  std::vector<KernelInfo> kernels;
+  std::vector<std::string> views;
+  for (Operation &op : entry.getBody().front()) {
+    if (auto call = dyn_cast<func::CallOp>(op)) {
+      auto callee = module->lookupSymbol<func::FuncOp>(call.getCallee());
+      if (!callee || !callee->hasAttr("strata.kernel"))
+        continue;
+      KernelInfo info;
+      info.name = callee.getSymName().str();
+      info.kind = string(callee, "strata.kind");
+      info.category = string(callee, "strata.category");
+      info.library = string(callee, "strata.library");
+      info.reason = string(callee, "strata.reason");
+      info.layouts = string(callee, "strata.layouts");
+      info.nodes = strings(callee, "strata.nodes");
+      info.fusedBecause = strings(callee, "strata.fused_because");
+      info.notFused = strings(callee, "strata.not_fused");
+      info.attrs = callee->getAttrOfType<DictionaryAttr>("strata.attrs");
+      info.tile = callee->getAttrOfType<DictionaryAttr>("strata.tile");
+      kernels.push_back(std::move(info));
+      continue;
+    }
+    if (op.getName().getStringRef() == "graph.constant" ||
+        op.hasTrait<OpTrait::IsTerminator>())
+      continue;
+    // Ops left in the entry function are views of other buffers.
+    std::string node;
+    if (auto name = dyn_cast<NameLoc>(op.getLoc()))
+      node = name.getName().str();
+    views.push_back(node.empty() ? op.getName().getStringRef().str() : node);
+  }
+
+  // The summary's counts.
+  std::map<std::string, int> byCategory, byLibrary;
+  size_t nodes = 0, split = 0;
+  for (const KernelInfo &k : kernels) {
+    ++byCategory[k.category];
+    if (k.kind == "library")
+      ++byLibrary[k.library];
+    nodes += k.nodes.size();
+    if (k.tile && k.tile.get("rows") &&
+        k.tile.getAs<IntegerAttr>("rows").getInt() !=
+            k.tile.getAs<IntegerAttr>("rows_per_block").getInt())
+      ++split;
+  }
+  size_t libraryCalls = 0;
+  for (auto &[library, count] : byLibrary)
+    libraryCalls += count;
+
+  if (explainJson) {
+    json::Array kernelArray;
+    for (auto [index, k] : llvm::enumerate(kernels)) {
+      json::Object object{
+          {"index", static_cast<int64_t>(index)},
+          {"name", k.name},
+          {"kind", k.kind},
+          {"category", k.category},
+          {"nodes", json::Array(k.nodes)},
+          {"fused_because", json::Array(k.fusedBecause)},
+          {"not_fused", json::Array(k.notFused)},
+          {"reason", k.reason},
+          {"tile", k.tile ? attrJson(k.tile) : json::Value(nullptr)}};
+      if (!k.layouts.empty())
+        object["layouts"] = k.layouts;
+      if (k.kind == "library") {
+        object["library"] = k.library;
+        object["attrs"] = k.attrs ? attrJson(k.attrs) : json::Object();
+      }
+      kernelArray.push_back(std::move(object));
+    }
+    json::Object categories, libraries;
+    for (auto &[category, count] : byCategory)
+      categories[category] = count;
+    for (auto &[library, count] : byLibrary)
+      libraries[library] = count;
+    json::Value root = json::Object{
+        {"model", explainModel.getValue()},
+        {"decisions", explainDecisions.empty()
+                          ? json::Value(nullptr)
+                          : json::Value(explainDecisions.getValue())},
+        {"libraries", !explainNoLibraries},
+        {"kernels", std::move(kernelArray)},
+        {"summary",
+         json::Object{
+             {"kernels", static_cast<int64_t>(kernels.size())},
+             {"by_category", std::move(categories)},
+             {"library_calls", std::move(libraries)},
+             {"generated", static_cast<int64_t>(kernels.size() - libraryCalls)},
+             {"split_into_row_blocks", static_cast<int64_t>(split)},
+             {"nodes_in_kernels", static_cast<int64_t>(nodes)},
+             {"views", json::Array(views)}}}};
+    llvm::outs() << llvm::formatv("{0:2}", root) << "\n";
+    return 0;
+  }
+
+  llvm::raw_ostream &os = llvm::outs();
+  os << "strata explain " << explainModel << "\n";
+  std::string inputs;
+  for (BlockArgument arg : entry.getArguments())
+    inputs += (inputs.empty() ? "" : ", ") +
+              getArgumentName(entry, arg.getArgNumber()) + " " +
+              typeText(arg.getType());
+  printWrapped(os, "inputs: ", inputs, 2);
+  if (!explainDecisions.empty())
+    printWrapped(os, "decisions file: ", explainDecisions, 2);
+  if (explainNoLibraries)
+    printWrapped(os, "libraries: ", "off (--no-libraries)", 2);
+  os << "\n";
+  for (auto [index, k] : llvm::enumerate(kernels)) {
+    os << "#" << index << " " << k.name << "\n";
+    printWrapped(os, "kind: ",
+                 k.category + " (" +
+                     (k.kind == "library" ? "library call to " + k.library
+                                          : categoryText(k.category).str()) +
+                     ")");
+    std::string nodeList;
+    for (const std::string &node : k.nodes)
+      nodeList += (nodeList.empty() ? "" : ", ") + node;
+    printWrapped(os, "nodes: ", nodeList.empty() ? "(none)" : nodeList);
+    printList(os, "fused because", k.fusedBecause,
+              k.nodes.size() > 1 ? "(no record)" : "(a single op)");
+    printList(os, "not fused", k.notFused,
+              "(no neighbouring kernels: its inputs and results are the "
+              "model's)");
+    if (k.kind == "library") {
+      printWrapped(os, "library: ", k.reason);
+      if (k.attrs && !k.attrs.empty()) {
+        std::string attrs;
+        for (NamedAttribute attr : k.attrs)
+          attrs += (attrs.empty() ? "" : ", ") + attr.getName().str() + "=" +
+                   attrText(attr.getValue());
+        printWrapped(os, "library attributes: ", attrs);
+      }
+    } else {
+      printWrapped(os, "codegen: ", k.reason);
+    }
+    if (!k.layouts.empty())
+      printWrapped(os, "layouts: ", k.layouts);
+    printWrapped(os, "tile: ", tileText(k.tile));
+    os << "\n";
+  }
+
+  os << "summary\n";
+  std::string kinds;
+  for (auto &[category, count] : byCategory)
+    kinds +=
+        (kinds.empty() ? "" : ", ") + std::to_string(count) + " " + category;
+  printWrapped(os, "kernels: ",
+               std::to_string(kernels.size()) +
+                   (kinds.empty() ? "" : " (" + kinds + ")"),
+               2);
+  std::string libraries;
+  for (auto &[library, count] : byLibrary)
+    libraries +=
+        (libraries.empty() ? "" : ", ") + std::to_string(count) + " " + library;
+  printWrapped(os, "library calls: ",
+               std::to_string(libraryCalls) +
+                   (libraries.empty() ? "" : " (" + libraries + ")"),
+               2);
+  printWrapped(os, "generated kernels: ",
+               std::to_string(kernels.size() - libraryCalls) + " (" +
+                   std::to_string(split) + " split into row blocks)",
+               2);
+  std::string viewList;
+  for (const std::string &view : views)
+    viewList += (viewList.empty() ? "" : ", ") + view;
+  printWrapped(
+      os, "nodes: ",
+      std::to_string(nodes) + " in kernels, " + std::to_string(views.size()) +
+          (views.size() == 1 ? " view" : " views") + " outside kernels" +
+          (views.empty() ? "" : " (" + viewList + ")"),
+      2);
+  return 0;
+}
