@@ -1,20 +1,31 @@
 //===- Commands.cpp - strata compile, run and bench -------------*- C++ -*-===//
 //
 //   strata compile model.onnx -o model.strata [--target=cpu] [--cpu=...]
+//   strata compile model.onnx -o out.mlir --compile-to=kernel
+//   strata compile in.mlir --compile-from=fused -o model.strata
+//   strata compile --print-pipeline
 //   strata run model.onnx|model.strata [inputs...]
 //   strata bench model.onnx|model.strata [inputs...] [--runs R --warmup W]
 //
 // Inputs are .npy or ONNX TensorProto (.pb) files, in the model's input order
 // or as NAME=FILE; inputs not given are random (fixed seed). An ONNX model
 // is compiled for the shapes of the inputs it is given; --input-shape binds
-// the dynamic dimensions of random inputs (default 1).
+// the dynamic dimensions of random inputs (default 1). Compiled modules go
+// through the compile cache (Driver.h; docs/cli.md).
 //
 //===----------------------------------------------------------------------===//
 
 #include "Driver.h"
+#include "Explain.h"
 
+#include "strata/Compiler/Pipeline.h"
+
+#include "mlir/IR/OperationSupport.h"
+#include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
@@ -24,6 +35,7 @@
 #include <random>
 #include <thread>
 
+using namespace mlir;
 using namespace strata;
 using namespace strata::driver;
 namespace cl = llvm::cl;
@@ -35,17 +47,39 @@ static cl::SubCommand runCmd("run", "Run a model or module once and print "
 static cl::SubCommand benchCmd("bench", "Time a model or module: warm-up "
                                         "runs, then the median of timed runs");
 
-static cl::opt<std::string> modelPath(cl::Positional, cl::Required,
+// Optional, so that `compile --print-pipeline` needs no model; each command
+// checks that it was given.
+static cl::opt<std::string> modelPath(cl::Positional,
                                       cl::desc("<model.onnx|model.strata>"),
                                       cl::sub(compileCmd), cl::sub(runCmd),
                                       cl::sub(benchCmd));
 static cl::list<std::string>
     inputFiles(cl::Positional, cl::desc("[input files: FILE or NAME=FILE]"),
                cl::sub(runCmd), cl::sub(benchCmd));
-static cl::opt<std::string> compileOutput("o", cl::desc("Output module file"),
-                                          cl::value_desc("file"),
-                                          cl::sub(compileCmd));
-static cl::opt<std::string> target("target", cl::desc("Target (default: cpu)"),
+static cl::opt<std::string> compileOutput(
+    "o",
+    cl::desc("Output file: the module, or with --compile-to the stage's "
+             "MLIR ('-': stdout) or the kernels' shared object"),
+    cl::value_desc("file"), cl::sub(compileCmd));
+static cl::opt<std::string>
+    compileTo("compile-to",
+              cl::desc("Stop after this stage: import, graph, fused, kernel, "
+                       "cpu or gpu (the target's), llvm (write its MLIR), "
+                       "object (the kernels' shared object) or module "
+                       "(default)"),
+              cl::value_desc("stage"), cl::init("module"), cl::sub(compileCmd));
+static cl::opt<std::string> compileFrom(
+    "compile-from",
+    cl::desc("The input is an .mlir file at this stage (import, graph, fused, "
+             "kernel, cpu or gpu, llvm); compile the stages after it"),
+    cl::value_desc("stage"), cl::sub(compileCmd));
+static cl::opt<bool> printPipeline(
+    "print-pipeline",
+    cl::desc("Print each stage's pass pipeline (with the plugins' edits) and "
+             "exit"),
+    cl::sub(compileCmd));
+static cl::opt<std::string> target("target",
+                                   cl::desc("Target: cpu (default) or cuda"),
                                    cl::init("cpu"), cl::sub(compileCmd),
                                    cl::sub(runCmd), cl::sub(benchCmd));
 cl::opt<std::string>
@@ -70,10 +104,26 @@ static cl::opt<std::string>
            cl::desc("Write each compile stage's IR into this directory"),
            cl::value_desc("dir"), cl::sub(compileCmd), cl::sub(runCmd),
            cl::sub(benchCmd));
-static cl::opt<bool> noCache(
-    "no-cache",
-    cl::desc("Compile again instead of using the compile cache (run, bench)"),
-    cl::sub(runCmd), cl::sub(benchCmd));
+static cl::opt<std::string>
+    decisionsFile("decisions",
+                  cl::desc("A JSON file of forced decisions (docs/explain.md)"),
+                  cl::value_desc("file"), cl::sub(compileCmd), cl::sub(runCmd),
+                  cl::sub(benchCmd));
+static cl::opt<std::string> reproducerDir(
+    "reproducer-dir",
+    cl::desc("Where a failing pass writes its crash reproducer (default: the "
+             "system's temporary directory)"),
+    cl::value_desc("dir"), cl::sub(compileCmd), cl::sub(runCmd),
+    cl::sub(benchCmd));
+static cl::opt<bool>
+    noCache("no-cache",
+            cl::desc("Compile again instead of using the compile cache"),
+            cl::sub(compileCmd), cl::sub(runCmd), cl::sub(benchCmd));
+static cl::opt<bool> explainCache(
+    "explain-cache",
+    cl::desc("Say whether the compile cache hit, and on a miss which part of "
+             "the key differs from the entries for the same model"),
+    cl::sub(compileCmd), cl::sub(runCmd), cl::sub(benchCmd));
 static cl::opt<unsigned> threads("threads",
                                  cl::desc("Threads to run with (0: all cores)"),
                                  cl::init(1), cl::sub(runCmd),
@@ -112,15 +162,22 @@ static bool collectShapes(std::map<std::string, std::vector<int64_t>> &out) {
   return true;
 }
 
-static CompileFlags compileFlags() {
-  CompileFlags flags;
+static bool compileFlags(CompileFlags &flags) {
+  flags.target = target;
   flags.cpu = cpuOption;
   flags.verbose = verbose;
   flags.noLibraries = noLibraries;
   flags.dumpDir = dumpIr;
+  flags.decisionsFile = decisionsFile;
+  flags.reproducerDir = reproducerDir;
   flags.useCache = !noCache;
-  collectShapes(flags.inputShapes);
-  return flags;
+  flags.explainCache = explainCache;
+  if (!flags.decisionsFile.empty() &&
+      !llvm::sys::fs::exists(flags.decisionsFile)) {
+    fail("--decisions: no such file: " + flags.decisionsFile);
+    return false;
+  }
+  return collectShapes(flags.inputShapes);
 }
 
 static tio::HostTensor readTensorFile(const std::string &path) {
@@ -181,7 +238,13 @@ struct Prepared {
 } // namespace
 
 static bool prepare(Prepared &prepared) {
-  CompileFlags flags = compileFlags();
+  CompileFlags flags;
+  if (!compileFlags(flags))
+    return false;
+  if (modelPath.empty()) {
+    fail("give the model (.onnx) or module (.strata)");
+    return false;
+  }
   bool isModule = isModuleFile(modelPath);
   std::vector<InputInfo> infos;
   try {
@@ -254,24 +317,160 @@ static bool prepare(Prepared &prepared) {
   return true;
 }
 
+/// The stage named by --compile-to or --compile-from; an error listing the
+/// stages otherwise.
+static std::optional<Stage> stageOption(const std::string &value,
+                                        const char *flag) {
+  if (std::optional<Stage> stage = parseStage(value))
+    return stage;
+  fail("unknown stage '" + value + "' for --" + flag +
+       " (stages: " + stageNameList() + ")");
+  return std::nullopt;
+}
+
+/// "import, graph, fused, kernel, cpu, llvm".
+static std::string irStageList() {
+  std::string list;
+  for (Stage stage : allStages())
+    if (isIRStage(stage))
+      list += (list.empty() ? "" : ", ") + stageName(stage).str();
+  return list;
+}
+
+/// `compile --print-pipeline`: each IR stage's pass pipeline as strata runs
+/// it, the plugins' edits applied (edits that match no pass were reported
+/// when the plugins loaded).
+static int printStagePipelines(const CompileFlags &flags) {
+  CompileOptions options = toCompileOptions(flags, flags.inputShapes);
+  for (Stage stage : allStages()) {
+    if (!isIRStage(stage) || stage == Stage::Import)
+      continue;
+    llvm::outs() << stageName(stage) << ": "
+                 << stagePipelineText(stage, options) << "\n";
+  }
+  return 0;
+}
+
+static int writeBytes(const std::string &file, llvm::StringRef bytes,
+                      llvm::StringRef what) {
+  std::error_code ec;
+  llvm::raw_fd_ostream out(file, ec, llvm::sys::fs::OF_None);
+  if (ec)
+    return fail("cannot write " + file + ": " + ec.message());
+  out << bytes;
+  out.close();
+  if (out.has_error())
+    return fail("cannot write " + file + ": " + out.error().message());
+  llvm::errs() << "strata: wrote " << file << " (" << what << ", "
+               << bytes.size() << " bytes)\n";
+  return 0;
+}
+
+/// `compile --compile-to=STAGE` for an IR stage or the object: runs the
+/// stages after `from` on the input and writes the result.
+static int compileToStage(const CompileFlags &flags, Stage from, Stage to) {
+  auto context = makeContext(modelPath);
+  OwningOpRef<ModuleOp> module = loadSource(*context, modelPath, from);
+  if (!module)
+    return 1;
+  CompileOptions options = toCompileOptions(flags, flags.inputShapes);
+  Stage last = to == Stage::Object ? Stage::Llvm : to;
+  if (from < last && failed(runStages(*module, options, from, last)))
+    return 1;
+  if (to == Stage::Object && options.target == "cuda") {
+    // The cuda target's object is its PTX (the cubin goes into modules).
+    GpuCode code;
+    if (failed(generateGpuCode(*module, options, code)))
+      return 1;
+    return writeBytes(compileOutput, code.ptx, "the kernels' PTX");
+  }
+  if (to == Stage::Object) {
+    std::vector<uint8_t> object;
+    if (failed(generateKernelCode(*module, options, object)))
+      return 1;
+    if (object.empty())
+      llvm::errs() << "strata: note: the model has no generated kernels; the "
+                      "object is empty\n";
+    return writeBytes(
+        compileOutput,
+        llvm::StringRef(reinterpret_cast<const char *>(object.data()),
+                        object.size()),
+        "the kernels' shared object");
+  }
+  std::string error;
+  auto output = openOutputFile(compileOutput, &error);
+  if (!output)
+    return fail(error);
+  // Locations carry the ONNX node names; printed as aliases so that the
+  // file parses again (--compile-from). Constants are printed in full for
+  // the same reason.
+  OpPrintingFlags printing;
+  printing.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
+  module->print(output->os(), printing);
+  output->keep();
+  return 0;
+}
+
 static int runCompile() {
-  if (target != "cpu")
-    return fail("unknown target '" + target +
-                "' (this build compiles for: cpu)");
+  // The compiler checks the target (CompileOptions::target).
+  CompileFlags flags;
+  if (!compileFlags(flags))
+    return 1;
+  if (printPipeline)
+    return printStagePipelines(flags);
+  if (modelPath.empty())
+    return fail("give the model to compile (.onnx, or .mlir with "
+                "--compile-from)");
+
+  std::optional<Stage> to = stageOption(compileTo, "compile-to");
+  if (!to)
+    return 1;
+  bool fromGiven = compileFrom.getNumOccurrences() > 0;
+  Stage from = Stage::Import;
+  if (fromGiven) {
+    std::optional<Stage> stage = stageOption(compileFrom, "compile-from");
+    if (!stage)
+      return 1;
+    from = *stage;
+    if (!isIRStage(from))
+      return fail("--compile-from=" + compileFrom +
+                  ": compilation starts from MLIR at one of the stages " +
+                  irStageList());
+    if (from >= *to)
+      return fail("--compile-from=" + compileFrom +
+                  " must come before --compile-to=" + compileTo +
+                  " (stages in order: " + stageNameList() + ")");
+  }
+  if (isMlirFile(modelPath) && !fromGiven)
+    return fail(modelPath +
+                " is an MLIR file: give the stage it is at with "
+                "--compile-from=STAGE (one of " +
+                irStageList() + ")");
+  if (!isMlirFile(modelPath) && from != Stage::Import)
+    return fail("--compile-from=" + compileFrom +
+                " reads an .mlir file at that stage; " + modelPath +
+                " is not one");
+  if (from > Stage::Import && !flags.inputShapes.empty())
+    return fail("--input-shape binds shapes in the graph stage; a module "
+                "from the " +
+                stageName(from).str() + " stage has its shapes already");
   if (compileOutput.empty())
-    return fail("give the output module file with -o");
+    return fail(*to == Stage::Module
+                    ? "give the output module file with -o"
+                    : "give the output file with -o ('-' for stdout)");
+  flags.from = from;
+
+  if (*to != Stage::Module)
+    return compileToStage(flags, from, *to);
+
   std::vector<uint8_t> bytes;
-  CompileFlags flags = compileFlags();
   if (!compileOnnxBytes(modelPath, flags, flags.inputShapes, bytes))
     return 1;
-  std::ofstream out(compileOutput, std::ios::binary);
-  out.write(reinterpret_cast<const char *>(bytes.data()), bytes.size());
-  out.close();
-  if (!out)
-    return fail("cannot write " + compileOutput);
-  llvm::errs() << "strata: wrote " << compileOutput << " (" << bytes.size()
-               << " bytes)\n";
-  return 0;
+  return writeBytes(
+      compileOutput,
+      llvm::StringRef(reinterpret_cast<const char *>(bytes.data()),
+                      bytes.size()),
+      "module");
 }
 
 /// "f32[2, 3]  min -1.2  max 3.4  mean 0.5  [0.1, 0.2, ...]".
@@ -424,5 +623,7 @@ int strata::driver::dispatchCommands() {
     return runBench();
   if (conformanceCommand())
     return runConformance();
+  if (explainCommand())
+    return runExplain();
   return -1;
 }

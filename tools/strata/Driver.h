@@ -2,10 +2,13 @@
 #ifndef STRATA_TOOLS_STRATA_DRIVER_H
 #define STRATA_TOOLS_STRATA_DRIVER_H
 
+#include "strata/Compiler/Compiler.h"
 #include "strata/Runtime/Runtime.h"
 #include "strata/TensorIO/TensorIO.h"
 
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OwningOpRef.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/CommandLine.h"
 
@@ -16,7 +19,8 @@
 
 namespace strata::driver {
 
-/// Prints diagnostics as "<file>: error: <message> (at node 'x')".
+/// Prints diagnostics as "<file>: error: <message> (at node 'x')", or
+/// "<file>:<line>:<col>: error: <message>" for errors in a source file.
 void installDiagnosticPrinter(mlir::MLIRContext &context, llvm::StringRef file);
 
 /// A fresh context with everything the compile path needs.
@@ -24,14 +28,28 @@ std::unique_ptr<mlir::MLIRContext> makeContext(llvm::StringRef file);
 
 /// What the compile options on the command line say.
 struct CompileFlags {
+  std::string target = "cpu";
   std::string cpu = "native";
   bool verbose = false;
   bool noLibraries = false;
   std::string dumpDir;
+  /// CompileOptions::decisionsFile and reproducerDir.
+  std::string decisionsFile;
+  std::string reproducerDir;
   /// Reuse compiled modules from the compile cache (see compileOnnx).
   bool useCache = false;
+  /// Say why the cache hit or missed (on stderr).
+  bool explainCache = false;
+  /// The stage the input is at: Import for an ONNX model (or an .mlir file
+  /// as the importer writes it), a later IR stage for an .mlir file.
+  Stage from = Stage::Import;
   std::map<std::string, std::vector<int64_t>> inputShapes;
 };
+
+/// The compiler's options for `flags` and input shapes `shapes`.
+CompileOptions
+toCompileOptions(const CompileFlags &flags,
+                 const std::map<std::string, std::vector<int64_t>> &shapes);
 
 /// The compile cache's directory: $STRATA_CACHE_DIR, else
 /// $XDG_CACHE_HOME/strata, else ~/.cache/strata.
@@ -48,15 +66,28 @@ struct InputInfo {
   std::vector<int64_t> shape;
 };
 
-/// Imports `path` (an ONNX model) and compiles it for input shapes
-/// `shapes` (by input name). Errors are printed; returns null then.
+/// The compile path's input: an ONNX model imported (from == Import and a
+/// path not ending in .mlir), else an MLIR file at stage `from`, parsed with
+/// the compile path's dialects. Errors are printed; returns null then.
+mlir::OwningOpRef<mlir::ModuleOp>
+loadSource(mlir::MLIRContext &context, const std::string &path, Stage from);
+
+/// Compiles `path` (an ONNX model, or an MLIR file at stage flags.from) for
+/// input shapes `shapes` (by input name). Errors are printed; returns null
+/// then.
 ///
-/// With flags.useCache, the module is first looked up in the compile cache,
-/// keyed by a SHA-256 of the model's bytes, the shapes, the target CPU and
-/// options and strata's version; a compiled module is stored there (written
-/// to a temporary file and renamed, so readers never see half a file). A
-/// cache entry that fails to load (truncated, corrupted, from another
-/// format version) is reported, recompiled and replaced.
+/// With flags.useCache, the module is first looked up in the compile cache
+/// (docs/cli.md), keyed by a SHA-256 of the input file's bytes, the shapes,
+/// the target, the CPU, the options that change the output (libraries, the
+/// decisions file's content, the stage compiled from), strata's version and
+/// binary, the module format, STRATA_LLVM_OPTIONS and the loaded plugins.
+/// Next to each entry (KEY.strata) a manifest (KEY.json) records those parts
+/// and the module's size and SHA-256. Nothing but the input file's bytes is
+/// read before the lookup, so a hit creates no MLIR context. An entry whose
+/// manifest or module does not check out (unreadable, truncated, corrupted,
+/// from another format version) is reported, recompiled and replaced; a
+/// compiled module is written to temporary files and renamed, so readers
+/// never see half a file.
 std::shared_ptr<const rt::Module>
 compileOnnx(const std::string &path, const CompileFlags &flags,
             const std::map<std::string, std::vector<int64_t>> &shapes);
@@ -75,6 +106,8 @@ tio::HostTensor toHost(const rt::Tensor &tensor);
 
 /// Whether `path` names a compiled module (".strata") rather than a model.
 bool isModuleFile(llvm::StringRef path);
+/// Whether `path` names an MLIR file (".mlir").
+bool isMlirFile(llvm::StringRef path);
 
 /// The `conformance` subcommand (shared by the files that add options to
 /// it, hence a function: see Conformance.cpp).

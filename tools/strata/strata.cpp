@@ -1,7 +1,8 @@
 //===- strata.cpp - the strata command-line driver --------------*- C++ -*-===//
 //
 // `strata <command> ...`. Commands: import (ONNX to graph IR) here; compile,
-// run and bench in Commands.cpp; conformance in Conformance.cpp.
+// run and bench in Commands.cpp; conformance in Conformance.cpp; explain in
+// Explain.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -9,7 +10,10 @@
 #include "strata/Import/OnnxImporter.h"
 #include "strata/InitAll.h"
 
+#include "strata/Plugin/Loader.h"
+
 #include "Driver.h"
+#include "Version.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Diagnostics.h"
@@ -97,8 +101,16 @@ static int runImport() {
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   strata::registerAllPasses();
+  // Plugins register passes and edit the stage pipelines: before any option
+  // is parsed or pipeline built.
+  std::string pluginError;
+  if (!strata::plugin::loadPluginsFromEnvironment(pluginError)) {
+    llvm::errs() << "strata: error: " << pluginError << "\n";
+    return 1;
+  }
   cl::SetVersionPrinter([](llvm::raw_ostream &os) {
-    os << "strata 0.1.0 (LLVM/MLIR " << LLVM_VERSION_STRING << ")\n";
+    os << "strata " << strata::driver::kStrataVersion << " (LLVM/MLIR "
+       << LLVM_VERSION_STRING << ")\n";
   });
   if (!cl::ParseCommandLineOptions(
           argc, argv,
@@ -106,8 +118,12 @@ int main(int argc, char **argv) {
           "  strata import model.onnx          print the model's graph IR\n"
           "  strata compile model.onnx -o m.strata\n"
           "                                    compile for the CPU\n"
+          "  strata compile model.onnx --compile-to=kernel -o k.mlir\n"
+          "                                    stop after a stage "
+          "(docs/cli.md)\n"
           "  strata run model.onnx|m.strata    run once, print the outputs\n"
           "  strata bench model.onnx|m.strata  time repeated runs\n"
+          "  strata explain model.onnx         why each kernel is what it is\n"
           "  strata conformance DIR...         run ONNX backend-test cases\n",
           &llvm::errs()))
     return 2;
