@@ -1,0 +1,116 @@
+//===- Layouts.cpp - channels-last buffers between oneDNN steps -*- C++ -*-===//
+//
+// The module's activations are row-major ([N, C, H, W]), but oneDNN's fast
+// convolutions (brgconv, brdgmm for depthwise) work channels-last, so each
+// dnnl.conv step converted its input in and its output out: about 40% of a
+// small MobileNet's time. A buffer that only oneDNN steps touch need not be
+// row-major at all: this pass keeps it channels-last when
+//
+//   - a dnnl.conv or dnnl.pool step writes it (its first output),
+//   - every reader is a dnnl.conv step (as X or as the residual `sum`) or a
+//     dnnl.pool step (as X), and
+//   - it is not a result of the model, nor read through a view,
+//
+// and records the choice on both ends as step attributes (`dst_layout`,
+// `src_layout`, `sum_layout` = "channels_last", in strata.attrs) and, for
+// people, in strata.layouts on the producer. The runtime's kernels then
+// describe the buffer to oneDNN as channels-last (runtime/lib/kernels,
+// activationDesc), which makes the conversions no-ops. The buffer has the
+// same size either way, so the memory plan is unchanged.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CompilerUtils.h"
+#include "Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/Pass/Pass.h"
+
+using namespace mlir;
+
+namespace {
+
+/// The library kernel a call runs ("dnnl.conv", ...), or "".
+StringRef libraryOf(func::CallOp call, ModuleOp module) {
+  auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee());
+  if (!callee)
+    return "";
+  auto library = callee->getAttrOfType<StringAttr>("strata.library");
+  return library ? library.getValue() : "";
+}
+
+/// The attribute naming how a dnnl.conv/dnnl.pool call reads `operand`
+/// ("src_layout", "sum_layout"), or "" when it cannot read it channels-last.
+StringRef readerAttr(func::CallOp call, ModuleOp module, unsigned operand) {
+  StringRef library = libraryOf(call, module);
+  if (library == "dnnl.pool")
+    return operand == 0 ? "src_layout" : "";
+  if (library != "dnnl.conv")
+    return "";
+  if (operand == 0)
+    return "src_layout";
+  // The sum is the fourth input, or the third when it is not a rank-1 bias
+  // (the runtime kernel tells them apart the same way).
+  unsigned count = call.getNumOperands();
+  bool isSum = (count == 4 && operand == 3) ||
+               (count == 3 && operand == 2 &&
+                cast<ShapedType>(call.getOperand(2).getType()).getRank() != 1);
+  return isSum ? "sum_layout" : "";
+}
+
+void setLayoutAttr(func::CallOp call, ModuleOp module, StringRef key) {
+  auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee());
+  NamedAttrList attrs;
+  if (auto existing = callee->getAttrOfType<DictionaryAttr>("strata.attrs"))
+    attrs.append(existing.getValue());
+  attrs.set(key, StringAttr::get(call.getContext(), "channels_last"));
+  callee->setAttr("strata.attrs", attrs.getDictionary(call.getContext()));
+}
+
+struct ChannelsLastPass
+    : PassWrapper<ChannelsLastPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(ChannelsLastPass)
+  StringRef getArgument() const final { return "strata-channels-last"; }
+  StringRef getDescription() const final {
+    return "Keep buffers channels-last between oneDNN conv/pool steps";
+  }
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    func::FuncOp entry = strata::getEntryFunction(module);
+    if (!entry)
+      return;
+    entry.walk([&](func::CallOp producer) {
+      StringRef library = libraryOf(producer, module);
+      if ((library != "dnnl.conv" && library != "dnnl.pool") ||
+          producer.getNumResults() != 1)
+        return;
+      Value buffer = producer.getResult(0);
+      auto type = dyn_cast<RankedTensorType>(buffer.getType());
+      if (!type || type.getRank() < 3 || buffer.use_empty())
+        return;
+      SmallVector<std::pair<func::CallOp, StringRef>> readers;
+      for (OpOperand &use : buffer.getUses()) {
+        auto reader = dyn_cast<func::CallOp>(use.getOwner());
+        StringRef key =
+            reader ? readerAttr(reader, module, use.getOperandNumber()) : "";
+        if (key.empty())
+          return; // a generated kernel, a view, the model's result, ...
+        readers.push_back({reader, key});
+      }
+      setLayoutAttr(producer, module, "dst_layout");
+      for (auto [reader, key] : readers)
+        setLayoutAttr(reader, module, key);
+      auto callee = module.lookupSymbol<func::FuncOp>(producer.getCallee());
+      callee->setAttr(
+          "strata.layouts",
+          StringAttr::get(module.getContext(),
+                          "output channels-last: every reader is a oneDNN "
+                          "conv or pool step (no conversion between them)"));
+    });
+  }
+};
+
+} // namespace
+
+void strata::registerLayoutPasses() { PassRegistration<ChannelsLastPass>(); }

@@ -1,0 +1,75 @@
+"""Writes a small CNN for the channels-last test (test/Compile/layouts.test)
+and numpy's float64 reference.
+
+conv.onnx: Conv+Relu -> Conv + residual Add + Relu -> MaxPool -> 1x1 Conv
+-> GlobalAveragePool, batch 2. The buffers between the oneDNN steps stay
+channels-last; the last one, read by a generated kernel, does not.
+"""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+
+def conv2d(x, w, b, pad):
+    n, c, h, wd = x.shape
+    m, _, kh, kw = w.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    oh, ow = h + 2 * pad - kh + 1, wd + 2 * pad - kw + 1
+    out = np.zeros((n, m, oh, ow))
+    for i in range(kh):
+        for j in range(kw):
+            out += np.einsum("nchw,mc->nmhw", xp[:, :, i:i + oh, j:j + ow],
+                             w[:, :, i, j])
+    return out + b[None, :, None, None]
+
+
+def main():
+    out = sys.argv[1]
+    rng = np.random.default_rng(5)
+    w1 = rng.standard_normal((16, 8, 3, 3)).astype(np.float32) * 0.3
+    b1 = rng.standard_normal(16).astype(np.float32) * 0.1
+    w2 = rng.standard_normal((16, 16, 3, 3)).astype(np.float32) * 0.2
+    b2 = rng.standard_normal(16).astype(np.float32) * 0.1
+    w3 = rng.standard_normal((12, 16, 1, 1)).astype(np.float32) * 0.3
+    b3 = rng.standard_normal(12).astype(np.float32) * 0.1
+    inits = [numpy_helper.from_array(a, n) for a, n in
+             [(w1, "w1"), (b1, "b1"), (w2, "w2"), (b2, "b2"), (w3, "w3"),
+              (b3, "b3")]]
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], name="conv1",
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+        helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], name="conv2",
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("Add", ["c2", "r1"], ["s2"], name="residual"),
+        helper.make_node("Relu", ["s2"], ["r2"], name="relu2"),
+        helper.make_node("MaxPool", ["r2"], ["p"], name="pool",
+                         kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("Conv", ["p", "w3", "b3"], ["c3"], name="conv3"),
+        helper.make_node("GlobalAveragePool", ["c3"], ["y"], name="gap"),
+    ]
+    graph = helper.make_graph(
+        nodes, "conv",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 8, 10, 10])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 12, 1, 1])],
+        inits)
+    model = helper.make_model(graph,
+                              opset_imports=[helper.make_opsetid("", 17)])
+    onnx.checker.check_model(model)
+    onnx.save(model, os.path.join(out, "conv.onnx"))
+
+    x = rng.standard_normal((2, 8, 10, 10)).astype(np.float32)
+    r1 = np.maximum(conv2d(x.astype(np.float64), w1, b1, 1), 0)
+    r2 = np.maximum(conv2d(r1, w2, b2, 1) + r1, 0)
+    p = r2.reshape(2, 16, 5, 2, 5, 2).max(axis=(3, 5))
+    c3 = conv2d(p, w3, b3, 0)
+    np.save(os.path.join(out, "conv_x.npy"), x)
+    np.save(os.path.join(out, "conv_y.npy"),
+            c3.mean(axis=(2, 3), keepdims=True).astype(np.float32))
+
+
+if __name__ == "__main__":
+    main()
