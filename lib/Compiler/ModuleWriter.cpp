@@ -13,13 +13,19 @@
 //   view of it), and each new result takes the lowest 64-byte aligned gap
 //   that fits (first fit). Model outputs are never released.
 //
+// For the cuda target (Gpu.h) every step is a generated kernel launched
+// with the grid and block the gpu stage recorded on its declaration, and
+// the copy of a model input that views read is a generated copy kernel.
+//
 //===----------------------------------------------------------------------===//
 
 #include "CompilerUtils.h"
+#include "Gpu.h"
 
 #include "strata/Compiler/Compiler.h"
 #include "strata/Dialect/Graph/IR/GraphOps.h"
 #include "strata/Runtime/Runtime.h"
+#include "strata/Version.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -114,7 +120,8 @@ struct PlannedStep {
 
 class Planner {
 public:
-  Planner(ModuleOp module, func::FuncOp entry) : module(module), entry(entry) {}
+  Planner(ModuleOp module, func::FuncOp entry, const GpuCode *gpu)
+      : module(module), entry(entry), gpu(gpu) {}
   LogicalResult run(const CompileOptions &options,
                     const std::vector<uint8_t> &sharedObject,
                     std::vector<uint8_t> &out);
@@ -124,10 +131,13 @@ private:
   int slotOf(Value v) { return slots.lookup(v); }
   LogicalResult addStepForCall(func::CallOp call);
   LogicalResult addView(Operation *op);
+  LogicalResult addLaunch(func::FuncOp kernel, rt::Step &step);
   void planArena();
 
   ModuleOp module;
   func::FuncOp entry;
+  /// The GPU code, for the cuda target; null for the CPU.
+  const GpuCode *gpu;
   std::vector<Slot> all;
   llvm::DenseMap<Value, int> slots;
   llvm::DenseMap<int, int> inputCopies; // input slot -> its copy
@@ -182,7 +192,12 @@ LogicalResult Planner::addStepForCall(func::CallOp call) {
                           "kernel");
   PlannedStep planned;
   rt::Step &step = planned.step;
-  if (kind.getValue() == "codegen") {
+  if (kind.getValue() == "codegen" && gpu) {
+    step.kind = rt::StepKind::Kernel;
+    step.name = callee.getSymName().str();
+    if (failed(addLaunch(callee, step)))
+      return failure();
+  } else if (kind.getValue() == "codegen") {
     step.kind = rt::StepKind::Kernel;
     step.name = callee.getSymName().str();
     auto rows = callee->getAttrOfType<IntegerAttr>("strata.parallel_rows");
@@ -219,6 +234,33 @@ LogicalResult Planner::addStepForCall(func::CallOp call) {
   return success();
 }
 
+/// The launch geometry the gpu stage recorded on a kernel's declaration,
+/// as the step attributes the CUDA executor reads.
+LogicalResult Planner::addLaunch(func::FuncOp kernel, rt::Step &step) {
+  auto grid = kernel->getAttrOfType<DenseI64ArrayAttr>("strata.gpu_grid");
+  auto block = kernel->getAttrOfType<DenseI64ArrayAttr>("strata.gpu_block");
+  if (!grid || !block || grid.size() != 3 || block.size() != 3)
+    return kernel.emitError("kernel ")
+           << kernel.getSymName()
+           << " has no GPU launch geometry (strata.gpu_grid, "
+              "strata.gpu_block): the module is not at the llvm stage of the "
+              "cuda target";
+  for (auto [key, value] :
+       {std::pair<const char *, DenseI64ArrayAttr>{"grid", grid},
+        {"block", block}}) {
+    rt::Attribute a;
+    a.key = key;
+    a.ints.assign(value.asArrayRef().begin(), value.asArrayRef().end());
+    step.attributes.push_back(std::move(a));
+  }
+  rt::Attribute shared;
+  shared.key = "shared_bytes";
+  auto bytes = kernel->getAttrOfType<IntegerAttr>("strata.gpu_shared_bytes");
+  shared.ints.push_back(bytes ? bytes.getInt() : 0);
+  step.attributes.push_back(std::move(shared));
+  return success();
+}
+
 LogicalResult Planner::addView(Operation *op) {
   int source = slotOf(op->getOperand(0));
   int root = all[source].root;
@@ -233,6 +275,18 @@ LogicalResult Planner::addView(Operation *op) {
       PlannedStep planned;
       planned.step.kind = rt::StepKind::Library;
       planned.step.name = "copy";
+      if (gpu) {
+        // The gpu stage generated a copy kernel for each such size.
+        std::string name = gpuCopyKernelName(copy.size);
+        auto kernel = module.lookupSymbol<func::FuncOp>(name);
+        if (!kernel)
+          return op->emitError("internal error: no GPU copy kernel ")
+                 << name << " for the view of a model input";
+        planned.step.kind = rt::StepKind::Kernel;
+        planned.step.name = name;
+        if (failed(addLaunch(kernel, planned.step)))
+          return failure();
+      }
       planned.step.sourceNodes.push_back(getNodeName(op));
       planned.inputs.push_back(root);
       planned.outputs.push_back(copy.root);
@@ -327,6 +381,11 @@ LogicalResult Planner::run(const CompileOptions &options,
   rt::ModuleBuilder builder;
   builder.setTarget(options.target);
   builder.setCode(sharedObject);
+  if (gpu) {
+    builder.setGpuPtx(gpu->ptx);
+    builder.setGpuCubin(gpu->cubin);
+    builder.setGpuArch(gpu->arch);
+  }
   for (auto [index, slot] : llvm::enumerate(all)) {
     switch (slot.kind) {
     case SlotKind::Input:
@@ -358,9 +417,12 @@ LogicalResult Planner::run(const CompileOptions &options,
 
   if (auto source = module->getAttrOfType<StringAttr>("graph.source"))
     builder.addMetadata("source", source.str());
-  builder.addMetadata("compiler",
-                      "strata 0.1.0 (LLVM " LLVM_VERSION_STRING ")");
-  builder.addMetadata("cpu", options.cpu);
+  builder.addMetadata("compiler", "strata " STRATA_VERSION_STRING
+                                  " (LLVM " LLVM_VERSION_STRING ")");
+  if (gpu)
+    builder.addMetadata("gpu_arch", gpu->arch);
+  else
+    builder.addMetadata("cpu", options.cpu);
   out = builder.finish();
   return success();
 }
@@ -373,7 +435,22 @@ LogicalResult strata::writeModule(ModuleOp module,
   if (!entry)
     return module.emitError("the module has no entry function");
   try {
-    return Planner(module, entry).run(options, sharedObject, moduleBytes);
+    return Planner(module, entry, nullptr)
+        .run(options, sharedObject, moduleBytes);
+  } catch (const rt::Error &e) {
+    return module.emitError("writing the module failed: ") << e.what();
+  }
+}
+
+LogicalResult strata::writeGpuModule(ModuleOp module,
+                                     const CompileOptions &options,
+                                     const GpuCode &code,
+                                     std::vector<uint8_t> &moduleBytes) {
+  func::FuncOp entry = getEntryFunction(module);
+  if (!entry)
+    return module.emitError("the module has no entry function");
+  try {
+    return Planner(module, entry, &code).run(options, {}, moduleBytes);
   } catch (const rt::Error &e) {
     return module.emitError("writing the module failed: ") << e.what();
   }

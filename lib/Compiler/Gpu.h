@@ -1,0 +1,56 @@
+//===- Gpu.h - the cuda target's stages -------------------------*- C++ -*-===//
+//
+// The compile path for --target=cuda (docs/gpu.md) shares the graph, fused
+// and kernel stages with the CPU and then has its own:
+//
+//   gpu     the kernels bufferized like the cpu stage's, then mapped onto a
+//           grid of thread blocks (strata-gpu-map): each kernel's launch
+//           geometry and the reason for it are attributes of its top-level
+//           declaration (strata.gpu_mapping, strata.gpu_grid, ...)
+//   llvm    the kernels in the LLVM dialect with NVVM intrinsics
+//           (strata-gpu-to-nvvm for the gpu ops and the math library)
+//   object  LLVM IR linked with libdevice, optimized for the NVPTX target,
+//           PTX text, and a cubin from ptxas
+//   module  the plan with one Kernel step per kernel and its launch geometry
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef STRATA_LIB_COMPILER_GPU_H
+#define STRATA_LIB_COMPILER_GPU_H
+
+#include "strata/Compiler/Compiler.h"
+#include "strata/Compiler/Pipeline.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace strata {
+
+/// The GPU this compilation generates code for, from CompileOptions::cpu:
+/// "native" (the default) means sm_90, the H100/H200 family; otherwise an
+/// NVPTX processor name such as "sm_90a" or "sm_80".
+std::string gpuArchitecture(const CompileOptions &options);
+
+/// The gpu stage's passes, and the llvm stage's for the cuda target.
+std::vector<PassEntry> gpuStagePipeline(const CompileOptions &options);
+std::vector<PassEntry> gpuLlvmPipeline(const CompileOptions &options);
+
+/// Registers strata-gpu-map and strata-gpu-to-nvvm.
+void registerGpuPasses();
+
+/// The name of the kernel that copies `bytes` bytes (the plan copies model
+/// inputs that views read; see ModuleWriter.cpp).
+std::string gpuCopyKernelName(uint64_t bytes);
+
+/// The module stage for the cuda target (writeModule's counterpart).
+mlir::LogicalResult writeGpuModule(mlir::ModuleOp module,
+                                   const CompileOptions &options,
+                                   const GpuCode &code,
+                                   std::vector<uint8_t> &moduleBytes);
+
+} // namespace strata
+
+#endif // STRATA_LIB_COMPILER_GPU_H

@@ -1,0 +1,355 @@
+//===- GpuCodegen.cpp - the object stage for NVIDIA GPUs --------*- C++ -*-===//
+//
+// The instruction layer for --target=cuda, after the llvm stage left the
+// kernels in `module @kernels` in the LLVM dialect with NVVM intrinsics:
+//
+//   LLVM dialect --translate--> LLVM IR (kernels get the PTX kernel calling
+//     convention; their pointer parameters are noalias and 64-byte aligned,
+//     which the runtime guarantees)
+//   --link libdevice (only the functions used) when the kernels call it-->
+//   --O3 for the NVPTX target machine (NVVMReflect, address-space
+//     inference)--> PTX text --ptxas--> cubin
+//
+// The module carries both: the cubin runs on the GPU it was built for, the
+// PTX is JIT-compiled by the driver on any later one (docs/gpu.md says why
+// the PTX targets plain sm_90 rather than sm_90a).
+//
+//===----------------------------------------------------------------------===//
+
+#include "CompilerUtils.h"
+#include "Gpu.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/IRReader/IRReader.h"
+#include "llvm/Linker/Linker.h"
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+
+#include <mutex>
+#include <set>
+
+using namespace mlir;
+
+extern "C" {
+void LLVMInitializeNVPTXTargetInfo();
+void LLVMInitializeNVPTXTarget();
+void LLVMInitializeNVPTXTargetMC();
+void LLVMInitializeNVPTXAsmPrinter();
+}
+
+static constexpr const char *kTriple = "nvptx64-nvidia-cuda";
+
+static void initializeNvptx() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+  });
+}
+
+/// The CUDA toolkit directories to look in: $CUDA_PATH, $CUDA_HOME,
+/// /usr/local/cuda.
+static std::vector<std::string> cudaRoots() {
+  std::vector<std::string> roots;
+  for (const char *var : {"CUDA_PATH", "CUDA_HOME"})
+    if (std::optional<std::string> value = llvm::sys::Process::GetEnv(var))
+      if (!value->empty())
+        roots.push_back(*value);
+  roots.push_back("/usr/local/cuda");
+  return roots;
+}
+
+/// ptxas: $STRATA_PTXAS, else PATH, else the toolkit directories.
+static std::optional<std::string> findPtxas() {
+  if (std::optional<std::string> env =
+          llvm::sys::Process::GetEnv("STRATA_PTXAS"))
+    return env->empty() ? std::nullopt : env;
+  if (llvm::ErrorOr<std::string> path = llvm::sys::findProgramByName("ptxas"))
+    return *path;
+  for (const std::string &root : cudaRoots()) {
+    std::string path = root + "/bin/ptxas";
+    if (llvm::sys::fs::can_execute(path))
+      return path;
+  }
+  return std::nullopt;
+}
+
+/// libdevice.10.bc: $STRATA_LIBDEVICE, else next to ptxas, the toolkit
+/// directories, or Debian's nvidia-cuda-toolkit.
+static std::optional<std::string> findLibdevice() {
+  if (std::optional<std::string> env =
+          llvm::sys::Process::GetEnv("STRATA_LIBDEVICE"))
+    return env;
+  std::vector<std::string> candidates;
+  if (std::optional<std::string> ptxas = findPtxas())
+    candidates.push_back(
+        llvm::sys::path::parent_path(llvm::sys::path::parent_path(*ptxas))
+            .str() +
+        "/nvvm/libdevice/libdevice.10.bc");
+  for (const std::string &root : cudaRoots())
+    candidates.push_back(root + "/nvvm/libdevice/libdevice.10.bc");
+  candidates.push_back(
+      "/usr/lib/nvidia-cuda-toolkit/libdevice/libdevice.10.bc");
+  for (const std::string &path : candidates)
+    if (llvm::sys::fs::exists(path))
+      return path;
+  return std::nullopt;
+}
+
+/// Assembles `ptx` for `arch` with ptxas into `cubin`.
+static LogicalResult assemble(ModuleOp module, const std::string &ptxas,
+                              const std::string &ptx, const std::string &arch,
+                              std::vector<uint8_t> &cubin) {
+  llvm::SmallString<128> dir;
+  if (std::error_code ec =
+          llvm::sys::fs::createUniqueDirectory("strata-ptxas", dir))
+    return module.emitError("cannot create a temporary directory: ")
+           << ec.message();
+  llvm::SmallString<128> ptxPath(dir), cubinPath(dir), logPath(dir);
+  llvm::sys::path::append(ptxPath, "kernels.ptx");
+  llvm::sys::path::append(cubinPath, "kernels.cubin");
+  llvm::sys::path::append(logPath, "ptxas.log");
+  auto cleanup = llvm::make_scope_exit([&] {
+    llvm::sys::fs::remove(ptxPath);
+    llvm::sys::fs::remove(cubinPath);
+    llvm::sys::fs::remove(logPath);
+    llvm::sys::fs::remove(dir);
+  });
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(ptxPath, ec);
+    if (ec)
+      return module.emitError("cannot write ")
+             << ptxPath << ": " << ec.message();
+    os << ptx;
+  }
+  std::string archOption = "-arch=" + arch;
+  llvm::SmallVector<llvm::StringRef> args = {ptxas, archOption, "-O3",
+                                             "-o",  cubinPath,  ptxPath};
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt, logPath.str(),
+                                                logPath.str()};
+  std::string errorText;
+  int rc = llvm::sys::ExecuteAndWait(ptxas, args, std::nullopt, redirects, 0, 0,
+                                     &errorText);
+  if (rc != 0) {
+    std::string log;
+    if (auto buffer = llvm::MemoryBuffer::getFile(logPath))
+      log = (*buffer)->getBuffer().str();
+    return module.emitError("ptxas failed to assemble the kernels for ")
+           << arch << " (" << ptxas << "): " << (log.empty() ? errorText : log);
+  }
+  auto buffer = llvm::MemoryBuffer::getFile(cubinPath);
+  if (!buffer)
+    return module.emitError("cannot read the cubin ptxas wrote: ") << cubinPath;
+  llvm::StringRef bytes = (*buffer)->getBuffer();
+  cubin.assign(bytes.begin(), bytes.end());
+  return success();
+}
+
+LogicalResult strata::generateGpuCode(ModuleOp module,
+                                      const CompileOptions &options,
+                                      GpuCode &code) {
+  initializeNvptx();
+  code = GpuCode();
+  code.arch = gpuArchitecture(options);
+  ModuleOp kernels = getKernelsModule(module);
+  std::vector<std::string> names;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    auto kind = func->getAttrOfType<StringAttr>("strata.kind");
+    if (kind && kind.getValue() == "library")
+      return func.emitError("kernel ")
+             << func.getSymName()
+             << " is a library call, which the cuda target does not have";
+    if (!kind || kind.getValue() != "codegen")
+      continue;
+    if (!kernels || !func.isDeclaration() ||
+        !func->hasAttr("strata.gpu_mapping"))
+      return func.emitError("the module is not at the llvm stage of the cuda "
+                            "target: kernel ")
+             << func.getSymName() << " was not mapped to the GPU";
+    names.push_back(func.getSymName().str());
+  }
+  if (names.empty())
+    return success();
+  Operation *notLowered = nullptr;
+  kernels.walk([&](Operation *op) {
+    if (op != kernels && !notLowered &&
+        !isa_and_present<LLVM::LLVMDialect, NVVM::NVVMDialect>(
+            op->getDialect()))
+      notLowered = op;
+  });
+  if (notLowered)
+    return notLowered->emitError("the kernels are not in the LLVM dialect "
+                                 "(the module is not at the llvm stage): '")
+           << notLowered->getName() << "' remains";
+
+  MLIRContext *context = module.getContext();
+  registerBuiltinDialectTranslation(*context);
+  registerLLVMDialectTranslation(*context);
+  registerNVVMDialectTranslation(*context);
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(kernels, llvmContext, "strata_gpu_kernels");
+  if (!llvmModule)
+    return module.emitError("translating the GPU kernels to LLVM IR failed");
+
+  std::string error;
+  llvm::Triple triple(kTriple);
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return module.emitError("this LLVM has no NVPTX target: ") << error;
+  {
+    std::unique_ptr<llvm::MCSubtargetInfo> info(
+        target->createMCSubtargetInfo(triple, "", ""));
+    if (!info || !info->isCPUStringValid(code.arch))
+      return module.emitError("unknown GPU '")
+             << code.arch
+             << "' (--cpu for the cuda target names an NVPTX processor such "
+                "as sm_90, sm_90a or sm_80; the default is sm_90)";
+  }
+  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
+      triple, code.arch, "", llvm::TargetOptions(), std::nullopt, std::nullopt,
+      llvm::CodeGenOptLevel::Aggressive));
+  if (!machine)
+    return module.emitError("LLVM cannot generate code for GPU '")
+           << code.arch << "'";
+  llvmModule->setTargetTriple(triple);
+  llvmModule->setDataLayout(machine->createDataLayout());
+
+  std::set<std::string> kernelNames(names.begin(), names.end());
+  for (const std::string &name : names) {
+    llvm::Function *function = llvmModule->getFunction(name);
+    if (!function)
+      return module.emitError("internal error: kernel ")
+             << name << " disappeared during lowering";
+    function->setCallingConv(llvm::CallingConv::PTX_Kernel);
+    function->setLinkage(llvm::GlobalValue::ExternalLinkage);
+    function->setVisibility(llvm::GlobalValue::DefaultVisibility);
+    // One buffer per parameter, never overlapping another the kernel
+    // writes, at 64-byte boundaries (docs/runtime.md).
+    for (llvm::Argument &arg : function->args())
+      if (arg.getType()->isPointerTy()) {
+        arg.addAttr(llvm::Attribute::NoAlias);
+        arg.addAttr(
+            llvm::Attribute::getWithAlignment(llvmContext, llvm::Align(64)));
+      }
+  }
+
+  bool needsLibdevice = false;
+  for (llvm::Function &function : *llvmModule)
+    if (function.isDeclaration() && function.getName().starts_with("__nv_"))
+      needsLibdevice = true;
+  if (needsLibdevice) {
+    std::optional<std::string> path = findLibdevice();
+    if (!path)
+      return module.emitError(
+          "the GPU kernels call math functions from CUDA's libdevice, and "
+          "libdevice.10.bc was not found (looked in $STRATA_LIBDEVICE, next "
+          "to ptxas, $CUDA_PATH, $CUDA_HOME and /usr/local/cuda under "
+          "nvvm/libdevice)");
+    llvm::SMDiagnostic diagnostic;
+    std::unique_ptr<llvm::Module> libdevice =
+        llvm::parseIRFile(*path, diagnostic, llvmContext);
+    if (!libdevice) {
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      diagnostic.print("strata", os);
+      return module.emitError("cannot read libdevice ")
+             << *path << ": " << text;
+    }
+    libdevice->setTargetTriple(triple);
+    libdevice->setDataLayout(machine->createDataLayout());
+    if (llvm::Linker::linkModules(*llvmModule, std::move(libdevice),
+                                  llvm::Linker::LinkOnlyNeeded))
+      return module.emitError("linking libdevice (") << *path << ") failed";
+  }
+  // Only the kernels are entry points: everything else may be inlined and
+  // dropped.
+  for (llvm::Function &function : *llvmModule)
+    if (!function.isDeclaration() &&
+        !kernelNames.count(function.getName().str()))
+      function.setLinkage(llvm::GlobalValue::InternalLinkage);
+  // libdevice asks NVVMReflect whether to flush denormals: no, as on the
+  // CPU.
+  llvmModule->addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz",
+                            static_cast<uint32_t>(0));
+  if (llvm::verifyModule(*llvmModule, &llvm::errs()))
+    return module.emitError("internal error: invalid LLVM IR for the GPU "
+                            "kernels");
+
+  {
+    llvm::LoopAnalysisManager lam;
+    llvm::FunctionAnalysisManager fam;
+    llvm::CGSCCAnalysisManager cgam;
+    llvm::ModuleAnalysisManager mam;
+    llvm::PassBuilder passBuilder(machine.get());
+    passBuilder.registerModuleAnalyses(mam);
+    passBuilder.registerCGSCCAnalyses(cgam);
+    passBuilder.registerFunctionAnalyses(fam);
+    passBuilder.registerLoopAnalyses(lam);
+    passBuilder.crossRegisterProxies(lam, fam, cgam, mam);
+    llvm::ModulePassManager mpm =
+        passBuilder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+    mpm.run(*llvmModule, mam);
+  }
+
+  {
+    llvm::SmallString<0> ptx;
+    llvm::raw_svector_ostream os(ptx);
+    llvm::legacy::PassManager codegen;
+    if (machine->addPassesToEmitFile(codegen, os, nullptr,
+                                     llvm::CodeGenFileType::AssemblyFile))
+      return module.emitError("LLVM cannot emit PTX for ") << code.arch;
+    codegen.run(*llvmModule);
+    code.ptx = ptx.str().str();
+  }
+  std::string dumpDir = getDumpDirectory(options);
+  if (!dumpDir.empty()) {
+    writeDumpFile(dumpDir, "70-object.ll", [&](llvm::raw_ostream &os) {
+      llvmModule->print(os, nullptr);
+    });
+    writeDumpFile(dumpDir, "70-object.ptx",
+                  [&](llvm::raw_ostream &os) { os << code.ptx; });
+  }
+
+  std::optional<std::string> ptxas = findPtxas();
+  if (!ptxas) {
+    emitWarning(module.getLoc())
+        << "ptxas was not found (PATH, $CUDA_PATH, $CUDA_HOME, "
+           "/usr/local/cuda/bin): the module carries PTX only, which the "
+           "driver compiles when the module is loaded";
+    return success();
+  }
+  if (failed(assemble(module, *ptxas, code.ptx, code.arch, code.cubin)))
+    return failure();
+  if (!dumpDir.empty())
+    writeDumpFile(dumpDir, "70-object.cubin", [&](llvm::raw_ostream &os) {
+      os.write(reinterpret_cast<const char *>(code.cubin.data()),
+               code.cubin.size());
+    });
+  return success();
+}

@@ -1,0 +1,160 @@
+//===- GpuLowering.cpp - the cuda target's stage pipelines ------*- C++ -*-===//
+//
+// The gpu and llvm stages for --target=cuda (Gpu.h), and the pass that
+// lowers what only GPU kernels contain:
+//
+//   strata-gpu-to-nvvm   gpu dialect ops (thread and block ids, barriers,
+//                        shuffles) to NVVM intrinsics, and math functions to
+//                        calls of CUDA's libdevice (__nv_expf, ...), which
+//                        the object stage links. The CPU's libm calls do not
+//                        exist on the GPU.
+//
+// Everything else is upstream's: the same bufferization as the cpu stage,
+// and the usual conversions to the LLVM dialect with the bare-pointer
+// calling convention (one pointer per buffer: the CUDA executor's ABI).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Gpu.h"
+
+#include "mlir/Conversion/GPUCommon/GPUCommonPass.h"
+#include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
+#include "mlir/Conversion/LLVMCommon/LoweringOptions.h"
+#include "mlir/Conversion/LLVMCommon/TypeConverter.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+using namespace mlir;
+
+namespace strata {
+void registerGpuMapPass();
+} // namespace strata
+
+std::string strata::gpuArchitecture(const CompileOptions &options) {
+  if (options.cpu.empty() || options.cpu == "native")
+    return "sm_90";
+  return options.cpu;
+}
+
+std::vector<strata::PassEntry>
+strata::gpuStagePipeline(const CompileOptions &options) {
+  (void)options;
+  auto top = [](std::string name, std::string opts = "") {
+    return strata::PassEntry{std::move(name), std::move(opts), false};
+  };
+  auto nested = [](std::string name, std::string opts = "") {
+    return strata::PassEntry{std::move(name), std::move(opts), true};
+  };
+  // Bufferized and deallocated as for the CPU, then mapped: the mapping
+  // turns the body's temporaries into slices of shared or scratch memory
+  // and drops their deallocations (the deallocation passes must run before
+  // it: they refuse gpu ops, whose memory effects they do not know). Buffers
+  // allocated inside loops or branches stay allocations. The linalg ops the
+  // mapping left (inside such code) become loops.
+  return {nested("one-shot-bufferize",
+                 "bufferize-function-boundaries "
+                 "function-boundary-type-conversion=identity-layout-map"),
+          nested("buffer-results-to-out-params",
+                 "hoist-static-allocs=true modify-public-functions=true"),
+          nested("canonicalize"),
+          nested("ownership-based-buffer-deallocation"),
+          nested("canonicalize"),
+          nested("buffer-deallocation-simplification"),
+          nested("bufferization-lower-deallocations"),
+          nested("canonicalize"),
+          nested("strata-copy-to-linalg"),
+          top("strata-gpu-map"),
+          nested("convert-linalg-to-loops"),
+          nested("canonicalize")};
+}
+
+std::vector<strata::PassEntry>
+strata::gpuLlvmPipeline(const CompileOptions &options) {
+  (void)options;
+  auto nested = [](std::string name, std::string opts = "") {
+    return strata::PassEntry{std::move(name), std::move(opts), true};
+  };
+  // strata-gpu-to-nvvm comes before the math and arith conversions so that
+  // math functions become libdevice calls, not LLVM intrinsics that the
+  // NVPTX backend would turn into calls of libm functions.
+  return {nested("lower-affine"),
+          nested("convert-scf-to-cf"),
+          nested("strata-gpu-to-nvvm"),
+          nested("convert-math-to-funcs"),
+          nested("convert-math-to-llvm"),
+          nested("arith-expand"),
+          nested("expand-strided-metadata"),
+          nested("lower-affine"),
+          nested("convert-vector-to-llvm"),
+          nested("finalize-memref-to-llvm"),
+          nested("convert-arith-to-llvm"),
+          nested("convert-index-to-llvm"),
+          nested("convert-func-to-llvm", "use-bare-ptr-memref-call-conv=true"),
+          nested("convert-cf-to-llvm"),
+          nested("reconcile-unrealized-casts")};
+}
+
+namespace {
+
+/// Math ops that libdevice implements (float operands only: integer ones
+/// such as math.absi and math.ipowi are lowered by the generic passes).
+bool isLibdeviceMath(Operation *op) {
+  if (!isa<math::AbsFOp, math::AcosOp, math::AcoshOp, math::AsinOp,
+           math::AsinhOp, math::AtanOp, math::Atan2Op, math::AtanhOp,
+           math::CbrtOp, math::CeilOp, math::CosOp, math::CoshOp, math::ErfOp,
+           math::ErfcOp, math::ExpOp, math::Exp2Op, math::ExpM1Op,
+           math::FloorOp, math::LogOp, math::Log10Op, math::Log1pOp,
+           math::Log2Op, math::PowFOp, math::RoundOp, math::RoundEvenOp,
+           math::RsqrtOp, math::SinOp, math::SinhOp, math::SqrtOp, math::TanOp,
+           math::TanhOp, arith::RemFOp>(op))
+    return false;
+  return llvm::all_of(op->getResultTypes(), [](Type type) {
+    return isa<FloatType>(getElementTypeOrSelf(type));
+  });
+}
+
+struct GpuToNvvmPass : PassWrapper<GpuToNvvmPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(GpuToNvvmPass)
+  StringRef getArgument() const final { return "strata-gpu-to-nvvm"; }
+  StringRef getDescription() const final {
+    return "Lower gpu dialect ops to NVVM and math functions to libdevice "
+           "calls (the rest is left to the LLVM conversions)";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<LLVM::LLVMDialect, NVVM::NVVMDialect>();
+  }
+  void runOnOperation() override {
+    MLIRContext *context = &getContext();
+    LowerToLLVMOptions options(context);
+    options.useBarePtrCallConv = true;
+    LLVMTypeConverter converter(context, options);
+    configureGpuToNVVMTypeConverter(converter);
+    RewritePatternSet patterns(context);
+    populateGpuToNVVMConversionPatterns(converter, patterns);
+    populateLibDeviceConversionPatterns(converter, patterns);
+    ConversionTarget target(*context);
+    target.addLegalDialect<LLVM::LLVMDialect, NVVM::NVVMDialect>();
+    target.addIllegalDialect<gpu::GPUDialect>();
+    target.markUnknownOpDynamicallyLegal(
+        [](Operation *op) { return !isLibdeviceMath(op); });
+    if (failed(applyPartialConversion(getOperation(), target,
+                                      std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+} // namespace
+
+void strata::registerGpuPasses() {
+  static bool done = [] {
+    registerGpuMapPass();
+    PassRegistration<GpuToNvvmPass>();
+    return true;
+  }();
+  (void)done;
+}
