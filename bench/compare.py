@@ -255,10 +255,16 @@ def render_run(meta, timing_rows, check_rows, notes):
 
 
 def update_results(path, section, keep):
-    runs = []
+    """Puts `section` first among this script's runs. Sections other tools
+    append (they start with their own "<!-- bench/... run -->" marker) stay,
+    after this script's runs, whatever --keep says."""
+    runs, others = [], ""
     if os.path.exists(path):
         with open(path) as f:
             text = f.read()
+        foreign = re.search(r"<!-- (?!compare\.py run -->)[^>]* run -->", text)
+        if foreign:
+            text, others = text[:foreign.start()], text[foreign.start():]
         parts = text.split(RUN_MARK)
         runs = [RUN_MARK + p.rstrip() + "\n" for p in parts[1:]]
     runs.insert(0, section.rstrip() + "\n")
@@ -266,6 +272,8 @@ def update_results(path, section, keep):
         runs = runs[:keep]
     with open(path, "w") as f:
         f.write(HEADER + "\n" + "\n".join(runs))
+        if others:
+            f.write("\n" + others.rstrip() + "\n")
 
 
 def combine(records):
