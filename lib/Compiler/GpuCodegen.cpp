@@ -45,6 +45,7 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
+#include "llvm/Transforms/Utils/Cloning.h"
 
 #include <mutex>
 #include <set>
@@ -317,16 +318,21 @@ LogicalResult strata::generateGpuCode(ModuleOp module,
     mpm.run(*llvmModule, mam);
   }
 
-  {
+  auto emitPtx = [&](llvm::Module &llvmModule,
+                     std::string &text) -> LogicalResult {
     llvm::SmallString<0> ptx;
     llvm::raw_svector_ostream os(ptx);
     llvm::legacy::PassManager codegen;
     if (machine->addPassesToEmitFile(codegen, os, nullptr,
                                      llvm::CodeGenFileType::AssemblyFile))
       return module.emitError("LLVM cannot emit PTX for ") << code.arch;
-    codegen.run(*llvmModule);
-    code.ptx = ptx.str().str();
-  }
+    codegen.run(llvmModule);
+    text = ptx.str().str();
+    return success();
+  };
+  if (failed(emitPtx(*llvmModule, code.ptx)))
+    return failure();
+  std::optional<std::string> ptxas = findPtxas();
   std::string dumpDir = getDumpDirectory(options);
   if (!dumpDir.empty()) {
     writeDumpFile(dumpDir, "70-object.ll", [&](llvm::raw_ostream &os) {
@@ -334,9 +340,36 @@ LogicalResult strata::generateGpuCode(ModuleOp module,
     });
     writeDumpFile(dumpDir, "70-object.ptx",
                   [&](llvm::raw_ostream &os) { os << code.ptx; });
+    // Each kernel's own LLVM IR, PTX and cubin: the module with the other
+    // kernels as declarations.
+    for (const std::string &name : kernelNames) {
+      llvm::ValueToValueMapTy map;
+      std::unique_ptr<llvm::Module> one = llvm::CloneModule(
+          *llvmModule, map, [&](const llvm::GlobalValue *value) {
+            return !kernelNames.count(value->getName().str()) ||
+                   value->getName() == name;
+          });
+      for (llvm::Function &function : llvm::make_early_inc_range(*one))
+        if (function.isDeclaration() && function.use_empty() &&
+            kernelNames.count(function.getName().str()))
+          function.eraseFromParent();
+      std::string prefix = "kernels/" + name + "/" + name;
+      writeDumpFile(dumpDir, prefix + ".ll",
+                    [&](llvm::raw_ostream &os) { one->print(os, nullptr); });
+      std::string ptx;
+      if (failed(emitPtx(*one, ptx)))
+        continue;
+      writeDumpFile(dumpDir, prefix + ".ptx",
+                    [&](llvm::raw_ostream &os) { os << ptx; });
+      std::vector<uint8_t> cubin;
+      if (ptxas && succeeded(assemble(module, *ptxas, ptx, code.arch, cubin)))
+        writeDumpFile(dumpDir, prefix + ".cubin", [&](llvm::raw_ostream &os) {
+          os.write(reinterpret_cast<const char *>(cubin.data()), cubin.size());
+        });
+    }
+    writeDumpIndex(options, module);
   }
 
-  std::optional<std::string> ptxas = findPtxas();
   if (!ptxas) {
     emitWarning(module.getLoc())
         << "ptxas was not found (PATH, $CUDA_PATH, $CUDA_HOME, "
