@@ -9,8 +9,10 @@
 
 #include "strata/Compiler/Compiler.h"
 
+#include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace strata {
 
@@ -53,6 +55,28 @@ void writeDumpFile(const std::string &dir, llvm::StringRef relativePath,
 /// the fused stage or later) with its ONNX nodes, its decision attributes
 /// and the files dumped for it.
 void writeDumpIndex(const CompileOptions &options, mlir::ModuleOp module);
+
+/// An external tool that reads one file and writes another.
+struct ExternalToolRun {
+  /// For messages and file names ("ld.lld", "ptxas").
+  std::string name;
+  std::string program;
+  std::string inputName, outputName;
+  /// The command line after the program, given the two paths.
+  std::function<std::vector<std::string>(llvm::StringRef input,
+                                         llvm::StringRef output)>
+      arguments;
+  /// What failed, for the error ("linking the kernels failed").
+  std::string failure;
+};
+
+/// Writes `input` to a file in a fresh temporary directory, runs the tool,
+/// and reads its output file into `output`; the tool's log is the error
+/// message when it fails. The directory is removed in any case.
+mlir::LogicalResult runExternalTool(mlir::Operation *anchor,
+                                    const ExternalToolRun &run,
+                                    llvm::StringRef input,
+                                    std::vector<uint8_t> &output);
 
 } // namespace strata
 

@@ -124,50 +124,17 @@ static std::optional<std::string> findLibdevice() {
 static LogicalResult assemble(ModuleOp module, const std::string &ptxas,
                               const std::string &ptx, const std::string &arch,
                               std::vector<uint8_t> &cubin) {
-  llvm::SmallString<128> dir;
-  if (std::error_code ec =
-          llvm::sys::fs::createUniqueDirectory("strata-ptxas", dir))
-    return module.emitError("cannot create a temporary directory: ")
-           << ec.message();
-  llvm::SmallString<128> ptxPath(dir), cubinPath(dir), logPath(dir);
-  llvm::sys::path::append(ptxPath, "kernels.ptx");
-  llvm::sys::path::append(cubinPath, "kernels.cubin");
-  llvm::sys::path::append(logPath, "ptxas.log");
-  auto cleanup = llvm::make_scope_exit([&] {
-    llvm::sys::fs::remove(ptxPath);
-    llvm::sys::fs::remove(cubinPath);
-    llvm::sys::fs::remove(logPath);
-    llvm::sys::fs::remove(dir);
-  });
-  {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(ptxPath, ec);
-    if (ec)
-      return module.emitError("cannot write ")
-             << ptxPath << ": " << ec.message();
-    os << ptx;
-  }
-  std::string archOption = "-arch=" + arch;
-  llvm::SmallVector<llvm::StringRef> args = {ptxas, archOption, "-O3",
-                                             "-o",  cubinPath,  ptxPath};
-  std::optional<llvm::StringRef> redirects[] = {std::nullopt, logPath.str(),
-                                                logPath.str()};
-  std::string errorText;
-  int rc = llvm::sys::ExecuteAndWait(ptxas, args, std::nullopt, redirects, 0, 0,
-                                     &errorText);
-  if (rc != 0) {
-    std::string log;
-    if (auto buffer = llvm::MemoryBuffer::getFile(logPath))
-      log = (*buffer)->getBuffer().str();
-    return module.emitError("ptxas failed to assemble the kernels for ")
-           << arch << " (" << ptxas << "): " << (log.empty() ? errorText : log);
-  }
-  auto buffer = llvm::MemoryBuffer::getFile(cubinPath);
-  if (!buffer)
-    return module.emitError("cannot read the cubin ptxas wrote: ") << cubinPath;
-  llvm::StringRef bytes = (*buffer)->getBuffer();
-  cubin.assign(bytes.begin(), bytes.end());
-  return success();
+  strata::ExternalToolRun run;
+  run.name = "ptxas";
+  run.program = ptxas;
+  run.inputName = "kernels.ptx";
+  run.outputName = "kernels.cubin";
+  run.arguments = [&](llvm::StringRef in, llvm::StringRef out) {
+    return std::vector<std::string>{"-arch=" + arch, "-O3", "-o", out.str(),
+                                    in.str()};
+  };
+  run.failure = "ptxas failed to assemble the kernels for " + arch;
+  return strata::runExternalTool(module, run, ptx, cubin);
 }
 
 LogicalResult strata::generateGpuCode(ModuleOp module,

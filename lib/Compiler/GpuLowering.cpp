@@ -56,21 +56,12 @@ strata::gpuStagePipeline(const CompileOptions &options) {
   // it: they refuse gpu ops, whose memory effects they do not know). Buffers
   // allocated inside loops or branches stay allocations. The linalg ops the
   // mapping left (inside such code) become loops.
-  return {nested("one-shot-bufferize",
-                 "bufferize-function-boundaries "
-                 "function-boundary-type-conversion=identity-layout-map"),
-          nested("buffer-results-to-out-params",
-                 "hoist-static-allocs=true modify-public-functions=true"),
-          nested("canonicalize"),
-          nested("ownership-based-buffer-deallocation"),
-          nested("canonicalize"),
-          nested("buffer-deallocation-simplification"),
-          nested("bufferization-lower-deallocations"),
-          nested("canonicalize"),
-          nested("strata-copy-to-linalg"),
-          top("strata-gpu-map"),
-          nested("convert-linalg-to-loops"),
-          nested("canonicalize")};
+  std::vector<strata::PassEntry> entries = strata::bufferizationPasses();
+  entries.insert(entries.end(),
+                 {nested("canonicalize"), nested("strata-copy-to-linalg"),
+                  top("strata-gpu-map"), nested("convert-linalg-to-loops"),
+                  nested("canonicalize")});
+  return entries;
 }
 
 std::vector<strata::PassEntry>

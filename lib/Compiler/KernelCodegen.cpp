@@ -193,49 +193,19 @@ static LogicalResult linkSharedObject(ModuleOp module,
     return emitError(module, "cannot find the linker ld.lld (install the "
                              "Debian package lld-22)");
 
-  llvm::SmallString<128> dir;
-  if (std::error_code ec =
-          llvm::sys::fs::createUniqueDirectory("strata-link", dir))
-    return emitError(module,
-                     "cannot create a temporary directory: " + ec.message());
-  llvm::SmallString<128> objPath(dir), soPath(dir), logPath(dir);
-  llvm::sys::path::append(objPath, "kernels.o");
-  llvm::sys::path::append(soPath, "kernels.so");
-  llvm::sys::path::append(logPath, "link.log");
-  auto cleanup = llvm::make_scope_exit([&] {
-    llvm::sys::fs::remove(objPath);
-    llvm::sys::fs::remove(soPath);
-    llvm::sys::fs::remove(logPath);
-    llvm::sys::fs::remove(dir);
-  });
-  {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(objPath, ec);
-    if (ec)
-      return emitError(module, "cannot write " + objPath + ": " + ec.message());
-    os.write(object.data(), object.size());
-  }
-  llvm::SmallVector<llvm::StringRef> args = {
-      *lld,   "-shared", "--hash-style=gnu", "-z", "noexecstack", "-O1", "-o",
-      soPath, objPath};
-  std::string errorText;
-  std::optional<llvm::StringRef> redirects[] = {std::nullopt, logPath.str(),
-                                                logPath.str()};
-  int rc = llvm::sys::ExecuteAndWait(*lld, args, std::nullopt, redirects, 0, 0,
-                                     &errorText);
-  if (rc != 0) {
-    std::string log;
-    if (auto buffer = llvm::MemoryBuffer::getFile(logPath))
-      log = (*buffer)->getBuffer().str();
-    return emitError(module, "linking the kernels failed (" + *lld +
-                                 "): " + (errorText.empty() ? log : errorText));
-  }
-  auto buffer = llvm::MemoryBuffer::getFile(soPath);
-  if (!buffer)
-    return emitError(module, "cannot read the linked kernels " + soPath);
-  llvm::StringRef bytes = (*buffer)->getBuffer();
-  sharedObject.assign(bytes.begin(), bytes.end());
-  return success();
+  strata::ExternalToolRun run;
+  run.name = "ld.lld";
+  run.program = *lld;
+  run.inputName = "kernels.o";
+  run.outputName = "kernels.so";
+  run.arguments = [](llvm::StringRef in, llvm::StringRef out) {
+    return std::vector<std::string>{
+        "-shared", "--hash-style=gnu", "-z",    "noexecstack", "-O1",
+        "-o",      out.str(),          in.str()};
+  };
+  run.failure = "linking the kernels failed";
+  return runExternalTool(
+      module, run, llvm::StringRef(object.data(), object.size()), sharedObject);
 }
 
 LogicalResult strata::generateKernelCode(ModuleOp module,

@@ -245,6 +245,23 @@ static std::string quoteOption(const std::string &value) {
   return "\"" + value + "\"";
 }
 
+std::vector<PassEntry> strata::bufferizationPasses() {
+  auto nested = [](std::string name, std::string opts = "") {
+    return PassEntry{std::move(name), std::move(opts), true};
+  };
+  // Results become out-parameters: the arena buffers the runtime passes.
+  return {nested("one-shot-bufferize",
+                 "bufferize-function-boundaries "
+                 "function-boundary-type-conversion=identity-layout-map"),
+          nested("buffer-results-to-out-params",
+                 "hoist-static-allocs=true modify-public-functions=true"),
+          nested("canonicalize"),
+          nested("ownership-based-buffer-deallocation"),
+          nested("canonicalize"),
+          nested("buffer-deallocation-simplification"),
+          nested("bufferization-lower-deallocations")};
+}
+
 std::vector<PassEntry>
 strata::defaultStagePipeline(Stage stage, const CompileOptions &options) {
   std::string target = "target=" + quoteOption(options.target);
@@ -290,20 +307,12 @@ strata::defaultStagePipeline(Stage stage, const CompileOptions &options) {
         top("strata-outline-kernels"), nested("strata-convert-graph-to-linalg"),
         nested("canonicalize"),        nested("linalg-fuse-elementwise-ops"),
         nested("canonicalize"),        nested("cse")};
-  case Stage::Cpu:
-    // Results become out-parameters: the arena buffers the runtime passes.
-    return {nested("one-shot-bufferize",
-                   "bufferize-function-boundaries "
-                   "function-boundary-type-conversion=identity-layout-map"),
-            nested("buffer-results-to-out-params",
-                   "hoist-static-allocs=true modify-public-functions=true"),
-            nested("canonicalize"),
-            nested("ownership-based-buffer-deallocation"),
-            nested("canonicalize"),
-            nested("buffer-deallocation-simplification"),
-            nested("bufferization-lower-deallocations"),
-            nested("strata-copy-to-linalg"),
-            nested("convert-linalg-to-loops")};
+  case Stage::Cpu: {
+    std::vector<PassEntry> entries = bufferizationPasses();
+    entries.push_back(nested("strata-copy-to-linalg"));
+    entries.push_back(nested("convert-linalg-to-loops"));
+    return entries;
+  }
   case Stage::Llvm:
     if (options.target == "cuda")
       return gpuLlvmPipeline(options);

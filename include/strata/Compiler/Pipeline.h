@@ -126,6 +126,10 @@ void addDialectRegistration(std::function<void(mlir::DialectRegistry &)> fn);
 /// Calls the functions addDialectRegistration collected.
 void applyDialectRegistrations(mlir::DialectRegistry &registry);
 
+/// The kernels' bufferization (on `module @kernels`), which the cpu and
+/// gpu stages begin with.
+std::vector<PassEntry> bufferizationPasses();
+
 /// Stage `stage`'s pass list for `options`, before any edit.
 std::vector<PassEntry> defaultStagePipeline(Stage stage,
                                             const CompileOptions &options);
