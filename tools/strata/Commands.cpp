@@ -343,7 +343,8 @@ static std::string irStageList() {
 static int printStagePipelines(const CompileFlags &flags) {
   CompileOptions options = toCompileOptions(flags, flags.inputShapes);
   for (Stage stage : allStages()) {
-    if (!isIRStage(stage) || stage == Stage::Import)
+    if (!isIRStage(stage) || stage == Stage::Import ||
+        !stageApplies(stage, options.target))
       continue;
     llvm::outs() << stageName(stage) << ": "
                  << stagePipelineText(stage, options) << "\n";
