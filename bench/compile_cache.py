@@ -30,6 +30,9 @@ import time
 
 import onnx
 
+# The machine and revision lines of a results section, as compare.py writes them.
+from compare import cpu_model, git_revision
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GOAL_MODEL, GOAL_SECONDS = "transformer_encoder", 0.5
 # Each run is a section of its own at the end of RESULTS.md, newest first, starting with this
@@ -108,28 +111,6 @@ def measure(strata, name, runs, work):
     warm = [compile_once(strata, model, shapes, out, cache)[0] for _ in range(runs)]
     return {"model": name, "cold": cold, "warm": warm, "bytes": len(cold_bytes),
             "model_bytes": os.path.getsize(model)}
-
-
-def git_revision():
-    try:
-        rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
-                             capture_output=True, text=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True).stdout.strip()
-        return rev + ("+dirty" if dirty else "")
-    except OSError:
-        return "unknown"
-
-
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "unknown CPU"
 
 
 def section(results, strata, runs):

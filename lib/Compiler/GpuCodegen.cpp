@@ -18,6 +18,7 @@
 
 #include "CompilerUtils.h"
 #include "Gpu.h"
+#include "LlvmBackend.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -29,14 +30,12 @@
 
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/IR/LLVMContext.h"
-#include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/IRReader/IRReader.h"
 #include "llvm/Linker/Linker.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
-#include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -269,31 +268,14 @@ LogicalResult strata::generateGpuCode(ModuleOp module,
     return module.emitError("internal error: invalid LLVM IR for the GPU "
                             "kernels");
 
-  {
-    llvm::LoopAnalysisManager lam;
-    llvm::FunctionAnalysisManager fam;
-    llvm::CGSCCAnalysisManager cgam;
-    llvm::ModuleAnalysisManager mam;
-    llvm::PassBuilder passBuilder(machine.get());
-    passBuilder.registerModuleAnalyses(mam);
-    passBuilder.registerCGSCCAnalyses(cgam);
-    passBuilder.registerFunctionAnalyses(fam);
-    passBuilder.registerLoopAnalyses(lam);
-    passBuilder.crossRegisterProxies(lam, fam, cgam, mam);
-    llvm::ModulePassManager mpm =
-        passBuilder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
-    mpm.run(*llvmModule, mam);
-  }
+  strata::optimizeLlvmModule(*llvmModule, *machine);
 
   auto emitPtx = [&](llvm::Module &llvmModule,
                      std::string &text) -> LogicalResult {
     llvm::SmallString<0> ptx;
-    llvm::raw_svector_ostream os(ptx);
-    llvm::legacy::PassManager codegen;
-    if (machine->addPassesToEmitFile(codegen, os, nullptr,
-                                     llvm::CodeGenFileType::AssemblyFile))
+    if (!strata::emitLlvmModule(llvmModule, *machine,
+                                llvm::CodeGenFileType::AssemblyFile, ptx))
       return module.emitError("LLVM cannot emit PTX for ") << code.arch;
-    codegen.run(llvmModule);
     text = ptx.str().str();
     return success();
   };

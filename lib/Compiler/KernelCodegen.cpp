@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CompilerUtils.h"
+#include "LlvmBackend.h"
 #include "RowParallel.h"
 
 #include "strata/Compiler/Compiler.h"
@@ -40,12 +41,10 @@
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/InstIterator.h"
 #include "llvm/IR/LLVMContext.h"
-#include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Operator.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/MC/TargetRegistry.h"
-#include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -289,39 +288,13 @@ LogicalResult strata::generateKernelCode(ModuleOp module,
   if (llvm::verifyModule(*llvmModule, &llvm::errs()))
     return emitError(module, "internal error: invalid LLVM IR for kernels");
 
-  {
-    llvm::LoopAnalysisManager lam;
-    llvm::FunctionAnalysisManager fam;
-    llvm::CGSCCAnalysisManager cgam;
-    llvm::ModuleAnalysisManager mam;
-    // LLVM's O3 with its default unrolling. Static shapes make every trip
-    // count known, so small loop nests are unrolled whole: measured on
-    // models/gpt_decoder, this makes the attention kernel ~10x faster than
-    // with unrolling limited (-unroll-threshold=100), at the price of ~4 s of
-    // compile time instead of ~0.5 s. Tiling and vectorizing at the linalg
-    // level (docs/compiler.md, next steps) is the way to get both.
-    // STRATA_LLVM_OPTIONS passes options to LLVM for such experiments.
-    llvm::PipelineTuningOptions tuning;
-    tuning.LoopUnrolling = true;
-    llvm::PassBuilder passBuilder(machine.get(), tuning);
-    passBuilder.registerModuleAnalyses(mam);
-    passBuilder.registerCGSCCAnalyses(cgam);
-    passBuilder.registerFunctionAnalyses(fam);
-    passBuilder.registerLoopAnalyses(lam);
-    passBuilder.crossRegisterProxies(lam, fam, cgam, mam);
-    llvm::ModulePassManager mpm =
-        passBuilder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
-    mpm.run(*llvmModule, mam);
-  }
+  strata::optimizeLlvmModule(*llvmModule, *machine);
 
   auto emitObject = [&](llvm::Module &llvmModule,
                         llvm::SmallVectorImpl<char> &object) {
-    llvm::raw_svector_ostream os(object);
-    llvm::legacy::PassManager codegen;
-    if (machine->addPassesToEmitFile(codegen, os, nullptr,
-                                     llvm::CodeGenFileType::ObjectFile))
+    if (!strata::emitLlvmModule(llvmModule, *machine,
+                                llvm::CodeGenFileType::ObjectFile, object))
       return emitError(module, "LLVM cannot emit an object file for " + cpu);
-    codegen.run(llvmModule);
     return success();
   };
   std::string dumpDir = getDumpDirectory(options);
