@@ -32,8 +32,8 @@ using namespace mlir;
 namespace {
 
 /// The library kernel a call runs ("dnnl.conv", ...), or "".
-StringRef libraryOf(func::CallOp call, ModuleOp module) {
-  auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee());
+StringRef libraryOf(func::CallOp call, SymbolTable &symbols) {
+  auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
   if (!callee)
     return "";
   auto library = callee->getAttrOfType<StringAttr>("strata.library");
@@ -42,8 +42,9 @@ StringRef libraryOf(func::CallOp call, ModuleOp module) {
 
 /// The attribute naming how a dnnl.conv/dnnl.pool call reads `operand`
 /// ("src_layout", "sum_layout"), or "" when it cannot read it channels-last.
-StringRef readerAttr(func::CallOp call, ModuleOp module, unsigned operand) {
-  StringRef library = libraryOf(call, module);
+StringRef readerAttr(func::CallOp call, SymbolTable &symbols,
+                     unsigned operand) {
+  StringRef library = libraryOf(call, symbols);
   if (library == "dnnl.pool")
     return operand == 0 ? "src_layout" : "";
   if (library != "dnnl.conv")
@@ -59,8 +60,8 @@ StringRef readerAttr(func::CallOp call, ModuleOp module, unsigned operand) {
   return isSum ? "sum_layout" : "";
 }
 
-void setLayoutAttr(func::CallOp call, ModuleOp module, StringRef key) {
-  auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee());
+void setLayoutAttr(func::CallOp call, SymbolTable &symbols, StringRef key) {
+  auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
   NamedAttrList attrs;
   if (auto existing = callee->getAttrOfType<DictionaryAttr>("strata.attrs"))
     attrs.append(existing.getValue());
@@ -80,8 +81,9 @@ struct ChannelsLastPass
     func::FuncOp entry = strata::getEntryFunction(module);
     if (!entry)
       return;
+    SymbolTable symbols(module);
     entry.walk([&](func::CallOp producer) {
-      StringRef library = libraryOf(producer, module);
+      StringRef library = libraryOf(producer, symbols);
       if ((library != "dnnl.conv" && library != "dnnl.pool") ||
           producer.getNumResults() != 1)
         return;
@@ -93,15 +95,15 @@ struct ChannelsLastPass
       for (OpOperand &use : buffer.getUses()) {
         auto reader = dyn_cast<func::CallOp>(use.getOwner());
         StringRef key =
-            reader ? readerAttr(reader, module, use.getOperandNumber()) : "";
+            reader ? readerAttr(reader, symbols, use.getOperandNumber()) : "";
         if (key.empty())
           return; // a generated kernel, a view, the model's result, ...
         readers.push_back({reader, key});
       }
-      setLayoutAttr(producer, module, "dst_layout");
+      setLayoutAttr(producer, symbols, "dst_layout");
       for (auto [reader, key] : readers)
-        setLayoutAttr(reader, module, key);
-      auto callee = module.lookupSymbol<func::FuncOp>(producer.getCallee());
+        setLayoutAttr(reader, symbols, key);
+      auto callee = symbols.lookup<func::FuncOp>(producer.getCallee());
       callee->setAttr(
           "strata.layouts",
           StringAttr::get(module.getContext(),
