@@ -32,6 +32,9 @@ struct LibraryMatch {
 
 /// What the partitioner asks of the library matcher beyond the op itself.
 struct LibraryRequest {
+  /// The compile target ("cpu" or "cuda"): it decides the library (oneDNN on
+  /// the CPU, cuBLASLt on NVIDIA GPUs) and the types it takes.
+  std::string target = "cpu";
   /// Take the op even below the size where generated code wins (the
   /// decisions file asked for a library call).
   bool forced = false;
@@ -42,6 +45,10 @@ struct LibraryRequest {
                             mlir::Operation *candidate)>
       epilogueVeto;
 };
+
+/// The vendor behind a runtime library kernel, for reasons: "oneDNN" for
+/// "dnnl.matmul", "cuBLASLt" for "cublaslt.matmul", "the runtime" otherwise.
+std::string libraryVendor(llvm::StringRef library);
 
 /// Whether `op` is a kind of op some library kernel takes (a matmul, gemm
 /// or convolution), whatever its types and sizes.
@@ -56,6 +63,16 @@ bool isLibraryAnchor(mlir::Operation *op);
 std::optional<LibraryMatch> matchLibraryKernel(mlir::Operation *op,
                                                const LibraryRequest &request,
                                                std::string &whyNot);
+
+/// The library step for an op on string tensors (LibraryStrings.cpp): the
+/// runtime's host kernels for strings, on every target. Otherwise nullopt,
+/// and `whyNot` says why.
+std::optional<LibraryMatch> matchStringKernel(mlir::Operation *op,
+                                              const LibraryRequest &request,
+                                              std::string &whyNot);
+
+/// Whether `op` reads or writes a tensor of strings.
+bool isStringOp(mlir::Operation *op);
 
 } // namespace strata
 

@@ -12,6 +12,11 @@
 //   buffer's space is released after the last step that reads it (or any
 //   view of it), and each new result takes the lowest 64-byte aligned gap
 //   that fits (first fit). Model outputs are never released.
+// - strings never enter the arena (docs/runtime.md, "Strings"): a string
+//   constant is stored as a table of strings, and every string result of a
+//   step gets a Host buffer of its own that the session holds. Only those
+//   may keep a dynamic dimension (StringNormalizer's output is as long as
+//   the words it keeps): the step sets it at run time.
 //
 // For the cuda target (Gpu.h) every step is a generated kernel launched
 // with the grid and block the gpu stage recorded on its declaration, and
@@ -41,6 +46,8 @@ namespace graph = strata::graph;
 namespace rt = strata::rt;
 
 std::optional<rt::DType> strata::toRuntimeType(Type type) {
+  if (isa<graph::StringType>(type))
+    return rt::DType::String;
   if (type.isF32())
     return rt::DType::F32;
   if (type.isF64())
@@ -99,7 +106,7 @@ static std::optional<std::vector<uint8_t>> constantBytes(ElementsAttr attr) {
 
 namespace {
 
-enum class SlotKind { Input, Constant, Arena };
+enum class SlotKind { Input, Constant, Arena, Host };
 
 /// A buffer of the plan. Views share their root's storage.
 struct Slot {
@@ -107,7 +114,8 @@ struct Slot {
   rt::DType dtype = rt::DType::F32;
   std::vector<int64_t> shape;
   int root = -1;
-  std::vector<uint8_t> bytes; // constant roots
+  std::vector<uint8_t> bytes;       // constant roots
+  std::vector<std::string> strings; // constant roots of strings
   uint64_t size = 0, offset = 0;
   int lastUse = -1; // roots: the last step reading it (INT_MAX: output)
   uint32_t buffer = 0;
@@ -150,7 +158,12 @@ FailureOr<int> Planner::newSlot(SlotKind kind, Value value, Operation *where) {
   auto type = dyn_cast<RankedTensorType>(value.getType());
   std::optional<rt::DType> dtype =
       type ? toRuntimeType(type.getElementType()) : std::nullopt;
-  if (!type || !type.hasStaticShape() || !dtype) {
+  bool isString = dtype == rt::DType::String;
+  // A string result lives in a Host buffer, whose dynamic dimensions the
+  // step writing it sets at run time.
+  if (isString && kind == SlotKind::Arena)
+    kind = SlotKind::Host;
+  if (!type || !dtype || (!type.hasStaticShape() && kind != SlotKind::Host)) {
     where->emitError("cannot hold a value of type ")
         << value.getType() << " in a buffer of the plan";
     return failure();
@@ -158,10 +171,12 @@ FailureOr<int> Planner::newSlot(SlotKind kind, Value value, Operation *where) {
   Slot slot;
   slot.kind = kind;
   slot.dtype = *dtype;
-  slot.shape.assign(type.getShape().begin(), type.getShape().end());
+  for (int64_t d : type.getShape())
+    slot.shape.push_back(ShapedType::isDynamic(d) ? -1 : d);
   slot.root = static_cast<int>(all.size());
-  slot.size =
-      static_cast<uint64_t>(type.getNumElements()) * rt::dtypeSize(*dtype);
+  slot.size = isString ? 0
+                       : static_cast<uint64_t>(type.getNumElements()) *
+                             rt::dtypeSize(*dtype);
   all.push_back(std::move(slot));
   slots[value] = all.size() - 1;
   return static_cast<int>(all.size() - 1);
@@ -180,6 +195,11 @@ static rt::Attribute toRuntimeAttribute(StringRef key, Attribute value) {
     a.ints.assign(ints.asArrayRef().begin(), ints.asArrayRef().end());
   else if (auto floats = dyn_cast<DenseF64ArrayAttr>(value))
     a.floats.assign(floats.asArrayRef().begin(), floats.asArrayRef().end());
+  else if (auto array = dyn_cast<ArrayAttr>(value))
+    // Lists of strings (StringNormalizer's stop words).
+    for (Attribute element : array)
+      if (auto s = dyn_cast<StringAttr>(element))
+        a.strs.push_back(s.str());
   return a;
 }
 
@@ -264,6 +284,12 @@ LogicalResult Planner::addLaunch(func::FuncOp kernel, rt::Step &step) {
 LogicalResult Planner::addView(Operation *op) {
   int source = slotOf(op->getOperand(0));
   int root = all[source].root;
+  // Strings have no arena bytes to view; the partitioner makes their
+  // reshapes "string.copy" steps (LibraryStrings.cpp).
+  if (all[root].dtype == rt::DType::String)
+    return op->emitError("a view of a tensor of strings: strings are copied "
+                         "by the runtime's string kernels, which the "
+                         "partitioner did not choose (are libraries off?)");
   if (all[root].kind == SlotKind::Input) {
     // Input buffers are bound per run: view a copy made by the plan.
     auto it = inputCopies.find(root);
@@ -353,6 +379,21 @@ LogicalResult Planner::run(const CompileOptions &options,
       return failure();
   for (Operation &op : entry.getBody().front().without_terminator()) {
     if (auto constant = dyn_cast<graph::ConstantOp>(op)) {
+      if (auto strings =
+              dyn_cast<DenseStringElementsAttr>(constant.getValue())) {
+        FailureOr<int> slot = newSlot(SlotKind::Constant, constant, &op);
+        if (failed(slot))
+          return failure();
+        int64_t count = strings.getNumElements();
+        std::vector<std::string> &values = all[*slot].strings;
+        values.reserve(count);
+        if (strings.isSplat())
+          values.assign(count, strings.getSplatValue<StringRef>().str());
+        else
+          for (StringRef value : strings.getValues<StringRef>())
+            values.push_back(value.str());
+        continue;
+      }
       std::optional<std::vector<uint8_t>> bytes =
           constantBytes(constant.getValue());
       if (!bytes)
@@ -394,7 +435,13 @@ LogicalResult Planner::run(const CompileOptions &options,
                            slot.dtype, slot.shape);
       break;
     case SlotKind::Constant:
-      slot.buffer = builder.addConstant(slot.dtype, slot.shape, slot.bytes);
+      slot.buffer =
+          slot.dtype == rt::DType::String
+              ? builder.addStringConstant(slot.shape, slot.strings)
+              : builder.addConstant(slot.dtype, slot.shape, slot.bytes);
+      break;
+    case SlotKind::Host:
+      slot.buffer = builder.addStringBuffer(slot.shape);
       break;
     case SlotKind::Arena: {
       const Slot &root = all[slot.root];

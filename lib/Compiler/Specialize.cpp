@@ -6,11 +6,18 @@
 // only. A run of `strata run`/`conformance` on a model with a symbolic batch
 // compiles (and caches) one specialization per distinct input shape.
 //
+// The one exception is a tensor of strings whose size depends on the values
+// (StringNormalizer removing stop words): strings live in host buffers that
+// the runtime sizes when the step writing them runs (docs/runtime.md,
+// "Strings"), so such a value may stay dynamic. Anything that is not a string
+// and whose shape follows from one is still an error, naming its node.
+//
 //===----------------------------------------------------------------------===//
 
 #include "CompilerUtils.h"
 
 #include "strata/Compiler/Compiler.h"
+#include "strata/Dialect/Graph/IR/GraphOps.h"
 #include "strata/Dialect/Graph/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -114,21 +121,52 @@ LogicalResult strata::verifyStaticShapes(ModuleOp module,
   // Every value must now be static: code generation and the memory plan
   // need sizes. Report the first op whose result is not (its consumers would
   // only repeat the message).
+  auto isDynamicStrings = [](Value v) {
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    return type && !type.hasStaticShape() &&
+           isa<graph::StringType>(type.getElementType());
+  };
   WalkResult walk = entry.walk([&](Operation *op) {
     for (Value result : op->getResults()) {
       auto type = dyn_cast<RankedTensorType>(result.getType());
       if (type && type.hasStaticShape())
         continue;
-      if (type)
-        op->emitError("the shape of this result, ")
-            << shapeString(type.getShape())
-            << ", is not known at compile time (it depends on tensor "
-               "values); the "
-            << options.target << " target needs static shapes";
-      else
+      if (isDynamicStrings(result))
+        continue;
+      if (type) {
+        InFlightDiagnostic diag = op->emitError("the shape of this result, ")
+                                  << shapeString(type.getShape())
+                                  << ", is not known at compile time (it "
+                                     "depends on tensor values); the "
+                                  << options.target
+                                  << " target needs static shapes";
+        // Say where a run-time size comes from when a string tensor's
+        // value-dependent shape flows into numbers.
+        for (Value operand : op->getOperands())
+          if (isDynamicStrings(operand)) {
+            std::string node = getNodeName(op);
+            diag << " (only tensors of strings may have a shape set at run "
+                    "time; "
+                 << (node.empty() ? std::string("this op")
+                                  : "ONNX node '" + node + "'")
+                 << " reads the value-dependent strings of ";
+            if (Operation *def = operand.getDefiningOp()) {
+              std::string source = getNodeName(def);
+              diag << (source.empty()
+                           ? "'" + def->getName().getStringRef().str()
+                           : "ONNX node '" + source)
+                   << "'";
+            } else {
+              diag << "an input";
+            }
+            diag << ")";
+            break;
+          }
+      } else {
         op->emitError("produces ")
             << result.getType() << ", which the " << options.target
             << " target cannot hold in a buffer";
+      }
       return WalkResult::interrupt();
     }
     return WalkResult::advance();

@@ -7,8 +7,9 @@
 // verification are the ones FlatBuffers cannot make: the format version,
 // enum ranges, that every buffer id a step or signature names exists, that
 // arena buffers lie inside the arena and that constants have exactly the
-// bytes their type and shape need. Sessions rely on these checks and do not
-// repeat them.
+// bytes their type and shape need (string constants: one string per element,
+// each checked by the verifier), and that strings stay out of the arena.
+// Sessions rely on these checks and do not repeat them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,11 +28,11 @@ namespace strata::rt {
 
 static_assert(static_cast<int>(fb::ElementType::MAX) + 1 == kNumDTypes,
               "DType and fb::ElementType must list the same types");
-static_assert(static_cast<int>(fb::ElementType::U64) ==
-                  static_cast<int>(DType::U64),
+static_assert(static_cast<int>(fb::ElementType::String) ==
+                  static_cast<int>(DType::String),
               "DType and fb::ElementType must number types alike");
-static_assert(static_cast<int>(fb::BufferKind::Input) ==
-                  static_cast<int>(BufferKind::Input),
+static_assert(static_cast<int>(fb::BufferKind::Host) ==
+                  static_cast<int>(BufferKind::Host),
               "BufferKind must match fb::BufferKind");
 static_assert(static_cast<int>(fb::StepKind::Library) ==
                   static_cast<int>(StepKind::Library),
@@ -89,15 +90,20 @@ void checkShape(const std::vector<int64_t> &shape, bool allowDynamic,
   }
 }
 
-/// The bytes a static shape of `type` needs, or fails when that overflows.
-uint64_t byteSize(DType type, const std::vector<int64_t> &shape,
-                  const Reporter &r, const std::string &where) {
-  int64_t elements;
+/// The element count of a static shape, or fails when it overflows.
+int64_t elementCount(const std::vector<int64_t> &shape, const Reporter &r,
+                     const std::string &where) {
   try {
-    elements = numElements(shape);
+    return numElements(shape);
   } catch (const Error &e) {
     r.fail(where + ": " + e.what());
   }
+}
+
+/// The bytes a static shape of `type` needs, or fails when that overflows.
+uint64_t byteSize(DType type, const std::vector<int64_t> &shape,
+                  const Reporter &r, const std::string &where) {
+  int64_t elements = elementCount(shape, r, where);
   uint64_t size = dtypeSize(type);
   if (static_cast<uint64_t>(elements) >
       std::numeric_limits<uint64_t>::max() / size)
@@ -245,9 +251,25 @@ void Module::parse() {
       info.kind = static_cast<BufferKind>(kind);
       info.dtype = checkedType(b->type(), r, where);
       info.shape = vec<int64_t>(b->shape());
-      checkShape(info.shape, /*allowDynamic=*/info.kind == BufferKind::Input, r,
-                 where);
+      // Host buffers may have -1 dimensions: the step writing them sets
+      // them at run time.
+      checkShape(info.shape,
+                 /*allowDynamic=*/info.kind == BufferKind::Input ||
+                     info.kind == BufferKind::Host,
+                 r, where);
+      bool isString = info.dtype == DType::String;
+      if (isString && info.kind == BufferKind::Arena)
+        r.fail(where + " is an arena buffer of strings (strings live in "
+                       "host buffers, outside the arena)");
+      if (!isString && info.kind == BufferKind::Host)
+        r.fail(where + " is a host buffer of " + dtypeName(info.dtype) +
+               " (host buffers hold strings only)");
+      if (b->strings() && !(isString && info.kind == BufferKind::Constant))
+        r.fail(where + " has a string table but is not a constant of "
+                       "strings");
       switch (info.kind) {
+      case BufferKind::Host:
+        break;
       case BufferKind::Arena: {
         info.offset = b->offset();
         info.size = b->size();
@@ -268,6 +290,25 @@ void Module::parse() {
         break;
       }
       case BufferKind::Constant: {
+        if (isString) {
+          // The verifier has checked every string of the table (offsets,
+          // lengths, terminators); what is left is that there is one per
+          // element and no byte data beside them.
+          int64_t count = elementCount(info.shape, r, where);
+          size_t have = b->strings() ? b->strings()->size() : 0;
+          if (static_cast<uint64_t>(have) != static_cast<uint64_t>(count))
+            r.fail(where + " is a constant of type string" +
+                   shapeToString(info.shape) + " with " + std::to_string(have) +
+                   " strings, expected " + std::to_string(count));
+          if (b->data() && b->data()->size())
+            r.fail(where + " is a constant of strings but also has " +
+                   std::to_string(b->data()->size()) + " bytes of data");
+          info.strings.reserve(have);
+          if (have)
+            for (const flatbuffers::String *value : *b->strings())
+              info.strings.push_back(str(value));
+          break;
+        }
         uint64_t needed = byteSize(info.dtype, info.shape, r, where);
         size_t have = b->data() ? b->data()->size() : 0;
         if (have != needed)
@@ -361,9 +402,11 @@ void Module::parse() {
         checkBufferId(id, who);
       for (uint32_t id : step.outputs) {
         checkBufferId(id, who);
-        if (buffers_[id].kind != BufferKind::Arena)
+        if (buffers_[id].kind != BufferKind::Arena &&
+            buffers_[id].kind != BufferKind::Host)
           r.fail(who + " writes buffer " + std::to_string(id) +
-                 " which is not an arena buffer");
+                 " which is not an arena buffer (nor a host buffer of "
+                 "strings)");
       }
       if (auto *attrs = s->attributes()) {
         for (const fb::Attribute *a : *attrs) {
@@ -372,6 +415,9 @@ void Module::parse() {
           attr.ints = vec<int64_t>(a->ints());
           attr.floats = vec<double>(a->floats());
           attr.str = str(a->str());
+          if (auto *strs = a->strs())
+            for (const flatbuffers::String *value : *strs)
+              attr.strs.push_back(str(value));
           for (const Attribute &other : step.attributes)
             if (other.key == attr.key)
               r.fail(who + " has two attributes '" + attr.key + "'");

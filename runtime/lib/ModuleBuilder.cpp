@@ -103,7 +103,27 @@ uint32_t ModuleBuilder::addConstant(DType dtype, std::vector<int64_t> shape,
   return addBuffer(std::move(info), std::move(bytes));
 }
 
+uint32_t ModuleBuilder::addStringConstant(std::vector<int64_t> shape,
+                                          std::vector<std::string> values) {
+  BufferInfo info;
+  info.kind = BufferKind::Constant;
+  info.dtype = DType::String;
+  info.shape = std::move(shape);
+  info.strings = std::move(values);
+  return addBuffer(std::move(info));
+}
+
+uint32_t ModuleBuilder::addStringBuffer(std::vector<int64_t> shape) {
+  BufferInfo info;
+  info.kind = BufferKind::Host;
+  info.dtype = DType::String;
+  info.shape = std::move(shape);
+  return addBuffer(std::move(info));
+}
+
 uint32_t ModuleBuilder::addConstant(const Tensor &value) {
+  if (value.dtype() == DType::String)
+    return addStringConstant(value.shape(), value.strings());
   const auto *bytes = static_cast<const uint8_t *>(value.rawData());
   return addConstant(value.dtype(), value.shape(),
                      std::vector<uint8_t>(bytes, bytes + value.byteSize()));
@@ -162,23 +182,45 @@ std::vector<uint8_t> ModuleBuilder::finish() const {
   for (size_t i = 0; i < s.buffers.size(); ++i) {
     const BufferInfo &b = s.buffers[i];
     flatbuffers::Offset<flatbuffers::Vector<uint8_t>> data;
-    if (b.kind == BufferKind::Constant)
+    flatbuffers::Offset<
+        flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>>
+        strings;
+    // A string constant has its table and no bytes (written even when
+    // empty, so that a constant of zero strings is still told apart).
+    bool stringConstant =
+        b.kind == BufferKind::Constant && b.dtype == DType::String;
+    if (stringConstant || !b.strings.empty()) // the latter: invalid, tests
+      strings = fbb.CreateVectorOfStrings(b.strings);
+    if (b.kind == BufferKind::Constant && !stringConstant)
       data = createAlignedBytes(fbb, s.constantBytes[i]);
     auto shape = fbb.CreateVector(b.shape);
     buffers.push_back(fb::CreateBuffer(fbb, static_cast<fb::BufferKind>(b.kind),
                                        static_cast<fb::ElementType>(b.dtype),
-                                       shape, b.offset, b.size, data));
+                                       shape, b.offset, b.size, data, strings));
   }
   auto bufferVector = fbb.CreateVector(buffers);
 
   std::vector<flatbuffers::Offset<fb::Step>> steps;
   for (const Step &step : s.steps) {
     std::vector<flatbuffers::Offset<fb::Attribute>> attrs;
-    for (const Attribute &a : step.attributes)
-      attrs.push_back(fb::CreateAttributeDirect(
-          fbb, a.key.c_str(), a.ints.empty() ? nullptr : &a.ints,
-          a.floats.empty() ? nullptr : &a.floats,
-          a.str.empty() ? nullptr : a.str.c_str()));
+    for (const Attribute &a : step.attributes) {
+      auto key = fbb.CreateString(a.key);
+      flatbuffers::Offset<flatbuffers::Vector<int64_t>> ints;
+      flatbuffers::Offset<flatbuffers::Vector<double>> floats;
+      flatbuffers::Offset<flatbuffers::String> str;
+      flatbuffers::Offset<
+          flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>>
+          strs;
+      if (!a.ints.empty())
+        ints = fbb.CreateVector(a.ints);
+      if (!a.floats.empty())
+        floats = fbb.CreateVector(a.floats);
+      if (!a.str.empty())
+        str = fbb.CreateString(a.str);
+      if (!a.strs.empty())
+        strs = fbb.CreateVectorOfStrings(a.strs);
+      attrs.push_back(fb::CreateAttribute(fbb, key, ints, floats, str, strs));
+    }
     std::vector<flatbuffers::Offset<flatbuffers::String>> nodes;
     for (const std::string &node : step.sourceNodes)
       nodes.push_back(fbb.CreateString(node));

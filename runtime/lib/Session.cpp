@@ -6,6 +6,9 @@
 // before the first input arrives; run() then only binds views and calls
 // kernels in plan order. Generated kernels follow the ABI of docs/runtime.md:
 // one call per chunk of their `parallel` range, spread over the pool.
+// Tensors of strings never touch the arena: the session holds each Host
+// buffer as a Tensor of its own, which a library step may resize when the
+// buffer's shape is only known at run time (setStringOutput).
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,6 +37,8 @@ struct Registry {
     kernels::registerBasicKernels(
         [this](const std::string &name, KernelFn fn) { kernels[name] = fn; });
     kernels::registerDnnlKernels(
+        [this](const std::string &name, KernelFn fn) { kernels[name] = fn; });
+    kernels::registerStringKernels(
         [this](const std::string &name, KernelFn fn) { kernels[name] = fn; });
   }
 };
@@ -135,9 +140,71 @@ KernelContext::attrFloats(const std::string &key) const {
 
 const std::string &KernelContext::attrString(const std::string &key) const {
   const Attribute &a = attr(key);
-  if (!a.ints.empty() || !a.floats.empty())
+  if (!a.ints.empty() || !a.floats.empty() || !a.strs.empty())
     throw error("attribute '" + key + "' is not a string");
   return a.str;
+}
+
+const std::vector<std::string> &
+KernelContext::attrStrings(const std::string &key) const {
+  const Attribute &a = attr(key);
+  if (!a.ints.empty() || !a.floats.empty() || !a.str.empty())
+    throw error("attribute '" + key + "' is not a list of strings");
+  return a.strs;
+}
+
+void KernelContext::bindStringOutput(size_t i, Tensor *storage) {
+  if (i >= outputs_.size())
+    throw error("has no output " + std::to_string(i));
+  if (stringOutputs_.size() < outputs_.size())
+    stringOutputs_.resize(outputs_.size(), nullptr);
+  stringOutputs_[i] = storage;
+}
+
+void KernelContext::setStringOutput(size_t i, std::vector<int64_t> shape,
+                                    std::vector<std::string> values) {
+  if (i >= outputs_.size())
+    throw error("has no output " + std::to_string(i));
+  TensorView &out = outputs_[i];
+  if (out.dtype != DType::String)
+    throw error("output " + std::to_string(i) + " is " + dtypeName(out.dtype) +
+                ", not a tensor of strings");
+  int64_t count;
+  try {
+    count = rt::numElements(shape);
+  } catch (const Error &e) {
+    throw error("output " + std::to_string(i) + ": " + e.what());
+  }
+  if (static_cast<uint64_t>(count) != static_cast<uint64_t>(values.size()))
+    throw error("output " + std::to_string(i) + ": " +
+                std::to_string(values.size()) + " strings for shape " +
+                shapeToString(shape));
+  bool dynamic = false;
+  bool fits = shape.size() == out.shape.size();
+  for (size_t d = 0; fits && d < shape.size(); ++d) {
+    dynamic |= out.shape[d] < 0;
+    fits = out.shape[d] < 0 || out.shape[d] == shape[d];
+  }
+  if (!fits)
+    throw error("output " + std::to_string(i) + " is string" +
+                shapeToString(out.shape) + " but the step produced string" +
+                shapeToString(shape));
+  Tensor *storage = i < stringOutputs_.size() ? stringOutputs_[i] : nullptr;
+  if (storage) {
+    *storage = Tensor::fromStrings(std::move(shape), std::move(values));
+    out.shape = storage->shape();
+    out.data = storage->data<std::string>();
+    return;
+  }
+  if (dynamic)
+    throw error("output " + std::to_string(i) + " has the run-time shape " +
+                shapeToString(out.shape) +
+                " but the executor gave it no storage (bindStringOutput)");
+  auto *elements = static_cast<std::string *>(out.data);
+  if (count && !elements)
+    throw error("output " + std::to_string(i) + " has no storage");
+  for (int64_t k = 0; k < count; ++k)
+    elements[k] = std::move(values[k]);
 }
 
 //===----------------------------------------------------------------------===//
@@ -157,7 +224,17 @@ Session::Session(std::shared_ptr<const Module> module, SessionOptions options)
   auto fail = [&](const std::string &what) {
     throw Error("strata module '" + m.name() + "': " + what);
   };
-  if (m.target() == "cuda") {
+  // A CUDA module whose every step is a host kernel for strings (a model
+  // of string ops only: GPUs do not do text) has nothing for the GPU; it
+  // runs here, on the host, once the GPU has been found as for any CUDA
+  // module. Modules that mix string steps with GPU work are refused by the
+  // CUDA executor (docs/runtime.md, "Strings").
+  bool hostOnly = m.target() == "cuda" && !m.steps().empty() && !m.gpuCubin() &&
+                  !m.gpuPtx();
+  for (const Step &step : m.steps())
+    hostOnly &=
+        step.kind == StepKind::Library && step.name.rfind("string.", 0) == 0;
+  if (m.target() == "cuda" && !hostOnly) {
     // The CUDA executor owns the device side; this session keeps the host
     // inputs and outputs (setInput, output) as for the CPU.
     cuda_ = detail::createCudaExecutor(m, options);
@@ -165,7 +242,11 @@ Session::Session(std::shared_ptr<const Module> module, SessionOptions options)
     inputSet_.assign(m.inputs().size(), false);
     return;
   }
-  if (m.target() != "cpu")
+  if (hostOnly) {
+    std::string why;
+    if (!cudaAvailable(&why))
+      throw Error(why);
+  } else if (m.target() != "cpu")
     fail("targets '" + m.target() +
          "'; this runtime runs 'cpu' and 'cuda' modules");
 
@@ -184,6 +265,14 @@ Session::Session(std::shared_ptr<const Module> module, SessionOptions options)
              "'");
       continue;
     }
+    // Checked before the code is loaded: this is a plan error whatever the
+    // code holds.
+    for (const std::vector<uint32_t> *ids : {&step.inputs, &step.outputs})
+      for (uint32_t id : *ids)
+        if (m.buffers()[id].dtype == DType::String)
+          fail(step.describe(i) + " is a generated kernel, but buffer " +
+               std::to_string(id) +
+               " holds strings (only library kernels take strings)");
     if (!code_)
       code_ = m.loadCode();
     std::string why;
@@ -231,16 +320,29 @@ Session::Session(std::shared_ptr<const Module> module, SessionOptions options)
                                    /*zero=*/false);
 
   views_.resize(m.buffers().size());
+  hostBuffers_.resize(m.buffers().size());
   for (size_t i = 0; i < m.buffers().size(); ++i) {
     const BufferInfo &b = m.buffers()[i];
     TensorView &v = views_[i];
     v.dtype = b.dtype;
     v.shape = b.shape;
-    if (b.kind == BufferKind::Arena)
+    if (b.kind == BufferKind::Arena) {
       v.data = arena_.get() + b.offset;
-    else if (b.kind == BufferKind::Constant)
+    } else if (b.kind == BufferKind::Constant && b.dtype == DType::String) {
+      v.data = const_cast<std::string *>(b.strings.data());
+    } else if (b.kind == BufferKind::Constant) {
       // Kernels get constants read-only through KernelContext::input.
       v.data = const_cast<uint8_t *>(b.data);
+    } else if (b.kind == BufferKind::Host) {
+      // A static shape is allocated now; a run-time one by its step.
+      bool isStatic = true;
+      for (int64_t d : b.shape)
+        isStatic &= d >= 0;
+      if (isStatic) {
+        hostBuffers_[i] = Tensor::zeros(DType::String, b.shape);
+        v.data = hostBuffers_[i].data<std::string>();
+      }
+    }
   }
   inputs_.resize(m.inputs().size());
   inputSet_.assign(m.inputs().size(), false);
@@ -296,7 +398,7 @@ void Session::setInput(size_t index, const Tensor &tensor) {
   // The buffer takes the tensor's actual shape (dynamic dimensions bound).
   TensorView &v = views_[sig.buffer];
   v.shape = inputs_[index].shape();
-  v.data = inputs_[index].rawData();
+  v.data = inputs_[index].view().data;
 }
 
 void Session::run() {
@@ -335,15 +437,47 @@ void Session::run() {
     std::vector<TensorView> ins, outs;
     for (uint32_t id : step.inputs)
       ins.push_back(views_[id]);
-    for (uint32_t id : step.outputs)
+    for (uint32_t id : step.outputs) {
       outs.push_back(views_[id]);
+      // A host buffer's kernel sees its declared shape (-1 where the step
+      // decides), not the shape the previous run gave it.
+      if (m.buffers()[id].kind == BufferKind::Host)
+        outs.back().shape = m.buffers()[id].shape;
+    }
     KernelContext ctx(step, i, m, std::move(ins), std::move(outs), pool_,
                       &states_[i]);
+    for (size_t k = 0; k < step.outputs.size(); ++k)
+      if (m.buffers()[step.outputs[k]].kind == BufferKind::Host)
+        ctx.bindStringOutput(k, &hostBuffers_[step.outputs[k]]);
     kernels_[i](ctx);
+    // Host buffers may have been given their run-time shape.
+    for (size_t k = 0; k < step.outputs.size(); ++k) {
+      uint32_t id = step.outputs[k];
+      if (m.buffers()[id].kind != BufferKind::Host)
+        continue;
+      TensorView &v = views_[id];
+      v.shape = ctx.output(k).shape;
+      v.data = ctx.output(k).data;
+      for (int64_t d : v.shape)
+        if (d < 0)
+          throw Error("strata module '" + m.name() + "': " + step.describe(i) +
+                      " did not set the run-time shape " + "of its output " +
+                      std::to_string(k) + " (string" + shapeToString(v.shape) +
+                      ")");
+    }
   }
   outputs_.clear();
   for (const TensorSignature &sig : m.outputs()) {
     const TensorView &v = views_[sig.buffer];
+    if (v.dtype == DType::String) {
+      // Copies: the session's buffers are overwritten by the next run.
+      int64_t count = v.numElements();
+      const auto *elements = static_cast<const std::string *>(v.data);
+      outputs_.push_back(Tensor::fromStrings(
+          v.shape, count ? std::vector<std::string>(elements, elements + count)
+                         : std::vector<std::string>()));
+      continue;
+    }
     Tensor t = Tensor::zeros(v.dtype, v.shape);
     if (size_t bytes = t.byteSize())
       std::memcpy(t.rawData(), v.data, bytes);

@@ -2,7 +2,8 @@
 //
 // The helpers for element types, and Tensor, whose storage is 64-byte
 // aligned like the arena and the module's constants so that kernels can use
-// aligned vector loads on any of them.
+// aligned vector loads on any of them. A tensor of strings holds
+// std::string objects instead; asking it for bytes is an Error.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,6 +34,9 @@ size_t dtypeSize(DType type) {
   case DType::I8:
   case DType::U8:
     return 1;
+  case DType::String:
+    throw Error("a tensor of strings has no element size in bytes (its "
+                "elements are std::string objects)");
   }
   throw Error("invalid element type " +
               std::to_string(static_cast<unsigned>(type)));
@@ -40,8 +44,8 @@ size_t dtypeSize(DType type) {
 
 const char *dtypeName(DType type) {
   static const char *const names[kNumDTypes] = {
-      "f32", "f64", "f16", "bf16", "i1",  "i8", "i16",
-      "i32", "i64", "u8",  "u16",  "u32", "u64"};
+      "f32", "f64", "f16", "bf16", "i1",  "i8",  "i16",
+      "i32", "i64", "u8",  "u16",  "u32", "u64", "string"};
   unsigned index = static_cast<unsigned>(type);
   return index < kNumDTypes ? names[index] : "<invalid>";
 }
@@ -76,6 +80,11 @@ void throwTypeMismatch(DType actual, const char *requested) {
               " accessed as " + requested);
 }
 
+void throwStringBytes(const char *what) {
+  throw Error(std::string("a tensor of strings has no bytes: ") + what +
+              " is meaningless for it (use strings() or data<std::string>())");
+}
+
 void AlignedFree::operator()(void *p) const { std::free(p); }
 
 AlignedPtr allocateAligned(size_t bytes, const std::string &what, bool zero) {
@@ -96,6 +105,19 @@ Tensor Tensor::zeros(DType dtype, std::vector<int64_t> shape) {
   Tensor t;
   t.dtype_ = dtype;
   t.numElements_ = rt::numElements(shape);
+  if (dtype == DType::String) {
+    if (static_cast<uint64_t>(t.numElements_) >
+        std::numeric_limits<size_t>::max() / sizeof(std::string))
+      throw Error("tensor of shape " + shapeToString(shape) + " is too large");
+    t.shape_ = std::move(shape);
+    try {
+      t.strings_.resize(static_cast<size_t>(t.numElements_));
+    } catch (const std::bad_alloc &) {
+      throw Error("cannot allocate a tensor of strings" +
+                  shapeToString(t.shape_));
+    }
+    return t;
+  }
   size_t elementSize = dtypeSize(dtype);
   if (static_cast<uint64_t>(t.numElements_) >
       std::numeric_limits<size_t>::max() / elementSize)
@@ -107,9 +129,33 @@ Tensor Tensor::zeros(DType dtype, std::vector<int64_t> shape) {
   return t;
 }
 
+Tensor Tensor::fromStrings(std::vector<int64_t> shape,
+                           std::vector<std::string> values) {
+  Tensor t;
+  t.dtype_ = DType::String;
+  t.numElements_ = rt::numElements(shape);
+  if (static_cast<uint64_t>(values.size()) !=
+      static_cast<uint64_t>(t.numElements_))
+    throw Error("Tensor::fromStrings: " + std::to_string(values.size()) +
+                " strings for shape " + shapeToString(shape));
+  t.shape_ = std::move(shape);
+  t.strings_ = std::move(values);
+  return t;
+}
+
+std::vector<std::string> &Tensor::strings() {
+  if (dtype_ != DType::String)
+    detail::throwTypeMismatch(dtype_, "strings");
+  return strings_;
+}
+
+const std::vector<std::string> &Tensor::strings() const {
+  return const_cast<Tensor *>(this)->strings();
+}
+
 Tensor::Tensor(const Tensor &other)
     : dtype_(other.dtype_), shape_(other.shape_),
-      numElements_(other.numElements_) {
+      numElements_(other.numElements_), strings_(other.strings_) {
   if (other.storage_) {
     storage_ = detail::allocateAligned(other.byteSize(), "a tensor copy",
                                        /*zero=*/false);

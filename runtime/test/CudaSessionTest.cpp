@@ -124,3 +124,42 @@ TEST(CudaSession, MissingDeviceIsNamed) {
               HasSubstr("'copy.strata': asks for CUDA device 999, but this "
                         "machine has "));
 }
+
+namespace {
+/// A CUDA module of string steps only (a StringNormalizer model compiled
+/// for --target=cuda): nothing for the GPU.
+std::shared_ptr<const Module> stringOnlyModule() {
+  ModuleBuilder b;
+  b.setTarget("cuda");
+  uint32_t x = b.addInput("x", DType::String, {3});
+  uint32_t words = b.addStringBuffer({-1});
+  Step normalize;
+  normalize.kind = StepKind::Library;
+  normalize.name = "string.normalizer";
+  normalize.inputs = {x};
+  normalize.outputs = {words};
+  normalize.sourceNodes = {"norm"};
+  normalize.attributes.push_back({"case_change_action", {}, {}, "UPPER"});
+  b.addStep(normalize);
+  b.addOutput("words", words);
+  return Module::loadFromMemory(b.finish(), "strings-cuda.strata");
+}
+} // namespace
+
+TEST(CudaSession, StringOnlyModulesRunOnTheHost) {
+  std::string why;
+  if (!cudaAvailable(&why)) {
+    // As for every CUDA module: no GPU, a clear error.
+    EXPECT_THAT(errorOf([] { Session s(stringOnlyModule()); }),
+                HasSubstr("--target=cuda needs an NVIDIA GPU and driver"));
+    return;
+  }
+  Session session(stringOnlyModule());
+  session.setInput("x", Tensor::fromStrings({3}, {"monday", "Tuesday", "a"}));
+  session.run();
+  const Tensor &out = session.output("words");
+  ASSERT_EQ(out.shape(), (std::vector<int64_t>{3}));
+  EXPECT_EQ(std::vector<std::string>(out.data<std::string>(),
+                                     out.data<std::string>() + 3),
+            (std::vector<std::string>{"MONDAY", "TUESDAY", "A"}));
+}

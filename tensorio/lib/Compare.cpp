@@ -58,13 +58,24 @@ CompareResult strata::tio::allClose(const HostTensor &actual,
 
   int64_t count = actual.numElements();
   result.numElements = count;
+  if (actual.type == ElementType::String) {
+    // Strings are equal or not; the first difference is the worst.
+    for (int64_t i = 0; i < count; ++i)
+      if (actual.strings[i] != expected.strings[i]) {
+        if (result.numMismatches++ == 0)
+          result.worstIndex = i;
+      }
+    if (result.worstIndex < 0 && count > 0)
+      result.worstIndex = 0;
+  }
   bool isFloat = isFloatingPoint(actual.type);
-  size_t size = elementSize(actual.type);
+  size_t size =
+      actual.type == ElementType::String ? 0 : elementSize(actual.type);
   // The worst element is the one furthest past (or closest to) its
   // tolerance; NaN and inf mismatches count as infinitely far.
   double worstExcess = -kInf;
   bool worstIsMismatch = false;
-  for (int64_t i = 0; i < count; ++i) {
+  for (int64_t i = 0; i < count && actual.type != ElementType::String; ++i) {
     double a = actual.elementAsDouble(i);
     double e = expected.elementAsDouble(i);
     bool mismatch;

@@ -28,13 +28,20 @@ struct TypeInfo {
 
 // Indexed by the enum's value; the order must match the declaration.
 constexpr TypeInfo kTypes[] = {
-    {ElementType::F32, "f32", 4, true},    {ElementType::F64, "f64", 8, true},
-    {ElementType::F16, "f16", 2, true},    {ElementType::BF16, "bf16", 2, true},
-    {ElementType::Bool, "bool", 1, false}, {ElementType::I8, "i8", 1, false},
-    {ElementType::I16, "i16", 2, false},   {ElementType::I32, "i32", 4, false},
-    {ElementType::I64, "i64", 8, false},   {ElementType::U8, "u8", 1, false},
-    {ElementType::U16, "u16", 2, false},   {ElementType::U32, "u32", 4, false},
+    {ElementType::F32, "f32", 4, true},
+    {ElementType::F64, "f64", 8, true},
+    {ElementType::F16, "f16", 2, true},
+    {ElementType::BF16, "bf16", 2, true},
+    {ElementType::Bool, "bool", 1, false},
+    {ElementType::I8, "i8", 1, false},
+    {ElementType::I16, "i16", 2, false},
+    {ElementType::I32, "i32", 4, false},
+    {ElementType::I64, "i64", 8, false},
+    {ElementType::U8, "u8", 1, false},
+    {ElementType::U16, "u16", 2, false},
+    {ElementType::U32, "u32", 4, false},
     {ElementType::U64, "u64", 8, false},
+    {ElementType::String, "string", 0, false},
 };
 
 const TypeInfo &info(ElementType type) {
@@ -81,7 +88,8 @@ const std::vector<ElementType> &strata::tio::allElementTypes() {
   static const std::vector<ElementType> types = [] {
     std::vector<ElementType> result;
     for (const TypeInfo &t : kTypes)
-      result.push_back(t.type);
+      if (t.type != ElementType::String)
+        result.push_back(t.type);
     return result;
   }();
   return types;
@@ -99,7 +107,11 @@ strata::tio::parseElementType(std::string_view name) {
   return std::nullopt;
 }
 
-size_t strata::tio::elementSize(ElementType type) { return info(type).size; }
+size_t strata::tio::elementSize(ElementType type) {
+  if (type == ElementType::String)
+    throw TensorIOError("a tensor of strings has no element size in bytes");
+  return info(type).size;
+}
 
 bool strata::tio::isFloatingPoint(ElementType type) {
   return info(type).isFloat;
@@ -140,6 +152,19 @@ int64_t HostTensor::numElements() const {
 }
 
 void HostTensor::validate() const {
+  if (type == ElementType::String) {
+    int64_t count = numElements();
+    if (!bytes.empty() ||
+        static_cast<uint64_t>(strings.size()) != static_cast<uint64_t>(count))
+      throw TensorIOError("tensor " + describe() + " needs " +
+                          std::to_string(count) + " strings and no bytes but " +
+                          "holds " + std::to_string(strings.size()) +
+                          " strings and " + std::to_string(bytes.size()) +
+                          " bytes");
+    return;
+  }
+  if (!strings.empty())
+    throw TensorIOError("tensor " + describe() + " holds strings");
   uint64_t expected =
       detail::checkedByteSize(numElements(), type, "tensor " + describe());
   if (bytes.size() != expected)
@@ -149,6 +174,9 @@ void HostTensor::validate() const {
 }
 
 double HostTensor::elementAsDouble(size_t i) const {
+  if (type == ElementType::String)
+    throw TensorIOError("tensor " + describe() +
+                        ": a string has no numeric value");
   const uint8_t *p = bytes.data() + i * elementSize(type);
   switch (type) {
   case ElementType::F32:
@@ -177,11 +205,31 @@ double HostTensor::elementAsDouble(size_t i) const {
     return load<uint32_t>(p);
   case ElementType::U64:
     return static_cast<double>(load<uint64_t>(p));
+  case ElementType::String:
+    break;
   }
   return 0;
 }
 
 std::string HostTensor::elementToString(size_t i) const {
+  if (type == ElementType::String) {
+    // Quoted, with control bytes escaped so that messages stay one line.
+    std::string out = "\"";
+    for (char c : strings[i]) {
+      auto u = static_cast<unsigned char>(c);
+      if (c == '"' || c == '\\') {
+        out += '\\';
+        out += c;
+      } else if (u < 0x20 || u == 0x7f) {
+        char buf[8];
+        std::snprintf(buf, sizeof(buf), "\\x%02x", u);
+        out += buf;
+      } else {
+        out += c;
+      }
+    }
+    return out + "\"";
+  }
   const uint8_t *p = bytes.data() + i * elementSize(type);
   switch (type) {
   case ElementType::F32:
@@ -220,6 +268,16 @@ HostTensor strata::tio::makeTensor(ElementType type, std::vector<int64_t> shape,
   tensor.shape = std::move(shape);
   const auto *begin = static_cast<const uint8_t *>(data);
   tensor.bytes.assign(begin, begin + sizeInBytes);
+  tensor.validate();
+  return tensor;
+}
+
+HostTensor strata::tio::makeStringTensor(std::vector<int64_t> shape,
+                                         std::vector<std::string> strings) {
+  HostTensor tensor;
+  tensor.type = ElementType::String;
+  tensor.shape = std::move(shape);
+  tensor.strings = std::move(strings);
   tensor.validate();
   return tensor;
 }
@@ -283,6 +341,8 @@ strata::tio::detail::checkedNumElements(const std::vector<int64_t> &shape,
 uint64_t strata::tio::detail::checkedByteSize(int64_t numElements,
                                               ElementType type,
                                               const std::string &what) {
+  if (type == ElementType::String)
+    return 0; // No bytes: the strings are held apart.
   int64_t size;
   if (__builtin_mul_overflow(numElements,
                              static_cast<int64_t>(elementSize(type)), &size))

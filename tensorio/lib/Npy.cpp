@@ -9,10 +9,16 @@
 // anything else is refused with a message. Every offset is checked against the
 // buffer size before it is read.
 //
+// Strings: numpy's fixed-width dtypes are read into tensors of strings,
+// unicode ('<U<n>': n UTF-32 code units per element, encoded here as UTF-8)
+// and bytes ('|S<n>': n bytes per element, taken as they are); both pad with
+// NULs, which are removed. Object arrays ('|O') hold pickles and are refused.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Detail.h"
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 
@@ -237,8 +243,83 @@ const char *descrFor(ElementType type) {
     return "<u4";
   case ElementType::U64:
     return "<u8";
+  case ElementType::String:
+    break; // its width depends on the data (encodeNpy)
   }
   return "";
+}
+
+/// numpy's fixed-width string dtypes: 'U' (UTF-32 code units) or 'S'
+/// (bytes), with the number of units per element; kind 0 when `descr` is
+/// not one.
+struct StringDescr {
+  char kind = 0;
+  uint64_t units = 0;
+  size_t unitBytes = 0;
+};
+
+StringDescr parseStringDescr(const std::string &descr,
+                             const std::string &what) {
+  StringDescr out;
+  if (descr.size() < 2 || (descr[1] != 'U' && descr[1] != 'S'))
+    return out;
+  if (descr[1] == 'U' && descr[0] == '>')
+    throw TensorIOError(what + ": unsupported .npy dtype '" + descr +
+                        "': big-endian data is not supported");
+  if (descr.size() == 2 || descr.size() > 12 ||
+      descr.find_first_not_of("0123456789", 2) != std::string::npos)
+    throw TensorIOError(what + ": unsupported .npy dtype '" + descr +
+                        "': expected a width, e.g. '<U8'");
+  out.kind = descr[1];
+  out.units = std::stoull(descr.substr(2));
+  out.unitBytes = out.kind == 'U' ? 4 : 1;
+  return out;
+}
+
+void appendUtf8(std::string &out, uint32_t cp) {
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xC0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xE0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+}
+
+/// The code points of UTF-8 text, or false when it is not valid UTF-8.
+bool decodeUtf8(const std::string &s, std::vector<uint32_t> &out) {
+  out.clear();
+  for (size_t i = 0; i < s.size();) {
+    auto c = static_cast<unsigned char>(s[i]);
+    size_t len = c < 0x80             ? 1
+                 : (c & 0xE0) == 0xC0 ? 2
+                 : (c & 0xF0) == 0xE0 ? 3
+                 : (c & 0xF8) == 0xF0 ? 4
+                                      : 0;
+    if (len == 0 || i + len > s.size())
+      return false;
+    uint32_t cp = len == 1 ? c : c & (0x7F >> len);
+    for (size_t k = 1; k < len; ++k) {
+      auto cc = static_cast<unsigned char>(s[i + k]);
+      if ((cc & 0xC0) != 0x80)
+        return false;
+      cp = (cp << 6) | (cc & 0x3F);
+    }
+    static const uint32_t minimum[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < minimum[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+      return false;
+    out.push_back(cp);
+    i += len;
+  }
+  return true;
 }
 
 uint32_t readLE(const uint8_t *p, size_t n) {
@@ -292,10 +373,54 @@ HostTensor strata::tio::parseNpy(const uint8_t *data, size_t size,
   if (dict.size() != 3)
     throw TensorIOError(what + ": malformed .npy header: expected exactly "
                                "the keys descr, fortran_order and shape");
-  ElementType type = parseDescr(get("descr", PyValue::String).text, what);
+  const std::string &descr = get("descr", PyValue::String).text;
+  if (descr == "|O" || descr == "O")
+    throw TensorIOError(what + ": unsupported .npy dtype '" + descr +
+                        "': object arrays hold pickled Python objects; save "
+                        "strings with a fixed-width dtype (arr.astype(str))");
+  StringDescr strings = parseStringDescr(descr, what);
+  ElementType type =
+      strings.kind ? ElementType::String : parseDescr(descr, what);
   if (get("fortran_order", PyValue::Bool).boolean)
     throw TensorIOError(what + ": Fortran-order .npy arrays are not supported "
                                "(save with np.ascontiguousarray)");
+
+  if (strings.kind) {
+    HostTensor tensor;
+    tensor.type = ElementType::String;
+    tensor.shape = get("shape", PyValue::Tuple).ints;
+    int64_t count = detail::checkedNumElements(tensor.shape, what);
+    uint64_t width = strings.units * strings.unitBytes;
+    uint64_t dataSize;
+    if (__builtin_mul_overflow(static_cast<uint64_t>(count), width, &dataSize))
+      throw TensorIOError(what + ": .npy string data size overflows");
+    size_t available = size - prefix - headerLen;
+    if (dataSize != available)
+      throw TensorIOError(what + ": .npy file has " +
+                          std::to_string(available) + " data bytes, but " +
+                          tensor.describe() + " of '" + descr + "' needs " +
+                          std::to_string(dataSize));
+    const uint8_t *p = data + prefix + headerLen;
+    tensor.strings.resize(count);
+    for (int64_t i = 0; i < count; ++i, p += width) {
+      std::string &s = tensor.strings[i];
+      if (strings.kind == 'S') {
+        s.assign(reinterpret_cast<const char *>(p), width);
+      } else {
+        for (uint64_t u = 0; u < strings.units; ++u) {
+          uint32_t cp = readLE(p + 4 * u, 4);
+          if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+            throw TensorIOError(what + ": element " + std::to_string(i) +
+                                " holds an invalid code point");
+          if (cp == 0) // numpy pads with NULs and strips them on reading
+            break;
+          appendUtf8(s, cp);
+        }
+      }
+      s.erase(s.find_last_not_of('\0') + 1);
+    }
+    return tensor;
+  }
 
   HostTensor tensor;
   tensor.type = type;
@@ -328,6 +453,27 @@ HostTensor strata::tio::readNpy(const std::string &path) {
 
 std::vector<uint8_t> strata::tio::encodeNpy(const HostTensor &tensor) {
   tensor.validate();
+  // Strings as numpy's '<U<n>', n the longest element in code points.
+  std::vector<uint8_t> stringData;
+  std::string stringDescr;
+  if (tensor.type == ElementType::String) {
+    std::vector<std::vector<uint32_t>> points(tensor.strings.size());
+    size_t width = 1; // numpy's narrowest unicode dtype is '<U1'
+    for (size_t i = 0; i < tensor.strings.size(); ++i) {
+      if (!decodeUtf8(tensor.strings[i], points[i]))
+        throw TensorIOError("cannot write " + tensor.describe() +
+                            " as .npy: element " + std::to_string(i) +
+                            " is not valid UTF-8");
+      width = std::max(width, points[i].size());
+    }
+    stringDescr = "<U" + std::to_string(width);
+    stringData.assign(points.size() * width * 4, 0);
+    for (size_t i = 0; i < points.size(); ++i)
+      for (size_t k = 0; k < points[i].size(); ++k)
+        for (size_t b = 0; b < 4; ++b)
+          stringData[(i * width + k) * 4 + b] =
+              static_cast<uint8_t>(points[i][k] >> (8 * b));
+  }
   // Byte for byte what numpy 1.x's np.save writes for version 1.0, so files
   // compare equal to numpy's: shape as a Python tuple repr, a trailing ", }",
   // then spaces and a newline up to a multiple of 64 bytes.
@@ -340,8 +486,10 @@ std::vector<uint8_t> strata::tio::encodeNpy(const HostTensor &tensor) {
   if (tensor.shape.size() == 1)
     shape += ",";
   shape += ")";
-  std::string header = std::string("{'descr': '") + descrFor(tensor.type) +
-                       "', 'fortran_order': False, 'shape': " + shape + ", }";
+  std::string header =
+      std::string("{'descr': '") +
+      (stringDescr.empty() ? descrFor(tensor.type) : stringDescr.c_str()) +
+      "', 'fortran_order': False, 'shape': " + shape + ", }";
   // numpy leaves room for the first dimension to grow to 21 digits (for
   // appending in place).
   if (!tensor.shape.empty()) {
@@ -364,6 +512,7 @@ std::vector<uint8_t> strata::tio::encodeNpy(const HostTensor &tensor) {
     out.push_back(static_cast<uint8_t>(header.size() >> (8 * i)));
   out.insert(out.end(), header.begin(), header.end());
   out.insert(out.end(), tensor.bytes.begin(), tensor.bytes.end());
+  out.insert(out.end(), stringData.begin(), stringData.end());
   return out;
 }
 

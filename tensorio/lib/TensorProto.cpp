@@ -50,6 +50,8 @@ std::optional<ElementType> fromOnnxType(int32_t dataType) {
     return ElementType::U32;
   case TensorProto::UINT64:
     return ElementType::U64;
+  case TensorProto::STRING:
+    return ElementType::String;
   default:
     return std::nullopt;
   }
@@ -83,6 +85,8 @@ TensorProto::DataType toOnnxType(ElementType type) {
     return TensorProto::UINT32;
   case ElementType::U64:
     return TensorProto::UINT64;
+  case ElementType::String:
+    return TensorProto::STRING;
   }
   return TensorProto::UNDEFINED;
 }
@@ -127,10 +131,7 @@ NamedTensor strata::tio::parseTensorProto(const uint8_t *data, size_t size,
   std::optional<ElementType> type = fromOnnxType(proto.data_type());
   if (!type)
     throw TensorIOError(what + ": unsupported TensorProto element type " +
-                        onnxTypeName(proto.data_type()) +
-                        (proto.data_type() == TensorProto::STRING
-                             ? " (string tensors have no host representation)"
-                             : ""));
+                        onnxTypeName(proto.data_type()));
   if (proto.data_location() == TensorProto::EXTERNAL)
     throw TensorIOError(what + ": TensorProto with external data is not "
                                "supported");
@@ -155,6 +156,18 @@ NamedTensor strata::tio::parseTensorProto(const uint8_t *data, size_t size,
                           std::to_string(count) + " elements but " + fieldName +
                           " holds " + std::to_string(fieldSize));
   };
+
+  if (*type == ElementType::String) {
+    // Strings are only ever in string_data (onnx.proto: raw_data cannot
+    // hold them).
+    if (proto.has_raw_data())
+      throw TensorIOError(what + ": a STRING TensorProto with raw_data (ONNX "
+                                 "keeps strings in string_data)");
+    checkCount(proto.string_data_size(), "string_data");
+    tensor.strings.assign(proto.string_data().begin(),
+                          proto.string_data().end());
+    return result;
+  }
 
   if (proto.has_raw_data()) {
     const std::string &raw = proto.raw_data();
@@ -240,6 +253,8 @@ NamedTensor strata::tio::parseTensorProto(const uint8_t *data, size_t size,
   case ElementType::U64:
     copyBytes(proto.uint64_data().data());
     break;
+  case ElementType::String:
+    break; // read above
   }
   return result;
 }
@@ -258,7 +273,11 @@ std::string strata::tio::encodeTensorProto(const HostTensor &tensor,
   proto.set_data_type(toOnnxType(tensor.type));
   for (int64_t dim : tensor.shape)
     proto.add_dims(dim);
-  proto.set_raw_data(tensor.bytes.data(), tensor.bytes.size());
+  if (tensor.type == ElementType::String)
+    for (const std::string &s : tensor.strings)
+      proto.add_string_data(s);
+  else
+    proto.set_raw_data(tensor.bytes.data(), tensor.bytes.size());
   std::string out;
   if (!proto.SerializeToString(&out))
     throw TensorIOError("cannot serialize " + tensor.describe() +

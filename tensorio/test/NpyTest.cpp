@@ -162,6 +162,47 @@ TEST(Npy, RefusesUnsupportedNumpyFiles) {
   expectError("object.npy", "unsupported .npy dtype '|O'");
 }
 
+TEST(Npy, StringArrays) {
+  // numpy's '<U3' holds UTF-32 code units, NUL-padded; '|S3' bytes.
+  auto utf32 = [](std::u32string text, size_t width) {
+    std::vector<uint8_t> out;
+    text.resize(width, U'\0');
+    for (char32_t c : text)
+      for (int b = 0; b < 4; ++b)
+        out.push_back(static_cast<uint8_t>(c >> (8 * b)));
+    return out;
+  };
+  std::vector<uint8_t> data = utf32(U"ab", 3);
+  std::vector<uint8_t> second = utf32(U"\u00dfx\U0001F600", 3);
+  data.insert(data.end(), second.begin(), second.end());
+  std::vector<uint8_t> bytes = withHeader(
+      "{'descr': '<U3', 'fortran_order': False, 'shape': (2,), }", data, 1);
+  HostTensor t = parseNpy(bytes.data(), bytes.size(), "mem");
+  EXPECT_EQ(t.type, ElementType::String);
+  EXPECT_EQ(t.strings,
+            (std::vector<std::string>{"ab", "\xc3\x9fx\xf0\x9f\x98\x80"}));
+  // Written back as '<U3' (the longest element in code points), same bytes.
+  std::vector<uint8_t> back = encodeNpy(t);
+  EXPECT_EQ(std::vector<uint8_t>(back.end() - data.size(), back.end()), data);
+  EXPECT_EQ(parseNpy(back.data(), back.size(), "back").strings, t.strings);
+
+  bytes =
+      withHeader("{'descr': '|S3', 'fortran_order': False, 'shape': (2,), }",
+                 {'a', 0, 0, 'x', 'y', 'z'}, 1);
+  EXPECT_EQ(parseNpy(bytes.data(), bytes.size(), "mem").strings,
+            (std::vector<std::string>{"a", "xyz"}));
+  // Too few data bytes for the width; a width that is not a number.
+  bytes =
+      withHeader("{'descr': '<U3', 'fortran_order': False, 'shape': (2,), }",
+                 utf32(U"ab", 3), 1);
+  EXPECT_THROW(parseNpy(bytes.data(), bytes.size(), "mem"), TensorIOError);
+  bytes = withHeader(
+      "{'descr': '<Ux', 'fortran_order': False, 'shape': (1,), }", {}, 1);
+  EXPECT_THROW(parseNpy(bytes.data(), bytes.size(), "mem"), TensorIOError);
+  // Invalid UTF-8 cannot be written as unicode.
+  EXPECT_THROW(encodeNpy(makeStringTensor({1}, {"\xff"})), TensorIOError);
+}
+
 TEST(Npy, AcceptsHeaderVariants) {
   std::vector<uint8_t> data = {1, 0, 2, 0, 3, 0};
   for (const std::string &dict :

@@ -201,17 +201,36 @@ TEST(TensorProto, MalformedFilesAreErrors) {
   EXPECT_NE(errorOf({0x10, 0x01, 0x70, 0x01}).find("external data"),
             std::string::npos);
 
-  std::string path = testData("node/test_cast_FLOAT_to_STRING/test_data_set_0/"
-                              "output_0.pb");
-  try {
-    readTensorProto(path);
-    FAIL();
-  } catch (const TensorIOError &e) {
-    EXPECT_NE(std::string(e.what()).find(path + ": unsupported TensorProto "
-                                                "element type STRING"),
-              std::string::npos)
-        << e.what();
-  }
+  // STRING tensors keep their elements in string_data; raw_data cannot
+  // hold them.
+  NamedTensor strings = readTensorProto(
+      testData("node/test_cast_FLOAT_to_STRING/test_data_set_0/output_0.pb"));
+  EXPECT_EQ(strings.tensor.type, ElementType::String);
+  EXPECT_EQ(strings.tensor.shape, (std::vector<int64_t>{3, 4}));
+  ASSERT_EQ(strings.tensor.strings.size(), 12u);
+  EXPECT_EQ(strings.tensor.strings[0], "0.9767611");
+  EXPECT_EQ(strings.tensor.strings[3], "0.039187793");
+  EXPECT_TRUE(strings.tensor.bytes.empty());
+  // data_type STRING (8), dims [2], one string_data entry: too few.
+  EXPECT_NE(errorOf({0x08, 0x02, 0x10, 0x08, 0x32, 0x01, 0x61})
+                .find("needs 2 elements but string_data holds 1"),
+            std::string::npos);
+  // data_type STRING with raw_data.
+  EXPECT_NE(errorOf({0x08, 0x01, 0x10, 0x08, 0x4a, 0x01, 0x61})
+                .find("STRING TensorProto with raw_data"),
+            std::string::npos);
+  HostTensor words = makeStringTensor({2}, {"a\nb", ""});
+  NamedTensor back;
+  ASSERT_NO_THROW(
+      back = parseTensorProto(reinterpret_cast<const uint8_t *>(
+                                  encodeTensorProto(words, "w").data()),
+                              encodeTensorProto(words, "w").size(), "w.pb"));
+  EXPECT_EQ(back.tensor.strings, words.strings);
+  EXPECT_EQ(back.name, "w");
+  EXPECT_EQ(words.elementToString(0), "\"a\\x0ab\"");
+  EXPECT_TRUE(allClose(words, words, 0, 0).passed);
+  EXPECT_FALSE(
+      allClose(words, makeStringTensor({2}, {"a\nb", "x"}), 0, 0).passed);
   EXPECT_THROW(readTensorProto(testData("node/test_identity_sequence/"
                                         "test_data_set_0/input_0.pb")),
                TensorIOError);

@@ -47,6 +47,11 @@ struct Outcome {
 };
 
 inline rt::Tensor toRuntimeTensor(const tio::HostTensor &tensor) {
+  // The two type enums number alike, String last in both.
+  static_assert(static_cast<int>(tio::ElementType::String) ==
+                static_cast<int>(rt::DType::String));
+  if (tensor.type == tio::ElementType::String)
+    return rt::Tensor::fromStrings(tensor.shape, tensor.strings);
   rt::Tensor t =
       rt::Tensor::zeros(static_cast<rt::DType>(tensor.type), tensor.shape);
   if (!tensor.bytes.empty())
@@ -55,6 +60,8 @@ inline rt::Tensor toRuntimeTensor(const tio::HostTensor &tensor) {
 }
 
 inline tio::HostTensor toHostTensor(const rt::Tensor &tensor) {
+  if (tensor.dtype() == rt::DType::String)
+    return tio::makeStringTensor(tensor.shape(), tensor.strings());
   return tio::makeTensor(static_cast<tio::ElementType>(tensor.dtype()),
                          tensor.shape(), tensor.rawData(), tensor.byteSize());
 }
@@ -76,6 +83,11 @@ inline std::string readInputs(const tio::TestDataSet &set,
   inputs.clear();
   for (size_t i = 0; i < dtypes.size(); ++i) {
     tio::HostTensor tensor = tio::readTensorProto(set.inputs[i]).tensor;
+    if ((tensor.type == tio::ElementType::String) !=
+        (dtypes[i] == rt::DType::String))
+      return set.inputs[i] + ": holds " + tensor.describe() +
+             " but model input " + std::to_string(i) + " is of type " +
+             rt::dtypeName(dtypes[i]);
     if (tensor.type == tio::ElementType::U16 &&
         (dtypes[i] == rt::DType::BF16 || dtypes[i] == rt::DType::F16))
       tensor = tio::bitcast(std::move(tensor),

@@ -19,6 +19,10 @@ void registerBasicKernels(
 /// "dnnl.matmul", "dnnl.conv" and "dnnl.pool" (Dnnl*.cpp).
 void registerDnnlKernels(
     const std::function<void(const std::string &, KernelFn)> &add);
+/// The host kernels for tensors of strings (Strings.cpp):
+/// "string.normalizer", "string.cast" and "string.copy".
+void registerStringKernels(
+    const std::function<void(const std::string &, KernelFn)> &add);
 
 } // namespace strata::rt::kernels
 

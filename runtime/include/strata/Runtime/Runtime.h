@@ -47,7 +47,9 @@ public:
 /// same major version.
 constexpr uint16_t kFormatMajor = 1;
 // 1.1: Module.gpu_cubin, gpu_ptx and gpu_arch (CUDA modules).
-constexpr uint16_t kFormatMinor = 1;
+// 1.2: the String element type, Host buffers, Buffer.strings (string
+// constants) and Attribute.strs.
+constexpr uint16_t kFormatMinor = 2;
 
 //===----------------------------------------------------------------------===//
 // Element types and tensors
@@ -67,11 +69,16 @@ enum class DType : uint8_t {
   U8,
   U16,
   U32,
-  U64
+  U64,
+  /// Strings (ONNX STRING; UTF-8 by convention). A tensor of strings owns a
+  /// std::vector<std::string>, not bytes: it has no byte size or raw data,
+  /// and its buffers live outside the arena (BufferKind::Host).
+  String
 };
-constexpr unsigned kNumDTypes = 13;
+constexpr unsigned kNumDTypes = 14;
 
-/// Bytes per element (i1 is stored as one byte per element).
+/// Bytes per element (i1 is stored as one byte per element). Throws Error
+/// for String, whose elements have no fixed size.
 size_t dtypeSize(DType type);
 /// The ONNX-style spelling: "f32", "bf16", "i1", ...
 const char *dtypeName(DType type);
@@ -106,12 +113,16 @@ template <typename T> constexpr bool dtypeHolds(DType type) {
     return type == DType::U32;
   else if constexpr (std::is_same_v<T, uint64_t>)
     return type == DType::U64;
+  else if constexpr (std::is_same_v<T, std::string>)
+    return type == DType::String;
   else
     static_assert(!std::is_same_v<T, T>, "no strata element type for T");
 }
 
 namespace detail {
 [[noreturn]] void throwTypeMismatch(DType actual, const char *requested);
+/// The Error for asking a tensor of strings for its bytes (`what`).
+[[noreturn]] void throwStringBytes(const char *what);
 template <typename T> const char *cTypeName() {
   if constexpr (std::is_same_v<T, float>)
     return "float";
@@ -119,6 +130,8 @@ template <typename T> const char *cTypeName() {
     return "double";
   else if constexpr (std::is_same_v<T, bool>)
     return "bool";
+  else if constexpr (std::is_same_v<T, std::string>)
+    return "std::string";
   else if constexpr (std::is_signed_v<T>)
     return "a signed integer";
   else
@@ -137,7 +150,8 @@ AlignedPtr allocateAligned(size_t bytes, const std::string &what,
                            bool zero = true);
 } // namespace detail
 
-/// A non-owning view of a tensor: what kernels receive.
+/// A non-owning view of a tensor: what kernels receive. For strings, `data`
+/// points at numElements() std::string objects (as<std::string>()).
 struct TensorView {
   DType dtype = DType::F32;
   std::vector<int64_t> shape;
@@ -152,12 +166,18 @@ struct TensorView {
   }
 };
 
-/// A tensor that owns its (64-byte aligned) storage. Copies are deep.
+/// A tensor that owns its (64-byte aligned) storage. Copies are deep. A
+/// tensor of strings owns a std::vector<std::string> instead: data<
+/// std::string>() and strings() reach it, byteSize() and rawData() throw.
 class Tensor {
 public:
   Tensor() = default;
-  /// A tensor of `shape` (every dimension static) filled with zero bytes.
+  /// A tensor of `shape` (every dimension static) filled with zero bytes
+  /// (empty strings for String).
   static Tensor zeros(DType dtype, std::vector<int64_t> shape);
+  /// A tensor of strings; `values` has one string per element (row-major).
+  static Tensor fromStrings(std::vector<int64_t> shape,
+                            std::vector<std::string> values);
   /// A tensor holding `values`, whose C++ type must match `dtype`.
   template <typename T>
   static Tensor fromValues(DType dtype, std::vector<int64_t> shape,
@@ -180,21 +200,37 @@ public:
   DType dtype() const { return dtype_; }
   const std::vector<int64_t> &shape() const { return shape_; }
   int64_t numElements() const { return numElements_; }
+  /// Throws Error for strings (their elements have no fixed size).
   size_t byteSize() const { return numElements_ * dtypeSize(dtype_); }
 
-  void *rawData() { return storage_.get(); }
-  const void *rawData() const { return storage_.get(); }
+  /// The bytes; throws Error for strings, which are not bytes.
+  void *rawData() {
+    if (dtype_ == DType::String)
+      detail::throwStringBytes("rawData()");
+    return storage_.get();
+  }
+  const void *rawData() const { return const_cast<Tensor *>(this)->rawData(); }
   /// Typed access; throws Error when T does not match the element type.
   template <typename T> T *data() {
     if (!dtypeHolds<T>(dtype_))
       detail::throwTypeMismatch(dtype_, detail::cTypeName<T>());
-    return reinterpret_cast<T *>(storage_.get());
+    if constexpr (std::is_same_v<T, std::string>)
+      return strings_.data();
+    else
+      return reinterpret_cast<T *>(storage_.get());
   }
   template <typename T> const T *data() const {
     return const_cast<Tensor *>(this)->data<T>();
   }
+  /// The elements of a tensor of strings; throws Error for other types.
+  std::vector<std::string> &strings();
+  const std::vector<std::string> &strings() const;
   TensorView view() const {
-    return TensorView{dtype_, shape_, const_cast<uint8_t *>(storage_.get())};
+    void *data =
+        dtype_ == DType::String
+            ? static_cast<void *>(const_cast<std::string *>(strings_.data()))
+            : static_cast<void *>(storage_.get());
+    return TensorView{dtype_, shape_, data};
   }
 
 private:
@@ -202,6 +238,7 @@ private:
   std::vector<int64_t> shape_;
   int64_t numElements_ = 0;
   detail::AlignedPtr storage_;
+  std::vector<std::string> strings_;
 };
 
 //===----------------------------------------------------------------------===//
@@ -218,7 +255,9 @@ struct TensorSignature {
   uint32_t buffer = 0;
 };
 
-enum class BufferKind : uint8_t { Arena = 0, Constant, Input };
+/// Host (format 1.2): a tensor of strings that the session holds outside
+/// the arena; its -1 dimensions are set at run time by the step writing it.
+enum class BufferKind : uint8_t { Arena = 0, Constant, Input, Host };
 
 struct BufferInfo {
   BufferKind kind = BufferKind::Arena;
@@ -230,6 +269,8 @@ struct BufferInfo {
   /// Constant buffers: the bytes, in place in the module (64-byte aligned).
   const uint8_t *data = nullptr;
   size_t dataSize = 0;
+  /// Constant buffers of strings: the elements, row-major.
+  std::vector<std::string> strings;
 };
 
 /// A step attribute. Scalars are one-element lists.
@@ -238,6 +279,8 @@ struct Attribute {
   std::vector<int64_t> ints;
   std::vector<double> floats;
   std::string str;
+  /// A list of strings (format 1.2).
+  std::vector<std::string> strs;
 };
 
 enum class StepKind : uint8_t { Kernel = 0, Library };
@@ -349,7 +392,14 @@ public:
   /// Adds a constant with its bytes.
   uint32_t addConstant(DType dtype, std::vector<int64_t> shape,
                        std::vector<uint8_t> bytes);
+  /// Adds a constant of strings (one per element, row-major).
+  uint32_t addStringConstant(std::vector<int64_t> shape,
+                             std::vector<std::string> values);
+  /// Either of the above, from a tensor.
   uint32_t addConstant(const Tensor &value);
+  /// Adds a Host buffer of strings; -1 dimensions are set at run time by
+  /// the step that writes it.
+  uint32_t addStringBuffer(std::vector<int64_t> shape);
   /// Adds a raw buffer record, for tests that need an inconsistent one.
   uint32_t addBuffer(BufferInfo info, std::vector<uint8_t> constantBytes = {});
   void setArenaSize(uint64_t size);
@@ -474,6 +524,19 @@ public:
   double attrFloat(const std::string &key) const;
   const std::vector<double> &attrFloats(const std::string &key) const;
   const std::string &attrString(const std::string &key) const;
+  /// A list of strings (an attribute without values is an empty list).
+  const std::vector<std::string> &attrStrings(const std::string &key) const;
+
+  /// Writes output `i`, a tensor of strings: `values` (row-major) of
+  /// `shape`. An output whose view has -1 dimensions (a Host buffer whose
+  /// size depends on the values) takes `shape`, which must keep the rank and
+  /// the static dimensions; the executor must have bound its storage with
+  /// bindStringOutput. Any other output must have exactly `shape`.
+  void setStringOutput(size_t i, std::vector<int64_t> shape,
+                       std::vector<std::string> values);
+  /// For executors: the tensor that holds output `i` (a Host buffer), so
+  /// that setStringOutput can give it a shape decided at run time.
+  void bindStringOutput(size_t i, Tensor *storage);
 
   /// An Error naming the module and the step: for kernels' own checks.
   Error error(const std::string &message) const;
@@ -485,6 +548,8 @@ private:
   size_t index_;
   const Module &module_;
   std::vector<TensorView> inputs_, outputs_;
+  /// bindStringOutput's tensors, by output index (null where not bound).
+  std::vector<Tensor *> stringOutputs_;
   ThreadPool &pool_;
   std::unique_ptr<KernelState> localState_;
   std::unique_ptr<KernelState> *stateSlot_;
@@ -577,6 +642,8 @@ private:
   std::vector<TensorView> views_;
   std::vector<Tensor> inputs_;
   std::vector<bool> inputSet_;
+  /// Host buffers (strings), by buffer id; empty tensors for the others.
+  std::vector<Tensor> hostBuffers_;
   std::vector<Tensor> outputs_;
   bool ran_ = false;
   bool profile_ = false;

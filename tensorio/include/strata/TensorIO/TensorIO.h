@@ -44,9 +44,12 @@ enum class ElementType : uint8_t {
   U16,
   U32,
   U64,
+  /// Strings (ONNX STRING), held in HostTensor::strings, not in bytes.
+  String,
 };
 
-/// Every element type, in declaration order (for tests and iteration).
+/// Every element type held as bytes, in declaration order (for tests and
+/// iteration); String, which is not bytes, is left out.
 const std::vector<ElementType> &allElementTypes();
 
 /// The short name of a type: "f32", "bf16", "bool", "i64", ...
@@ -55,7 +58,8 @@ const char *elementTypeName(ElementType type);
 /// The inverse of elementTypeName; std::nullopt for an unknown name.
 std::optional<ElementType> parseElementType(std::string_view name);
 
-/// The size of one element in bytes (bool is one byte, 0 or 1).
+/// The size of one element in bytes (bool is one byte, 0 or 1). Throws
+/// TensorIOError for String, whose elements have no fixed size.
 size_t elementSize(ElementType type);
 
 /// True for f16, bf16, f32 and f64.
@@ -67,27 +71,31 @@ public:
   using std::runtime_error::runtime_error;
 };
 
-/// A dense, row-major (C order), little-endian tensor in host memory.
+/// A dense, row-major (C order), little-endian tensor in host memory. A
+/// tensor of strings keeps its elements in `strings` (row-major; `bytes` is
+/// then empty).
 struct HostTensor {
   ElementType type = ElementType::F32;
   std::vector<int64_t> shape;
   std::vector<uint8_t> bytes;
+  std::vector<std::string> strings;
 
   /// The product of the dimensions (1 for a 0-d tensor). Throws
   /// TensorIOError on a negative dimension or on overflow.
   int64_t numElements() const;
 
   /// Throws TensorIOError unless bytes.size() == numElements() * element
-  /// size.
+  /// size (for strings: unless there is one string per element and no
+  /// bytes).
   void validate() const;
 
   /// The element at flat index \p i (< numElements(), on a validated
   /// tensor) converted to double (f16 and bf16 are
-  /// widened exactly; 64-bit integers may round).
+  /// widened exactly; 64-bit integers may round). Throws for strings.
   double elementAsDouble(size_t i) const;
 
   /// The element at flat index \p i (as above) as exact text ("1.5", "-3",
-  /// "true").
+  /// "true"; a string in double quotes with C escapes).
   std::string elementToString(size_t i) const;
 
   /// "f32[3x4x5]" ("f32[]" for a 0-d tensor).
@@ -98,6 +106,10 @@ struct HostTensor {
 /// must match (checked).
 HostTensor makeTensor(ElementType type, std::vector<int64_t> shape,
                       const void *data, size_t sizeInBytes);
+
+/// Builds a tensor of strings; one string per element (checked).
+HostTensor makeStringTensor(std::vector<int64_t> shape,
+                            std::vector<std::string> strings);
 
 /// Returns \p tensor with its element type changed to \p type without
 /// touching the bytes (e.g. u16 read from .npy back to bf16). Both types must
@@ -114,8 +126,10 @@ float bfloat16ToFloat(uint16_t bits);
 //===----------------------------------------------------------------------===//
 
 /// Reads a .npy file (format 1.0, 2.0 or 3.0, C order, little-endian or
-/// byte-order-free dtype). Throws TensorIOError naming \p path on anything
-/// else.
+/// byte-order-free dtype). numpy's fixed-width unicode ('<U8') and byte
+/// string ('|S8') arrays become tensors of strings (UTF-8; trailing NULs
+/// removed). Throws TensorIOError naming \p path on anything else (object
+/// arrays, which need pickle, included).
 HostTensor readNpy(const std::string &path);
 
 /// Parses .npy bytes; \p what names the source in error messages.
@@ -123,7 +137,8 @@ HostTensor parseNpy(const uint8_t *data, size_t size, const std::string &what);
 
 /// Writes a .npy file in format 1.0 with exactly the header numpy's np.save
 /// writes. bf16 has no numpy dtype, so it is written as its raw bits with
-/// dtype '<u2' (readNpy gives it back as u16; bitcast to bf16).
+/// dtype '<u2' (readNpy gives it back as u16; bitcast to bf16). Strings are
+/// written as numpy's '<U<n>' (they must be valid UTF-8).
 void writeNpy(const std::string &path, const HostTensor &tensor);
 
 /// The bytes writeNpy writes.
@@ -142,8 +157,8 @@ struct NamedTensor {
 /// Reads a serialized onnx.TensorProto (.pb, as in the ONNX test data). Data
 /// may be in raw_data or in the typed fields (float_data, int32_data,
 /// int64_data, double_data, uint64_data; f16/bf16/bool/small integers live in
-/// int32_data). String, complex, external-data and segmented tensors are
-/// refused with a TensorIOError naming \p path.
+/// int32_data; strings in string_data). Complex, external-data and
+/// segmented tensors are refused with a TensorIOError naming \p path.
 NamedTensor readTensorProto(const std::string &path);
 
 /// Parses TensorProto bytes; \p what names the source in error messages.
@@ -151,7 +166,7 @@ NamedTensor parseTensorProto(const uint8_t *data, size_t size,
                              const std::string &what);
 
 /// Writes \p tensor as a TensorProto with its data in raw_data (as
-/// onnx.numpy_helper.from_array does).
+/// onnx.numpy_helper.from_array does; strings in string_data).
 void writeTensorProto(const std::string &path, const HostTensor &tensor,
                       const std::string &name = "");
 
@@ -192,8 +207,8 @@ struct CompareResult {
 
 /// numpy.allclose semantics, elementwise |a - e| <= atol + rtol * |e|, with
 /// NaN equal only to NaN (as ONNX's backend test runner accepts) and
-/// infinities matching only the same infinity. Integer and bool tensors are
-/// compared exactly. Type or shape mismatches give a failed result.
+/// infinities matching only the same infinity. Integer, bool and string
+/// tensors are compared exactly. Type or shape mismatches give a failed result.
 CompareResult allClose(const HostTensor &actual, const HostTensor &expected,
                        double rtol, double atol);
 
