@@ -228,8 +228,11 @@ struct OutlineKernelsPass
         copy->removeDiscardableAttr(attr.getName());
       if (auto block =
               func->getAttrOfType<IntegerAttr>("strata.parallel_block")) {
+        std::optional<int64_t> dims;
+        if (auto d = func->getAttrOfType<IntegerAttr>("strata.parallel_dims"))
+          dims = d.getInt();
         std::optional<strata::RowPlan> plan =
-            strata::planRows(copy, block.getInt());
+            strata::planRows(copy, block.getInt(), nullptr, dims);
         if (!plan || plan->block != block.getInt()) {
           func.emitError("internal error: the kernel's row split changed "
                          "between partitioning and codegen");
@@ -303,6 +306,7 @@ void strata::registerCompilerPasses() {
     PassRegistration<OutlineKernelsPass>();
     PassRegistration<CopyToLinalgPass>();
     registerLayoutPasses();
+    registerPrecisionPasses();
     registerSequencePasses();
     registerGradientPasses();
     return true;

@@ -2,6 +2,7 @@
 #ifndef STRATA_LIB_COMPILER_PASSES_H
 #define STRATA_LIB_COMPILER_PASSES_H
 
+#include "mlir/IR/Types.h"
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/StringRef.h"
 
@@ -29,6 +30,13 @@ void registerGradientPasses();
 void registerSequencePasses();
 /// Registers strata-channels-last (Layouts.cpp).
 void registerLayoutPasses();
+/// Registers strata-lower-precision (Precision.cpp).
+void registerPrecisionPasses();
+
+/// Whether the runtime's library kernel `library` ("dnnl.matmul",
+/// "cublaslt.matmul", ...) reads and writes tensors of `elementType`
+/// (Precision.cpp: which steps strata-lower-precision may retype).
+bool libraryTakes(llvm::StringRef library, mlir::Type elementType);
 
 } // namespace strata
 

@@ -289,13 +289,20 @@ strata::defaultStagePipeline(Stage stage, const CompileOptions &options) {
         top("cse"),
         top("strata-verify-static-shapes", target)};
   case Stage::Fused: {
+    // oneDNN on the CPU, cuBLASLt on NVIDIA GPUs (Library.cpp).
     std::string opts =
-        target + " libraries=" +
-        // oneDNN is the only library so far, and a CPU one.
-        (options.useLibraries && options.target == "cpu" ? "true" : "false");
+        target + " libraries=" + (options.useLibraries ? "true" : "false");
     if (!options.decisionsFile.empty())
       opts += " decisions=" + quoteOption(options.decisionsFile);
     std::vector<PassEntry> entries = {top("strata-partition", opts)};
+    // --precision=fp16|bf16: storage between kernels (Precision.cpp). An
+    // unknown value goes to the pass as it is, which refuses it.
+    if (!options.precision.empty() && options.precision != "fp32")
+      entries.push_back(
+          top("strata-lower-precision",
+              "precision=" + quoteOption(options.precision == "fp16"
+                                             ? std::string("f16")
+                                             : options.precision)));
     if (options.target == "cpu" && options.useLibraries)
       entries.push_back(top("strata-channels-last"));
     return entries;

@@ -92,6 +92,32 @@ cl::opt<bool> noLibraries("no-libraries",
                           cl::desc("Generate every kernel (no oneDNN)"),
                           cl::sub(compileCmd), cl::sub(runCmd),
                           cl::sub(benchCmd), cl::sub(conformanceCommand()));
+namespace {
+/// --precision takes fp32, fp16 or bf16; the command line refuses anything
+/// else with the choices, on every command that has the option.
+struct PrecisionParser : cl::parser<std::string> {
+  using cl::parser<std::string>::parser;
+  bool parse(cl::Option &option, llvm::StringRef, llvm::StringRef arg,
+             std::string &value) {
+    if (arg != "fp32" && arg != "fp16" && arg != "bf16")
+      return option.error("'" + arg +
+                          "' is not a precision: use fp32, fp16 or bf16");
+    value = arg.str();
+    return false;
+  }
+};
+} // namespace
+
+static cl::opt<std::string, false, PrecisionParser> precision(
+    "precision",
+    cl::desc("Store f32 tensors between kernels as fp16 or bf16, computing "
+             "in f32 inside kernels (default fp32: as the model says)"),
+    cl::value_desc("fp32|fp16|bf16"), cl::init("fp32"), cl::sub(compileCmd),
+    cl::sub(runCmd), cl::sub(benchCmd), cl::sub(conformanceCommand()),
+    cl::sub(explainCommand()));
+
+std::string strata::driver::precisionFlag() { return precision; }
+
 static cl::list<std::string>
     inputShapes("input-shape",
                 cl::desc("Bind an input's shape: NAME=D0,D1,... (repeatable)"),
@@ -167,6 +193,7 @@ static bool compileFlags(CompileFlags &flags) {
   flags.cpu = cpuOption;
   flags.verbose = verbose;
   flags.noLibraries = noLibraries;
+  flags.precision = precision;
   flags.dumpDir = dumpIr;
   flags.decisionsFile = decisionsFile;
   flags.reproducerDir = reproducerDir;
@@ -189,10 +216,30 @@ static tio::HostTensor readTensorFile(const std::string &path) {
   throw tio::TensorIOError(path + ": not a .npy or .pb tensor file");
 }
 
+/// Tensors of strings are not bytes: these convert them, and hand every
+/// other tensor to toRuntime/toHost.
+static rt::Tensor toRuntimeTensor(const tio::HostTensor &tensor) {
+  if (tensor.type == tio::ElementType::String)
+    return rt::Tensor::fromStrings(tensor.shape, tensor.strings);
+  return toRuntime(tensor);
+}
+static tio::HostTensor toHostTensor(const rt::Tensor &tensor) {
+  if (tensor.dtype() == rt::DType::String)
+    return tio::makeStringTensor(tensor.shape(), tensor.strings());
+  return toHost(tensor);
+}
+
 static rt::Tensor randomTensor(rt::DType dtype,
                                const std::vector<int64_t> &shape,
                                std::mt19937_64 &rng) {
   rt::Tensor t = rt::Tensor::zeros(dtype, shape);
+  if (dtype == rt::DType::String) {
+    // Words rather than noise, so that string ops have something to do.
+    std::uniform_int_distribution<int> word(0, 9);
+    for (std::string &s : t.strings())
+      s = "word" + std::to_string(word(rng));
+    return t;
+  }
   int64_t n = t.numElements();
   std::uniform_real_distribution<double> uniform(-1.0, 1.0);
   std::uniform_int_distribution<int> small(0, 9);
@@ -281,7 +328,16 @@ static bool prepare(Prepared &prepared) {
              std::to_string(infos.size()) + " inputs");
         return false;
       }
-      given[index] = toRuntime(readTensorFile(file));
+      given[index] = toRuntimeTensor(readTensorFile(file));
+      // Strings and numbers never convert: say so before compiling.
+      if ((given[index]->dtype() == rt::DType::String) !=
+          (infos[index].dtype == rt::DType::String)) {
+        fail(file + " holds " + rt::dtypeName(given[index]->dtype()) +
+             rt::shapeToString(given[index]->shape()) + ", but input '" +
+             infos[index].name + "' is of type " +
+             rt::dtypeName(infos[index].dtype));
+        return false;
+      }
     }
 
     std::mt19937_64 rng(seed);
@@ -476,12 +532,13 @@ static int runCompile() {
 
 /// "f32[2, 3]  min -1.2  max 3.4  mean 0.5  [0.1, 0.2, ...]".
 static std::string summarize(const rt::Tensor &tensor) {
-  tio::HostTensor host = toHost(tensor);
+  tio::HostTensor host = toHostTensor(tensor);
   std::string s;
   llvm::raw_string_ostream os(s);
   os << rt::dtypeName(tensor.dtype()) << rt::shapeToString(tensor.shape());
   int64_t n = host.numElements();
-  if (n > 0) {
+  // Strings have no min, max or mean: their first values say more.
+  if (n > 0 && host.type != tio::ElementType::String) {
     double lo = INFINITY, hi = -INFINITY, sum = 0;
     for (int64_t i = 0; i < n; ++i) {
       double v = host.elementAsDouble(i);
@@ -529,7 +586,7 @@ static int runRun() {
                    << "\n";
       if (!outputDir.empty())
         tio::writeNpy(outputDir + "/" + outputs[i].name + ".npy",
-                      toHost(session.output(i)));
+                      toHostTensor(session.output(i)));
     }
     llvm::outs() << "ran in " << llvm::format("%.3f", ms) << " ms ("
                  << prepared.module->steps().size() << " steps, "

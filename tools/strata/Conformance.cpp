@@ -102,6 +102,7 @@ static cases::Outcome compileCase(
   flags.target = conformanceTarget;
   flags.cpu = cpuOption;
   flags.noLibraries = noLibraries;
+  flags.precision = precisionFlag();
   // A failing case is an expected outcome here, not a bug to reproduce:
   // no crash reproducers.
   flags.reproducerDir = "off";

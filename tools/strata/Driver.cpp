@@ -107,6 +107,7 @@ toCompileOptions(const CompileFlags &flags,
   options.cpu = flags.cpu;
   options.verbose = flags.verbose;
   options.useLibraries = !flags.noLibraries;
+  options.precision = flags.precision;
   options.inputShapes = shapes;
   options.dumpDir = flags.dumpDir;
   options.decisionsFile = flags.decisionsFile;
@@ -401,10 +402,13 @@ computeKey(const std::string &path, const CompileFlags &flags,
       return std::nullopt;
     decisions = "sha256 " + sha256Hex((*file)->getBuffer());
   }
-  key.parts.push_back({"options",
-                       {{"libraries", flags.noLibraries ? "off" : "on"},
-                        {"decisions", decisions},
-                        {"compile-from", stageName(flags.from).str()}}});
+  key.parts.push_back(
+      {"options",
+       {{"libraries", flags.noLibraries ? "off" : "on"},
+        {"precision",
+         flags.precision.empty() ? std::string("fp32") : flags.precision},
+        {"decisions", decisions},
+        {"compile-from", stageName(flags.from).str()}}});
   key.parts.push_back(
       {"strata version",
        {{"version", kStrataVersion},

@@ -32,6 +32,8 @@ struct CompileFlags {
   std::string cpu = "native";
   bool verbose = false;
   bool noLibraries = false;
+  /// CompileOptions::precision: "fp32" (or ""), "fp16" or "bf16".
+  std::string precision;
   std::string dumpDir;
   /// CompileOptions::decisionsFile and reproducerDir.
   std::string decisionsFile;
@@ -79,8 +81,9 @@ loadSource(mlir::MLIRContext &context, const std::string &path, Stage from);
 /// With flags.useCache, the module is first looked up in the compile cache
 /// (docs/cli.md), keyed by a SHA-256 of the input file's bytes, the shapes,
 /// the target, the CPU, the options that change the output (libraries, the
-/// decisions file's content, the stage compiled from), strata's version and
-/// binary, the module format, STRATA_LLVM_OPTIONS and the loaded plugins.
+/// precision, the decisions file's content, the stage compiled from),
+/// strata's version and binary, the module format, STRATA_LLVM_OPTIONS and
+/// the loaded plugins.
 /// Next to each entry (KEY.strata) a manifest (KEY.json) records those parts
 /// and the module's size and SHA-256. Nothing but the input file's bytes is
 /// read before the lookup, so a hit creates no MLIR context. An entry whose
@@ -108,6 +111,10 @@ tio::HostTensor toHost(const rt::Tensor &tensor);
 bool isModuleFile(llvm::StringRef path);
 /// Whether `path` names an MLIR file (".mlir").
 bool isMlirFile(llvm::StringRef path);
+
+/// --precision (compile, run, bench, conformance, explain): "fp32", "fp16"
+/// or "bf16"; the command line refuses other values.
+std::string precisionFlag();
 
 /// The `conformance` subcommand (shared by the files that add options to
 /// it, hence a function: see Conformance.cpp).

@@ -75,6 +75,9 @@ struct KernelInfo {
   std::string reason;
   /// strata.layouts: the buffer layouts chosen around a library call.
   std::string layouts;
+  /// strata.storage: the types of its operands and results under
+  /// --precision.
+  std::string storage;
   std::vector<std::string> nodes, fusedBecause, notFused;
   DictionaryAttr attrs, tile;
 };
@@ -231,6 +234,7 @@ int strata::driver::runExplain() {
   CompileOptions options;
   options.cpu = explainCpu;
   options.useLibraries = !explainNoLibraries;
+  options.precision = precisionFlag();
   options.decisionsFile = explainDecisions;
   // A rejected decisions file or model is the user's error, not a crash to
   // reproduce.
@@ -264,6 +268,11 @@ int strata::driver::runExplain() {
     return 1;
   }
 
+  // strata-lower-precision's record: "bf16" or "f16", absent for f32.
+  std::string precision;
+  if (auto recorded = (*module)->getAttrOfType<StringAttr>("strata.precision"))
+    precision = recorded.str();
+
   // The kernels in execution order (the entry function's calls), and the
   // views left outside every kernel.
   std::vector<KernelInfo> kernels;
@@ -280,6 +289,7 @@ int strata::driver::runExplain() {
       info.library = string(callee, "strata.library");
       info.reason = string(callee, "strata.reason");
       info.layouts = string(callee, "strata.layouts");
+      info.storage = string(callee, "strata.storage");
       info.nodes = strings(callee, "strata.nodes");
       info.fusedBecause = strings(callee, "strata.fused_because");
       info.notFused = strings(callee, "strata.not_fused");
@@ -330,6 +340,8 @@ int strata::driver::runExplain() {
           {"tile", k.tile ? attrJson(k.tile) : json::Value(nullptr)}};
       if (!k.layouts.empty())
         object["layouts"] = k.layouts;
+      if (!k.storage.empty())
+        object["storage"] = k.storage;
       if (k.kind == "library") {
         object["library"] = k.library;
         object["attrs"] = k.attrs ? attrJson(k.attrs) : json::Object();
@@ -347,6 +359,7 @@ int strata::driver::runExplain() {
                           ? json::Value(nullptr)
                           : json::Value(explainDecisions.getValue())},
         {"libraries", !explainNoLibraries},
+        {"precision", precision.empty() ? "fp32" : precision},
         {"kernels", std::move(kernelArray)},
         {"summary",
          json::Object{
@@ -373,6 +386,13 @@ int strata::driver::runExplain() {
     printWrapped(os, "decisions file: ", explainDecisions, 2);
   if (explainNoLibraries)
     printWrapped(os, "libraries: ", "off (--no-libraries)", 2);
+  if (!precision.empty())
+    printWrapped(os, "precision: ",
+                 precision + " between kernels, where every step that reads "
+                             "or writes a tensor takes it (computed in f32 "
+                             "inside kernels; the model's inputs and outputs "
+                             "stay f32)",
+                 2);
   os << "\n";
   for (auto [index, k] : llvm::enumerate(kernels)) {
     os << "#" << index << " " << k.name << "\n";
@@ -404,6 +424,8 @@ int strata::driver::runExplain() {
     }
     if (!k.layouts.empty())
       printWrapped(os, "layouts: ", k.layouts);
+    if (!k.storage.empty())
+      printWrapped(os, "storage: ", k.storage);
     printWrapped(os, "tile: ", tileText(k.tile));
     os << "\n";
   }

@@ -60,6 +60,11 @@ struct CompileOptions {
   std::map<std::string, std::vector<int64_t>> inputShapes;
   /// Hand matmul and convolution to oneDNN where the partitioner chooses to.
   bool useLibraries = true;
+  /// How tensors are stored between kernels: "" or "fp32" (as the model
+  /// says), "fp16" or "bf16" (f32 tensors between kernels in that type,
+  /// computed in f32 inside kernels; the model's inputs and outputs stay
+  /// f32). The fused stage's strata-lower-precision (docs/compiler.md).
+  std::string precision;
   /// Report each stage's progress on stderr.
   bool verbose = false;
   /// When set, each stage writes its IR into this directory
