@@ -20,6 +20,8 @@ while [ $# -gt 0 ]; do
 done
 out=${OUT:-/tmp}
 export PYTHONUNBUFFERED=1
+# shellcheck source=find-cublaslt.sh
+. "$here/find-cublaslt.sh"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm,temperature.gpu,power.draw,power.limit --format=csv
 args=()
 if [ -f "$pack/runtime.tar.gz" ]; then

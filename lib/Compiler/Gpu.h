@@ -41,6 +41,12 @@ std::vector<PassEntry> gpuLlvmPipeline(const CompileOptions &options);
 /// Registers strata-gpu-map and strata-gpu-to-nvvm.
 void registerGpuPasses();
 
+/// The most dynamic shared memory strata-gpu-map gives a block on the GPU
+/// `arch` (its dynamic-shared-limit option): what a block may opt in to
+/// there, less room for static shared memory; 0 (static shared memory only)
+/// for GPUs it does not know.
+int64_t gpuDynamicSharedLimit(llvm::StringRef arch);
+
 /// The name of the kernel that copies `bytes` bytes (the plan copies model
 /// inputs that views read; see ModuleWriter.cpp).
 std::string gpuCopyKernelName(uint64_t bytes);

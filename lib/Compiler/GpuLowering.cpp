@@ -43,7 +43,6 @@ std::string strata::gpuArchitecture(const CompileOptions &options) {
 
 std::vector<strata::PassEntry>
 strata::gpuStagePipeline(const CompileOptions &options) {
-  (void)options;
   auto top = [](std::string name, std::string opts = "") {
     return strata::PassEntry{std::move(name), std::move(opts), false};
   };
@@ -57,10 +56,14 @@ strata::gpuStagePipeline(const CompileOptions &options) {
   // allocated inside loops or branches stay allocations. The linalg ops the
   // mapping left (inside such code) become loops.
   std::vector<strata::PassEntry> entries = strata::bufferizationPasses();
-  entries.insert(entries.end(),
-                 {nested("canonicalize"), nested("strata-copy-to-linalg"),
-                  top("strata-gpu-map"), nested("convert-linalg-to-loops"),
-                  nested("canonicalize")});
+  entries.insert(
+      entries.end(),
+      {nested("canonicalize"), nested("strata-copy-to-linalg"),
+       // Dynamic shared memory as far as the GPU allows it.
+       top("strata-gpu-map",
+           "dynamic-shared-limit=" +
+               std::to_string(gpuDynamicSharedLimit(gpuArchitecture(options)))),
+       nested("convert-linalg-to-loops"), nested("canonicalize")});
   return entries;
 }
 

@@ -30,15 +30,20 @@
 //    16-byte vector access, so a warp reads 512 contiguous bytes.
 //  - block_ops: the body's linalg ops run one after another, each spread
 //    over the block's threads, with a barrier between them. All-parallel ops
-//    give consecutive iterations to consecutive threads (coalesced).
-//    Reductions whose combiner is a known associative op (sum, product,
-//    max, min, bitwise) and whose reduced extent is at least a warp are
-//    computed cooperatively: one warp per output point (warp shuffles), or
-//    the whole block per point (warp shuffles, then shared memory across
-//    warps) when there are fewer points than warps. Other reductions give
+//    give consecutive groups of iterations to consecutive threads
+//    (coalesced; 16-byte accesses where the innermost extent and alignment
+//    allow). Reductions whose combiner is a known associative op (sum,
+//    product, max, min, bitwise) and whose reduced extent is at least a warp
+//    are computed cooperatively: one warp per output point (warp shuffles),
+//    or the whole block per point (warp shuffles, then shared memory across
+//    warps) when there are fewer points than warps; lanes read 16 bytes per
+//    access along a contiguous innermost reduced loop. Other reductions give
 //    each thread whole output points. Temporaries live in shared memory
 //    when they fit (32 KiB), else in a global scratch buffer with one slice
-//    per block. Ops that are not linalg and write memory run on thread 0.
+//    per block. Inputs several ops read, and outputs ops use as scratch
+//    before the last writes them, live in shared memory too: static up to
+//    40 KiB, else dynamic (long rows; blocks of up to 1024 threads then).
+//    Ops that are not linalg and write memory run on thread 0.
 //  - block_serial: one thread per row block runs the body as the CPU would
 //    (when a value computed by such an op is needed by later ops).
 //
@@ -57,6 +62,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -68,6 +74,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/ADT/bit.h"
 
 #include <limits>
 #include <numeric>
@@ -78,15 +85,31 @@ using namespace mlir;
 namespace {
 
 constexpr int64_t kMaxThreads = 256;
+/// Blocks that keep long rows in dynamic shared memory are few per SM: they
+/// get up to this many threads, so that enough loads are in flight per SM.
+constexpr int64_t kMaxThreadsLongRows = 1024;
 constexpr int64_t kWarpSize = 32;
 /// Temporaries of one block up to this many bytes live in shared memory.
 constexpr int64_t kSharedScratchLimit = 32 * 1024;
-/// Inputs several ops read are staged in shared memory while the block's
-/// shared memory stays under this (the static limit is 48 KiB; the rest is
-/// left for reductions).
+/// Inputs several ops read are staged in static shared memory while the
+/// block's shared memory stays under this (the static limit is 48 KiB; the
+/// rest is left for reductions).
 constexpr int64_t kSharedStageLimit = 40 * 1024;
+/// What the residency estimate for long rows assumes of an SM (sm_90: 228
+/// KiB of shared memory, 1 KiB of it reserved per block; 2048 threads).
+constexpr int64_t kSharedPerSM = 228 * 1024;
+constexpr int64_t kSharedReservedPerBlock = 1024;
+constexpr int64_t kThreadsPerSM = 2048;
 /// Bytes one thread moves per vector access.
 constexpr int64_t kVectorBytes = 16;
+/// Copies one thread of a staging loop issues before it stores any: the
+/// loads of a row are in flight together.
+constexpr int64_t kStageUnroll = 8;
+/// The symbol of the dynamic shared memory (PTX `.extern .shared`: every
+/// kernel's starts at its own block's dynamic shared memory).
+constexpr llvm::StringLiteral kDynamicSharedName = "__strata_dynamic_shared";
+/// CUDA aligns dynamic shared memory to (at least) 16 bytes.
+constexpr int64_t kDynamicSharedAlignment = 16;
 
 int64_t product(ArrayRef<int64_t> values) {
   int64_t p = 1;
@@ -98,6 +121,12 @@ int64_t product(ArrayRef<int64_t> values) {
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 int64_t roundUp(int64_t a, int64_t b) { return ceilDiv(a, b) * b; }
+
+/// The alignment a vector access of `vector` elements of `bytes` each needs:
+/// its own size up to 16 bytes (larger ones are moved in 16-byte pieces).
+int64_t vectorAlignment(int64_t bytes, int64_t vector) {
+  return std::min(bytes * vector, kVectorBytes);
+}
 
 /// Bytes per element in a buffer (i1 takes a byte, as in the runtime).
 int64_t elementBytes(Type type) {
@@ -232,6 +261,39 @@ std::optional<Combiner> matchCombiner(linalg::LinalgOp op) {
 enum class Role { Uniform, Scratch, Distribute, Thread0, Return };
 enum class Strategy { Threads, Warps, Block };
 
+/// Where a block keeps its temporaries and the inputs it stages.
+struct SharedLayout {
+  /// Bytes of the temporaries (64-byte slices, in body order) and each
+  /// one's offset.
+  int64_t temporaries = 0;
+  SmallVector<int64_t> temporaryOffsets;
+  bool sharedTemporaries = true;
+  /// The staged inputs and the outputs used as scratch, with their offsets.
+  struct Slice {
+    unsigned arg;
+    int64_t offset;
+    /// For an output: the op that writes its final value (to the output
+    /// itself; every other use moves to the slice).
+    Operation *lastWriter;
+  };
+  SmallVector<Slice> staged;
+  /// Shared memory per block: the temporaries when they are shared, and
+  /// the staged inputs.
+  int64_t total = 0;
+  /// In dynamic shared memory (the launch passes its size) rather than
+  /// static.
+  bool dynamic = false;
+};
+
+/// The iteration points of `vector` consecutive iterations of a linalg op's
+/// innermost loop from `first`, made when a lane needs them.
+struct LanePoints {
+  SmallVector<Value> first;
+  SmallVector<SmallVector<Value>> lanes;
+};
+
+enum class Access { Vector, Broadcast, Gather };
+
 /// What the pass decided for one kernel.
 struct Plan {
   std::string mapping;
@@ -242,24 +304,42 @@ struct Plan {
   std::vector<std::string> notes;
   SmallVector<std::pair<Operation *, Role>> ops;
   llvm::DenseMap<Operation *, Strategy> strategies;
+  SharedLayout shared;
+  /// block_ops: ops whose accesses move 16 bytes per thread.
+  int vectorOps = 0;
 };
 
 /// Rewrites one kernel body for its plan.
 class KernelMapper {
 public:
-  KernelMapper(func::FuncOp decl, func::FuncOp body, ModuleOp kernels)
+  KernelMapper(func::FuncOp decl, func::FuncOp body, ModuleOp kernels,
+               int64_t dynamicSharedLimit)
       : decl(decl), body(body), kernels(kernels), loc(body.getLoc()),
-        b(body.getContext()) {}
+        b(body.getContext()), dynamicSharedLimit(dynamicSharedLimit) {}
 
   LogicalResult run();
 
 private:
+  /// Each parameter's typed view, and its untyped buffer and shift.
+  struct Parameter {
+    Value view, raw, shift;
+    int64_t bytes;
+    bool input;
+  };
+
   LogicalResult analyze();
+  void planShared();
+  Operation *scratchOutputWriter(BlockArgument output,
+                                 const llvm::SmallPtrSetImpl<Operation *> &ops);
+  void chooseBlock();
   void emitEntry();
   void emitScratch();
+  Value dynamicShared(int64_t size);
+  void emitStage(const Parameter &p, Value shared, int64_t offset);
   void emitElementwise(linalg::LinalgOp op);
   void emitDistributed(linalg::LinalgOp op, Strategy strategy);
   void emitThread0(Operation *op);
+  void squarePowers();
   void recordDecision();
 
   // Code for one iteration point.
@@ -272,6 +352,16 @@ private:
   Value shuffleXor(Value v, int32_t offset);
   Value reductionBuffer(Type type);
 
+  // Vector accesses along the innermost loop.
+  int64_t innermostVector(linalg::LinalgOp op, bool narrowest = false);
+  int64_t reductionVector(linalg::LinalgOp op);
+  Access accessOf(linalg::LinalgOp op, OpOperand &operand, int64_t vector);
+  ArrayRef<Value> lanePoint(LanePoints &points, int64_t lane);
+  SmallVector<IRMapping> emitLanes(linalg::LinalgOp op, LanePoints &points,
+                                   int64_t vector, Operation *skip);
+  void storeLanes(linalg::LinalgOp op, LanePoints &points, int64_t vector,
+                  ArrayRef<IRMapping> lanes);
+
   SmallVector<Value> applyMap(AffineMap map, ArrayRef<Value> ivs);
   SmallVector<Value> delinearize(Value linear, ArrayRef<int64_t> extents);
   int64_t baseAlignment(Value memref);
@@ -280,21 +370,18 @@ private:
   ModuleOp kernels;
   Location loc;
   OpBuilder b;
+  /// The most dynamic shared memory a block may have (0: none).
+  int64_t dynamicSharedLimit;
   Plan plan;
   int64_t extent = 1;
   SmallVector<int64_t> strides;
   Value tid, bid, row;
   /// Byte alignment of the views made at entry.
   llvm::DenseMap<Value, int64_t> rootAlignment;
-  /// Each parameter's typed view, and its untyped buffer and shift.
-  struct Parameter {
-    Value view, raw, shift;
-    int64_t bytes;
-    bool input;
-  };
   SmallVector<Parameter> parameters;
-  int64_t stagedBytes = 0;
-  int64_t sharedBytes = 0, globalScratchBytes = 0, reductionBytes = 0;
+  int64_t stagedBytes = 0, scratchOutputBytes = 0;
+  int64_t sharedBytes = 0, dynamicSharedBytes = 0, globalScratchBytes = 0,
+          reductionBytes = 0;
   llvm::DenseMap<Type, Value> reductionBuffers;
 };
 
@@ -428,8 +515,150 @@ LogicalResult KernelMapper::analyze() {
       return success();
     }
   }
-  // block_ops: the block's size from the largest op.
   plan.mapping = "block_ops";
+  return success();
+}
+
+/// The distributed ops that read `value` (directly or through reshapes).
+static void collectReaders(Value value,
+                           const llvm::SmallPtrSetImpl<Operation *> &ops,
+                           llvm::SmallPtrSetImpl<Operation *> &readers) {
+  for (Operation *user : value.getUsers()) {
+    if (ops.contains(user))
+      readers.insert(user);
+    else if (isa<memref::ExpandShapeOp, memref::CollapseShapeOp, memref::CastOp,
+                 memref::SubViewOp>(user))
+      collectReaders(user->getResult(0), ops, readers);
+  }
+}
+
+/// Temporaries live in shared memory when they fit. A block_ops block also
+/// stages the inputs that several of its ops read, so that it reads its rows
+/// from device memory once: in static shared memory while that stays under
+/// 40 KiB, else in dynamic shared memory up to the limit (rows of a 32K-wide
+/// softmax), when that stages more.
+void KernelMapper::planShared() {
+  SharedLayout &layout = plan.shared;
+  for (auto [op, role] : plan.ops)
+    if (role == Role::Scratch) {
+      layout.temporaryOffsets.push_back(layout.temporaries);
+      layout.temporaries += roundUp(
+          std::max<int64_t>(
+              memrefBytes(cast<MemRefType>(op->getResult(0).getType())), 1),
+          64);
+    }
+  layout.sharedTemporaries = layout.temporaries <= kSharedScratchLimit;
+  int64_t base = layout.sharedTemporaries ? layout.temporaries : 0;
+  layout.total = base;
+  if (plan.mapping != "block_ops")
+    return;
+  llvm::SmallPtrSet<Operation *, 16> distributed;
+  for (auto [op, role] : plan.ops)
+    if (role == Role::Distribute)
+      distributed.insert(op);
+  // Inputs read by two ops or more, in parameter order, then outputs that
+  // ops use as scratch before the last writes them (a layer norm whose
+  // gelu(x) went to its output buffer), with their slices' sizes.
+  struct Candidate {
+    unsigned arg;
+    int64_t bytes;
+    Operation *lastWriter;
+  };
+  SmallVector<Candidate> candidates;
+  for (bool inputs : {true, false})
+    for (BlockArgument arg : body.getBody().front().getArguments()) {
+      if ((arg.getArgNumber() < decl.getNumArguments()) != inputs)
+        continue;
+      llvm::SmallPtrSet<Operation *, 4> readers;
+      collectReaders(arg, distributed, readers);
+      if (readers.size() < 2)
+        continue;
+      Operation *lastWriter = nullptr;
+      if (!inputs && !(lastWriter = scratchOutputWriter(arg, distributed)))
+        continue;
+      int64_t bytes = memrefBytes(cast<MemRefType>(arg.getType()));
+      candidates.push_back({arg.getArgNumber(),
+                            roundUp(std::max<int64_t>(bytes, 1), 64),
+                            lastWriter});
+    }
+  auto stage = [&](int64_t limit,
+                   SmallVectorImpl<SharedLayout::Slice> &staged) {
+    int64_t total = base;
+    for (const Candidate &c : candidates) {
+      if (total + c.bytes > limit)
+        continue;
+      staged.push_back({c.arg, total, c.lastWriter});
+      total += c.bytes;
+    }
+    return total;
+  };
+  layout.total = stage(kSharedStageLimit, layout.staged);
+  if (layout.staged.size() == candidates.size() ||
+      dynamicSharedLimit <= kSharedStageLimit)
+    return;
+  SmallVector<SharedLayout::Slice> dynamicStaged;
+  int64_t dynamicTotal = stage(dynamicSharedLimit, dynamicStaged);
+  if (dynamicTotal <= layout.total)
+    return;
+  layout.staged = std::move(dynamicStaged);
+  layout.total = dynamicTotal;
+  layout.dynamic = true;
+}
+
+/// Whether every use of `value` is a distributed op, directly or through
+/// reshapes.
+static bool
+onlyDistributedUsers(Value value,
+                     const llvm::SmallPtrSetImpl<Operation *> &ops) {
+  return llvm::all_of(value.getUsers(), [&](Operation *user) {
+    if (ops.contains(user))
+      return true;
+    return isa<memref::ExpandShapeOp, memref::CollapseShapeOp, memref::CastOp>(
+               user) &&
+           onlyDistributedUsers(user->getResult(0), ops);
+  });
+}
+
+/// For an output that the body's ops use as scratch: the last op (in body
+/// order) that uses it, when it writes the output itself as its init
+/// without reading that init, and only distributed ops use the output.
+/// Then the earlier ops, and this op's reads, may use a shared slice
+/// instead: the output is written once. Null otherwise.
+Operation *KernelMapper::scratchOutputWriter(
+    BlockArgument output, const llvm::SmallPtrSetImpl<Operation *> &ops) {
+  if (!onlyDistributedUsers(output, ops))
+    return nullptr;
+  llvm::SmallPtrSet<Operation *, 4> users;
+  collectReaders(output, ops, users);
+  Operation *last = nullptr;
+  for (auto [op, role] : plan.ops)
+    if (users.contains(op))
+      last = op;
+  auto linalgOp = dyn_cast_or_null<linalg::LinalgOp>(last);
+  if (!linalgOp)
+    return nullptr;
+  for (OpOperand &init : linalgOp.getDpsInitsMutable())
+    if (init.get() == output &&
+        linalgOp.getMatchingBlockArgument(&init).use_empty())
+      return last;
+  return nullptr;
+}
+
+/// block_ops: the block's size from the largest op, and how each op is
+/// spread over it.
+void KernelMapper::chooseBlock() {
+  // A block with long rows in dynamic shared memory shares its SM with few
+  // others: more threads keep enough loads in flight. (More than 256
+  // threads limit the registers a thread may use; the kernel declares its
+  // block size, so ptxas keeps within them.)
+  int64_t cap = kMaxThreads;
+  if (plan.shared.dynamic) {
+    int64_t resident = std::max<int64_t>(
+        1, kSharedPerSM / (plan.shared.total + kSharedReservedPerBlock));
+    cap = std::clamp<int64_t>(
+        llvm::bit_floor(static_cast<uint64_t>(kThreadsPerSM / resident)),
+        kMaxThreads, kMaxThreadsLongRows);
+  }
   int64_t work = 1;
   for (auto [op, role] : plan.ops) {
     if (role != Role::Distribute)
@@ -442,10 +671,10 @@ LogicalResult KernelMapper::analyze() {
       (isParallel(kind) ? points : reduced) *= range;
     int64_t opWork = points;
     if (matchCombiner(linalgOp) && reduced >= kWarpSize)
-      opWork = points * std::min(reduced, kMaxThreads);
+      opWork = points * std::min(reduced, cap);
     work = std::max(work, opWork);
   }
-  plan.threads = std::clamp(roundUp(work, kWarpSize), kWarpSize, kMaxThreads);
+  plan.threads = std::clamp(roundUp(work, kWarpSize), kWarpSize, cap);
   int64_t warps = plan.threads / kWarpSize;
   int counts[3] = {0, 0, 0};
   for (auto [op, role] : plan.ops) {
@@ -469,10 +698,12 @@ LogicalResult KernelMapper::analyze() {
   if (counts[2])
     plan.notes.push_back(std::to_string(counts[2]) +
                          " reduction(s) with the whole block per output point");
+  int64_t thread0 = llvm::count_if(plan.ops, [](const auto &entry) {
+    return entry.second == Role::Thread0;
+  });
   if (thread0)
     plan.notes.push_back(std::to_string(thread0) +
                          " op(s) that are not linalg run on thread 0");
-  return success();
 }
 
 void KernelMapper::emitEntry() {
@@ -515,59 +746,17 @@ void KernelMapper::emitEntry() {
   body.setType(FunctionType::get(body.getContext(), types, {}));
 }
 
-/// The distributed ops that read `value` (directly or through reshapes).
-static void collectReaders(Value value,
-                           const llvm::SmallPtrSetImpl<Operation *> &ops,
-                           llvm::SmallPtrSetImpl<Operation *> &readers) {
-  for (Operation *user : value.getUsers()) {
-    if (ops.contains(user))
-      readers.insert(user);
-    else if (isa<memref::ExpandShapeOp, memref::CollapseShapeOp, memref::CastOp,
-                 memref::SubViewOp>(user))
-      collectReaders(user->getResult(0), ops, readers);
-  }
-}
-
 /// Shared memory (one slice per block) holds the body's temporaries when
-/// they fit, and then, for block_ops, the inputs that several ops read: a
-/// block copies them once with 16-byte accesses where it can, so that a
-/// softmax or a norm reads its rows from device memory once. Temporaries
-/// that do not fit live in a global scratch buffer, one slice per block.
+/// they fit, and the inputs planShared chose to stage: a block copies them
+/// once, and every op reads them there. Temporaries that do not fit live in
+/// a global scratch buffer, one slice per block.
 void KernelMapper::emitScratch() {
+  const SharedLayout &layout = plan.shared;
   SmallVector<Operation *> allocs;
-  int64_t temporaries = 0;
-  SmallVector<int64_t> offsets;
   for (auto [op, role] : plan.ops)
-    if (role == Role::Scratch) {
+    if (role == Role::Scratch)
       allocs.push_back(op);
-      offsets.push_back(temporaries);
-      temporaries += roundUp(
-          std::max<int64_t>(
-              memrefBytes(cast<MemRefType>(op->getResult(0).getType())), 1),
-          64);
-    }
-  bool sharedTemporaries = temporaries <= kSharedScratchLimit;
-  int64_t sharedTotal = sharedTemporaries ? temporaries : 0;
-  // Inputs read by two ops or more.
-  SmallVector<std::pair<Parameter *, int64_t>> staged;
-  if (plan.mapping == "block_ops") {
-    llvm::SmallPtrSet<Operation *, 16> distributed;
-    for (auto [op, role] : plan.ops)
-      if (role == Role::Distribute)
-        distributed.insert(op);
-    for (Parameter &p : parameters) {
-      llvm::SmallPtrSet<Operation *, 4> readers;
-      collectReaders(p.view, distributed, readers);
-      int64_t bytes = roundUp(std::max<int64_t>(p.bytes, 1), 64);
-      if (!p.input || readers.size() < 2 ||
-          sharedTotal + bytes > kSharedStageLimit)
-        continue;
-      staged.push_back({&p, sharedTotal});
-      sharedTotal += bytes;
-      stagedBytes += p.bytes;
-    }
-  }
-  if (allocs.empty() && staged.empty())
+  if (allocs.empty() && layout.staged.empty())
     return;
 
   OpBuilder::InsertionGuard guard(b);
@@ -592,76 +781,168 @@ void KernelMapper::emitScratch() {
     return base;
   };
   Value shared;
-  if (sharedTotal) {
-    shared = makeGlobal(true, sharedTotal);
-    sharedBytes = sharedTotal;
+  int64_t sharedAlignment = 64;
+  if (layout.total && layout.dynamic) {
+    shared = dynamicShared(layout.total);
+    dynamicSharedBytes = layout.total;
+    sharedAlignment = kDynamicSharedAlignment;
+  } else if (layout.total) {
+    shared = makeGlobal(true, layout.total);
+    sharedBytes = layout.total;
   }
 
   // The staged inputs: copied by the block's threads, then read from
-  // shared memory by every op.
-  for (auto [p, offset] : staged) {
-    int64_t vector = p->bytes % kVectorBytes == 0 &&
-                             baseAlignment(p->view) % kVectorBytes == 0
-                         ? kVectorBytes
-                         : 1;
-    auto bytesType = MemRefType::get({p->bytes}, b.getI8Type());
-    Value source = memref::ViewOp::create(b, loc, bytesType, p->raw, p->shift,
-                                          ValueRange{});
-    Value start = constIndex(b, loc, offset);
-    auto loop =
-        scf::ForOp::create(b, loc, tid, constIndex(b, loc, p->bytes / vector),
-                           constIndex(b, loc, plan.threads));
-    loop->setAttr("strata.gpu_distribute", b.getStringAttr("stage"));
-    {
-      OpBuilder::InsertionGuard inner(b);
-      b.setInsertionPointToStart(loop.getBody());
-      Value at = arith::MulIOp::create(b, loc, loop.getInductionVar(),
-                                       constIndex(b, loc, vector));
-      Value to = arith::AddIOp::create(b, loc, at, start);
-      if (vector > 1) {
-        auto type = VectorType::get({vector}, b.getI8Type());
-        Value v = vector::LoadOp::create(b, loc, type, source, ValueRange{at},
-                                         /*nontemporal=*/false,
-                                         llvm::MaybeAlign(vector));
-        vector::StoreOp::create(b, loc, v, shared, ValueRange{to},
-                                /*nontemporal=*/false,
-                                llvm::MaybeAlign(vector));
-      } else {
-        Value v = memref::LoadOp::create(b, loc, source, ValueRange{at});
-        memref::StoreOp::create(b, loc, v, shared, ValueRange{to});
-      }
+  // shared memory by every op. Outputs used as scratch: every op but the
+  // last writer's write uses the slice.
+  bool copied = false;
+  for (const SharedLayout::Slice &slice : layout.staged) {
+    Parameter &p = parameters[slice.arg];
+    if (!slice.lastWriter)
+      emitStage(p, shared, slice.offset);
+    auto view =
+        memref::ViewOp::create(b, loc, p.view.getType(), shared,
+                               constIndex(b, loc, slice.offset), ValueRange{});
+    rootAlignment[view] = sharedAlignment;
+    if (slice.lastWriter) {
+      auto writer = cast<linalg::LinalgOp>(slice.lastWriter);
+      p.view.replaceUsesWithIf(view, [&](OpOperand &use) {
+        return use.getOwner() != slice.lastWriter || !writer.isDpsInit(&use);
+      });
+      scratchOutputBytes += p.bytes;
+    } else {
+      p.view.replaceAllUsesWith(view);
+      stagedBytes += p.bytes;
+      copied = true;
     }
-    auto view = memref::ViewOp::create(b, loc, p->view.getType(), shared, start,
-                                       ValueRange{});
-    rootAlignment[view] = 64;
-    p->view.replaceAllUsesWith(view);
   }
-  if (!staged.empty())
+  if (copied)
     gpu::BarrierOp::create(b, loc);
 
   if (allocs.empty())
     return;
-  Value base = sharedTemporaries ? shared : Value();
+  Value base = layout.sharedTemporaries ? shared : Value();
+  int64_t temporaryAlignment = layout.sharedTemporaries ? sharedAlignment : 64;
   Value blockBase = constIndex(b, loc, 0);
-  if (!sharedTemporaries) {
+  if (!layout.sharedTemporaries) {
+    int64_t temporaries = layout.temporaries;
     base = makeGlobal(false, temporaries * extent * plan.chunks);
     globalScratchBytes = temporaries * extent * plan.chunks;
     blockBase =
         arith::MulIOp::create(b, loc, bid, constIndex(b, loc, temporaries));
   }
-  for (auto [op, offset] : llvm::zip(allocs, offsets)) {
+  for (auto [op, offset] : llvm::zip(allocs, layout.temporaryOffsets)) {
     b.setInsertionPoint(op);
     Value shift =
         arith::AddIOp::create(b, loc, blockBase, constIndex(b, loc, offset));
     auto view = memref::ViewOp::create(b, loc, op->getResult(0).getType(), base,
                                        shift, ValueRange{});
-    rootAlignment[view] = 64;
+    rootAlignment[view] = temporaryAlignment;
     // Deallocations of a temporary go with it.
     for (Operation *user : llvm::make_early_inc_range(op->getUsers()))
       if (isa<memref::DeallocOp>(user))
         user->erase();
     op->getResult(0).replaceAllUsesWith(view);
     op->erase();
+  }
+}
+
+/// The block's dynamic shared memory as a generic buffer of `size` bytes.
+/// It is one external declaration in the kernels' module (PTX `.extern
+/// .shared ... []`): its size is the launch's, recorded in
+/// strata.gpu_shared_bytes.
+Value KernelMapper::dynamicShared(int64_t size) {
+  auto i8 = b.getI8Type();
+  auto workgroup = b.getI64IntegerAttr(3);
+  auto declared =
+      MemRefType::get({0}, i8, MemRefLayoutAttrInterface(), workgroup);
+  if (!kernels.lookupSymbol(kDynamicSharedName)) {
+    OpBuilder mb = OpBuilder::atBlockEnd(kernels.getBody());
+    memref::GlobalOp::create(mb, loc, mb.getStringAttr(kDynamicSharedName),
+                             StringAttr(), TypeAttr::get(declared), Attribute(),
+                             UnitAttr(),
+                             mb.getI64IntegerAttr(kDynamicSharedAlignment));
+  }
+  Value base =
+      memref::GetGlobalOp::create(b, loc, declared, kDynamicSharedName);
+  base = memref::ReinterpretCastOp::create(
+      b, loc,
+      MemRefType::get({size}, i8, MemRefLayoutAttrInterface(), workgroup), base,
+      /*offset=*/0, ArrayRef<int64_t>{size}, ArrayRef<int64_t>{1});
+  return memref::MemorySpaceCastOp::create(b, loc, MemRefType::get({size}, i8),
+                                           base);
+}
+
+/// Copies one staged input into shared memory at `offset`, 16 bytes per
+/// access where size and alignment allow (else 8, 4, 2 or 1). Each thread
+/// issues up to kStageUnroll loads before it stores, so that a block has its
+/// whole row in flight rather than one access per thread.
+void KernelMapper::emitStage(const Parameter &p, Value shared, int64_t offset) {
+  // The widest access (up to 16 bytes) that size and alignment allow: a row
+  // of 4099 f32 still moves 4 bytes at a time.
+  int64_t vector = kVectorBytes;
+  while (vector > 1 &&
+         (p.bytes % vector != 0 || baseAlignment(p.view) % vector != 0))
+    vector /= 2;
+  auto bytesType = MemRefType::get({p.bytes}, b.getI8Type());
+  Value source =
+      memref::ViewOp::create(b, loc, bytesType, p.raw, p.shift, ValueRange{});
+  Value start = constIndex(b, loc, offset);
+  auto load = [&](Value index) -> Value {
+    Value at = arith::MulIOp::create(b, loc, index, constIndex(b, loc, vector));
+    if (vector == 1)
+      return memref::LoadOp::create(b, loc, source, ValueRange{at});
+    return vector::LoadOp::create(
+        b, loc, VectorType::get({vector}, b.getI8Type()), source,
+        ValueRange{at}, /*nontemporal=*/false, llvm::MaybeAlign(vector));
+  };
+  auto store = [&](Value value, Value index) {
+    Value at = arith::MulIOp::create(b, loc, index, constIndex(b, loc, vector));
+    Value to = arith::AddIOp::create(b, loc, at, start);
+    if (vector == 1)
+      memref::StoreOp::create(b, loc, value, shared, ValueRange{to});
+    else
+      vector::StoreOp::create(b, loc, value, shared, ValueRange{to},
+                              /*nontemporal=*/false, llvm::MaybeAlign(vector));
+  };
+  int64_t count = p.bytes / vector;
+  int64_t unroll = 1;
+  for (int64_t u = kStageUnroll; u > 1 && unroll == 1; u /= 2)
+    if (count >= u * plan.threads)
+      unroll = u;
+  // [0, main): `unroll` accesses per thread and iteration; [main, count):
+  // one.
+  int64_t main = unroll > 1
+                     ? count / (plan.threads * unroll) * (plan.threads * unroll)
+                     : 0;
+  if (main) {
+    auto loop = scf::ForOp::create(b, loc, tid, constIndex(b, loc, main),
+                                   constIndex(b, loc, plan.threads * unroll));
+    loop->setAttr("strata.gpu_distribute", b.getStringAttr("stage"));
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(loop.getBody());
+    SmallVector<Value> indices, values;
+    for (int64_t u = 0; u < unroll; ++u) {
+      indices.push_back(
+          u ? arith::AddIOp::create(b, loc, loop.getInductionVar(),
+                                    constIndex(b, loc, u * plan.threads))
+                  .getResult()
+            : loop.getInductionVar());
+      values.push_back(load(indices.back()));
+    }
+    for (auto [value, index] : llvm::zip(values, indices))
+      store(value, index);
+  }
+  if (main < count) {
+    Value first =
+        main ? arith::AddIOp::create(b, loc, tid, constIndex(b, loc, main))
+                   .getResult()
+             : tid;
+    auto loop = scf::ForOp::create(b, loc, first, constIndex(b, loc, count),
+                                   constIndex(b, loc, plan.threads));
+    loop->setAttr("strata.gpu_distribute", b.getStringAttr("stage"));
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(loop.getBody());
+    store(load(loop.getInductionVar()), loop.getInductionVar());
   }
 }
 
@@ -848,7 +1129,23 @@ void KernelMapper::emitDistributed(linalg::LinalgOp op, Strategy strategy) {
                               applyMap(op.getMatchingIndexingMap(&init), ivs));
   };
   const char *tag = "threads";
-  if (strategy == Strategy::Threads) {
+  // An all-parallel op: consecutive threads take consecutive groups of
+  // `vector` iterations (16-byte accesses, as the elementwise mapping).
+  int64_t vector =
+      reduced.empty() ? innermostVector(op, /*narrowest=*/true) : 1;
+  if (strategy == Strategy::Threads && vector > 1) {
+    auto loop =
+        scf::ForOp::create(b, loc, tid, constIndex(b, loc, points / vector),
+                           constIndex(b, loc, plan.threads));
+    loop->setAttr("strata.gpu_distribute", b.getStringAttr(tag));
+    b.setInsertionPointToStart(loop.getBody());
+    setParallel(arith::MulIOp::create(b, loc, loop.getInductionVar(),
+                                      constIndex(b, loc, vector)));
+    LanePoints lanePoints{ivs, {}};
+    storeLanes(op, lanePoints, vector,
+               emitLanes(op, lanePoints, vector, nullptr));
+    ++plan.vectorOps;
+  } else if (strategy == Strategy::Threads) {
     auto loop = scf::ForOp::create(b, loc, tid, constIndex(b, loc, points),
                                    constIndex(b, loc, plan.threads));
     loop->setAttr("strata.gpu_distribute", b.getStringAttr(tag));
@@ -865,19 +1162,51 @@ void KernelMapper::emitDistributed(linalg::LinalgOp op, Strategy strategy) {
     Value identity = arith::ConstantOp::create(b, loc, c.identity);
     Value zero = constIndex(b, loc, 0);
     int64_t warps = plan.threads / kWarpSize;
-    // The reduced elements from `start` in steps of `step`, combined.
+    // With the innermost loop reduced and an input contiguous along it, a
+    // lane reads `reducedVector` consecutive elements per access.
+    int64_t reducedVector = reductionVector(op);
+    if (reducedVector > 1)
+      ++plan.vectorOps;
+    // The reduced elements from `start` in steps of `step` (in groups of
+    // reducedVector), combined.
     auto partial = [&](Value start, int64_t step) {
-      auto loop =
-          scf::ForOp::create(b, loc, start, constIndex(b, loc, reducedPoints),
-                             constIndex(b, loc, step), ValueRange{identity});
+      Value first = reducedVector > 1
+                        ? arith::MulIOp::create(
+                              b, loc, start, constIndex(b, loc, reducedVector))
+                              .getResult()
+                        : start;
+      auto loop = scf::ForOp::create(
+          b, loc, first, constIndex(b, loc, reducedPoints),
+          constIndex(b, loc, step * reducedVector), ValueRange{identity});
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(loop.getBody());
       for (auto [d, iv] : llvm::zip(
                reduced, delinearize(loop.getInductionVar(), reducedRanges)))
         ivs[d] = iv;
-      IRMapping mapping = emitPayload(op, ivs, {}, c.op);
-      Value next =
-          combine(c, loop.getRegionIterArg(0), mapping.lookupOrDefault(c.x));
+      Value x;
+      if (reducedVector > 1) {
+        // The group's elements combined pairwise, then into the partial
+        // result.
+        LanePoints lanePoints{ivs, {}};
+        SmallVector<IRMapping> lanes =
+            emitLanes(op, lanePoints, reducedVector, c.op);
+        SmallVector<Value> values;
+        for (IRMapping &lane : lanes)
+          values.push_back(lane.lookupOrDefault(c.x));
+        while (values.size() > 1) {
+          SmallVector<Value> next;
+          for (size_t i = 0; i + 1 < values.size(); i += 2)
+            next.push_back(combine(c, values[i], values[i + 1]));
+          if (values.size() % 2)
+            next.push_back(values.back());
+          values = std::move(next);
+        }
+        x = values.front();
+      } else {
+        IRMapping mapping = emitPayload(op, ivs, {}, c.op);
+        x = mapping.lookupOrDefault(c.x);
+      }
+      Value next = combine(c, loop.getRegionIterArg(0), x);
       scf::YieldOp::create(b, loc, next);
       return loop.getResult(0);
     };
@@ -972,7 +1301,6 @@ void KernelMapper::emitElementwise(linalg::LinalgOp op) {
   guard->setAttr("strata.gpu_distribute", b.getStringAttr("elementwise"));
   b.setInsertionPointToStart(&guard.getThenRegion().front());
   SmallVector<Value> ivs = delinearize(linear, ranges);
-  unsigned last = ranges.size() - 1;
 
   if (vector == 1) {
     IRMapping mapping = emitPayload(op, ivs, {}, nullptr);
@@ -986,99 +1314,179 @@ void KernelMapper::emitElementwise(linalg::LinalgOp op) {
     return;
   }
 
-  // Per lane: the iteration point `last + lane`.
-  SmallVector<SmallVector<Value>> laneIvs(vector);
-  auto ivsOf = [&](int64_t lane) -> ArrayRef<Value> {
-    if (laneIvs[lane].empty()) {
-      laneIvs[lane] = ivs;
-      if (lane)
-        laneIvs[lane][last] =
-            arith::AddIOp::create(b, loc, ivs[last], constIndex(b, loc, lane));
-    }
-    return laneIvs[lane];
-  };
-  enum class Access { Vector, Broadcast, Gather };
-  auto accessOf = [&](OpOperand &operand) {
-    AffineMap map = op.getMatchingIndexingMap(&operand);
-    auto type = cast<MemRefType>(operand.get().getType());
-    if (!map.isFunctionOfDim(last))
-      return Access::Broadcast;
+  LanePoints points{ivs, {}};
+  storeLanes(op, points, vector, emitLanes(op, points, vector, nullptr));
+  op->erase();
+}
+
+/// Elements per thread access along `op`'s innermost loop, from the
+/// operands indexed by that loop: 16 bytes of the widest element, or, with
+/// `narrowest`, 16 bytes of the narrowest (a bf16 input read 8 elements at a
+/// time, an f32 result written as two 16-byte pieces) up to 32 bytes of the
+/// widest. 1 when the loop's extent is not a multiple of it.
+int64_t KernelMapper::innermostVector(linalg::LinalgOp op, bool narrowest) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (ranges.empty())
+    return 1;
+  int64_t widest = 0, narrow = 0;
+  for (OpOperand &operand : op->getOpOperands()) {
+    auto type = dyn_cast<MemRefType>(operand.get().getType());
+    if (!type ||
+        !op.getMatchingIndexingMap(&operand).isFunctionOfDim(ranges.size() - 1))
+      continue;
     int64_t bytes = elementBytes(type.getElementType());
-    bool contiguous =
-        type.getLayout().isIdentity() && type.getRank() >= 1 &&
-        map.getResults().back() == getAffineDimExpr(last, b.getContext()) &&
-        type.getShape().back() % vector == 0 &&
-        type.getElementType().getIntOrFloatBitWidth() >= 8 &&
-        baseAlignment(operand.get()) % (bytes * vector) == 0;
-    return contiguous ? Access::Vector : Access::Gather;
-  };
-  // Each used operand's value in every lane.
-  SmallVector<std::pair<BlockArgument, SmallVector<Value>>> laneValues;
+    widest = std::max(widest, bytes);
+    if (type.getElementType().getIntOrFloatBitWidth() >= 8)
+      narrow = narrow ? std::min(narrow, bytes) : bytes;
+  }
+  int64_t vector = widest ? kVectorBytes / widest : 1;
+  if (narrowest && narrow)
+    vector = std::max(
+        vector, std::min(kVectorBytes / narrow, 2 * kVectorBytes / widest));
+  if (vector > 1 && ranges.back() % vector != 0)
+    vector = 1;
+  return vector;
+}
+
+/// Elements one lane of a cooperative reduction reads per access: a 16-byte
+/// vector when the innermost loop is reduced and an input is contiguous
+/// along it, else 1.
+int64_t KernelMapper::reductionVector(linalg::LinalgOp op) {
+  SmallVector<utils::IteratorType> kinds = op.getIteratorTypesArray();
+  if (kinds.empty() || isParallel(kinds.back()))
+    return 1;
+  int64_t vector = innermostVector(op, /*narrowest=*/true);
+  if (vector == 1)
+    return 1;
+  for (OpOperand *input : op.getDpsInputOperands())
+    if (isa<MemRefType>(input->get().getType()) &&
+        accessOf(op, *input, vector) == Access::Vector)
+      return vector;
+  return 1;
+}
+
+/// How `operand` is accessed at `vector` consecutive iterations of the
+/// innermost loop: one vector access when it is contiguous along that loop
+/// and aligned for it, once when the loop does not index it, else element
+/// by element.
+Access KernelMapper::accessOf(linalg::LinalgOp op, OpOperand &operand,
+                              int64_t vector) {
+  unsigned last = op.getNumLoops() - 1;
+  AffineMap map = op.getMatchingIndexingMap(&operand);
+  auto type = cast<MemRefType>(operand.get().getType());
+  if (!map.isFunctionOfDim(last))
+    return Access::Broadcast;
+  int64_t bytes = elementBytes(type.getElementType());
+  bool contiguous =
+      type.getLayout().isIdentity() && type.getRank() >= 1 &&
+      map.getResults().back() == getAffineDimExpr(last, b.getContext()) &&
+      type.getShape().back() % vector == 0 &&
+      type.getElementType().getIntOrFloatBitWidth() >= 8 &&
+      baseAlignment(operand.get()) % vectorAlignment(bytes, vector) == 0;
+  return contiguous ? Access::Vector : Access::Gather;
+}
+
+/// Lane `lane`'s iteration point: the first with the innermost index
+/// advanced by `lane`.
+ArrayRef<Value> KernelMapper::lanePoint(LanePoints &points, int64_t lane) {
+  if (points.lanes.size() <= static_cast<size_t>(lane))
+    points.lanes.resize(lane + 1);
+  SmallVector<Value> &ivs = points.lanes[lane];
+  if (ivs.empty()) {
+    ivs = points.first;
+    if (lane)
+      ivs.back() = arith::AddIOp::create(b, loc, points.first.back(),
+                                         constIndex(b, loc, lane));
+  }
+  return ivs;
+}
+
+/// The payload of `op` at `vector` consecutive iterations of its innermost
+/// loop: each operand read once per accessOf, then the body once per lane
+/// (without `skip`, a reduction's combiner, whose accumulator is then not
+/// read). Returns each lane's values.
+SmallVector<IRMapping> KernelMapper::emitLanes(linalg::LinalgOp op,
+                                               LanePoints &points,
+                                               int64_t vector,
+                                               Operation *skip) {
+  SmallVector<IRMapping> lanes(vector);
   for (OpOperand &operand : op->getOpOperands()) {
     BlockArgument arg = op.getMatchingBlockArgument(&operand);
-    if (arg.use_empty())
+    bool accumulator = op.isDpsInit(&operand) && skip;
+    if (arg.use_empty() ||
+        (accumulator && llvm::all_of(arg.getUsers(), [&](Operation *user) {
+           return user == skip;
+         })))
       continue;
-    SmallVector<Value> values;
     if (!isa<MemRefType>(operand.get().getType())) {
-      values.assign(vector, operand.get());
-    } else {
-      AffineMap map = op.getMatchingIndexingMap(&operand);
-      switch (accessOf(operand)) {
-      case Access::Vector: {
-        auto type = cast<MemRefType>(operand.get().getType());
-        Value v = vector::LoadOp::create(
-            b, loc, VectorType::get({vector}, type.getElementType()),
-            operand.get(), applyMap(map, ivs), /*nontemporal=*/false,
-            llvm::MaybeAlign(vector * elementBytes(type.getElementType())));
-        for (int64_t l = 0; l < vector; ++l)
-          values.push_back(vector::ExtractOp::create(b, loc, v, l));
-        break;
-      }
-      case Access::Broadcast:
-        values.assign(vector, memref::LoadOp::create(b, loc, operand.get(),
-                                                     applyMap(map, ivs)));
-        break;
-      case Access::Gather:
-        for (int64_t l = 0; l < vector; ++l)
-          values.push_back(memref::LoadOp::create(b, loc, operand.get(),
-                                                  applyMap(map, ivsOf(l))));
-        break;
-      }
+      for (IRMapping &lane : lanes)
+        lane.map(arg, operand.get());
+      continue;
     }
-    laneValues.push_back({arg, std::move(values)});
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    switch (accessOf(op, operand, vector)) {
+    case Access::Vector: {
+      Type element = cast<MemRefType>(operand.get().getType()).getElementType();
+      Value v = vector::LoadOp::create(
+          b, loc, VectorType::get({vector}, element), operand.get(),
+          applyMap(map, points.first), /*nontemporal=*/false,
+          llvm::MaybeAlign(vectorAlignment(elementBytes(element), vector)));
+      for (int64_t l = 0; l < vector; ++l)
+        lanes[l].map(arg, vector::ExtractOp::create(b, loc, v, l));
+      break;
+    }
+    case Access::Broadcast: {
+      Value v = memref::LoadOp::create(b, loc, operand.get(),
+                                       applyMap(map, points.first));
+      for (IRMapping &lane : lanes)
+        lane.map(arg, v);
+      break;
+    }
+    case Access::Gather:
+      for (int64_t l = 0; l < vector; ++l)
+        lanes[l].map(
+            arg, memref::LoadOp::create(b, loc, operand.get(),
+                                        applyMap(map, lanePoint(points, l))));
+      break;
+    }
   }
-  Operation *yield = op.getBlock()->getTerminator();
-  SmallVector<SmallVector<Value>> results(op.getNumDpsInits());
-  for (int64_t l = 0; l < vector; ++l) {
-    IRMapping mapping;
-    for (auto &[arg, values] : laneValues)
-      mapping.map(arg, values[l]);
+  for (int64_t l = 0; l < vector; ++l)
     for (Operation &inner : op.getBlock()->without_terminator()) {
+      if (&inner == skip)
+        continue;
       if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
-        mapping.map(index.getResult(), ivsOf(l)[index.getDim()]);
+        lanes[l].map(index.getResult(), lanePoint(points, l)[index.getDim()]);
         continue;
       }
-      b.clone(inner, mapping);
+      b.clone(inner, lanes[l]);
     }
-    for (auto [k, value] : llvm::enumerate(yield->getOperands()))
-      results[k].push_back(mapping.lookupOrDefault(value));
-  }
+  return lanes;
+}
+
+/// Writes what each lane yields: one vector store per contiguous output,
+/// else element by element.
+void KernelMapper::storeLanes(linalg::LinalgOp op, LanePoints &points,
+                              int64_t vector, ArrayRef<IRMapping> lanes) {
+  Operation *yield = op.getBlock()->getTerminator();
   for (auto [k, init] : llvm::enumerate(op.getDpsInitsMutable())) {
     AffineMap map = op.getMatchingIndexingMap(&init);
-    auto type = cast<MemRefType>(init.get().getType());
-    if (accessOf(init) == Access::Vector) {
+    SmallVector<Value> values;
+    for (const IRMapping &lane : lanes)
+      values.push_back(lane.lookupOrDefault(yield->getOperand(k)));
+    if (accessOf(op, init, vector) == Access::Vector) {
+      Type element = cast<MemRefType>(init.get().getType()).getElementType();
       Value v = vector::FromElementsOp::create(
-          b, loc, VectorType::get({vector}, type.getElementType()), results[k]);
+          b, loc, VectorType::get({vector}, element), values);
       vector::StoreOp::create(
-          b, loc, v, init.get(), applyMap(map, ivs), /*nontemporal=*/false,
-          llvm::MaybeAlign(vector * elementBytes(type.getElementType())));
+          b, loc, v, init.get(), applyMap(map, points.first),
+          /*nontemporal=*/false,
+          llvm::MaybeAlign(vectorAlignment(elementBytes(element), vector)));
     } else {
       for (int64_t l = 0; l < vector; ++l)
-        memref::StoreOp::create(b, loc, results[k][l], init.get(),
-                                applyMap(map, ivsOf(l)));
+        memref::StoreOp::create(b, loc, values[l], init.get(),
+                                applyMap(map, lanePoint(points, l)));
     }
   }
-  op->erase();
 }
 
 void KernelMapper::emitThread0(Operation *op) {
@@ -1105,6 +1513,9 @@ LogicalResult KernelMapper::run() {
            << " block strides for " << body.getNumArguments() << " buffers";
   if (failed(analyze()))
     return failure();
+  planShared();
+  if (plan.mapping == "block_ops")
+    chooseBlock();
 
   linalg::LinalgOp elementwise;
   if (plan.mapping == "elementwise") {
@@ -1113,20 +1524,8 @@ LogicalResult KernelMapper::run() {
         elementwise = cast<linalg::LinalgOp>(op);
     // The widest element among operands indexed along the innermost loop
     // decides how many elements make a 16-byte access.
-    SmallVector<int64_t> ranges = elementwise.getStaticLoopRanges();
-    int64_t total = product(ranges);
-    int64_t widest = 0;
-    if (!ranges.empty())
-      for (OpOperand &operand : elementwise->getOpOperands()) {
-        auto type = dyn_cast<MemRefType>(operand.get().getType());
-        if (type &&
-            elementwise.getMatchingIndexingMap(&operand).isFunctionOfDim(
-                ranges.size() - 1))
-          widest = std::max(widest, elementBytes(type.getElementType()));
-      }
-    int64_t vector = widest ? kVectorBytes / widest : 1;
-    if (vector > 1 && ranges.back() % vector != 0)
-      vector = 1;
+    int64_t total = product(elementwise.getStaticLoopRanges());
+    int64_t vector = innermostVector(elementwise);
     plan.vector = vector;
     int64_t threadsNeeded = std::max<int64_t>(1, ceilDiv(total, vector));
     plan.threads =
@@ -1151,8 +1550,30 @@ LogicalResult KernelMapper::run() {
         emitThread0(op);
     }
   }
+  squarePowers();
   recordDecision();
   return success();
+}
+
+/// x^2 (an RMSNorm's or a variance's square) becomes x * x, which is exact:
+/// on the GPU, math.powf is libdevice's general __nv_powf, tens of
+/// instructions with branches per element, enough to make a norm
+/// compute-bound. (On the CPU, LLVM simplifies the libm call itself.)
+void KernelMapper::squarePowers() {
+  SmallVector<math::PowFOp> powers;
+  body.walk([&](math::PowFOp pow) {
+    FloatAttr exponent;
+    if (matchPattern(pow.getRhs(), m_Constant(&exponent)) &&
+        exponent.getValue().isExactlyValue(2.0))
+      powers.push_back(pow);
+  });
+  for (math::PowFOp pow : powers) {
+    b.setInsertionPoint(pow);
+    Value square = arith::MulFOp::create(b, pow.getLoc(), pow.getLhs(),
+                                         pow.getLhs(), pow.getFastmathAttr());
+    pow.replaceAllUsesWith(square);
+    pow.erase();
+  }
 }
 
 void KernelMapper::recordDecision() {
@@ -1162,9 +1583,16 @@ void KernelMapper::recordDecision() {
   decl->setAttr("strata.gpu_grid", b.getDenseI64ArrayAttr({blocks, 1, 1}));
   decl->setAttr("strata.gpu_block",
                 b.getDenseI64ArrayAttr({plan.threads, 1, 1}));
-  decl->setAttr("strata.gpu_shared_bytes", b.getI64IntegerAttr(0));
+  decl->setAttr("strata.gpu_shared_bytes",
+                b.getI64IntegerAttr(dynamicSharedBytes));
   decl->setAttr("strata.gpu_static_shared_bytes",
                 b.getI64IntegerAttr(sharedBytes + reductionBytes));
+  // The launch's block size is this: ptxas keeps each thread's registers
+  // within what that many threads may have (64 at 1024 threads), so the
+  // launch cannot fail for want of registers.
+  body->setAttr(
+      "nvvm.maxntid",
+      b.getDenseI32ArrayAttr({static_cast<int32_t>(plan.threads), 1, 1}));
   if (globalScratchBytes)
     decl->setAttr("strata.gpu_scratch_bytes",
                   b.getI64IntegerAttr(globalScratchBytes));
@@ -1186,10 +1614,18 @@ void KernelMapper::recordDecision() {
     reason = "one thread for " + blocksText;
   for (const std::string &note : plan.notes)
     reason += "; " + note;
+  if (plan.vectorOps)
+    reason +=
+        "; " + std::to_string(plan.vectorOps) + " op(s) with 16-byte accesses";
   if (stagedBytes)
-    reason += "; inputs read by several ops staged in shared memory (" +
-              std::to_string(stagedBytes) + " bytes)";
-  if (sharedBytes > stagedBytes)
+    reason += "; inputs read by several ops staged in " +
+              std::string(dynamicSharedBytes ? "dynamic " : "") +
+              "shared memory (" + std::to_string(stagedBytes) + " bytes)";
+  if (scratchOutputBytes)
+    reason += "; outputs that ops use as scratch before the last writes them "
+              "kept in shared memory (" +
+              std::to_string(scratchOutputBytes) + " bytes)";
+  if (sharedBytes + dynamicSharedBytes > stagedBytes + scratchOutputBytes)
     reason += "; temporaries in shared memory";
   if (globalScratchBytes)
     reason += "; temporaries in a " + std::to_string(globalScratchBytes) +
@@ -1213,7 +1649,8 @@ LogicalResult addCopyKernels(ModuleOp module, ModuleOp kernels) {
       continue;
     std::optional<strata::rt::DType> dtype =
         strata::toRuntimeType(type.getElementType());
-    if (!dtype)
+    // Strings live on the host (docs/runtime.md, "Strings"): no copy kernel.
+    if (!dtype || *dtype == strata::rt::DType::String)
       continue;
     sizes.insert(static_cast<uint64_t>(type.getNumElements()) *
                  strata::rt::dtypeSize(*dtype));
@@ -1252,6 +1689,14 @@ LogicalResult addCopyKernels(ModuleOp module, ModuleOp kernels) {
 
 struct GpuMapPass : PassWrapper<GpuMapPass, OperationPass<ModuleOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(GpuMapPass)
+  GpuMapPass() = default;
+  GpuMapPass(const GpuMapPass &other) : PassWrapper(other) {}
+  Option<int64_t> dynamicSharedLimit{
+      *this, "dynamic-shared-limit",
+      llvm::cl::desc("Most bytes of dynamic shared memory a block may use "
+                     "(0: static shared memory only); the default suits "
+                     "sm_90, see strata::gpuDynamicSharedLimit"),
+      llvm::cl::init(strata::gpuDynamicSharedLimit("sm_90"))};
   StringRef getArgument() const final { return "strata-gpu-map"; }
   StringRef getDescription() const final {
     return "Map each bufferized kernel onto a grid of thread blocks "
@@ -1284,13 +1729,29 @@ struct GpuMapPass : PassWrapper<GpuMapPass, OperationPass<ModuleOp>> {
             << decl.getSymName() << " has no body in module @kernels";
         return signalPassFailure();
       }
-      if (failed(KernelMapper(decl, body, kernels).run()))
+      if (failed(KernelMapper(decl, body, kernels, dynamicSharedLimit).run()))
         return signalPassFailure();
     }
   }
 };
 
 } // namespace
+
+int64_t strata::gpuDynamicSharedLimit(llvm::StringRef arch) {
+  // What a block may opt in to (CUDA's "maximum shared memory per block
+  // (opt-in)") less room for static shared memory and the driver's own.
+  llvm::StringRef family = arch.take_while([](char c) { return c != 'a'; });
+  family = family.take_while([](char c) { return c != 'f'; });
+  if (family == "sm_90" || family == "sm_100" || family == "sm_103")
+    return 200 * 1024; // of 227 KiB
+  if (family == "sm_80" || family == "sm_87")
+    return 144 * 1024; // of 163 KiB
+  if (family == "sm_86" || family == "sm_89" || family == "sm_120" ||
+      family == "sm_121")
+    return 88 * 1024; // of 99 KiB
+  // Older or unknown: static shared memory only.
+  return 0;
+}
 
 std::string strata::gpuCopyKernelName(uint64_t bytes) {
   return "strata_copy_" + std::to_string(bytes);

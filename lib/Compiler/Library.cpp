@@ -83,6 +83,8 @@ struct EpilogueBuilder {
   const LibraryRequest &request;
   /// "matmul" or "convolution", for reasons.
   StringRef what;
+  /// The library, for reasons.
+  StringRef vendor = "oneDNN";
 
   Value result() { return match.ops.back()->getResult(0); }
 
@@ -104,9 +106,9 @@ struct EpilogueBuilder {
     unsigned users = std::distance(v.getUses().begin(), v.getUses().end());
     for (Operation *user : v.getUsers())
       refuse(user, "the " + what.str() + "'s result has " +
-                       std::to_string(users) +
-                       " readers; a oneDNN post-op can only extend a value "
-                       "nothing else reads");
+                       std::to_string(users) + " readers; " + vendor.str() +
+                       "'s epilogue can only extend a value nothing else "
+                       "reads");
     return nullptr;
   }
 
@@ -234,7 +236,7 @@ struct EpilogueBuilder {
   void finish() {
     Value v = result();
     for (Operation *user : v.getUsers())
-      refuse(user, "oneDNN's post-ops end with one activation; the " +
+      refuse(user, vendor.str() + "'s epilogue ends with one activation; the " +
                        what.str() + "'s fused epilogue is complete");
   }
 };
@@ -399,6 +401,208 @@ static std::optional<LibraryMatch> matchConv(graph::ConvOp conv,
   return match;
 }
 
+/// The batch dimensions of a matmul operand or result (all but the last
+/// two) without leading ones.
+static SmallVector<int64_t> batchDims(RankedTensorType type) {
+  ArrayRef<int64_t> dims = type.getShape().drop_back(2);
+  while (!dims.empty() && dims.front() == 1)
+    dims = dims.drop_front();
+  return SmallVector<int64_t>(dims);
+}
+
+/// "cublaslt.matmul" (runtime/lib/cuda/CublasLt.h has the contract): any
+/// matrix product of f32, f16 or bf16 whose operands' batches are the
+/// result's or absent, with up to two adds (a bias over the last dimension,
+/// a tensor of the result's shape) and a ReLU or tanh-GELU fused into
+/// cuBLASLt's epilogue. There is no size threshold: generated GPU matrix
+/// products compute one output per thread without tensor cores, so cuBLASLt
+/// wins at every size, and a launch inside a CUDA graph costs microseconds.
+static std::optional<LibraryMatch> matchCublasLt(Operation *op,
+                                                 const LibraryRequest &request,
+                                                 std::string &whyNot) {
+  MLIRContext *context = op->getContext();
+  auto i64 = IntegerType::get(context, 64);
+  auto f64 = Float64Type::get(context);
+  std::string name = op->getName().stripDialect().str();
+  Value result = op->getResult(0);
+  auto outType = dyn_cast<RankedTensorType>(result.getType());
+  Type element = outType ? outType.getElementType() : Type();
+  if (!outType || !outType.hasStaticShape() ||
+      !isa<Float32Type, Float16Type, BFloat16Type>(element)) {
+    whyNot = "cublaslt.matmul computes f32, f16 or bf16; this " + name +
+             " computes " + typeText(result);
+    return std::nullopt;
+  }
+  LibraryMatch match;
+  match.library = "cublaslt.matmul";
+  match.inputs = {&op->getOpOperand(0), &op->getOpOperand(1)};
+  bool transA = false, transB = false;
+  double alpha = 1, beta = 1;
+  Value gemmC;
+  if (auto gemm = dyn_cast<graph::GemmOp>(op)) {
+    transA = gemm.getTransA();
+    transB = gemm.getTransB();
+    alpha = gemm.getAlpha().convertToDouble();
+    beta = gemm.getBeta().convertToDouble();
+    gemmC = gemm.getC();
+  }
+  for (Value v : op->getOperands()) {
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    if (!type || type.getElementType() != element || !type.hasStaticShape()) {
+      whyNot = "cublaslt.matmul takes operands of the result's type; this " +
+               name + " reads " + typeText(v) + " and computes " +
+               typeText(result);
+      return std::nullopt;
+    }
+  }
+  auto aType = cast<RankedTensorType>(op->getOperand(0).getType());
+  auto bType = cast<RankedTensorType>(op->getOperand(1).getType());
+  if (aType.getRank() < 2 || bType.getRank() < 2) {
+    whyNot = "a matmul with a vector operand (rank 1): cublaslt.matmul takes "
+             "matrices";
+    return std::nullopt;
+  }
+  if (outType.getNumElements() == 0 ||
+      aType.getDimSize(aType.getRank() - (transA ? 2 : 1)) == 0) {
+    whyNot = "an empty matrix product";
+    return std::nullopt;
+  }
+  SmallVector<int64_t> outBatch = batchDims(outType);
+  for (RankedTensorType t : {aType, bType}) {
+    SmallVector<int64_t> dims = batchDims(t);
+    if (!dims.empty() && dims != outBatch) {
+      whyNot = "an operand's batch dimensions broadcast partly against the "
+               "other's; cublaslt.matmul takes batches that are the "
+               "result's or absent";
+      return std::nullopt;
+    }
+  }
+  int64_t n = outType.getShape().back();
+  int64_t m = outType.getDimSize(outType.getRank() - 2);
+  auto isBias = [&](RankedTensorType t) {
+    return t.getNumElements() == n && t.getRank() >= 1 &&
+           t.getShape().back() == n;
+  };
+  // The C of the result's shape (its batch the result's or absent).
+  auto isFullC = [&](RankedTensorType t) {
+    if (t.getRank() < 2 || t.getDimSize(t.getRank() - 2) != m ||
+        t.getShape().back() != n)
+      return false;
+    SmallVector<int64_t> dims = batchDims(t);
+    return dims.empty() || dims == outBatch;
+  };
+  bool hasBias = false, hasC = false;
+  if (gemmC) {
+    auto cType = cast<RankedTensorType>(gemmC.getType());
+    if (isBias(cType) && beta == 1.0) {
+      hasBias = true;
+    } else if (isFullC(cType)) {
+      hasC = true;
+    } else {
+      whyNot = "the gemm's C " + typeText(gemmC) +
+               " is neither a bias over N (with beta 1) nor of the result's "
+               "shape, the two forms cuBLASLt adds";
+      return std::nullopt;
+    }
+    match.inputs.push_back(&op->getOpOperand(2));
+  }
+  match.ops.push_back(op);
+  match.joinReasons.push_back("");
+  EpilogueBuilder epilogue{match, request, name, "cuBLASLt"};
+  // Adds: a bias over N and a tensor of the result's shape, in either order.
+  while (!hasBias || !hasC) {
+    Value v = epilogue.result();
+    auto add = dyn_cast_or_null<graph::AddOp>(epilogue.soleUser());
+    if (!add || epilogue.vetoed(add))
+      break;
+    OpOperand *other = &add->getOpOperand(add.getLhs() == v ? 1 : 0);
+    auto otherType = cast<RankedTensorType>(other->get().getType());
+    std::string refusal;
+    if (add.getType() != v.getType())
+      refusal = "the add broadcasts the " + name +
+                "'s result to a larger shape; cuBLASLt writes the result's "
+                "own shape";
+    else if (other->get() == v)
+      refusal = "the add reads the " + name + "'s result twice";
+    else if (otherType.getElementType() != element)
+      refusal = "the added tensor is " + typeText(other->get()) +
+                "; cuBLASLt adds tensors of the product's type";
+    else if (!definedBefore(other->get(), op))
+      refusal = "the added tensor is computed after the " + name +
+                " starts; fusing it would need the step to wait for it (not "
+                "convex)";
+    if (refusal.empty() && !hasBias && isBias(otherType) && alpha == 1.0) {
+      hasBias = true;
+      match.inputs.insert(match.inputs.begin() + 2, other);
+      epilogue.join(add, "bias add: cuBLASLt's bias epilogue");
+      continue;
+    }
+    if (refusal.empty() && !hasC && isFullC(otherType) && (!gemmC || hasBias)) {
+      hasC = true;
+      beta = 1.0;
+      match.inputs.push_back(other);
+      epilogue.join(add, "residual add: cuBLASLt's C input (beta = 1)");
+      continue;
+    }
+    if (refusal.empty())
+      refusal = "the added tensor " + typeText(other->get()) +
+                " is neither a bias over N nor of the result's shape (or "
+                "that input is taken)";
+    epilogue.refuse(add, refusal);
+    break;
+  }
+  if (Operation *user = epilogue.soleUser(); user && !epilogue.vetoed(user)) {
+    auto gelu = dyn_cast<graph::GeluOp>(user);
+    bool sameType = user->getNumResults() == 1 &&
+                    user->getOperand(0) == epilogue.result() &&
+                    user->getResult(0).getType() == result.getType();
+    if (sameType && isa<graph::ReluOp>(user)) {
+      match.attrs.set("activation", StringAttr::get(context, "relu"));
+      epilogue.join(user, "relu activation: cuBLASLt's ReLU epilogue");
+    } else if (sameType && gelu && gelu.getApproximate() == "tanh") {
+      match.attrs.set("activation", StringAttr::get(context, "gelu_tanh"));
+      epilogue.join(user, "tanh-approximated gelu: cuBLASLt's GELU epilogue");
+    } else if (gelu) {
+      epilogue.refuse(user, "cuBLASLt's GELU epilogue is the tanh "
+                            "approximation; this gelu is the exact (erf) one, "
+                            "a generated kernel of its own");
+    } else {
+      epilogue.refuse(user, user->getName().getStringRef().str() +
+                                " is not an epilogue cuBLASLt fuses (bias, "
+                                "residual add, relu, tanh-approximated gelu)");
+    }
+  }
+  epilogue.finish();
+  match.attrs.set("trans_a", IntegerAttr::get(i64, transA ? 1 : 0));
+  match.attrs.set("trans_b", IntegerAttr::get(i64, transB ? 1 : 0));
+  match.attrs.set("alpha", FloatAttr::get(f64, alpha));
+  match.attrs.set("beta", FloatAttr::get(f64, hasC ? beta : 0.0));
+  match.attrs.set("has_bias", IntegerAttr::get(i64, hasBias ? 1 : 0));
+  match.attrs.set("has_c", IntegerAttr::get(i64, hasC ? 1 : 0));
+  int64_t k = aType.getDimSize(aType.getRank() - (transA ? 2 : 1));
+  std::string type;
+  llvm::raw_string_ostream(type) << element;
+  match.reason =
+      type + " " + name + " of " + matmulShape(outType, k) + " = " +
+      std::to_string(outType.getNumElements() * k) + " multiply-adds: " +
+      (isa<Float32Type>(element)
+           ? "cuBLASLt in full fp32 (no TF32, so results stay those of an "
+             "fp32 product)"
+           : "cuBLASLt's tensor-core kernels with fp32 accumulation") +
+      "; generated GPU matrix products compute one output per thread";
+  if (request.forced)
+    match.reason += " (also asked for by the decisions file)";
+  return match;
+}
+
+std::string strata::libraryVendor(StringRef library) {
+  if (library.starts_with("dnnl."))
+    return "oneDNN";
+  if (library.starts_with("cublaslt."))
+    return "cuBLASLt";
+  return "the runtime";
+}
+
 bool strata::isLibraryAnchor(Operation *op) {
   return isa<graph::MatMulOp, graph::GemmOp, graph::ConvOp>(op);
 }
@@ -406,6 +610,15 @@ bool strata::isLibraryAnchor(Operation *op) {
 std::optional<LibraryMatch>
 strata::matchLibraryKernel(Operation *op, const LibraryRequest &request,
                            std::string &whyNot) {
+  if (isStringOp(op))
+    return matchStringKernel(op, request, whyNot);
+  if (request.target == "cuda") {
+    if (isa<graph::MatMulOp, graph::GemmOp>(op))
+      return matchCublasLt(op, request, whyNot);
+    whyNot = "no library kernel for " + op->getName().getStringRef().str() +
+             " on the cuda target (cuBLASLt takes matrix products only)";
+    return std::nullopt;
+  }
   if (isa<graph::MatMulOp, graph::GemmOp>(op))
     return matchMatmul(op, request, whyNot);
   if (auto conv = dyn_cast<graph::ConvOp>(op))

@@ -358,9 +358,11 @@ static std::string whyNotFused(const Ledger &ledger, Operation *p, Operation *c,
   // all because of that call.
   if (h->library) {
     if (h->ops.front() == c)
-      return consumerSide ? "goes to oneDNN as a library call of its own (" +
+      return consumerSide ? "goes to " + libraryVendor(h->library->library) +
+                                " as a library call of its own (" +
                                 h->library->library + ")"
-                          : "oneDNN's " + h->library->library +
+                          : libraryVendor(h->library->library) + "'s " +
+                                h->library->library +
                                 " reads its inputs from memory (no fused "
                                 "prologue)";
     for (auto [op, why] : llvm::zip(h->ops, h->library->joinReasons))
@@ -579,9 +581,11 @@ static LogicalResult outline(ModuleOp module, func::FuncOp entry,
   auto i64 = IntegerType::get(context, 64);
   NamedAttrList tile;
   if (group.library) {
-    tile.set("source",
-             StringAttr::get(context, "none: a library call; oneDNN chooses "
-                                      "its own blocking and threads"));
+    tile.set("source", StringAttr::get(
+                           context, "none: a library call; " +
+                                        libraryVendor(group.library->library) +
+                                        " chooses its own blocking and "
+                                        "threads"));
   } else {
     std::string whyNot;
     std::optional<int64_t> forced;
@@ -596,6 +600,8 @@ static LogicalResult outline(ModuleOp module, func::FuncOp entry,
       tile.set("rows", IntegerAttr::get(i64, plan->rows));
       tile.set("rows_per_block", IntegerAttr::get(i64, plan->block));
       tile.set("blocks", IntegerAttr::get(i64, plan->extent()));
+      if (plan->dims > 1)
+        tile.set("row_dims", IntegerAttr::get(i64, plan->dims));
       std::string source =
           group.tile ? "decisions file: the tile for '" + group.tile->node + "'"
                      : plan->source;
@@ -606,6 +612,9 @@ static LogicalResult outline(ModuleOp module, func::FuncOp entry,
                         IntegerAttr::get(i64, plan->rows));
         kernel->setAttr("strata.parallel_block",
                         IntegerAttr::get(i64, plan->block));
+        if (plan->dims > 1)
+          kernel->setAttr("strata.parallel_dims",
+                          IntegerAttr::get(i64, plan->dims));
       }
     } else {
       tile.set("source", StringAttr::get(context, "no split: " + whyNot));
@@ -749,6 +758,7 @@ LogicalResult strata::partitionIntoKernels(ModuleOp module,
     return &group;
   };
   LibraryRequest request;
+  request.target = options.target;
   request.epilogueVeto = [&](ArrayRef<Operation *> group,
                              Operation *candidate) -> std::string {
     if (std::string entry = decisions.forcedCodegen(candidate); !entry.empty())
@@ -767,7 +777,9 @@ LogicalResult strata::partitionIntoKernels(ModuleOp module,
                 "(--no-libraries)";
     // Why `op` is not a library call, when it is not.
     std::string whyNotLibrary;
-    if (!options.useLibraries) {
+    // Strings have no generated code: their runtime kernels are taken even
+    // with --no-libraries, which is about vendor libraries.
+    if (!options.useLibraries && !isStringOp(&op)) {
       whyNotLibrary = "--no-libraries";
     } else if (!forcedCodegen.empty() && isLibraryAnchor(&op)) {
       whyNotLibrary = "forced to generated code by the decisions file (" +
@@ -777,8 +789,8 @@ LogicalResult strata::partitionIntoKernels(ModuleOp module,
       std::optional<LibraryMatch> match =
           matchLibraryKernel(&op, request, whyNotLibrary);
       if (match) {
-        close(&op, label + " went to oneDNN as a library call (" +
-                       match->library + ")");
+        close(&op, label + " went to " + libraryVendor(match->library) +
+                       " as a library call (" + match->library + ")");
         Group *group = start(&op);
         for (Operation *epilogue : ArrayRef(match->ops).drop_front()) {
           group->ops.push_back(epilogue);
@@ -876,7 +888,8 @@ LogicalResult strata::partitionIntoKernels(ModuleOp module,
     if (group->library)
       return decisions.error(module, "tile[\"" + node + "\"]")
              << "'" << node << "' is in the library call " << group->name
-             << " (oneDNN chooses its own blocking); tiles apply to "
+             << " (" << libraryVendor(group->library->library)
+             << " chooses its own blocking); tiles apply to "
                 "generated kernels";
   }
 

@@ -36,22 +36,46 @@ static int64_t normalize(int64_t axis, int64_t rank) {
   return axis < 0 ? axis + rank : axis;
 }
 
-/// How `op` reads each operand, or false (with `why`) when its rows are not
-/// independent.
-static bool classify(Operation *op, int64_t rows, SmallVectorImpl<Use> &uses,
-                     std::string &why) {
+/// Whether `shape` starts with `lead`.
+static bool hasLead(ArrayRef<int64_t> shape, ArrayRef<int64_t> lead) {
+  return shape.size() >= lead.size() && shape.take_front(lead.size()) == lead;
+}
+
+/// Whether an operand of `type`, broadcast numpy-style (right-aligned)
+/// against a result of rank `rank`, is 1 or absent at every leading
+/// position [0, k): read whole by every block.
+static bool broadcastOverLead(RankedTensorType type, int64_t rank, int64_t k) {
+  int64_t offset = rank - type.getRank(); // result position of dim 0
+  for (int64_t i = 0; i < type.getRank(); ++i)
+    if (offset + i < k && type.getDimSize(i) != 1)
+      return false;
+  return true;
+}
+
+/// How `op` reads each operand when the rows are its results' leading
+/// dimensions `lead` collapsed, or false (with `why`) when those rows are
+/// not independent.
+static bool classify(Operation *op, ArrayRef<int64_t> lead,
+                     SmallVectorImpl<Use> &uses, std::string &why) {
   auto result = staticTensor(op->getResult(0));
   int64_t rank = result.getRank();
+  int64_t k = lead.size();
+  std::string dims =
+      k == 1 ? "dimension 0" : "dimensions 0 to " + std::to_string(k - 1);
   auto allRows = [&] {
     for (Value operand : op->getOperands()) {
       auto type = staticTensor(operand);
-      if (!type || type.getRank() != rank || type.getDimSize(0) != rows) {
+      if (!type || type.getRank() != rank || !hasLead(type.getShape(), lead)) {
         why = "an operand does not have the kernel's rows";
         return false;
       }
       uses.push_back(Use::Rows);
     }
     return true;
+  };
+  // An axis attribute at or past the rows' dimensions.
+  auto axisPastRows = [&](int64_t axis, int64_t axisRank) {
+    return normalize(axis, axisRank) >= k;
   };
   if (strata::isLowerableElementwise(op)) {
     for (Value operand : op->getOperands()) {
@@ -60,12 +84,12 @@ static bool classify(Operation *op, int64_t rows, SmallVectorImpl<Use> &uses,
         why = "an operand has no static shape";
         return false;
       }
-      if (type.getRank() == rank && type.getDimSize(0) == rows)
+      if (type.getRank() == rank && hasLead(type.getShape(), lead))
         uses.push_back(Use::Rows);
-      else if (type.getRank() < rank || type.getDimSize(0) == 1)
+      else if (broadcastOverLead(type, rank, k))
         uses.push_back(Use::Whole);
       else {
-        why = "an operand's dimension 0 is neither the rows nor broadcast";
+        why = "an operand's " + dims + " are neither the rows nor broadcast";
         return false;
       }
     }
@@ -75,12 +99,12 @@ static bool classify(Operation *op, int64_t rows, SmallVectorImpl<Use> &uses,
           graph::ArgMaxOp, graph::ArgMinOp>(op)) {
     auto axis = op->getAttrOfType<IntegerAttr>("axis");
     int64_t inputRank = staticTensor(op->getOperand(0)).getRank();
-    if (!axis || normalize(axis.getInt(), inputRank) == 0) {
-      why = "it reduces along dimension 0";
+    if (!axis || !axisPastRows(axis.getInt(), inputRank)) {
+      why = "it reduces along " + dims;
       return false;
     }
     if (op->getNumOperands() != 1 ||
-        staticTensor(op->getOperand(0)).getDimSize(0) != rows) {
+        !hasLead(staticTensor(op->getOperand(0)).getShape(), lead)) {
       why = "its operand does not have the kernel's rows";
       return false;
     }
@@ -89,8 +113,8 @@ static bool classify(Operation *op, int64_t rows, SmallVectorImpl<Use> &uses,
   }
   if (auto norm = dyn_cast<graph::LayerNormOp>(op)) {
     int64_t inputRank = staticTensor(norm->getOperand(0)).getRank();
-    if (normalize(static_cast<int64_t>(norm.getAxis()), inputRank) < 1) {
-      why = "it normalizes over dimension 0";
+    if (!axisPastRows(static_cast<int64_t>(norm.getAxis()), inputRank)) {
+      why = "it normalizes over " + dims;
       return false;
     }
     uses.push_back(Use::Rows);
@@ -106,8 +130,8 @@ static bool classify(Operation *op, int64_t rows, SmallVectorImpl<Use> &uses,
     }
     int64_t inputRank = staticTensor(op->getOperand(0)).getRank();
     for (int64_t axis : axes.asArrayRef())
-      if (normalize(axis, inputRank) == 0) {
-        why = "it reduces along dimension 0";
+      if (!axisPastRows(axis, inputRank)) {
+        why = "it reduces along " + dims;
         return false;
       }
     return allRows();
@@ -115,19 +139,28 @@ static bool classify(Operation *op, int64_t rows, SmallVectorImpl<Use> &uses,
   if (auto matmul = dyn_cast<graph::MatMulOp>(op)) {
     auto lhs = staticTensor(matmul.getLhs());
     auto rhs = staticTensor(matmul.getRhs());
+    // The rows are the left operand's batch dimensions and at most its M.
     if (!lhs || !rhs || lhs.getRank() < 2 || lhs.getRank() < rhs.getRank() ||
-        lhs.getRank() != rank || lhs.getDimSize(0) != rows) {
-      why = "its left operand's dimension 0 is not the kernel's rows";
+        lhs.getRank() != rank || k > rank - 1 ||
+        !hasLead(lhs.getShape(), lead)) {
+      why = "its left operand's " + dims + " are not the kernel's rows";
       return false;
     }
     uses.push_back(Use::Rows);
-    if (lhs.getRank() == 2 || rhs.getRank() < lhs.getRank() ||
-        rhs.getDimSize(0) == 1)
+    // The right operand's batch dimensions, right-aligned to the result's
+    // [0, rank - 2).
+    int64_t batchOffset = rank - rhs.getRank();
+    bool whole = true;
+    for (int64_t i = 0; i + 2 < rhs.getRank(); ++i)
+      if (batchOffset + i < k && rhs.getDimSize(i) != 1)
+        whole = false;
+    if (whole)
       uses.push_back(Use::Whole);
-    else if (rhs.getDimSize(0) == rows)
+    else if (rhs.getRank() == rank && k <= rank - 2 &&
+             hasLead(rhs.getShape(), lead))
       uses.push_back(Use::Rows);
     else {
-      why = "its right operand's batch dimension is neither the rows nor "
+      why = "its right operand's batch dimensions are neither the rows nor "
             "broadcast";
       return false;
     }
@@ -135,16 +168,19 @@ static bool classify(Operation *op, int64_t rows, SmallVectorImpl<Use> &uses,
   }
   if (auto transpose = dyn_cast<graph::TransposeOp>(op)) {
     std::optional<ArrayRef<int64_t>> perm = transpose.getPerm();
-    if (!perm || perm->empty() || (*perm)[0] != 0) {
-      why = "it moves dimension 0";
+    bool keeps = perm && static_cast<int64_t>(perm->size()) >= k;
+    for (int64_t i = 0; keeps && i < k; ++i)
+      keeps = (*perm)[i] == i;
+    if (!keeps) {
+      why = "it moves " + dims;
       return false;
     }
     return allRows();
   }
   if (isa<graph::ConcatOp>(op)) {
     auto axis = op->getAttrOfType<IntegerAttr>("axis");
-    if (!axis || normalize(axis.getInt(), rank) == 0) {
-      why = "it concatenates along dimension 0";
+    if (!axis || !axisPastRows(axis.getInt(), rank)) {
+      why = "it concatenates along " + dims;
       return false;
     }
     return allRows();
@@ -160,6 +196,14 @@ static int64_t elementBytes(Type type) {
   return bits == 1 ? 1 : bits / 8;
 }
 
+/// "[2, 3]" for reasons.
+static std::string shapeText(ArrayRef<int64_t> shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
 /// "Softmax_4 (graph.softmax)" for reasons.
 static std::string describe(Operation *op) {
   std::string node = strata::describeOp(op);
@@ -167,15 +211,12 @@ static std::string describe(Operation *op) {
   return node == name ? name : node + " (" + name + ")";
 }
 
-std::optional<strata::RowPlan>
-strata::planRows(func::FuncOp kernel, std::optional<int64_t> rowsPerBlock,
-                 std::string *whyNot) {
-  std::string unused;
-  std::string &why = whyNot ? *whyNot : unused;
-  if (!rowsPerBlock)
-    if (auto recorded =
-            kernel->getAttrOfType<IntegerAttr>("strata.parallel_block"))
-      rowsPerBlock = recorded.getInt();
+/// The split with the rows the first `k` dimensions of the kernel's first
+/// result, collapsed; see planRows.
+static std::optional<strata::RowPlan>
+planRowsFor(func::FuncOp kernel, int64_t k, std::optional<int64_t> rowsPerBlock,
+            std::string &why) {
+  using strata::RowPlan;
   Block &body = kernel.getBody().front();
   Operation *ret = body.getTerminator();
   if (ret->getNumOperands() == 0) {
@@ -187,19 +228,29 @@ strata::planRows(func::FuncOp kernel, std::optional<int64_t> rowsPerBlock,
     why = "the kernel's first result is a scalar (no rows)";
     return std::nullopt;
   }
-  if (first.getDimSize(0) < 2) {
-    why = "the kernel's first result has " +
-          std::to_string(first.getDimSize(0)) +
-          " row (dimension 0); a split needs at least 2";
+  if (first.getRank() < k) {
+    why =
+        "the kernel's first result has rank " + std::to_string(first.getRank());
     return std::nullopt;
   }
   RowPlan plan;
-  plan.rows = first.getDimSize(0);
-  std::string rowsText = std::to_string(plan.rows) + " rows";
+  plan.dims = k;
+  plan.lead.assign(first.getShape().begin(), first.getShape().begin() + k);
+  plan.rows = 1;
+  for (int64_t d : plan.lead)
+    plan.rows *= d;
+  if (plan.rows < 2) {
+    why = "the kernel's first result has " + std::to_string(plan.rows) +
+          " row (dimension 0); a split needs at least 2";
+    return std::nullopt;
+  }
+  std::string rowsText =
+      std::to_string(plan.rows) + " rows" +
+      (k == 1 ? "" : " (dimensions 0 to " + std::to_string(k - 1) + ")");
   llvm::DenseSet<Value> whole;
   auto isRowValue = [&](Value v) {
     auto type = staticTensor(v);
-    return type && type.getRank() >= 1 && type.getDimSize(0) == plan.rows;
+    return type && hasLead(type.getShape(), plan.lead);
   };
   for (Operation &op : body.without_terminator()) {
     if (op.getNumRegions() != 0) {
@@ -219,11 +270,14 @@ strata::planRows(func::FuncOp kernel, std::optional<int64_t> rowsPerBlock,
                    ? "has dimension 0 of " + std::to_string(type.getDimSize(0))
                    : std::string("is a scalar")) +
               ", not the kernel's " + rowsText;
+        if (k > 1 && type && type.getRank() >= 1)
+          why = describe(&op) + "'s result " + shapeText(type.getShape()) +
+                " does not start with the rows " + shapeText(plan.lead);
         return std::nullopt;
       }
     SmallVector<Use> uses;
     std::string opWhy;
-    if (!classify(&op, plan.rows, uses, opWhy) ||
+    if (!classify(&op, plan.lead, uses, opWhy) ||
         uses.size() != op.getNumOperands()) {
       why = describe(&op) + " does not keep rows independent: " + opWhy;
       return std::nullopt;
@@ -264,18 +318,24 @@ strata::planRows(func::FuncOp kernel, std::optional<int64_t> rowsPerBlock,
   for (Value v : plan.rowValues)
     rowElements =
         std::max(rowElements, staticTensor(v).getNumElements() / plan.rows);
+  // A block lies within dimension k - 1, so that it is a box: [1, ..., 1,
+  // block, rest...].
+  int64_t inner = plan.lead.back();
   if (rowsPerBlock) {
-    if (*rowsPerBlock < 1 || plan.rows % *rowsPerBlock != 0) {
-      why = std::to_string(*rowsPerBlock) +
-            " rows per block does not divide the kernel's " + rowsText;
+    if (*rowsPerBlock < 1 || inner % *rowsPerBlock != 0) {
+      why = std::to_string(*rowsPerBlock) + " rows per block does not divide " +
+            (k == 1
+                 ? "the kernel's " + rowsText
+                 : "dimension " + std::to_string(k - 1) + " (" +
+                       std::to_string(inner) + ") of the kernel's " + rowsText);
       return std::nullopt;
     }
     plan.block = *rowsPerBlock;
     plan.source = "forced";
   } else {
     plan.block = plan.rows;
-    for (int64_t d = 1; d < plan.rows; ++d)
-      if (plan.rows % d == 0 && d * rowElements >= kMinBlockElements) {
+    for (int64_t d = 1; d <= inner && d < plan.rows; ++d)
+      if (inner % d == 0 && d * rowElements >= kMinBlockElements) {
         plan.block = d;
         break;
       }
@@ -289,6 +349,8 @@ strata::planRows(func::FuncOp kernel, std::optional<int64_t> rowsPerBlock,
     plan.source = "heuristic: the fewest rows per block that hold at least " +
                   std::to_string(kMinBlockElements) + " elements, at " +
                   std::to_string(rowElements) + " per row";
+    if (k > 1)
+      plan.source += ", rows over dimensions 0 to " + std::to_string(k - 1);
   }
 
   auto stride = [&](Value v) -> int64_t {
@@ -305,11 +367,47 @@ strata::planRows(func::FuncOp kernel, std::optional<int64_t> rowsPerBlock,
   return plan;
 }
 
+std::optional<strata::RowPlan>
+strata::planRows(func::FuncOp kernel, std::optional<int64_t> rowsPerBlock,
+                 std::string *whyNot, std::optional<int64_t> leadingDims) {
+  std::string unused;
+  std::string &why = whyNot ? *whyNot : unused;
+  if (!rowsPerBlock)
+    if (auto recorded =
+            kernel->getAttrOfType<IntegerAttr>("strata.parallel_block")) {
+      rowsPerBlock = recorded.getInt();
+      if (auto dims =
+              kernel->getAttrOfType<IntegerAttr>("strata.parallel_dims"))
+        leadingDims = dims.getInt();
+    }
+  // A forced block counts rows of dimension 0 unless its dimensions are
+  // given with it.
+  if (leadingDims || rowsPerBlock)
+    return planRowsFor(kernel, leadingDims.value_or(1), rowsPerBlock, why);
+  // Otherwise the most leading dimensions that split: a batch-1
+  // transformer's [1, S, D] kernels then split over S, an attention's
+  // [B, H, S, S] softmax over B * H * S rows.
+  Block &body = kernel.getBody().front();
+  Operation *ret = body.getTerminator();
+  int64_t maxDims = 1;
+  if (ret->getNumOperands())
+    if (auto first = staticTensor(ret->getOperand(0)))
+      maxDims = std::max<int64_t>(1, first.getRank());
+  for (int64_t k = maxDims; k > 1; --k) {
+    std::string ignored;
+    if (std::optional<RowPlan> plan = planRowsFor(kernel, k, {}, ignored))
+      return plan;
+  }
+  return planRowsFor(kernel, 1, {}, why);
+}
+
 void strata::applyRowPlan(func::FuncOp kernel, const RowPlan &plan) {
   auto shrink = [&](Value v) {
     auto type = cast<RankedTensorType>(v.getType());
     SmallVector<int64_t> shape(type.getShape());
-    shape[0] = plan.block;
+    for (int64_t i = 0; i + 1 < plan.dims; ++i)
+      shape[i] = 1;
+    shape[plan.dims - 1] = plan.block;
     v.setType(type.clone(shape));
   };
   for (Value v : plan.rowValues)

@@ -2,11 +2,12 @@
 //
 // A generated kernel is "row-parallel" when every value it computes has the
 // same leading dimension D0 and row i of each result depends only on row i
-// of the inputs that have rows (the others, like a matmul's weight or a
-// broadcast bias, are read whole). Such a kernel is compiled for a block of
-// R rows and its wrapper walks blocks [begin, end) of the D0 / R the
-// runtime's `parallel` extent splits over threads, advancing each row input
-// and output by R rows per block.
+// of the inputs that have rows (or, more generally, the same leading
+// dimensions D0..Dk-1, whose index tuples are the rows) (the others, like a
+// matmul's weight or a broadcast bias, are read whole). Such a kernel is
+// compiled for a block of R rows and its wrapper walks blocks [begin, end) of
+// the D0 / R the runtime's `parallel` extent splits over threads, advancing
+// each row input and output by R rows per block.
 //
 // R is the heuristic's (the fewest rows giving a block kMinBlockElements
 // elements of its largest row value) unless the caller forces it: the
@@ -27,7 +28,12 @@
 namespace strata {
 
 struct RowPlan {
-  /// The leading dimension and the rows per block (a divisor of it).
+  /// The rows: the first `dims` dimensions of every row value (`lead`),
+  /// collapsed; `rows` is their product. A block holds `block` rows, a
+  /// divisor of the last of those dimensions, so that a block is the box
+  /// [1, ..., 1, block, rest...] of each row value.
+  int64_t dims = 1;
+  llvm::SmallVector<int64_t> lead;
   int64_t rows = 0;
   int64_t block = 0;
   /// Values (block arguments and op results) that have rows.
@@ -43,15 +49,18 @@ struct RowPlan {
 };
 
 /// The row split of a codegen kernel. `rowsPerBlock` forces the block (it
-/// must divide the rows; equal to them: one block); without it, the
-/// kernel's `strata.parallel_block` attribute does when present, else the
-/// heuristic decides. Returns nullopt when the kernel's rows are not
-/// independent, when the heuristic finds it too small to be worth
-/// splitting, or when the forced block does not divide the rows; `whyNot`
-/// (when given) then says why in a sentence.
+/// must divide the last rows dimension) over `leadingDims` leading
+/// dimensions (1 when not given); without it, the kernel's
+/// `strata.parallel_block` and `strata.parallel_dims` attributes do when
+/// present, else the heuristic decides, over the most leading dimensions
+/// that split. Returns nullopt when the kernel's rows are not independent,
+/// when the heuristic finds it too small to be worth splitting, or when the
+/// forced block does not divide the rows; `whyNot` (when given) then says
+/// why in a sentence.
 std::optional<RowPlan> planRows(mlir::func::FuncOp kernel,
                                 std::optional<int64_t> rowsPerBlock = {},
-                                std::string *whyNot = nullptr);
+                                std::string *whyNot = nullptr,
+                                std::optional<int64_t> leadingDims = {});
 
 /// Rewrites the kernel's types (arguments, results, every row value) from
 /// `plan.rows` to `plan.block` rows.

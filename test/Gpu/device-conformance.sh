@@ -71,6 +71,8 @@ run)
   ./bin/strata-run-cases --help >/dev/null 2>&1 ||
     export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:$PWD/compat
   nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv
+  # shellcheck source=../../bench/gpu/find-cublaslt.sh
+  . "$here/../../bench/gpu/find-cublaslt.sh"
   suites=()
   for suite in data/*; do suites+=("$suite"); done
   echo "== all cases"

@@ -9,7 +9,8 @@
 // the device (one allocation each) and copies the constants once. A run
 // copies the inputs in, launches the steps in plan order on the session's
 // stream (or replays the CUDA graph captured from them), copies the outputs
-// out and synchronizes once.
+// out and synchronizes once. Library steps ("cublaslt.matmul") run on the
+// same stream, inside the same graph, with one workspace per session.
 //
 // Every driver call runs with the session's context pushed on the calling
 // thread and popped again, so the caller's own current context is left as
@@ -19,12 +20,16 @@
 
 #include "CudaDriver.h"
 #include "CudaExecutor.h"
+#if STRATA_HAVE_CUBLASLT
+#include "CublasLt.h"
+#endif
 
 #include <algorithm>
 #include <climits>
 #include <cstring>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 
@@ -40,6 +45,10 @@ using cuda::errorText;
 constexpr uint64_t kDeviceAlign = 256;
 /// Generated kernels may assume 64-byte aligned buffers, as on the CPU.
 constexpr uint64_t kKernelAlign = 64;
+/// cuBLASLt's workspace: NVIDIA recommends 32 MiB on Hopper.
+constexpr uint64_t kLtWorkspaceBytes = 32ull << 20;
+/// The library kernel the CUDA executor runs (CublasLt.h).
+constexpr const char *kLtMatmul = "cublaslt.matmul";
 
 uint64_t alignUp(uint64_t value, uint64_t align) {
   return (value + align - 1) / align * align;
@@ -71,9 +80,13 @@ private:
   const Driver &d_;
 };
 
-/// One kernel step, ready to launch.
+/// One step, ready to launch: a kernel (`function`) or a cuBLASLt product
+/// (`lt`).
 struct Launch {
   CUfunction function = nullptr;
+#if STRATA_HAVE_CUBLASLT
+  std::unique_ptr<cuda::LtMatmul> lt;
+#endif
   unsigned grid[3] = {1, 1, 1};
   unsigned block[3] = {1, 1, 1};
   unsigned sharedBytes = 0;
@@ -110,9 +123,11 @@ private:
   void loadImage();
   void resolveKernels();
   void allocate();
+  void prepareLibrarySteps();
   void release() noexcept;
 
-  CUresult launch(const Launch &l) const;
+  /// Enqueues step `index`; "" on success, else "<call> failed with ...".
+  std::string launch(size_t index) const;
   void launchAll(std::vector<double> *stepTimes);
   bool captureGraph();
 
@@ -131,8 +146,11 @@ private:
   /// Device address of every buffer of the module.
   std::vector<CUdeviceptr> address_;
   std::vector<LaunchShape> shapes_;
-  /// Per step; only Kernel steps exist on this target.
+  /// Per step.
   std::vector<Launch> launches_;
+  /// cuBLASLt's handle and workspace, when the plan has library steps.
+  void *ltHandle_ = nullptr;
+  CUdeviceptr ltWorkspace_ = 0;
   bool useGraph_ = true;
   CUgraph graph_ = nullptr;
   CUgraphExec graphExec_ = nullptr;
@@ -172,10 +190,36 @@ void CudaSession::checkPlan() {
   for (size_t i = 0; i < m.steps().size(); ++i) {
     const Step &step = m.steps()[i];
     std::string who = step.describe(i);
-    if (step.kind == StepKind::Library)
-      failPlan(who + " calls library kernel '" + step.name +
-               "', but the module targets 'cuda', whose executor runs "
-               "generated kernels only");
+    auto checkBuffer = [&](uint32_t id) {
+      const BufferInfo &b = m.buffers()[id];
+      for (int64_t d : b.shape)
+        if (d < 0)
+          failPlan(who + " runs on the GPU for static shapes, but buffer " +
+                   std::to_string(id) + " has shape " + shapeToString(b.shape));
+      if (b.kind == BufferKind::Arena && b.offset % kKernelAlign != 0)
+        failPlan(who +
+                 " runs on the GPU, which needs 64-byte aligned buffers, but "
+                 "buffer " +
+                 std::to_string(id) + " is at arena offset " +
+                 std::to_string(b.offset));
+    };
+    for (uint32_t id : step.inputs)
+      checkBuffer(id);
+    for (uint32_t id : step.outputs)
+      checkBuffer(id);
+    if (step.kind == StepKind::Library) {
+      if (step.name != kLtMatmul)
+        failPlan(who + " calls library kernel '" + step.name +
+                 "', but the module targets 'cuda', whose executor runs "
+                 "generated kernels and " +
+                 kLtMatmul);
+#if !STRATA_HAVE_CUBLASLT
+      failPlan(who + " calls " + kLtMatmul +
+               ", but this runtime was built without cublasLt.h (the CUDA "
+               "toolkit's), so it cannot run cuBLASLt steps");
+#endif
+      continue;
+    }
     hasKernels = true;
     LaunchShape &shape = shapes_[i];
     auto dims = [&](const char *key, unsigned *out) {
@@ -206,25 +250,6 @@ void CudaSession::checkPlan() {
         failPlan(who + ": attribute 'shared_bytes' must be one integer >= 0");
       shape.sharedBytes = static_cast<unsigned>(a.ints[0]);
     }
-    auto checkBuffer = [&](uint32_t id) {
-      const BufferInfo &b = m.buffers()[id];
-      for (int64_t d : b.shape)
-        if (d < 0)
-          failPlan(who +
-                   " is a generated kernel for static shapes, but "
-                   "buffer " +
-                   std::to_string(id) + " has shape " + shapeToString(b.shape));
-      if (b.kind == BufferKind::Arena && b.offset % kKernelAlign != 0)
-        failPlan(who +
-                 " is a generated kernel, which needs 64-byte aligned "
-                 "buffers, but buffer " +
-                 std::to_string(id) + " is at arena offset " +
-                 std::to_string(b.offset));
-    };
-    for (uint32_t id : step.inputs)
-      checkBuffer(id);
-    for (uint32_t id : step.outputs)
-      checkBuffer(id);
   }
   if (hasKernels && !m.gpuCubin() && !m.gpuPtx())
     failPlan("has generated-kernel steps but no GPU code (the module has "
@@ -264,6 +289,7 @@ void CudaSession::initialize() {
   loadImage();
   resolveKernels();
   allocate();
+  prepareLibrarySteps();
 }
 
 void CudaSession::loadImage() {
@@ -353,6 +379,8 @@ void CudaSession::resolveKernels() {
   launches_.resize(m.steps().size());
   for (size_t i = 0; i < m.steps().size(); ++i) {
     const Step &step = m.steps()[i];
+    if (step.kind == StepKind::Library)
+      continue; // prepareLibrarySteps(), once the buffers exist
     std::string who = stepWhere(i);
     Launch &l = launches_[i];
     const LaunchShape &shape = shapes_[i];
@@ -545,6 +573,38 @@ void CudaSession::allocate() {
         prefix_ + ": copying its constants to the GPU");
 }
 
+/// cuBLASLt's handle, its workspace and each library step's descriptors and
+/// algorithm, chosen for the buffers the step runs on.
+void CudaSession::prepareLibrarySteps() {
+#if STRATA_HAVE_CUBLASLT
+  const Module &m = module_;
+  bool any = false;
+  for (const Step &step : m.steps())
+    any |= step.kind == StepKind::Library;
+  if (!any)
+    return;
+  const cuda::BlasLt &lt = cuda::blasLt();
+  std::string where = prefix_ + ": starting cuBLASLt (" + lt.path + ")";
+  cublasLtHandle_t handle = nullptr;
+  cublasStatus_t s = lt.cublasLtCreate(&handle);
+  if (s != CUBLAS_STATUS_SUCCESS)
+    throw Error(where + ": cublasLtCreate failed with " +
+                cuda::statusText(lt, s));
+  ltHandle_ = handle;
+  check(*d_, d_->cuMemAlloc(&ltWorkspace_, kLtWorkspaceBytes), "cuMemAlloc",
+        prefix_ + ": allocating cuBLASLt's workspace of " +
+            std::to_string(kLtWorkspaceBytes) + " bytes");
+  for (size_t i = 0; i < m.steps().size(); ++i) {
+    const Step &step = m.steps()[i];
+    if (step.kind != StepKind::Library)
+      continue;
+    launches_[i].lt =
+        std::make_unique<cuda::LtMatmul>(lt, handle, m, step, launches_[i].args,
+                                         kLtWorkspaceBytes, stepWhere(i));
+  }
+#endif
+}
+
 void CudaSession::release() noexcept {
   if (!d_ || !context_)
     return;
@@ -563,7 +623,12 @@ void CudaSession::release() noexcept {
         d.cuEventDestroy(e);
     if (image_)
       d.cuModuleUnload(image_);
-    for (CUdeviceptr p : {arena_, constants_, inputs_})
+#if STRATA_HAVE_CUBLASLT
+    launches_.clear(); // the cuBLASLt descriptors, before their handle
+    if (ltHandle_)
+      cuda::blasLt().cublasLtDestroy(static_cast<cublasLtHandle_t>(ltHandle_));
+#endif
+    for (CUdeviceptr p : {arena_, constants_, inputs_, ltWorkspace_})
       if (p)
         d.cuMemFree(p);
     if (staging_)
@@ -577,11 +642,24 @@ void CudaSession::release() noexcept {
   context_ = nullptr;
 }
 
-CUresult CudaSession::launch(const Launch &l) const {
-  return d_->cuLaunchKernel(l.function, l.grid[0], l.grid[1], l.grid[2],
-                            l.block[0], l.block[1], l.block[2], l.sharedBytes,
-                            stream_, const_cast<void **>(l.params.data()),
-                            nullptr);
+std::string CudaSession::launch(size_t index) const {
+  const Launch &l = launches_[index];
+#if STRATA_HAVE_CUBLASLT
+  if (l.lt) {
+    cublasStatus_t s = l.lt->run(ltWorkspace_, kLtWorkspaceBytes, stream_);
+    if (s == CUBLAS_STATUS_SUCCESS)
+      return {};
+    return "cublasLtMatmul (" + l.lt->summary() + ") failed with " +
+           cuda::statusText(cuda::blasLt(), s);
+  }
+#endif
+  CUresult r = d_->cuLaunchKernel(
+      l.function, l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1],
+      l.block[2], l.sharedBytes, stream_, const_cast<void **>(l.params.data()),
+      nullptr);
+  if (r == CUDA_SUCCESS)
+    return {};
+  return "cuLaunchKernel failed with " + errorText(*d_, r);
 }
 
 /// The steps one launch at a time; with `stepTimes`, each between two
@@ -598,7 +676,8 @@ void CudaSession::launchAll(std::vector<double> *stepTimes) {
     if (stepTimes)
       check(d, d.cuEventRecord(events_[2 * i], stream_), "cuEventRecord",
             stepWhere(i));
-    check(d, launch(launches_[i]), "cuLaunchKernel", stepWhere(i));
+    if (std::string error = launch(i); !error.empty())
+      throw Error(stepWhere(i) + ": " + error);
     if (!stepTimes)
       continue;
     check(d, d.cuEventRecord(events_[2 * i + 1], stream_), "cuEventRecord",
@@ -629,13 +708,12 @@ bool CudaSession::captureGraph() {
   if (r != CUDA_SUCCESS)
     return giveUp("cuStreamBeginCapture failed with " + errorText(d, r));
   for (size_t i = 0; i < launches_.size(); ++i) {
-    if ((r = launch(launches_[i])) != CUDA_SUCCESS) {
+    if (std::string error = launch(i); !error.empty()) {
       CUgraph partial = nullptr;
       d.cuStreamEndCapture(stream_, &partial);
       if (partial)
         d.cuGraphDestroy(partial);
-      return giveUp(module_.steps()[i].describe(i) +
-                    ": cuLaunchKernel failed with " + errorText(d, r));
+      return giveUp(module_.steps()[i].describe(i) + ": " + error);
     }
   }
   if ((r = d.cuStreamEndCapture(stream_, &graph_)) != CUDA_SUCCESS) {

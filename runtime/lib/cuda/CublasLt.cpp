@@ -1,0 +1,377 @@
+//===- CublasLt.cpp - cuBLASLt matrix products, loaded at run time -*- C++
+//-*-===//
+//
+// Loading cuBLASLt (as CudaDriver.cpp loads the driver: dlopen on first use,
+// the handle never closed) and running the "cublaslt.matmul" steps.
+//
+// Row-major operands in a column-major library: a row-major [R, C] matrix is
+// the column-major [C, R] matrix with the same bytes, its transpose. So the
+// row-major D = op(A) op(B) is computed as the column-major
+// D^T = op(B)^T op(A)^T: cuBLASLt's first operand is the step's B and its
+// second the step's A, each described as stored (rows and columns swapped)
+// with the transposition flag the step's trans_a / trans_b gives. D^T has N
+// rows, so cuBLASLt's bias vector (one value per row of its D) is the
+// model's bias over N, as ONNX's Gemm and MatMul + Add broadcast it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CublasLt.h"
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <vector>
+
+namespace strata::rt::cuda {
+
+namespace {
+
+struct Loaded {
+  BlasLt lt;
+  /// Empty when the library is usable; otherwise the message to throw.
+  std::string error;
+};
+
+Loaded load() {
+  Loaded out;
+  std::vector<std::string> candidates;
+  if (const char *path = std::getenv("STRATA_CUBLASLT"); path && *path)
+    candidates.push_back(path);
+  candidates.push_back("libcublasLt.so.13");
+  candidates.push_back("libcublasLt.so.12");
+  for (const char *var : {"CUDA_PATH", "CUDA_HOME"})
+    if (const char *dir = std::getenv(var); dir && *dir)
+      for (const char *so : {"libcublasLt.so.13", "libcublasLt.so.12"})
+        candidates.push_back(std::string(dir) + "/lib64/" + so);
+  for (const char *so : {"libcublasLt.so.13", "libcublasLt.so.12"})
+    candidates.push_back(std::string("/usr/local/cuda/lib64/") + so);
+
+  std::string tried;
+  void *library = nullptr;
+  for (const std::string &candidate : candidates) {
+    library = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (library) {
+      out.lt.path = candidate;
+      break;
+    }
+    const char *why = dlerror();
+    tried += "\n  " + candidate + ": " + (why ? why : "dlopen failed");
+  }
+  if (!library) {
+    out.error = "strata: the module's cublaslt.matmul steps need NVIDIA's "
+                "cuBLASLt (libcublasLt.so.13 or .so.12, from the CUDA "
+                "toolkit or the nvidia-cublas package); set STRATA_CUBLASLT "
+                "to its path. Tried:" +
+                tried;
+    return out;
+  }
+  std::string missing;
+#define STRATA_CUBLASLT_RESOLVE(fn)                                            \
+  out.lt.fn = reinterpret_cast<decltype(out.lt.fn)>(dlsym(library, #fn));      \
+  if (!out.lt.fn)                                                              \
+    missing += (missing.empty() ? "" : ", ") + std::string(#fn);
+  STRATA_CUBLASLT_FUNCTIONS(STRATA_CUBLASLT_RESOLVE)
+#undef STRATA_CUBLASLT_RESOLVE
+  if (!missing.empty()) {
+    out.error = "strata: " + out.lt.path + " lacks the cuBLASLt entry points " +
+                missing + " (a cuBLASLt older than 12.0?)";
+    return out;
+  }
+  out.lt.version = out.lt.cublasLtGetVersion();
+  if (out.lt.version < 120000)
+    out.error = "strata: " + out.lt.path + " is cuBLASLt " +
+                std::to_string(out.lt.version) +
+                "; cublaslt.matmul steps need 12.0 or newer";
+  return out;
+}
+
+cudaDataType_t dataType(DType type) {
+  switch (type) {
+  case DType::F32:
+    return CUDA_R_32F;
+  case DType::F16:
+    return CUDA_R_16F;
+  default:
+    return CUDA_R_16BF;
+  }
+}
+
+/// The largest power of two up to 256 dividing `value` (0 divides all).
+uint32_t alignmentOf(uint64_t value) {
+  uint32_t align = 256;
+  while (align > 1 && value % align)
+    align /= 2;
+  return align;
+}
+
+int64_t product(const std::vector<int64_t> &dims, size_t count) {
+  int64_t p = 1;
+  for (size_t i = 0; i < count; ++i)
+    p *= dims[i];
+  return p;
+}
+
+/// The batch dimensions (all but the last two) without leading ones.
+std::vector<int64_t> batchDims(const std::vector<int64_t> &shape) {
+  std::vector<int64_t> dims(shape.begin(), shape.end() - 2);
+  size_t first = 0;
+  while (first < dims.size() && dims[first] == 1)
+    ++first;
+  return std::vector<int64_t>(dims.begin() + first, dims.end());
+}
+
+} // namespace
+
+const BlasLt &blasLt() {
+  static const Loaded loaded = load();
+  if (!loaded.error.empty())
+    throw Error(loaded.error);
+  return loaded.lt;
+}
+
+std::string statusText(const BlasLt &lt, cublasStatus_t status) {
+  const char *name = lt.cublasLtGetStatusName(status);
+  const char *text = lt.cublasLtGetStatusString(status);
+  return std::string(name ? name : "CUBLAS_STATUS_?") + " (" +
+         (text ? text : "unknown status") + ")";
+}
+
+LtMatmul::LtMatmul(const BlasLt &lt, cublasLtHandle_t handle,
+                   const Module &module, const Step &step,
+                   const std::vector<CUdeviceptr> &pointers,
+                   size_t workspaceBytes, const std::string &who)
+    : lt_(lt), handle_(handle) {
+  auto fail = [&](const std::string &what) -> void {
+    throw Error(who + ": " + what);
+  };
+  auto intAttr = [&](const char *key, int64_t fallback) {
+    for (const Attribute &a : step.attributes)
+      if (a.key == key) {
+        if (a.ints.size() != 1 || (a.ints[0] != 0 && a.ints[0] != 1))
+          fail(std::string("attribute '") + key + "' must be 0 or 1");
+        return a.ints[0];
+      }
+    return fallback;
+  };
+  auto floatAttr = [&](const char *key, double fallback) {
+    for (const Attribute &a : step.attributes)
+      if (a.key == key) {
+        if (a.floats.size() != 1)
+          fail(std::string("attribute '") + key + "' must be one float");
+        return a.floats[0];
+      }
+    return fallback;
+  };
+  std::string activation;
+  for (const Attribute &a : step.attributes)
+    if (a.key == "activation")
+      activation = a.str;
+  bool transA = intAttr("trans_a", 0), transB = intAttr("trans_b", 0);
+  bool hasBias = intAttr("has_bias", 0), hasC = intAttr("has_c", 0);
+  alpha_ = static_cast<float>(floatAttr("alpha", 1.0));
+  beta_ = hasC ? static_cast<float>(floatAttr("beta", 1.0)) : 0.0f;
+  if (activation != "" && activation != "relu" && activation != "gelu_tanh")
+    fail("activation '" + activation +
+         "' is not one of cuBLASLt's epilogues (relu, gelu_tanh)");
+  size_t expected = 2 + hasBias + hasC;
+  if (step.inputs.size() != expected || step.outputs.size() != 1 ||
+      pointers.size() != expected + 1)
+    fail("cublaslt.matmul takes A, B" +
+         std::string(hasBias ? ", the bias" : "") + (hasC ? ", C" : "") +
+         " and one output; the step has " + std::to_string(step.inputs.size()) +
+         " inputs and " + std::to_string(step.outputs.size()) + " outputs");
+
+  const auto &buffers = module.buffers();
+  const BufferInfo &a = buffers[step.inputs[0]];
+  const BufferInfo &b = buffers[step.inputs[1]];
+  const BufferInfo &d = buffers[step.outputs[0]];
+  DType type = d.dtype;
+  if (type != DType::F32 && type != DType::F16 && type != DType::BF16)
+    fail(std::string("cublaslt.matmul computes f32, f16 or bf16, not ") +
+         dtypeName(type));
+  for (uint32_t id : step.inputs)
+    if (buffers[id].dtype != type)
+      fail(std::string("every operand must be ") + dtypeName(type) +
+           "; buffer " + std::to_string(id) + " is " +
+           dtypeName(buffers[id].dtype));
+  if (a.shape.size() < 2 || b.shape.size() < 2 || d.shape.size() < 2)
+    fail("A, B and the output must be matrices or batches of them; their "
+         "shapes are " +
+         shapeToString(a.shape) + ", " + shapeToString(b.shape) + " and " +
+         shapeToString(d.shape));
+  size_t ra = a.shape.size(), rb = b.shape.size(), rd = d.shape.size();
+  int64_t m = a.shape[ra - (transA ? 1 : 2)],
+          k = a.shape[ra - (transA ? 2 : 1)];
+  int64_t kb = b.shape[rb - (transB ? 1 : 2)],
+          n = b.shape[rb - (transB ? 2 : 1)];
+  if (k != kb || d.shape[rd - 2] != m || d.shape[rd - 1] != n || !m || !n || !k)
+    fail("shapes " + shapeToString(a.shape) + (transA ? "^T" : "") + " x " +
+         shapeToString(b.shape) + (transB ? "^T" : "") + " -> " +
+         shapeToString(d.shape) + " are not a non-empty matrix product");
+
+  // Every operand's batch is the output's or absent.
+  int64_t batch = product(d.shape, rd - 2);
+  std::vector<int64_t> outBatch = batchDims(d.shape);
+  auto batchStride = [&](const BufferInfo &x, const char *what) -> int64_t {
+    std::vector<int64_t> dims = batchDims(x.shape);
+    if (dims.empty())
+      return 0;
+    if (dims != outBatch)
+      fail(std::string(what) + "'s batch dimensions in " +
+           shapeToString(x.shape) + " neither match the output's " +
+           shapeToString(d.shape) + " nor are absent");
+    return x.shape[x.shape.size() - 2] * x.shape[x.shape.size() - 1];
+  };
+  int64_t strideA = batchStride(a, "A"), strideB = batchStride(b, "B");
+  size_t next = 2;
+  CUdeviceptr bias = 0;
+  if (hasBias) {
+    const BufferInfo &x = buffers[step.inputs[next]];
+    if (numElements(x.shape) != n || (!x.shape.empty() && x.shape.back() != n))
+      fail("the bias " + shapeToString(x.shape) + " must hold N = " +
+           std::to_string(n) + " values along the last dimension");
+    bias = pointers[next++];
+  }
+  int64_t strideC = 0;
+  if (hasC) {
+    const BufferInfo &x = buffers[step.inputs[next]];
+    if (x.shape.size() < 2 || x.shape[x.shape.size() - 2] != m ||
+        x.shape.back() != n)
+      fail("C " + shapeToString(x.shape) + " must be [..., " +
+           std::to_string(m) + ", " + std::to_string(n) + "]");
+    strideC = batchStride(x, "C");
+    c_ = pointers[next++];
+  }
+  a_ = pointers[1]; // the step's B
+  b_ = pointers[0]; // the step's A
+  d_ = pointers.back();
+  if (!hasC)
+    c_ = d_; // beta is 0: cuBLASLt reads nothing there.
+
+  auto check = [&](cublasStatus_t s, const char *call) {
+    if (s != CUBLAS_STATUS_SUCCESS)
+      fail(std::string(call) + " failed with " + statusText(lt_, s));
+  };
+  cudaDataType_t dt = dataType(type);
+  check(lt_.cublasLtMatmulDescCreate(&desc_, CUBLAS_COMPUTE_32F, CUDA_R_32F),
+        "cublasLtMatmulDescCreate");
+  cublasOperation_t opA = transB ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasOperation_t opB = transA ? CUBLAS_OP_T : CUBLAS_OP_N;
+  check(lt_.cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSA,
+                                           &opA, sizeof(opA)),
+        "cublasLtMatmulDescSetAttribute");
+  check(lt_.cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSB,
+                                           &opB, sizeof(opB)),
+        "cublasLtMatmulDescSetAttribute");
+  uint32_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
+  if (activation == "relu")
+    epilogue = hasBias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
+  else if (activation == "gelu_tanh")
+    epilogue = hasBias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
+  else if (hasBias)
+    epilogue = CUBLASLT_EPILOGUE_BIAS;
+  check(lt_.cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_EPILOGUE,
+                                           &epilogue, sizeof(epilogue)),
+        "cublasLtMatmulDescSetAttribute");
+  if (hasBias) {
+    const void *biasPointer = reinterpret_cast<const void *>(bias);
+    check(lt_.cublasLtMatmulDescSetAttribute(desc_,
+                                             CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+                                             &biasPointer, sizeof(biasPointer)),
+          "cublasLtMatmulDescSetAttribute");
+  }
+
+  // The stored matrices, column-major (see the file comment).
+  auto layout = [&](cublasLtMatrixLayout_t *out, int64_t rows, int64_t cols,
+                    int64_t stride) {
+    check(lt_.cublasLtMatrixLayoutCreate(out, dt, rows, cols, rows),
+          "cublasLtMatrixLayoutCreate");
+    if (batch == 1)
+      return;
+    int32_t count = static_cast<int32_t>(batch);
+    check(lt_.cublasLtMatrixLayoutSetAttribute(
+              *out, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)),
+          "cublasLtMatrixLayoutSetAttribute");
+    check(lt_.cublasLtMatrixLayoutSetAttribute(
+              *out, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride,
+              sizeof(stride)),
+          "cublasLtMatrixLayoutSetAttribute");
+  };
+  if (batch > INT32_MAX)
+    fail("a batch of " + std::to_string(batch) +
+         " matrices exceeds cuBLASLt's limit");
+  // cuBLASLt's A is the step's B, and its B the step's A.
+  layout(&layoutA_, transB ? k : n, transB ? n : k, strideB);
+  layout(&layoutB_, transA ? m : k, transA ? k : m, strideA);
+  layout(&layoutD_, n, m, m * n);
+  layout(&layoutC_, n, m, hasC ? strideC : m * n);
+
+  // The heuristic's choice for these buffers' alignment (its default
+  // assumes 256 bytes, which arena buffers and batch strides need not have).
+  size_t element = dtypeSize(type);
+  auto align = [&](CUdeviceptr p, int64_t stride) {
+    return std::min(alignmentOf(p), alignmentOf(uint64_t(stride) * element));
+  };
+  cublasLtMatmulPreference_t preference = nullptr;
+  check(lt_.cublasLtMatmulPreferenceCreate(&preference),
+        "cublasLtMatmulPreferenceCreate");
+  uint64_t maxWorkspace = workspaceBytes;
+  uint32_t alignments[4] = {align(a_, strideB), align(b_, strideA),
+                            align(c_, hasC ? strideC : m * n),
+                            align(d_, m * n)};
+  cublasStatus_t s = lt_.cublasLtMatmulPreferenceSetAttribute(
+      preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &maxWorkspace,
+      sizeof(maxWorkspace));
+  const cublasLtMatmulPreferenceAttributes_t alignKeys[4] = {
+      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
+      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
+      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
+  for (int i = 0; i < 4 && s == CUBLAS_STATUS_SUCCESS; ++i)
+    s = lt_.cublasLtMatmulPreferenceSetAttribute(
+        preference, alignKeys[i], &alignments[i], sizeof(alignments[i]));
+  cublasLtMatmulHeuristicResult_t result{};
+  int found = 0;
+  if (s == CUBLAS_STATUS_SUCCESS)
+    s = lt_.cublasLtMatmulAlgoGetHeuristic(handle_, desc_, layoutA_, layoutB_,
+                                           layoutC_, layoutD_, preference, 1,
+                                           &result, &found);
+  lt_.cublasLtMatmulPreferenceDestroy(preference);
+
+  summary_ = std::string(dtypeName(type)) + " " +
+             (batch > 1 ? std::to_string(batch) + " x " : "") +
+             std::to_string(m) + "x" + std::to_string(k) + "x" +
+             std::to_string(n);
+  std::string extras = std::string(hasBias ? "bias" : "") +
+                       (hasC ? std::string(hasBias ? "+" : "") + "C" : "") +
+                       (activation.empty() ? "" : "+" + activation);
+  if (!extras.empty())
+    summary_ += ", " + (extras[0] == '+' ? extras.substr(1) : extras);
+  if (s != CUBLAS_STATUS_SUCCESS)
+    fail("choosing a cuBLASLt algorithm for " + summary_ +
+         ": cublasLtMatmulAlgoGetHeuristic failed with " + statusText(lt_, s));
+  if (found < 1)
+    fail("cuBLASLt has no algorithm for " + summary_ +
+         " with these alignments (A " + std::to_string(alignments[1]) + ", B " +
+         std::to_string(alignments[0]) + " bytes)");
+  algo_ = result.algo;
+}
+
+LtMatmul::~LtMatmul() {
+  for (cublasLtMatrixLayout_t l : {layoutA_, layoutB_, layoutC_, layoutD_})
+    if (l)
+      lt_.cublasLtMatrixLayoutDestroy(l);
+  if (desc_)
+    lt_.cublasLtMatmulDescDestroy(desc_);
+}
+
+cublasStatus_t LtMatmul::run(CUdeviceptr workspace, size_t workspaceBytes,
+                             CUstream stream) const {
+  auto ptr = [](CUdeviceptr p) { return reinterpret_cast<void *>(p); };
+  return lt_.cublasLtMatmul(handle_, desc_, &alpha_, ptr(a_), layoutA_, ptr(b_),
+                            layoutB_, &beta_, ptr(c_), layoutC_, ptr(d_),
+                            layoutD_, &algo_, ptr(workspace), workspaceBytes,
+                            reinterpret_cast<cudaStream_t>(stream));
+}
+
+} // namespace strata::rt::cuda

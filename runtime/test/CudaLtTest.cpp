@@ -1,0 +1,265 @@
+//===- CudaLtTest.cpp - cuBLASLt library steps on the GPU -------*- C++ -*-===//
+//
+// "cublaslt.matmul" steps (runtime/lib/cuda/CublasLt.h) in modules built
+// here, run on the GPU and checked against a float64 product computed on the
+// host from the same (rounded) inputs: every type, both transpositions, the
+// bias, the C input with alpha and beta, ReLU and tanh-GELU, broadcast
+// batches, several runs (the CUDA graph replays), and the errors for steps
+// that break the contract. Skipped without a GPU.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TestModules.h"
+
+#include "strata/Runtime/Cuda.h"
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+using namespace strata::rt;
+using namespace strata::rt::test;
+using ::testing::HasSubstr;
+
+namespace {
+
+#define REQUIRE_GPU()                                                          \
+  do {                                                                         \
+    std::string why;                                                           \
+    if (!cudaAvailable(&why))                                                  \
+      GTEST_SKIP() << why;                                                     \
+  } while (0)
+
+uint16_t toBf16(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  bits += 0x7fff + ((bits >> 16) & 1); // round to nearest even
+  return static_cast<uint16_t>(bits >> 16);
+}
+float fromBf16(uint16_t h) {
+  uint32_t bits = uint32_t(h) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+/// Values of `type` (held as floats, exactly representable) and their bytes.
+struct Data {
+  std::vector<float> values;
+  Tensor tensor;
+};
+
+Data make(DType type, std::vector<int64_t> shape, std::mt19937 &rng) {
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  Data d;
+  d.tensor = Tensor::zeros(type, shape);
+  size_t n = static_cast<size_t>(numElements(shape));
+  d.values.resize(n);
+  auto *bytes = static_cast<uint8_t *>(d.tensor.rawData());
+  for (size_t i = 0; i < n; ++i) {
+    float v = normal(rng);
+    if (type == DType::F32) {
+      std::memcpy(bytes + 4 * i, &v, 4);
+    } else if (type == DType::BF16) {
+      uint16_t h = toBf16(v);
+      v = fromBf16(h);
+      std::memcpy(bytes + 2 * i, &h, 2);
+    } else {
+      _Float16 h = static_cast<_Float16>(v);
+      v = static_cast<float>(h);
+      std::memcpy(bytes + 2 * i, &h, 2);
+    }
+    d.values[i] = v;
+  }
+  return d;
+}
+
+float valueAt(const Tensor &t, size_t i) {
+  const auto *bytes = static_cast<const uint8_t *>(t.rawData());
+  if (t.dtype() == DType::F32) {
+    float v;
+    std::memcpy(&v, bytes + 4 * i, 4);
+    return v;
+  }
+  uint16_t h;
+  std::memcpy(&h, bytes + 2 * i, 2);
+  if (t.dtype() == DType::BF16)
+    return fromBf16(h);
+  _Float16 x;
+  std::memcpy(&x, &h, 2);
+  return static_cast<float>(x);
+}
+
+struct Case {
+  DType type = DType::F32;
+  std::vector<int64_t> a, b; // as stored (transposed when trans_*)
+  bool transA = false, transB = false;
+  bool bias = false;
+  std::vector<int64_t> c; // empty: no C
+  double alpha = 1, beta = 1;
+  std::string activation;
+};
+
+/// The batch (product of all but the last two dims) or 1.
+int64_t batchOf(const std::vector<int64_t> &s) {
+  int64_t p = 1;
+  for (size_t i = 0; i + 2 < s.size(); ++i)
+    p *= s[i];
+  return p;
+}
+
+void runCase(const Case &k, double tolerance) {
+  std::mt19937 rng(42);
+  size_t ra = k.a.size(), rb = k.b.size();
+  int64_t m = k.a[ra - (k.transA ? 1 : 2)], kk = k.a[ra - (k.transA ? 2 : 1)];
+  int64_t n = k.b[rb - (k.transB ? 2 : 1)];
+  // The output's batch is the longer operand's.
+  std::vector<int64_t> out =
+      (ra >= rb ? std::vector<int64_t>(k.a.begin(), k.a.end() - 2)
+                : std::vector<int64_t>(k.b.begin(), k.b.end() - 2));
+  out.push_back(m);
+  out.push_back(n);
+  Data a = make(k.type, k.a, rng), b = make(k.type, k.b, rng);
+  Data bias = make(k.type, {n}, rng);
+  Data c = make(k.type, k.c.empty() ? std::vector<int64_t>{1} : k.c, rng);
+
+  ModuleBuilder builder;
+  builder.setTarget("cuda");
+  Step step;
+  step.kind = StepKind::Library;
+  step.name = "cublaslt.matmul";
+  step.sourceNodes = {"MatMul_0"};
+  step.inputs = {builder.addInput("a", k.type, k.a),
+                 builder.addConstant(b.tensor)};
+  if (k.bias)
+    step.inputs.push_back(builder.addConstant(bias.tensor));
+  if (!k.c.empty())
+    step.inputs.push_back(builder.addInput("c", k.type, k.c));
+  uint32_t y = builder.addArenaBuffer(k.type, out);
+  step.outputs = {y};
+  step.attributes = {
+      {"trans_a", {k.transA}, {}, ""},     {"trans_b", {k.transB}, {}, ""},
+      {"has_bias", {k.bias}, {}, ""},      {"has_c", {!k.c.empty()}, {}, ""},
+      {"alpha", {}, {k.alpha}, ""},        {"beta", {}, {k.beta}, ""},
+      {"activation", {}, {}, k.activation}};
+  builder.addStep(step);
+  builder.addOutput("y", y);
+  Session session(Module::loadFromMemory(builder.finish(), "lt.strata"));
+
+  int64_t batch = batchOf(out);
+  int64_t strideA = batchOf(k.a) == 1 ? 0 : m * kk;
+  int64_t strideB = batchOf(k.b) == 1 ? 0 : kk * n;
+  int64_t strideC = k.c.empty() || batchOf(k.c) == 1 ? 0 : m * n;
+  std::vector<double> ref(size_t(batch * m * n));
+  for (int64_t p = 0; p < batch; ++p)
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double acc = 0;
+        for (int64_t q = 0; q < kk; ++q) {
+          double x =
+              a.values[p * strideA + (k.transA ? q * m + i : i * kk + q)];
+          double w =
+              b.values[p * strideB + (k.transB ? j * kk + q : q * n + j)];
+          acc += x * w;
+        }
+        double v = k.alpha * acc;
+        if (!k.c.empty())
+          v += k.beta * c.values[p * strideC + i * n + j];
+        if (k.bias)
+          v += bias.values[j];
+        if (k.activation == "relu")
+          v = std::max(v, 0.0);
+        else if (k.activation == "gelu_tanh")
+          v = 0.5 * v *
+              (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
+        ref[p * m * n + i * n + j] = v;
+      }
+  double scale = 0;
+  for (double v : ref)
+    scale = std::max(scale, std::abs(v));
+
+  for (int run = 0; run < 3; ++run) {
+    session.setInput("a", a.tensor);
+    if (!k.c.empty())
+      session.setInput("c", c.tensor);
+    session.run();
+    const Tensor &got = session.output("y");
+    ASSERT_EQ(got.shape(), out);
+    double worst = 0;
+    size_t at = 0;
+    for (size_t i = 0; i < ref.size(); ++i) {
+      double err = std::abs(valueAt(got, i) - ref[i]);
+      if (err > worst)
+        worst = err, at = i;
+    }
+    EXPECT_LE(worst, tolerance * scale)
+        << "run " << run << ": element " << at << " is " << valueAt(got, at)
+        << ", the float64 product " << ref[at];
+  }
+  EXPECT_GE(cudaSessionInfo(session).graphRuns, 1u);
+}
+
+} // namespace
+
+TEST(CudaLt, F32Plain) {
+  REQUIRE_GPU();
+  runCase({DType::F32, {64, 48}, {48, 80}}, 1e-5);
+}
+
+TEST(CudaLt, F32TransposedBiasRelu) {
+  REQUIRE_GPU();
+  Case k{DType::F32, {37, 19}, {53, 37}, true, true, true};
+  k.activation = "relu";
+  runCase(k, 1e-5);
+}
+
+TEST(CudaLt, Bf16BatchBiasResidualGelu) {
+  REQUIRE_GPU();
+  Case k{DType::BF16, {3, 2, 33, 40}, {40, 24}, false, false, true};
+  k.c = {3, 2, 33, 24};
+  k.activation = "gelu_tanh";
+  runCase(k, 1e-2);
+}
+
+TEST(CudaLt, F16BroadcastAlphaBeta) {
+  REQUIRE_GPU();
+  Case k{DType::F16, {17, 64}, {4, 64, 32}};
+  k.c = {4, 17, 32};
+  k.alpha = 2;
+  k.beta = 0.5;
+  runCase(k, 4e-3);
+}
+
+TEST(CudaLt, BadStepsAreNamed) {
+  REQUIRE_GPU();
+  auto build = [](std::vector<int64_t> aShape, DType bType,
+                  std::string activation) {
+    ModuleBuilder builder;
+    builder.setTarget("cuda");
+    Step step;
+    step.kind = StepKind::Library;
+    step.name = "cublaslt.matmul";
+    step.sourceNodes = {"Gemm_7"};
+    step.inputs = {builder.addInput("a", DType::F32, aShape),
+                   builder.addInput("b", bType, {8, 4})};
+    uint32_t y = builder.addArenaBuffer(DType::F32, {2, 4});
+    step.outputs = {y};
+    step.attributes = {{"activation", {}, {}, activation}};
+    builder.addStep(step);
+    builder.addOutput("y", y);
+    return Module::loadFromMemory(builder.finish(), "bad-lt.strata");
+  };
+  EXPECT_THAT(errorOf([&] {
+                Session s(build({2, 7}, DType::F32, ""));
+              }),
+              HasSubstr("are not a non-empty matrix product"));
+  EXPECT_THAT(errorOf([&] {
+                Session s(build({2, 8}, DType::F16, ""));
+              }),
+              HasSubstr("every operand must be f32"));
+  std::string e = errorOf([&] {
+    Session s(build({2, 8}, DType::F32, "gelu_erf"));
+  });
+  EXPECT_THAT(e, HasSubstr("'Gemm_7'"));
+  EXPECT_THAT(e, HasSubstr("activation 'gelu_erf' is not one of cuBLASLt's"));
+}
