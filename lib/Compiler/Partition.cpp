@@ -698,6 +698,33 @@ static void foldEmptyResults(func::FuncOp entry) {
 }
 
 /// "consumes the result of Gemm_0": why `op` joined the kernel `group`.
+/// Ops the row analysis (RowParallel.cpp) cannot split a kernel around:
+/// gathers read their data at indices computed at run time; a Trilu's
+/// result (a causal mask) has rows of its own, unrelated to its readers'.
+static bool isolatedOnGpu(Operation *op) {
+  return isa<graph::GatherOp, graph::GatherElementsOp, graph::GatherNDOp,
+             graph::TriluOp>(op);
+}
+
+/// Why `op` may not join `group` on the GPU, or "". A GPU kernel whose body
+/// is several ops that are not one elementwise chain runs them one after
+/// another in thread blocks, one block per row block; when the row analysis
+/// cannot split it (a gather or a Trilu inside), that is one block for the
+/// whole tensor. Alone, a gather or a Trilu is one all-parallel op, which
+/// the GPU mapping spreads over the whole grid.
+static std::string gpuJoinRefusal(const Group &group, Operation *op) {
+  if (isolatedOnGpu(op))
+    return "on the GPU " + op->getName().stripDialect().str() +
+           " is a kernel of its own (fused, its kernel could not spread "
+           "over thread blocks)";
+  for (Operation *member : group.ops)
+    if (isolatedOnGpu(member))
+      return "on the GPU " + member->getName().stripDialect().str() +
+             " is a kernel of its own (" + strata::describeOp(member) +
+             " is in the kernel)";
+  return "";
+}
+
 static std::string joinReason(const Group &group, Operation *op) {
   SmallVector<std::string> producers;
   for (Value operand : op->getOperands())
@@ -810,7 +837,12 @@ LogicalResult strata::partitionIntoKernels(ModuleOp module,
           Operation *def = v.getDefiningOp();
           return def && current->members.contains(def);
         });
-    if (isViewOp(&op) && !(feedsFromCurrent && isLowerableToLinalg(&op))) {
+    // On the CPU a view of the current kernel's result may be computed in
+    // the kernel (a copy that keeps the kernel going); on the GPU it stays
+    // a view: the copy would make a multi-op body (see gpuJoinRefusal).
+    bool fuseView = feedsFromCurrent && isLowerableToLinalg(&op) &&
+                    options.target != "cuda";
+    if (isViewOp(&op) && !fuseView) {
       // A view of a buffer. It closes the current kernel when it reads from
       // it (the kernel must produce the buffer before the view exists).
       ledger.views.insert(&op);
@@ -836,7 +868,9 @@ LogicalResult strata::partitionIntoKernels(ModuleOp module,
       std::string refused;
       if (current->ops.size() >= kMaxKernelOps)
         refused = "kernel size limit " + std::to_string(kMaxKernelOps) + " ops";
-      else
+      else if (options.target == "cuda")
+        refused = gpuJoinRefusal(*current, &op);
+      if (refused.empty())
         refused = decisions.apartReason(current->ops, &op);
       if (refused.empty()) {
         group = current;

@@ -387,6 +387,9 @@ struct StageOptions : public PassPipelineOptions<StageOptions> {
                          llvm::cl::desc("hand ops to vendor libraries")};
   Option<std::string> decisions{*this, "decisions",
                                 llvm::cl::desc("a decisions file")};
+  Option<std::string> precision{
+      *this, "precision",
+      llvm::cl::desc("storage between kernels: fp32, fp16 or bf16")};
 };
 } // namespace
 
@@ -418,6 +421,7 @@ void strata::registerStagePipelines() {
             options.target = stageOptions.target;
             options.useLibraries = stageOptions.libraries;
             options.decisionsFile = stageOptions.decisions;
+            options.precision = stageOptions.precision;
             std::string error;
             if (failed(decodeInputShapes(stageOptions.shapes,
                                          options.inputShapes, error)))

@@ -55,9 +55,14 @@ static cl::opt<std::string>
                cl::desc("x86-64 CPU to compile for: native (default), avx2, "
                         "avx512, or an LLVM CPU name"),
                cl::init("native"), cl::sub(explainCommand()));
+static cl::opt<std::string>
+    explainTarget("target",
+                  cl::desc("Target whose decisions to explain: cpu (default) "
+                           "or cuda"),
+                  cl::init("cpu"), cl::sub(explainCommand()));
 static cl::opt<bool> explainNoLibraries("no-libraries",
                                         cl::desc("Generate every kernel (no "
-                                                 "oneDNN)"),
+                                                 "oneDNN or cuBLASLt)"),
                                         cl::sub(explainCommand()));
 static cl::opt<bool> explainJson("json",
                                  cl::desc("Print the explanation as JSON"),
@@ -231,8 +236,14 @@ static std::string typeText(Type type) {
 }
 
 int strata::driver::runExplain() {
+  if (explainTarget != "cpu" && explainTarget != "cuda") {
+    llvm::errs() << "strata: error: unknown target '" << explainTarget
+                 << "' (cpu or cuda)\n";
+    return 1;
+  }
   CompileOptions options;
-  options.cpu = explainCpu;
+  options.target = explainTarget;
+  options.cpu = explainCpu; // "native" is sm_90 for cuda
   options.useLibraries = !explainNoLibraries;
   options.precision = precisionFlag();
   options.decisionsFile = explainDecisions;
@@ -358,6 +369,7 @@ int strata::driver::runExplain() {
         {"decisions", explainDecisions.empty()
                           ? json::Value(nullptr)
                           : json::Value(explainDecisions.getValue())},
+        {"target", explainTarget.getValue()},
         {"libraries", !explainNoLibraries},
         {"precision", precision.empty() ? "fp32" : precision},
         {"kernels", std::move(kernelArray)},
@@ -382,6 +394,8 @@ int strata::driver::runExplain() {
               getArgumentName(entry, arg.getArgNumber()) + " " +
               typeText(arg.getType());
   printWrapped(os, "inputs: ", inputs, 2);
+  if (explainTarget != "cpu")
+    printWrapped(os, "target: ", explainTarget, 2);
   if (!explainDecisions.empty())
     printWrapped(os, "decisions file: ", explainDecisions, 2);
   if (explainNoLibraries)

@@ -1,0 +1,58 @@
+#!/usr/bin/env python3
+"""Writes the models test/Gpu/partition.test compiles for --target=cuda.
+
+heads.onnx  a head split as BERT's: x [2, 8, 3, 4, 16] transposed to
+            [3, 2, 4, 8, 16], Gather index 0 of it, then Sigmoid, and a
+            Reshape of the transposed tensor: on the GPU the gather is a
+            kernel of its own and the reshape a view
+mask.onnx   a causal mask (Trilu of ones) applied with Where before a
+            Softmax over [2, 4, 64, 64]: the Trilu is a kernel of its own
+"""
+
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+
+def save(out, name, nodes, inputs, outputs, initializers=()):
+    graph = helper.make_graph(nodes, name, inputs, outputs, list(initializers))
+    model = helper.make_model(graph,
+                              opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    onnx.save(model, os.path.join(out, name + ".onnx"))
+
+
+def value(name, shape, dtype=TensorProto.FLOAT):
+    return helper.make_tensor_value_info(name, dtype, shape)
+
+
+def main(out):
+    os.makedirs(out, exist_ok=True)
+    save(out, "heads",
+         [helper.make_node("Sigmoid", ["x"], ["s"], name="pre"),
+          helper.make_node("Transpose", ["s"], ["t"], name="split",
+                           perm=[2, 0, 3, 1, 4]),
+          helper.make_node("Gather", ["t", "zero"], ["q"], name="pick", axis=0),
+          helper.make_node("Sigmoid", ["q"], ["y"], name="post"),
+          helper.make_node("Reshape", ["t", "shape"], ["r"], name="flat")],
+         [value("x", [2, 8, 3, 4, 16])],
+         [value("y", [2, 4, 8, 16]), value("r", [3, 1024])],
+         [numpy_helper.from_array(np.array(0, dtype=np.int64), "zero"),
+          numpy_helper.from_array(np.array([3, 1024], dtype=np.int64), "shape")])
+    save(out, "mask",
+         [helper.make_node("Trilu", ["ones"], ["m"], name="causal", upper=0),
+          helper.make_node("Cast", ["m"], ["b"], name="tobool",
+                           to=TensorProto.BOOL),
+          helper.make_node("Where", ["b", "x", "ninf"], ["w"], name="apply"),
+          helper.make_node("Softmax", ["w"], ["y"], name="sm", axis=-1)],
+         [value("x", [2, 4, 64, 64])], [value("y", [2, 4, 64, 64])],
+         [numpy_helper.from_array(np.ones((64, 64), dtype=np.float32), "ones"),
+          numpy_helper.from_array(np.array(-1e9, dtype=np.float32), "ninf")])
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
