@@ -126,12 +126,22 @@ void encodeUtf8(const std::u32string &cps, std::string &out) {
   }
 }
 
+/// Locales by name, freed when the process ends (so leak checkers see no
+/// leak).
+struct LocaleCache : std::unordered_map<std::string, locale_t> {
+  ~LocaleCache() {
+    for (auto &entry : *this)
+      if (entry.second)
+        freelocale(entry.second);
+  }
+};
+
 /// The locale for case mapping, by name; (locale_t)0 when none of the
 /// candidates exists (then mapping is ASCII-only). Locales are created once
 /// per process and name, and kept: they are small and few.
 locale_t caseLocale(const std::string &requested) {
   static std::mutex mutex;
-  static std::unordered_map<std::string, locale_t> cache;
+  static LocaleCache cache;
   std::lock_guard<std::mutex> lock(mutex);
   auto it = cache.find(requested);
   if (it != cache.end())
