@@ -746,6 +746,25 @@ static std::string joinReason(const Group &group, Operation *op) {
   return text;
 }
 
+/// Whether `op` is an elementwise op on model inputs and constants alone
+/// whose result is smaller than the values of `current` (a weight's cast
+/// next to the activations, not a second branch on the activations).
+static bool isWeightPrologue(Operation *op, const Group &current) {
+  if (op->getNumOperands() == 0 || op->getNumResults() != 1 ||
+      !strata::isLowerableElementwise(op))
+    return false;
+  for (Value v : op->getOperands()) {
+    Operation *def = v.getDefiningOp();
+    if (def && !isa<graph::ConstantOp>(def))
+      return false;
+  }
+  auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  auto anchor =
+      dyn_cast<RankedTensorType>(current.ops.front()->getResult(0).getType());
+  return type && anchor && type.hasStaticShape() && anchor.hasStaticShape() &&
+         type.getNumElements() < anchor.getNumElements();
+}
+
 LogicalResult strata::partitionIntoKernels(ModuleOp module,
                                            const CompileOptions &options) {
   func::FuncOp entry = getEntryFunction(module);
@@ -882,6 +901,13 @@ LogicalResult strata::partitionIntoKernels(ModuleOp module,
         ledger.refusedJoin[&op] = {current, refused};
         close(&op, label + ": " + refused);
       }
+    } else if (current && isWeightPrologue(&op, *current)) {
+      // An op on the model's inputs and constants alone (a weight's cast)
+      // gets a kernel of its own and leaves the current one open: closing
+      // it would send that kernel's value through memory for nothing
+      // (RMSNorm's x * rsqrt(mean(x^2)) * float(w)). Its call runs before
+      // the current kernel's, which is placed after its last op.
+      group = start(&op);
     } else {
       close(&op, label + ", next in program order, does not read its results");
     }
