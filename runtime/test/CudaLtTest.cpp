@@ -23,13 +23,6 @@ using ::testing::HasSubstr;
 
 namespace {
 
-#define REQUIRE_GPU()                                                          \
-  do {                                                                         \
-    std::string why;                                                           \
-    if (!cudaAvailable(&why))                                                  \
-      GTEST_SKIP() << why;                                                     \
-  } while (0)
-
 uint16_t toBf16(float f) {
   uint32_t bits;
   std::memcpy(&bits, &f, 4);
@@ -202,19 +195,19 @@ void runCase(const Case &k, double tolerance) {
 } // namespace
 
 TEST(CudaLt, F32Plain) {
-  REQUIRE_GPU();
+  STRATA_REQUIRE_CUDA();
   runCase({DType::F32, {64, 48}, {48, 80}}, 1e-5);
 }
 
 TEST(CudaLt, F32TransposedBiasRelu) {
-  REQUIRE_GPU();
+  STRATA_REQUIRE_CUDA();
   Case k{DType::F32, {37, 19}, {53, 37}, true, true, true};
   k.activation = "relu";
   runCase(k, 1e-5);
 }
 
 TEST(CudaLt, Bf16BatchBiasResidualGelu) {
-  REQUIRE_GPU();
+  STRATA_REQUIRE_CUDA();
   Case k{DType::BF16, {3, 2, 33, 40}, {40, 24}, false, false, true};
   k.c = {3, 2, 33, 24};
   k.activation = "gelu_tanh";
@@ -222,7 +215,7 @@ TEST(CudaLt, Bf16BatchBiasResidualGelu) {
 }
 
 TEST(CudaLt, F16BroadcastAlphaBeta) {
-  REQUIRE_GPU();
+  STRATA_REQUIRE_CUDA();
   Case k{DType::F16, {17, 64}, {4, 64, 32}};
   k.c = {4, 17, 32};
   k.alpha = 2;
@@ -231,7 +224,7 @@ TEST(CudaLt, F16BroadcastAlphaBeta) {
 }
 
 TEST(CudaLt, BadStepsAreNamed) {
-  REQUIRE_GPU();
+  STRATA_REQUIRE_CUDA();
   auto build = [](std::vector<int64_t> aShape, DType bType,
                   std::string activation) {
     ModuleBuilder builder;

@@ -41,13 +41,6 @@ std::shared_ptr<const Module> copyModule() {
   return Module::loadFromMemory(b.finish(), "copy.strata");
 }
 
-#define REQUIRE_GPU()                                                          \
-  do {                                                                         \
-    std::string why;                                                           \
-    if (!cudaAvailable(&why))                                                  \
-      GTEST_SKIP() << why;                                                     \
-  } while (0)
-
 } // namespace
 
 TEST(CudaSession, NoDriverIsNamed) {
@@ -76,7 +69,7 @@ TEST(CudaSession, NoDeviceIsNamed) {
 }
 
 TEST(CudaSession, CopiesInputsAndConstants) {
-  REQUIRE_GPU();
+  STRATA_REQUIRE_CUDA();
   for (bool pinned : {true, false}) {
     SessionOptions options;
     options.cuda.pinnedStaging = pinned;
@@ -108,7 +101,7 @@ TEST(CudaSession, CopiesInputsAndConstants) {
 }
 
 TEST(CudaSession, InputsMustBeSet) {
-  REQUIRE_GPU();
+  STRATA_REQUIRE_CUDA();
   Session session(copyModule());
   EXPECT_THAT(errorOf([&] { session.run(); }),
               HasSubstr("input 'x' was not set"));
@@ -117,7 +110,7 @@ TEST(CudaSession, InputsMustBeSet) {
 }
 
 TEST(CudaSession, MissingDeviceIsNamed) {
-  REQUIRE_GPU();
+  STRATA_REQUIRE_CUDA();
   SessionOptions options;
   options.cuda.device = 999;
   EXPECT_THAT(errorOf([&] { Session session(copyModule(), options); }),

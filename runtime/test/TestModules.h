@@ -8,6 +8,7 @@
 #ifndef STRATA_RUNTIME_TEST_TESTMODULES_H
 #define STRATA_RUNTIME_TEST_TESTMODULES_H
 
+#include "strata/Runtime/Cuda.h"
 #include "strata/Runtime/Runtime.h"
 
 #include <gmock/gmock.h>
@@ -54,6 +55,14 @@ template <typename Fn> std::string errorOf(Fn &&fn) {
   ADD_FAILURE() << "did not throw";
   return "";
 }
+
+/// Skips the test, saying why, where no GPU can be used.
+#define STRATA_REQUIRE_CUDA()                                                  \
+  do {                                                                         \
+    std::string why;                                                           \
+    if (!::strata::rt::cudaAvailable(&why))                                    \
+      GTEST_SKIP() << why;                                                     \
+  } while (0)
 
 } // namespace strata::rt::test
 

@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Detail.h"
+#include "strata/Runtime/Utf8.h"
 
 #include <algorithm>
 #include <cstring>
@@ -276,52 +277,6 @@ StringDescr parseStringDescr(const std::string &descr,
   return out;
 }
 
-void appendUtf8(std::string &out, uint32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
-
-/// The code points of UTF-8 text, or false when it is not valid UTF-8.
-bool decodeUtf8(const std::string &s, std::vector<uint32_t> &out) {
-  out.clear();
-  for (size_t i = 0; i < s.size();) {
-    auto c = static_cast<unsigned char>(s[i]);
-    size_t len = c < 0x80             ? 1
-                 : (c & 0xE0) == 0xC0 ? 2
-                 : (c & 0xF0) == 0xE0 ? 3
-                 : (c & 0xF8) == 0xF0 ? 4
-                                      : 0;
-    if (len == 0 || i + len > s.size())
-      return false;
-    uint32_t cp = len == 1 ? c : c & (0x7F >> len);
-    for (size_t k = 1; k < len; ++k) {
-      auto cc = static_cast<unsigned char>(s[i + k]);
-      if ((cc & 0xC0) != 0x80)
-        return false;
-      cp = (cp << 6) | (cc & 0x3F);
-    }
-    static const uint32_t minimum[] = {0, 0, 0x80, 0x800, 0x10000};
-    if (cp < minimum[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-      return false;
-    out.push_back(cp);
-    i += len;
-  }
-  return true;
-}
-
 uint32_t readLE(const uint8_t *p, size_t n) {
   uint32_t value = 0;
   for (size_t i = 0; i < n; ++i)
@@ -414,7 +369,7 @@ HostTensor strata::tio::parseNpy(const uint8_t *data, size_t size,
                                 " holds an invalid code point");
           if (cp == 0) // numpy pads with NULs and strips them on reading
             break;
-          appendUtf8(s, cp);
+          strata::utf8::append(s, cp);
         }
       }
       s.erase(s.find_last_not_of('\0') + 1);
@@ -457,10 +412,10 @@ std::vector<uint8_t> strata::tio::encodeNpy(const HostTensor &tensor) {
   std::vector<uint8_t> stringData;
   std::string stringDescr;
   if (tensor.type == ElementType::String) {
-    std::vector<std::vector<uint32_t>> points(tensor.strings.size());
+    std::vector<std::u32string> points(tensor.strings.size());
     size_t width = 1; // numpy's narrowest unicode dtype is '<U1'
     for (size_t i = 0; i < tensor.strings.size(); ++i) {
-      if (!decodeUtf8(tensor.strings[i], points[i]))
+      if (!strata::utf8::decode(tensor.strings[i], points[i]))
         throw TensorIOError("cannot write " + tensor.describe() +
                             " as .npy: element " + std::to_string(i) +
                             " is not valid UTF-8");

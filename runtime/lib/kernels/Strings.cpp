@@ -23,6 +23,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Kernels.h"
+#include "strata/Runtime/Utf8.h"
 
 #include <charconv>
 #include <clocale>
@@ -64,66 +65,10 @@ std::string quoted(const std::string &s) {
 // UTF-8 and case mapping
 //===----------------------------------------------------------------------===//
 
-/// Decodes UTF-8 into code points; false on a malformed sequence (overlong
-/// forms, surrogates and values above U+10FFFF included).
-bool decodeUtf8(const std::string &s, std::u32string &out) {
-  out.clear();
-  size_t i = 0, n = s.size();
-  while (i < n) {
-    auto c = static_cast<unsigned char>(s[i]);
-    char32_t cp;
-    size_t len;
-    if (c < 0x80) {
-      cp = c;
-      len = 1;
-    } else if ((c & 0xE0) == 0xC0) {
-      cp = c & 0x1F;
-      len = 2;
-    } else if ((c & 0xF0) == 0xE0) {
-      cp = c & 0x0F;
-      len = 3;
-    } else if ((c & 0xF8) == 0xF0) {
-      cp = c & 0x07;
-      len = 4;
-    } else {
-      return false;
-    }
-    if (i + len > n)
-      return false;
-    for (size_t k = 1; k < len; ++k) {
-      auto cc = static_cast<unsigned char>(s[i + k]);
-      if ((cc & 0xC0) != 0x80)
-        return false;
-      cp = (cp << 6) | (cc & 0x3F);
-    }
-    static const char32_t minimum[] = {0, 0, 0x80, 0x800, 0x10000};
-    if (cp < minimum[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-      return false;
-    out.push_back(cp);
-    i += len;
-  }
-  return true;
-}
-
 void encodeUtf8(const std::u32string &cps, std::string &out) {
   out.clear();
-  for (char32_t cp : cps) {
-    if (cp < 0x80) {
-      out += static_cast<char>(cp);
-    } else if (cp < 0x800) {
-      out += static_cast<char>(0xC0 | (cp >> 6));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-      out += static_cast<char>(0xE0 | (cp >> 12));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else {
-      out += static_cast<char>(0xF0 | (cp >> 18));
-      out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    }
-  }
+  for (char32_t cp : cps)
+    utf8::append(out, cp);
 }
 
 /// Locales by name, freed when the process ends (so leak checkers see no
@@ -189,7 +134,7 @@ std::string changeCase(KernelContext &ctx, const std::string &s,
   if (change == CaseChange::None)
     return s;
   std::u32string cps;
-  if (!decodeUtf8(s, cps))
+  if (!utf8::decode(s, cps))
     throw ctx.error("element " + std::to_string(index) + " (" + quoted(s) +
                     ") is not valid UTF-8");
   for (char32_t &cp : cps)

@@ -13,21 +13,9 @@ import os
 import sys
 
 import numpy as np
-import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-
-def save(out, name, nodes, inputs, outputs, initializers=()):
-    graph = helper.make_graph(nodes, name, inputs, outputs, list(initializers))
-    model = helper.make_model(graph,
-                              opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    onnx.checker.check_model(model)
-    onnx.save(model, os.path.join(out, name + ".onnx"))
-
-
-def value(name, shape, dtype=TensorProto.FLOAT):
-    return helper.make_tensor_value_info(name, dtype, shape)
+from make_gpu_models import save, value  # the shared model writer
 
 
 def main(out):

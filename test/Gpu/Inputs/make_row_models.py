@@ -17,21 +17,9 @@ softmax_odd.onnx    Softmax over the last axis of f32 [4, 4099]: an extent
 import os
 import sys
 
-import onnx
 from onnx import TensorProto, helper
 
-
-def save(out, name, nodes, inputs, outputs, initializers=(), opset=17):
-    graph = helper.make_graph(nodes, name, inputs, outputs, list(initializers))
-    model = helper.make_model(graph,
-                              opset_imports=[helper.make_opsetid("", opset)])
-    model.ir_version = 8
-    onnx.checker.check_model(model)
-    onnx.save(model, os.path.join(out, name + ".onnx"))
-
-
-def value(name, shape, dtype=TensorProto.FLOAT):
-    return helper.make_tensor_value_info(name, dtype, shape)
+from make_gpu_models import save, value  # the shared model writer
 
 
 def main(out):
