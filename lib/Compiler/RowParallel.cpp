@@ -266,17 +266,16 @@ planRowsFor(func::FuncOp kernel, int64_t k, std::optional<int64_t> rowsPerBlock,
     // computed whole by every block, when that costs no more than one row
     // of the kernel's first result.
     auto readWhole = [&](Value v) {
-      return whole.contains(v) ||
-             (isa<BlockArgument>(v) && !isRowValue(v) &&
-              !plan.rowValues.contains(v));
+      return whole.contains(v) || (isa<BlockArgument>(v) && !isRowValue(v) &&
+                                   !plan.rowValues.contains(v));
     };
     int64_t rowCost = first.getNumElements() / plan.rows;
     bool cheapWhole =
         op.getNumOperands() > 0 && llvm::all_of(op.getOperands(), readWhole);
     for (Value result : op.getResults()) {
       auto type = staticTensor(result);
-      cheapWhole &= type && !isRowValue(result) &&
-                    type.getNumElements() <= rowCost;
+      cheapWhole &=
+          type && !isRowValue(result) && type.getNumElements() <= rowCost;
     }
     if (cheapWhole) {
       for (Value operand : op.getOperands())
