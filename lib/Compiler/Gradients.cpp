@@ -22,6 +22,7 @@
 #include "Passes.h"
 
 #include "strata/Dialect/Graph/IR/GraphOps.h"
+#include "strata/Dialect/Graph/IR/GraphPatterns.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -120,13 +121,7 @@ private:
   }
 
   Value filled(RankedTensorType type, double value) {
-    Attribute element =
-        isa<FloatType>(type.getElementType())
-            ? Attribute(FloatAttr::get(type.getElementType(), value))
-            : Attribute(IntegerAttr::get(type.getElementType(),
-                                         static_cast<int64_t>(value)));
-    return graph::ConstantOp::create(
-        b, loc, cast<ElementsAttr>(DenseElementsAttr::get(type, element)));
+    return graph::createSplatConstant(b, loc, type, value);
   }
   Value ones(RankedTensorType type) { return filled(type, 1.0); }
   Value zeros(RankedTensorType type) { return filled(type, 0.0); }

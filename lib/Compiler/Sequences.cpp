@@ -25,6 +25,7 @@
 #include "Passes.h"
 
 #include "strata/Dialect/Graph/IR/GraphOps.h"
+#include "strata/Dialect/Graph/IR/GraphPatterns.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -133,11 +134,9 @@ private:
   }
 
   Value scalar(Type elementType, int64_t value) {
-    auto type = RankedTensorType::get({}, elementType);
-    Attribute element = IntegerAttr::get(elementType, value);
-    return graph::ConstantOp::create(b, loc,
-                                     cast<ElementsAttr>(DenseElementsAttr::get(
-                                         type, ArrayRef<Attribute>{element})));
+    return graph::createSplatConstant(b, loc,
+                                      RankedTensorType::get({}, elementType),
+                                      static_cast<double>(value));
   }
 
   /// `p` as a position in [0, n): negative positions count from the back

@@ -20,6 +20,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "strata/Dialect/Graph/IR/GraphOps.h"
+#include "strata/Dialect/Graph/IR/GraphPatterns.h"
 #include "strata/Dialect/Graph/Transforms/Passes.h"
 
 #include "mlir/IR/Matchers.h"
@@ -45,14 +46,8 @@ namespace {
 /// A scalar constant of `element` type, shaped as a rank-0 tensor.
 Value scalarConstant(PatternRewriter &rewriter, Location loc, Type element,
                      double value) {
-  auto type = RankedTensorType::get({}, element);
-  Attribute attr;
-  if (isa<FloatType>(element))
-    attr = DenseElementsAttr::get(type, rewriter.getFloatAttr(element, value));
-  else
-    attr = DenseElementsAttr::get(
-        type, rewriter.getIntegerAttr(element, int64_t(value)));
-  return ConstantOp::create(rewriter, loc, cast<ElementsAttr>(attr));
+  return createSplatConstant(rewriter, loc, RankedTensorType::get({}, element),
+                             value);
 }
 
 /// Creates `OpTy` with an unranked result of `element` type, then gives the

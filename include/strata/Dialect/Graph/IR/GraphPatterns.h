@@ -3,7 +3,8 @@
 // Ops that take a list (axes, split sizes) or a scalar (an axis, TopK's k)
 // either as an attribute or as a run-time operand are canonical in the
 // attribute form. One helper moves a constant operand into the attribute for
-// all of them.
+// all of them. Another builds the splat constants rewrites need (a zero, a
+// one, a scalar of an operand's element type).
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +16,23 @@
 #include "mlir/IR/PatternMatch.h"
 
 namespace strata::graph {
+
+/// A graph.constant of `type` with every element `value` (converted to the
+/// element type: floats as floats, integers truncated toward zero).
+inline mlir::Value createSplatConstant(mlir::OpBuilder &builder,
+                                       mlir::Location loc,
+                                       mlir::RankedTensorType type,
+                                       double value) {
+  mlir::Type element = type.getElementType();
+  mlir::Attribute scalar =
+      mlir::isa<mlir::FloatType>(element)
+          ? mlir::Attribute(mlir::FloatAttr::get(element, value))
+          : mlir::Attribute(
+                mlir::IntegerAttr::get(element, static_cast<int64_t>(value)));
+  return ConstantOp::create(builder, loc,
+                            mlir::cast<mlir::ElementsAttr>(
+                                mlir::DenseElementsAttr::get(type, scalar)));
+}
 
 /// When `operand` (an optional operand of `op`) holds a constant and the
 /// attribute `attrName` is absent, replaces the operand with the attribute
