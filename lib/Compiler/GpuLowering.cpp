@@ -76,21 +76,18 @@ strata::gpuLlvmPipeline(const CompileOptions &options) {
   // strata-gpu-to-nvvm comes before the math and arith conversions so that
   // math functions become libdevice calls, not LLVM intrinsics that the
   // NVPTX backend would turn into calls of libm functions.
-  return {nested("lower-affine"),
-          nested("convert-scf-to-cf"),
-          nested("strata-gpu-to-nvvm"),
-          nested("convert-math-to-funcs"),
-          nested("convert-math-to-llvm"),
-          nested("arith-expand"),
-          nested("expand-strided-metadata"),
-          nested("lower-affine"),
-          nested("convert-vector-to-llvm"),
-          nested("finalize-memref-to-llvm"),
-          nested("convert-arith-to-llvm"),
-          nested("convert-index-to-llvm"),
-          nested("convert-func-to-llvm", "use-bare-ptr-memref-call-conv=true"),
-          nested("convert-cf-to-llvm"),
-          nested("reconcile-unrealized-casts")};
+  std::vector<strata::PassEntry> entries = {nested("lower-affine"),
+                                            nested("convert-scf-to-cf"),
+                                            nested("strata-gpu-to-nvvm"),
+                                            nested("convert-math-to-funcs"),
+                                            nested("convert-math-to-llvm"),
+                                            nested("arith-expand"),
+                                            nested("expand-strided-metadata"),
+                                            nested("lower-affine"),
+                                            nested("convert-vector-to-llvm")};
+  std::vector<strata::PassEntry> tail = strata::llvmConversionTail();
+  entries.insert(entries.end(), tail.begin(), tail.end());
+  return entries;
 }
 
 namespace {

@@ -262,6 +262,18 @@ std::vector<PassEntry> strata::bufferizationPasses() {
           nested("bufferization-lower-deallocations")};
 }
 
+std::vector<PassEntry> strata::llvmConversionTail() {
+  auto nested = [](std::string name, std::string opts = "") {
+    return PassEntry{std::move(name), std::move(opts), true};
+  };
+  return {nested("finalize-memref-to-llvm"),
+          nested("convert-arith-to-llvm"),
+          nested("convert-index-to-llvm"),
+          nested("convert-func-to-llvm", "use-bare-ptr-memref-call-conv=true"),
+          nested("convert-cf-to-llvm"),
+          nested("reconcile-unrealized-casts")};
+}
+
 std::vector<PassEntry>
 strata::defaultStagePipeline(Stage stage, const CompileOptions &options) {
   std::string target = "target=" + quoteOption(options.target);
@@ -323,21 +335,17 @@ strata::defaultStagePipeline(Stage stage, const CompileOptions &options) {
   case Stage::Llvm:
     if (options.target == "cuda")
       return gpuLlvmPipeline(options);
-    return {
-        nested("lower-affine"),
-        nested("convert-scf-to-cf"),
-        nested("convert-math-to-llvm"),
-        nested("convert-math-to-funcs"),
-        nested("convert-math-to-libm"),
-        nested("arith-expand"),
-        nested("expand-strided-metadata"),
-        nested("lower-affine"),
-        nested("finalize-memref-to-llvm"),
-        nested("convert-arith-to-llvm"),
-        nested("convert-index-to-llvm"),
-        nested("convert-func-to-llvm", "use-bare-ptr-memref-call-conv=true"),
-        nested("convert-cf-to-llvm"),
-        nested("reconcile-unrealized-casts")};
+    std::vector<PassEntry> entries = {nested("lower-affine"),
+                                      nested("convert-scf-to-cf"),
+                                      nested("convert-math-to-llvm"),
+                                      nested("convert-math-to-funcs"),
+                                      nested("convert-math-to-libm"),
+                                      nested("arith-expand"),
+                                      nested("expand-strided-metadata"),
+                                      nested("lower-affine")};
+    std::vector<PassEntry> tail = llvmConversionTail();
+    entries.insert(entries.end(), tail.begin(), tail.end());
+    return entries;
   }
   return {};
 }

@@ -130,6 +130,11 @@ void applyDialectRegistrations(mlir::DialectRegistry &registry);
 /// gpu stages begin with.
 std::vector<PassEntry> bufferizationPasses();
 
+/// The end of both llvm stages: memrefs, arith, index, functions (with the
+/// bare-pointer calling convention the kernel ABIs use) and control flow to
+/// the LLVM dialect, then the casts between them reconciled.
+std::vector<PassEntry> llvmConversionTail();
+
 /// Stage `stage`'s pass list for `options`, before any edit.
 std::vector<PassEntry> defaultStagePipeline(Stage stage,
                                             const CompileOptions &options);
