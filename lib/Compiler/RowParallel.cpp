@@ -13,6 +13,7 @@
 
 #include "strata/Conversion/GraphToLinalg.h"
 #include "strata/Dialect/Graph/IR/GraphOps.h"
+#include "strata/Runtime/Runtime.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 
@@ -196,12 +197,9 @@ static int64_t elementBytes(Type type) {
   return bits == 1 ? 1 : bits / 8;
 }
 
-/// "[2, 3]" for reasons.
+/// "[2, 3]" for reasons, as the runtime writes shapes.
 static std::string shapeText(ArrayRef<int64_t> shape) {
-  std::string text = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    text += (i ? ", " : "") + std::to_string(shape[i]);
-  return text + "]";
+  return strata::rt::shapeToString(shape.vec());
 }
 
 /// "Softmax_4 (graph.softmax)" for reasons.
