@@ -128,10 +128,11 @@ struct EpilogueBuilder {
     match.joinReasons.push_back(why);
   }
 
-  /// The add reading the current value, and its other operand, when it can
-  /// become the library's bias or sum input. `sameShape`: the other operand
-  /// must have the output's type (oneDNN's sum post-op).
-  std::pair<graph::AddOp, OpOperand *> addEpilogue(bool sameShape) {
+  /// The add reading the current value, and its other operand, when that
+  /// operand can be an input of the step: of the result's element type,
+  /// computed before the step starts, not the result itself. Otherwise the
+  /// add (if any) is refused with the reason.
+  std::pair<graph::AddOp, OpOperand *> addCandidate() {
     Value v = result();
     Operation *user = soleUser();
     auto add = dyn_cast_or_null<graph::AddOp>(user);
@@ -141,8 +142,8 @@ struct EpilogueBuilder {
       return {};
     if (add.getType() != v.getType()) {
       refuse(add, "the add broadcasts the " + what.str() +
-                      "'s result to a larger shape; oneDNN writes the "
-                      "result's own shape");
+                      "'s result to a larger shape; " + vendor.str() +
+                      " writes the result's own shape");
       return {};
     }
     OpOperand *other = &add->getOpOperand(add.getLhs() == v ? 1 : 0);
@@ -150,9 +151,13 @@ struct EpilogueBuilder {
       refuse(add, "the add reads the " + what.str() + "'s result twice");
       return {};
     }
-    if (!isF32Tensor(other->get())) {
-      refuse(add, "the added tensor is " + typeText(other->get()) +
-                      "; oneDNN's post-ops take f32");
+    auto otherType = dyn_cast<RankedTensorType>(other->get().getType());
+    if (!otherType || !otherType.hasStaticShape() ||
+        otherType.getElementType() !=
+            cast<RankedTensorType>(v.getType()).getElementType()) {
+      refuse(add, "the added tensor is " + typeText(other->get()) + "; " +
+                      vendor.str() + " adds tensors of the " + what.str() +
+                      "'s element type, " + typeText(v));
       return {};
     }
     if (!definedBefore(other->get(), match.ops.front())) {
@@ -161,7 +166,16 @@ struct EpilogueBuilder {
                       "it (not convex)");
       return {};
     }
-    if (sameShape && other->get().getType() != v.getType()) {
+    return {add, other};
+  }
+
+  /// addCandidate for oneDNN: the bias or sum input. `sameShape`: the other
+  /// operand must have the output's type (oneDNN's sum post-op).
+  std::pair<graph::AddOp, OpOperand *> addEpilogue(bool sameShape) {
+    auto [add, other] = addCandidate();
+    if (!add)
+      return {};
+    if (sameShape && other->get().getType() != result().getType()) {
       refuse(add, "the added tensor's shape differs from the output's; "
                   "oneDNN's sum post-op adds a tensor of the output's shape");
       return {};
@@ -511,44 +525,26 @@ static std::optional<LibraryMatch> matchCublasLt(Operation *op,
   EpilogueBuilder epilogue{match, request, name, "cuBLASLt"};
   // Adds: a bias over N and a tensor of the result's shape, in either order.
   while (!hasBias || !hasC) {
-    Value v = epilogue.result();
-    auto add = dyn_cast_or_null<graph::AddOp>(epilogue.soleUser());
-    if (!add || epilogue.vetoed(add))
+    auto [add, other] = epilogue.addCandidate();
+    if (!add)
       break;
-    OpOperand *other = &add->getOpOperand(add.getLhs() == v ? 1 : 0);
     auto otherType = cast<RankedTensorType>(other->get().getType());
-    std::string refusal;
-    if (add.getType() != v.getType())
-      refusal = "the add broadcasts the " + name +
-                "'s result to a larger shape; cuBLASLt writes the result's "
-                "own shape";
-    else if (other->get() == v)
-      refusal = "the add reads the " + name + "'s result twice";
-    else if (otherType.getElementType() != element)
-      refusal = "the added tensor is " + typeText(other->get()) +
-                "; cuBLASLt adds tensors of the product's type";
-    else if (!definedBefore(other->get(), op))
-      refusal = "the added tensor is computed after the " + name +
-                " starts; fusing it would need the step to wait for it (not "
-                "convex)";
-    if (refusal.empty() && !hasBias && isBias(otherType) && alpha == 1.0) {
+    if (!hasBias && isBias(otherType) && alpha == 1.0) {
       hasBias = true;
       match.inputs.insert(match.inputs.begin() + 2, other);
       epilogue.join(add, "bias add: cuBLASLt's bias epilogue");
       continue;
     }
-    if (refusal.empty() && !hasC && isFullC(otherType) && (!gemmC || hasBias)) {
+    if (!hasC && isFullC(otherType) && (!gemmC || hasBias)) {
       hasC = true;
       beta = 1.0;
       match.inputs.push_back(other);
       epilogue.join(add, "residual add: cuBLASLt's C input (beta = 1)");
       continue;
     }
-    if (refusal.empty())
-      refusal = "the added tensor " + typeText(other->get()) +
-                " is neither a bias over N nor of the result's shape (or "
-                "that input is taken)";
-    epilogue.refuse(add, refusal);
+    epilogue.refuse(add, "the added tensor " + typeText(other->get()) +
+                             " is neither a bias over N nor of the result's "
+                             "shape (or that input is taken)");
     break;
   }
   if (Operation *user = epilogue.soleUser(); user && !epilogue.vetoed(user)) {
