@@ -278,14 +278,10 @@ void LowerPrecision::run() {
       ++callCounts[callee];
   });
   for (auto kernel : module.getOps<func::FuncOp>()) {
-    auto block = kernel->getAttrOfType<IntegerAttr>("strata.parallel_block");
-    if (!block || kernel.isDeclaration())
+    if (!kernel->hasAttr("strata.parallel_block") || kernel.isDeclaration())
       continue;
-    std::optional<int64_t> dims;
-    if (auto d = kernel->getAttrOfType<IntegerAttr>("strata.parallel_dims"))
-      dims = d.getInt();
-    std::optional<strata::RowPlan> plan =
-        strata::planRows(kernel, block.getInt(), nullptr, dims);
+    // The split the kernel records (its block and leading dimensions).
+    std::optional<strata::RowPlan> plan = strata::planRows(kernel);
     auto &whole = readWhole[kernel];
     for (BlockArgument arg : kernel.getArguments())
       if (!plan || !plan->rowValues.contains(arg))
