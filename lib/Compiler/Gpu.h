@@ -21,6 +21,7 @@
 #include "strata/Compiler/Compiler.h"
 #include "strata/Compiler/Pipeline.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 
 #include <cstdint>
@@ -46,6 +47,14 @@ void registerGpuPasses();
 /// there, less room for static shared memory; 0 (static shared memory only)
 /// for GPUs it does not know.
 int64_t gpuDynamicSharedLimit(llvm::StringRef arch);
+
+/// Generates the body of a flash-attention kernel (GpuAttention.cpp) in
+/// place of `body`'s generic one, and records its launch on `decl`, the
+/// kernel's declaration carrying strata.attention (Attention.h).
+mlir::LogicalResult emitFlashAttention(mlir::func::FuncOp decl,
+                                       mlir::func::FuncOp body,
+                                       mlir::ModuleOp kernels,
+                                       int64_t dynamicSharedLimit);
 
 /// The name of the kernel that copies `bytes` bytes (the plan copies model
 /// inputs that views read; see ModuleWriter.cpp).

@@ -61,6 +61,8 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -1703,9 +1705,10 @@ struct GpuMapPass : PassWrapper<GpuMapPass, OperationPass<ModuleOp>> {
            "(records strata.gpu_* on its declaration)";
   }
   void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<affine::AffineDialect, arith::ArithDialect, gpu::GPUDialect,
-                    linalg::LinalgDialect, memref::MemRefDialect,
-                    scf::SCFDialect, vector::VectorDialect>();
+    registry
+        .insert<affine::AffineDialect, arith::ArithDialect, gpu::GPUDialect,
+                linalg::LinalgDialect, LLVM::LLVMDialect, memref::MemRefDialect,
+                NVVM::NVVMDialect, scf::SCFDialect, vector::VectorDialect>();
   }
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -1728,6 +1731,12 @@ struct GpuMapPass : PassWrapper<GpuMapPass, OperationPass<ModuleOp>> {
         decl.emitError("kernel ")
             << decl.getSymName() << " has no body in module @kernels";
         return signalPassFailure();
+      }
+      if (decl->hasAttr("strata.template")) {
+        if (failed(strata::emitFlashAttention(decl, body, kernels,
+                                              dynamicSharedLimit)))
+          return signalPassFailure();
+        continue;
       }
       if (failed(KernelMapper(decl, body, kernels, dynamicSharedLimit).run()))
         return signalPassFailure();

@@ -30,6 +30,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Attention.h"
 #include "CompilerUtils.h"
 #include "Decisions.h"
 #include "Library.h"
@@ -125,6 +126,8 @@ struct Group {
   llvm::SmallPtrSet<Operation *, 16> members;
   /// Set for a library step (its inputs are in the library's order).
   std::optional<strata::LibraryMatch> library;
+  /// Set for a flash-attention kernel (inputs Q, K, V).
+  std::optional<strata::AttentionMatch> attention;
   /// Generated kernels: why each op after the first joined.
   SmallVector<std::string> joined;
   /// Generated kernels: each anchor op (matmul, gemm, conv) and why it is
@@ -406,6 +409,9 @@ static SmallVector<std::string> notFusedLines(const Ledger &ledger,
       Operation *def = operand.getDefiningOp();
       if (!def || group.members.contains(def) || isa<graph::ConstantOp>(def))
         continue;
+      // An attention kernel computes its causal mask itself.
+      if (group.attention && def == group.attention->mask)
+        continue;
       if (producers.insert(def))
         firstReader[def] = op;
     }
@@ -486,10 +492,22 @@ static LogicalResult outline(ModuleOp module, func::FuncOp entry,
   if (group.library)
     for (OpOperand *operand : group.library->inputs)
       inputs.push_back(operand->get());
+  if (group.attention) {
+    inputSet.insert(group.attention->q->get());
+    inputSet.insert(group.attention->k->get());
+    inputSet.insert(group.attention->v->get());
+    // The causal mask is computed by the kernel from indices: its Trilu
+    // and the Trilu's constants are cloned in, not passed.
+    if (Operation *mask = group.attention->mask) {
+      for (Value operand : mask->getOperands())
+        inlined.insert(operand.getDefiningOp());
+      inlined.insert(mask);
+    }
+  }
   for (Operation *op : group.ops)
     for (Value operand : op->getOperands()) {
       Operation *def = operand.getDefiningOp();
-      if (def && group.members.contains(def))
+      if (def && (group.members.contains(def) || inlined.contains(def)))
         continue;
       if (group.library) {
         // The constants a post-op reads (a clip's bounds, which became
@@ -547,6 +565,19 @@ static LogicalResult outline(ModuleOp module, func::FuncOp entry,
     for (auto [op, why] : llvm::zip(group.ops, group.library->joinReasons))
       if (!why.empty())
         fusedBecause.push_back(strata::describeOp(op) + ": " + why);
+  } else if (group.attention) {
+    kernel->setAttr("strata.kind", StringAttr::get(context, "codegen"));
+    kernel->setAttr("strata.template",
+                    StringAttr::get(context, "flash_attention"));
+    kernel->setAttr("strata.attention", group.attention->toAttr(builder));
+    kernel->setAttr(
+        "strata.reason",
+        StringAttr::get(context,
+                        "a flash-attention kernel for " +
+                            group.attention->describe() +
+                            ": tensor-core products, the softmax online, "
+                            "tile by tile; the scores never leave the chip"));
+    fusedBecause.assign(group.joined.begin(), group.joined.end());
   } else {
     kernel->setAttr("strata.kind", StringAttr::get(context, "codegen"));
     kernel->setAttr("strata.reason",
@@ -554,7 +585,10 @@ static LogicalResult outline(ModuleOp module, func::FuncOp entry,
     fusedBecause.assign(group.joined.begin(), group.joined.end());
   }
   SmallVector<std::string> nodes;
-  for (Operation *op : group.ops)
+  SmallVector<Operation *> computed(group.ops.begin(), group.ops.end());
+  if (group.attention && group.attention->mask)
+    computed.push_back(group.attention->mask);
+  for (Operation *op : computed)
     for (std::string &node : strata::getNodeNames(op))
       if (!llvm::is_contained(nodes, node))
         nodes.push_back(std::move(node));
@@ -586,6 +620,18 @@ static LogicalResult outline(ModuleOp module, func::FuncOp entry,
                                         libraryVendor(group.library->library) +
                                         " chooses its own blocking and "
                                         "threads"));
+  } else if (group.attention) {
+    const AttentionMatch &a = *group.attention;
+    int64_t blocks = a.batch * (a.seqQ / kAttentionBlockRows);
+    tile.set("rows", IntegerAttr::get(i64, a.batch * a.seqQ));
+    tile.set("rows_per_block", IntegerAttr::get(i64, kAttentionBlockRows));
+    tile.set("blocks", IntegerAttr::get(i64, blocks));
+    tile.set("source",
+             StringAttr::get(context,
+                             "the flash-attention kernel's tile: " +
+                                 std::to_string(kAttentionBlockRows) +
+                                 " query rows per block, keys in steps of " +
+                                 std::to_string(kAttentionBlockRows)));
   } else {
     std::string whyNot;
     std::optional<int64_t> forced;
@@ -811,10 +857,86 @@ LogicalResult strata::partitionIntoKernels(ModuleOp module,
       return "forced to generated code by the decisions file (" + entry + ")";
     return decisions.apartReason(group, candidate);
   };
+  // Attention blocks on the GPU (Attention.h) are found before the walk:
+  // the first of their ops in program order, K's transpose, comes before
+  // the product that identifies them. Each becomes one flash-attention
+  // kernel; a causal mask's Trilu that only they read needs no kernel.
+  std::deque<AttentionMatch> attentions;
+  llvm::DenseMap<Operation *, AttentionMatch *> attentionAt;
+  llvm::DenseMap<Operation *, std::string> notAttention;
+  llvm::SmallPtrSet<Operation *, 16> masks;
+  // The kernel multiplies with mma.sync (sm_80 on); --cpu names the GPU.
+  bool tensorCores = true;
+  if (StringRef arch = options.cpu; arch.consume_front("sm_")) {
+    unsigned version = 0;
+    tensorCores = arch.take_while([](char c) { return c >= '0' && c <= '9'; })
+                      .getAsInteger(10, version) ||
+                  version >= 80;
+  }
+  if (options.target == "cuda" && tensorCores) {
+    llvm::SmallPtrSet<Operation *, 16> taken;
+    for (Operation &op : entry.getBody().front().without_terminator()) {
+      std::string why;
+      std::optional<AttentionMatch> match = matchAttention(&op, why);
+      if (match && llvm::any_of(match->ops, [&](Operation *member) {
+            return taken.contains(member);
+          }))
+        match.reset();
+      for (size_t i = 1; match && i < match->ops.size(); ++i) {
+        Operation *member = match->ops[i];
+        std::string forced = decisions.forcedLibrary(member);
+        if (forced.empty())
+          forced = decisions.forcedCodegen(member);
+        if (!forced.empty())
+          why = "the decisions file decides " + describeOp(member) + " (" +
+                forced + ")";
+        else
+          why =
+              decisions.apartReason(ArrayRef(match->ops).take_front(i), member);
+        if (!why.empty())
+          match.reset();
+      }
+      if (!match) {
+        if (!why.empty())
+          notAttention[&op] = why;
+        continue;
+      }
+      taken.insert(match->ops.begin(), match->ops.end());
+      attentions.push_back(std::move(*match));
+      attentionAt[attentions.back().ops.front()] = &attentions.back();
+    }
+    for (AttentionMatch &match : attentions)
+      if (Operation *mask = match.mask)
+        if (llvm::all_of(mask->getUsers(),
+                         [&](Operation *user) { return taken.contains(user); }))
+          masks.insert(mask);
+    claimed.insert(masks.begin(), masks.end());
+  }
+
   for (Operation &op : entry.getBody().front().without_terminator()) {
     if (isa<graph::ConstantOp>(op) || claimed.contains(&op))
       continue;
     std::string label = describeOp(&op);
+    if (AttentionMatch *attention = attentionAt.lookup(&op)) {
+      close(&op, label + " starts an attention block (" +
+                     attention->describe() +
+                     "), a flash-attention kernel of its own");
+      Group *group = start(&op);
+      for (Operation *member : ArrayRef(attention->ops).drop_front()) {
+        group->joined.push_back(describeOp(member) +
+                                ": part of the attention block");
+        group->ops.push_back(member);
+        group->members.insert(member);
+        ledger.groupOf[member] = group;
+      }
+      if (attention->mask)
+        group->joined.push_back(describeOp(attention->mask) +
+                                ": the causal mask, computed from indices by "
+                                "the kernel");
+      claimed.insert(attention->ops.begin(), attention->ops.end());
+      group->attention = *attention;
+      continue;
+    }
     std::string forcedLibrary = decisions.forcedLibrary(&op);
     std::string forcedCodegen = decisions.forcedCodegen(&op);
     if (!forcedLibrary.empty() && !options.useLibraries)
@@ -835,6 +957,8 @@ LogicalResult strata::partitionIntoKernels(ModuleOp module,
       std::optional<LibraryMatch> match =
           matchLibraryKernel(&op, request, whyNotLibrary);
       if (match) {
+        if (auto it = notAttention.find(&op); it != notAttention.end())
+          match->reason += "; not a flash-attention kernel: " + it->second;
         close(&op, label + " went to " + libraryVendor(match->library) +
                        " as a library call (" + match->library + ")");
         Group *group = start(&op);
@@ -913,7 +1037,9 @@ LogicalResult strata::partitionIntoKernels(ModuleOp module,
     }
     if (!group)
       current = group = start(&op);
-    if (whyNotLibrary == "--no-libraries")
+    if (auto it = notAttention.find(&op); it != notAttention.end())
+      whyNotLibrary += "; not a flash-attention kernel: " + it->second;
+    if (StringRef(whyNotLibrary).starts_with("--no-libraries"))
       group->noLibraries = true;
     else if (isLibraryAnchor(&op))
       group->anchorsNotLibrary.push_back({label, whyNotLibrary});
@@ -963,6 +1089,10 @@ LogicalResult strata::partitionIntoKernels(ModuleOp module,
   for (Group &group : groups)
     if (failed(outline(module, entry, group, decisions)))
       return failure();
+  // Causal masks that only attention kernels read were cloned into them.
+  for (Operation *mask : masks)
+    if (mask->use_empty())
+      mask->erase();
   // Constants that only kernels read were cloned into them.
   for (Operation &op :
        llvm::make_early_inc_range(entry.getBody().front().without_terminator()))

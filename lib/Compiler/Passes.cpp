@@ -135,9 +135,13 @@ struct PartitionPass : PassWrapper<PartitionPass, OperationPass<ModuleOp>> {
                          llvm::cl::desc("hand ops to vendor libraries")};
   Option<std::string> decisions{*this, "decisions",
                                 llvm::cl::desc("a decisions file (JSON)")};
+  Option<std::string> arch{
+      *this, "arch",
+      llvm::cl::desc("the GPU on the cuda target (sm_90 when not given)")};
   void runOnOperation() override {
     strata::CompileOptions options;
     options.target = target;
+    options.cpu = arch;
     options.useLibraries = libraries;
     options.decisionsFile = decisions;
     if (failed(strata::partitionIntoKernels(getOperation(), options)))

@@ -304,6 +304,9 @@ strata::defaultStagePipeline(Stage stage, const CompileOptions &options) {
     // oneDNN on the CPU, cuBLASLt on NVIDIA GPUs (Library.cpp).
     std::string opts =
         target + " libraries=" + (options.useLibraries ? "true" : "false");
+    // The GPU decides whether attention blocks take tensor cores.
+    if (options.target == "cuda")
+      opts += " arch=" + quoteOption(gpuArchitecture(options));
     if (!options.decisionsFile.empty())
       opts += " decisions=" + quoteOption(options.decisionsFile);
     std::vector<PassEntry> entries = {top("strata-partition", opts)};

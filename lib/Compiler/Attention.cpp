@@ -1,0 +1,285 @@
+//===- Attention.cpp - attention blocks for the flash kernel ----*- C++ -*-===//
+//
+// Finds softmax(Q Kᵀ · scale [+ causal mask]) V in the graph (Attention.h).
+// The partitioner makes each match one kernel that GpuAttention.cpp
+// generates as a flash-attention kernel: the S x T scores stay in registers,
+// tile by tile, instead of four trips through memory in f32.
+//
+// The pattern is the one exporters write for scaled dot-product attention
+// (torch.onnx's for F.scaled_dot_product_attention and for hand-written
+// attention, with the casts a bf16 model adds around the softmax). What the
+// kernel does not take (another head dimension, ragged sequence lengths,
+// f32, an additive or data-dependent mask) stays the separate kernels it
+// was, and the reason says why.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Attention.h"
+
+#include "strata/Dialect/Graph/IR/GraphOps.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Matchers.h"
+
+#include <cmath>
+#include <sstream>
+
+using namespace mlir;
+namespace graph = strata::graph;
+
+namespace {
+
+/// A one-element or splat float constant's value.
+std::optional<double> scalarFloat(Value v) {
+  DenseElementsAttr attr;
+  if (!v || !matchPattern(v, m_Constant(&attr)) || !attr.isSplat() ||
+      !isa<FloatType>(attr.getElementType()))
+    return std::nullopt;
+  return attr.getSplatValue<APFloat>().convertToDouble();
+}
+
+/// A one-element or splat integer constant's value.
+std::optional<int64_t> scalarInt(Value v) {
+  DenseElementsAttr attr;
+  if (!v || !matchPattern(v, m_Constant(&attr)) || !attr.isSplat() ||
+      !isa<IntegerType>(attr.getElementType()))
+    return std::nullopt;
+  return attr.getSplatValue<APInt>().getSExtValue();
+}
+
+/// The one op that reads `v`, if exactly one does (once).
+Operation *soleUser(Value v) {
+  if (!v.hasOneUse())
+    return nullptr;
+  return *v.getUsers().begin();
+}
+
+RankedTensorType rankedStatic(Value v) {
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  return type && type.hasStaticShape() ? type : RankedTensorType();
+}
+
+/// Whether `t` swaps the last two dimensions and keeps the others.
+bool swapsLastTwo(graph::TransposeOp t) {
+  auto type = rankedStatic(t.getInput());
+  if (!type || type.getRank() < 2)
+    return false;
+  int64_t rank = type.getRank();
+  SmallVector<int64_t> perm;
+  if (std::optional<ArrayRef<int64_t>> p = t.getPerm())
+    perm.assign(p->begin(), p->end());
+  else
+    for (int64_t i = rank - 1; i >= 0; --i)
+      perm.push_back(i);
+  for (int64_t i = 0; i < rank - 2; ++i)
+    if (perm[i] != i)
+      return false;
+  return perm[rank - 2] == rank - 1 && perm[rank - 1] == rank - 2;
+}
+
+/// A fill that masks a score out: -inf, or a value so negative that exp of
+/// it is 0 next to any unmasked score (exporters use the type's lowest).
+bool isMaskFill(Value v) {
+  std::optional<double> fill = scalarFloat(v);
+  return fill && (std::isinf(*fill) ? *fill < 0 : *fill <= -1e30);
+}
+
+/// Whether `v` is a constant of all true values.
+bool isAllTrue(Value v) {
+  DenseElementsAttr attr;
+  return matchPattern(v, m_Constant(&attr)) && attr.isSplat() &&
+         attr.getElementType().isInteger(1) && attr.getSplatValue<bool>();
+}
+
+std::string typeName(Type type) {
+  if (type.isBF16())
+    return "bf16";
+  if (type.isF16())
+    return "f16";
+  return "";
+}
+
+} // namespace
+
+DictionaryAttr strata::AttentionMatch::toAttr(Builder &b) const {
+  NamedAttrList attrs;
+  attrs.set("batch", b.getI64IntegerAttr(batch));
+  attrs.set("seq_q", b.getI64IntegerAttr(seqQ));
+  attrs.set("seq_k", b.getI64IntegerAttr(seqK));
+  attrs.set("head_dim", b.getI64IntegerAttr(headDim));
+  attrs.set("scale", b.getF64FloatAttr(scale));
+  attrs.set("type", b.getStringAttr(type));
+  if (causalOffset)
+    attrs.set("causal_offset", b.getI64IntegerAttr(*causalOffset));
+  return attrs.getDictionary(b.getContext());
+}
+
+std::string strata::AttentionMatch::describe() const {
+  std::ostringstream os;
+  os << "softmax(Q K^T";
+  if (scale != 1.0)
+    os << " * " << scale;
+  if (causalOffset)
+    os << " + causal mask" << (*causalOffset ? " (keys up to i+" : "")
+       << (*causalOffset ? std::to_string(*causalOffset) + ")" : "");
+  os << ") V in " << type << ", " << batch << " x " << seqQ << " x " << seqK
+     << ", head dim " << headDim;
+  return os.str();
+}
+
+std::optional<strata::AttentionMatch>
+strata::matchAttention(Operation *op, std::string &whyNot) {
+  whyNot.clear();
+  auto first = dyn_cast<graph::MatMulOp>(op);
+  if (!first)
+    return std::nullopt;
+  AttentionMatch match;
+
+  // Walk the chain first: whether this is attention at all decides whether
+  // a refusal is worth a reason.
+  SmallVector<Operation *> chain = {first};
+  Value value = first.getOutput();
+  Operation *next = soleUser(value);
+  graph::WhereOp where;
+  // Cast and scale, in either order.
+  for (int i = 0; i < 3 && next; ++i) {
+    if (auto cast = dyn_cast<graph::CastOp>(next)) {
+      if (!isa<FloatType>(getElementTypeOrSelf(cast.getType())))
+        return std::nullopt;
+    } else if (isa<graph::MulOp, graph::DivOp>(next)) {
+      Value other = next->getOperand(0) == value ? next->getOperand(1)
+                                                 : next->getOperand(0);
+      std::optional<double> factor = scalarFloat(other);
+      if (!factor || (isa<graph::DivOp>(next) && next->getOperand(0) != value))
+        return std::nullopt;
+      if (isa<graph::DivOp>(next) && *factor == 0)
+        return std::nullopt;
+      match.scale *= isa<graph::DivOp>(next) ? 1.0 / *factor : *factor;
+    } else if (auto w = dyn_cast<graph::WhereOp>(next)) {
+      if (where)
+        return std::nullopt;
+      where = w;
+    } else {
+      break;
+    }
+    chain.push_back(next);
+    value = next->getResult(0);
+    next = soleUser(value);
+  }
+  auto softmax = dyn_cast_or_null<graph::SoftmaxOp>(next);
+  if (!softmax)
+    return std::nullopt;
+  int64_t rank = cast<ShapedType>(softmax.getType()).getRank();
+  int64_t axis = static_cast<int64_t>(softmax.getAxis());
+  if (axis != -1 && axis != rank - 1)
+    return std::nullopt;
+  chain.push_back(softmax);
+  value = softmax.getOutput();
+  next = soleUser(value);
+  if (auto cast = dyn_cast_or_null<graph::CastOp>(next)) {
+    chain.push_back(cast);
+    value = cast.getOutput();
+    next = soleUser(value);
+  }
+  auto second = dyn_cast_or_null<graph::MatMulOp>(next);
+  if (!second || second.getLhs() != value)
+    return std::nullopt;
+  chain.push_back(second);
+
+  // It is attention; from here on every refusal says why.
+  auto transpose = first.getRhs().getDefiningOp<graph::TransposeOp>();
+  if (!transpose || !swapsLastTwo(transpose) ||
+      !transpose.getOutput().hasOneUse()) {
+    whyNot = "K^T is not a transpose of K read only by the product";
+    return std::nullopt;
+  }
+  match.q = &first.getLhsMutable();
+  match.k = &transpose.getInputMutable();
+  match.v = &second.getRhsMutable();
+  auto qType = rankedStatic(first.getLhs()),
+       kType = rankedStatic(transpose.getInput()),
+       vType = rankedStatic(second.getRhs()),
+       oType = rankedStatic(second.getOutput());
+  if (!qType || !kType || !vType || !oType) {
+    whyNot = "a shape is not static";
+    return std::nullopt;
+  }
+  match.type = typeName(qType.getElementType());
+  if (match.type.empty() || kType.getElementType() != qType.getElementType() ||
+      vType.getElementType() != qType.getElementType() ||
+      oType.getElementType() != qType.getElementType()) {
+    whyNot = "Q, K, V and the result are not all bf16 or all f16 (the kernel "
+             "multiplies on tensor cores in bf16 or f16)";
+    return std::nullopt;
+  }
+  ArrayRef<int64_t> q = qType.getShape(), k = kType.getShape(),
+                    v = vType.getShape();
+  if (q.size() < 2 || q.size() != k.size() || q.size() != v.size() ||
+      q.drop_back(2) != k.drop_back(2) || q.drop_back(2) != v.drop_back(2)) {
+    whyNot = "Q, K and V do not have the same batch dimensions";
+    return std::nullopt;
+  }
+  match.seqQ = q[q.size() - 2];
+  match.seqK = k[k.size() - 2];
+  match.headDim = q.back();
+  for (int64_t d : q.drop_back(2))
+    match.batch *= d;
+  if (k.back() != match.headDim || v.back() != match.headDim ||
+      v[v.size() - 2] != match.seqK) {
+    whyNot = "V's head dimension differs from Q's and K's";
+    return std::nullopt;
+  }
+  if (match.headDim != 64 && match.headDim != 128) {
+    whyNot = "head dimension " + std::to_string(match.headDim) +
+             ": the kernel takes 64 or 128";
+    return std::nullopt;
+  }
+  if (match.seqQ % kAttentionBlockRows || match.seqK % kAttentionBlockRows) {
+    whyNot = "sequence lengths " + std::to_string(match.seqQ) + " and " +
+             std::to_string(match.seqK) + " are not multiples of " +
+             std::to_string(kAttentionBlockRows) + ", the kernel's tile";
+    return std::nullopt;
+  }
+
+  if (where) {
+    // Which operand is the scores decides whether the Trilu marks what is
+    // dropped (Where(mask, fill, s)) or what is kept (Where(mask, s, fill)).
+    bool dropMarked = isMaskFill(where.getX());
+    Value scores = dropMarked ? where.getY() : where.getX();
+    Value fill = dropMarked ? where.getX() : where.getY();
+    auto trilu = where.getCondition().getDefiningOp<graph::TriluOp>();
+    auto maskType = rankedStatic(where.getCondition());
+    std::optional<int64_t> diagonal =
+        trilu ? (trilu.getK() ? scalarInt(trilu.getK()) : 0) : std::nullopt;
+    bool fullMask = maskType && maskType.getRank() >= 2 &&
+                    maskType.getShape().take_back(2) ==
+                        ArrayRef<int64_t>{match.seqQ, match.seqK} &&
+                    llvm::all_of(maskType.getShape().drop_back(2),
+                                 [](int64_t d) { return d == 1; });
+    if (!trilu || !diagonal || !isAllTrue(trilu.getInput()) || !fullMask ||
+        !isMaskFill(fill) || scores == fill) {
+      whyNot = "the Where is not a causal mask (a Trilu of all-true [S, T] "
+               "selecting -inf)";
+      return std::nullopt;
+    }
+    // Trilu upper keeps j - i >= k, lower keeps j - i <= k.
+    bool upper = trilu.getUpper() != 0;
+    if (dropMarked != upper) {
+      whyNot = "the mask keeps the upper triangle (not causal)";
+      return std::nullopt;
+    }
+    int64_t offset = upper ? *diagonal - 1 : *diagonal;
+    if (offset < 0) {
+      whyNot = "the causal mask drops every key of the first query rows";
+      return std::nullopt;
+    }
+    match.causalOffset = offset;
+    match.mask = trilu;
+  }
+
+  match.ops.push_back(transpose);
+  match.ops.append(chain.begin(), chain.end());
+  llvm::sort(match.ops,
+             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  return match;
+}

@@ -1,0 +1,543 @@
+//===- GpuAttention.cpp - the flash-attention kernel ------------*- C++ -*-===//
+//
+// Generates the body of an attention kernel (Attention.h: the partitioner
+// marks it strata.template = "flash_attention" and records its parameters
+// in strata.attention) for NVIDIA GPUs from sm_80 on, in place of the
+// generic mapping of strata-gpu-map:
+//
+//   one thread block of 4 warps per 64 query rows of one (batch, head);
+//   Q's tile is loaded once, then K and V stream through shared memory in
+//   tiles of 64 keys, double-buffered with cp.async (the next tile loads
+//   while this one is used); each warp owns 16 query rows:
+//
+//     S = Q Kᵀ          mma.sync m16n8k16 (bf16 or f16 in, f32 out),
+//                       fragments read with ldmatrix
+//     online softmax    scaled into the log2 domain, the running row max m
+//                       and sum l per row, exp2; the accumulated O rescaled
+//                       by exp2(m_old - m_new) when the max grows
+//     O += P V          P re-packed from S's accumulators in registers
+//                       (their layout is the A fragment's), V read with
+//                       ldmatrix.trans
+//
+//   and O / l is written once. The scores never reach memory. A causal
+//   mask (keys j <= i + offset) is computed from indices, and key tiles
+//   past the diagonal are skipped; blocks run in decreasing query order so
+//   that the longest causal blocks start first.
+//
+// Shared tiles are rows of D/8 16-byte chunks, chunk c of row r stored at
+// c ^ (r mod 8): the 8 rows an ldmatrix reads at one column then fall in 8
+// distinct bank groups.
+//
+// The body mixes arith, scf and gpu ops with LLVM and NVVM ops for what has
+// no higher-level form here (ldmatrix, mma.sync, cp.async and pointers into
+// shared memory); the llvm stage lowers the rest around them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Attention.h"
+#include "Gpu.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/SymbolTable.h"
+
+#include <cmath>
+
+using namespace mlir;
+
+namespace {
+
+constexpr int64_t kWarps = 4;
+constexpr int64_t kThreads = 32 * kWarps;
+constexpr int64_t kRows = strata::kAttentionBlockRows; // query rows per block
+constexpr int64_t kKeys = strata::kAttentionBlockRows; // keys per step
+constexpr const char *kSharedName = "__strata_attention_shared";
+
+class FlashEmitter {
+public:
+  FlashEmitter(func::FuncOp decl, func::FuncOp body, ModuleOp kernels,
+               DictionaryAttr params)
+      : decl(decl), body(body), kernels(kernels), b(body.getContext()),
+        loc(body.getLoc()) {
+    auto i64 = [&](StringRef name) {
+      return cast<IntegerAttr>(params.get(name)).getInt();
+    };
+    batch = i64("batch");
+    seqQ = i64("seq_q");
+    seqK = i64("seq_k");
+    dim = i64("head_dim");
+    scale = cast<FloatAttr>(params.get("scale")).getValueAsDouble();
+    if (auto offset = params.getAs<IntegerAttr>("causal_offset"))
+      causalOffset = offset.getInt();
+    f16 = cast<StringAttr>(params.get("type")).getValue() == "f16";
+  }
+
+  LogicalResult run();
+
+private:
+  // Types and constants.
+  Type i32() { return b.getI32Type(); }
+  Type f32() { return b.getF32Type(); }
+  Value c32(int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, i32(), v);
+  }
+  Value c64(int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, b.getI64Type(), v);
+  }
+  Value cf(double v) {
+    return arith::ConstantFloatOp::create(b, loc, b.getF32Type(),
+                                          APFloat(static_cast<float>(v)));
+  }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+  Value shr(Value x, int64_t n) {
+    return arith::ShRUIOp::create(b, loc, x, c32(n));
+  }
+  Value shl(Value x, int64_t n) {
+    return arith::ShLIOp::create(b, loc, x, c32(n));
+  }
+  Value band(Value x, int64_t m) {
+    return arith::AndIOp::create(b, loc, x, c32(m));
+  }
+  Value bxor(Value x, Value y) { return arith::XOrIOp::create(b, loc, x, y); }
+  Value wide(Value x) {
+    return arith::ExtUIOp::create(b, loc, b.getI64Type(), x);
+  }
+
+  /// A byte address `offset` past `base` (an LLVM pointer).
+  Value at(Value base, Value offset) {
+    return LLVM::GEPOp::create(b, loc, base.getType(), b.getI8Type(), base,
+                               ValueRange{offset});
+  }
+  /// The byte offset of chunk `chunk` of row `row` in a swizzled tile.
+  Value swizzled(Value row, Value chunk) {
+    return add(mul(row, c32(dim * 2)), shl(bxor(chunk, band(row, 7)), 4));
+  }
+
+  /// Issues the cp.async copies of rows [0, kRows) of a [rows, dim] tile
+  /// whose first row is at global `src` into the shared tile at `tile`.
+  void loadTile(Value src, Value tile);
+  /// ldmatrix.x4 of the four 8x8 matrices whose rows this lane addresses.
+  SmallVector<Value> ldmatrix(Value address, bool transpose);
+  /// d = a b + c on one m16n8k16 tile.
+  SmallVector<Value> mma(ArrayRef<Value> a, ArrayRef<Value> bFrag,
+                         ArrayRef<Value> c);
+  /// Two f32 values as the packed pair of the kernel's type (lo first).
+  Value pack(Value lo, Value hi);
+  Value shuffleXor(Value v, int32_t mask) {
+    return gpu::ShuffleOp::create(b, loc, v, mask, 32, gpu::ShuffleMode::XOR)
+        .getShuffleResult();
+  }
+  Value exp2(Value x) { return LLVM::Exp2Op::create(b, loc, x); }
+
+  func::FuncOp decl, body;
+  ModuleOp kernels;
+  OpBuilder b;
+  Location loc;
+  int64_t batch = 1, seqQ = 0, seqK = 0, dim = 0;
+  double scale = 1.0;
+  std::optional<int64_t> causalOffset;
+  bool f16 = false;
+
+  // Per-thread values set by run().
+  Value tid, lane, sharedBase;
+};
+
+void FlashEmitter::loadTile(Value src, Value tile) {
+  int64_t chunksPerRow = dim / 8;
+  int64_t perThread = kRows * chunksPerRow / kThreads;
+  int64_t rowShift = llvm::Log2_64(chunksPerRow);
+  for (int64_t i = 0; i < perThread; ++i) {
+    Value index = add(tid, c32(i * kThreads));
+    Value row = shr(index, rowShift);
+    Value chunk = band(index, chunksPerRow - 1);
+    Value from = at(src, wide(add(mul(row, c32(dim * 2)), shl(chunk, 4))));
+    Value to = at(tile, swizzled(row, chunk));
+    NVVM::CpAsyncOp::create(b, loc, to, from, 16,
+                            NVVM::LoadCacheModifierKind::CG, Value());
+  }
+}
+
+SmallVector<Value> FlashEmitter::ldmatrix(Value address, bool transpose) {
+  auto structType = LLVM::LLVMStructType::getLiteral(
+      b.getContext(), {i32(), i32(), i32(), i32()});
+  Value result = NVVM::LdMatrixOp::create(
+      b, loc, structType, address, 4,
+      transpose ? NVVM::MMALayout::col : NVVM::MMALayout::row,
+      NVVM::LdStMatrixShapeAttr::get(b.getContext(), 8, 8),
+      NVVM::LdStMatrixEltType::B16);
+  SmallVector<Value> regs;
+  for (int64_t i = 0; i < 4; ++i)
+    regs.push_back(LLVM::ExtractValueOp::create(b, loc, result, i));
+  return regs;
+}
+
+SmallVector<Value> FlashEmitter::mma(ArrayRef<Value> a, ArrayRef<Value> bFrag,
+                                     ArrayRef<Value> c) {
+  SmallVector<Value> args;
+  // bf16 fragments are passed as i32 words, f16 ones as <2 x half>.
+  auto operand = [&](Value word) -> Value {
+    if (!f16)
+      return word;
+    return LLVM::BitcastOp::create(b, loc, VectorType::get({2}, b.getF16Type()),
+                                   word);
+  };
+  for (Value v : a)
+    args.push_back(operand(v));
+  for (Value v : bFrag)
+    args.push_back(operand(v));
+  args.append(c.begin(), c.end());
+  auto structType = LLVM::LLVMStructType::getLiteral(
+      b.getContext(), {f32(), f32(), f32(), f32()});
+  StringRef name = f16 ? "llvm.nvvm.mma.m16n8k16.row.col.f32.f32"
+                       : "llvm.nvvm.mma.m16n8k16.row.col.bf16";
+  Value d = LLVM::CallIntrinsicOp::create(b, loc, structType,
+                                          b.getStringAttr(name), args)
+                .getResult(0);
+  SmallVector<Value> out;
+  for (int64_t i = 0; i < 4; ++i)
+    out.push_back(LLVM::ExtractValueOp::create(b, loc, d, i));
+  return out;
+}
+
+Value FlashEmitter::pack(Value lo, Value hi) {
+  Type half = f16 ? Type(b.getF16Type()) : Type(b.getBF16Type());
+  Value pair = vector::FromElementsOp::create(
+      b, loc, VectorType::get({2}, half),
+      ValueRange{arith::TruncFOp::create(b, loc, half, lo),
+                 arith::TruncFOp::create(b, loc, half, hi)});
+  Value word =
+      vector::BitCastOp::create(b, loc, VectorType::get({1}, i32()), pair);
+  return vector::ExtractOp::create(b, loc, word, ArrayRef<int64_t>{0});
+}
+
+LogicalResult FlashEmitter::run() {
+  MLIRContext *context = b.getContext();
+  Block &entry = body.getBody().front();
+  if (entry.getNumArguments() != 4)
+    return decl.emitError("internal error: the attention kernel ")
+           << decl.getSymName() << " has " << entry.getNumArguments()
+           << " buffers, not Q, K, V and the result";
+
+  // The generic body is replaced whole; the globals only it read go too
+  // (a causal mask's constant of S x T values among them).
+  llvm::SetVector<StringAttr> globals;
+  body.walk([&](memref::GetGlobalOp get) {
+    globals.insert(get.getNameAttr().getAttr());
+  });
+  entry.getTerminator()->erase();
+  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(entry))) {
+    op.dropAllUses();
+    op.erase();
+  }
+  for (StringAttr name : globals)
+    if (Operation *global = SymbolTable::lookupSymbolIn(kernels, name))
+      if (SymbolTable::symbolKnownUseEmpty(global, kernels))
+        global->erase();
+
+  // Each buffer as an untyped byte buffer (the executor's bare pointers).
+  SmallVector<Type> types;
+  for (BlockArgument arg : entry.getArguments()) {
+    auto type = cast<MemRefType>(arg.getType());
+    int64_t bytes = type.getNumElements() *
+                    std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+    auto raw = MemRefType::get({bytes}, b.getI8Type());
+    arg.setType(raw);
+    types.push_back(raw);
+  }
+  body.setType(FunctionType::get(context, types, {}));
+  body->setAttr("nvvm.maxntid", b.getDenseI32ArrayAttr({kThreads, 1, 1}));
+
+  if (!kernels.lookupSymbol(kSharedName)) {
+    OpBuilder mb = OpBuilder::atBlockEnd(kernels.getBody());
+    LLVM::GlobalOp::create(mb, loc, LLVM::LLVMArrayType::get(mb.getI8Type(), 0),
+                           /*isConstant=*/false, LLVM::Linkage::External,
+                           kSharedName, Attribute(), /*alignment=*/16,
+                           /*addrSpace=*/3);
+  }
+
+  b.setInsertionPointToStart(&entry);
+  auto globalPtr = LLVM::LLVMPointerType::get(context, 1);
+  auto sharedPtr = LLVM::LLVMPointerType::get(context, 3);
+  SmallVector<Value> pointers;
+  for (BlockArgument arg : entry.getArguments()) {
+    Value address = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, arg);
+    address = arith::IndexCastOp::create(b, loc, b.getI64Type(), address);
+    pointers.push_back(LLVM::IntToPtrOp::create(b, loc, globalPtr, address));
+  }
+  sharedBase = LLVM::AddressOfOp::create(b, loc, sharedPtr, kSharedName);
+
+  tid = arith::IndexCastOp::create(
+      b, loc, i32(), gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x));
+  Value bid = arith::IndexCastOp::create(
+      b, loc, i32(), gpu::BlockIdOp::create(b, loc, gpu::Dimension::x));
+  Value warp = shr(tid, 5);
+  lane = band(tid, 31);
+  Value group = shr(lane, 2), quad = band(lane, 3);
+
+  // Blocks in decreasing query order within each (batch, head).
+  int64_t blocksPerSeq = seqQ / kRows;
+  Value head = arith::DivUIOp::create(b, loc, bid, c32(blocksPerSeq));
+  Value qBlock = arith::SubIOp::create(
+      b, loc, c32(blocksPerSeq - 1),
+      arith::RemUIOp::create(b, loc, bid, c32(blocksPerSeq)));
+  Value q0 = mul(qBlock, c32(kRows));
+  Value rowBytes = c64(dim * 2);
+  Value qOffset = arith::MulIOp::create(
+      b, loc,
+      arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, wide(head), c64(seqQ)),
+          wide(q0)),
+      rowBytes);
+  Value kvOffset = arith::MulIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, wide(head), c64(seqK)), rowBytes);
+  Value qSrc = at(pointers[0], qOffset);
+  Value kSrc = at(pointers[1], kvOffset);
+  Value vSrc = at(pointers[2], kvOffset);
+  Value oDst = at(pointers[3], qOffset);
+
+  int64_t tileBytes = kRows * dim * 2;
+  auto kTile = [&](Value stage) {
+    return at(sharedBase, add(c32(tileBytes), mul(stage, c32(tileBytes))));
+  };
+  auto vTile = [&](Value stage) {
+    return at(sharedBase, add(c32(3 * tileBytes), mul(stage, c32(tileBytes))));
+  };
+  auto keysAt = [&](Value step) {
+    return wide(mul(step, c32(kKeys * dim * 2)));
+  };
+
+  // The key steps this block needs: all, or up to the causal diagonal.
+  int64_t steps = seqK / kKeys;
+  Value stepCount = c32(steps);
+  if (causalOffset) {
+    Value last = arith::DivUIOp::create(
+        b, loc, add(q0, c32(kRows - 1 + *causalOffset)), c32(kKeys));
+    stepCount = arith::MinUIOp::create(b, loc, add(last, c32(1)), stepCount);
+  }
+
+  // Prologue: Q, then the first K and V tiles, as two commit groups.
+  loadTile(qSrc, sharedBase);
+  NVVM::CpAsyncCommitGroupOp::create(b, loc);
+  loadTile(kSrc, kTile(c32(0)));
+  loadTile(vSrc, vTile(c32(0)));
+  NVVM::CpAsyncCommitGroupOp::create(b, loc);
+  NVVM::CpAsyncWaitGroupOp::create(b, loc, 1);
+  gpu::BarrierOp::create(b, loc);
+
+  // Q's A fragments, one set of four words per 16 columns.
+  int64_t kSteps = dim / 16;
+  SmallVector<SmallVector<Value>> qFrag;
+  {
+    Value row = add(shl(warp, 4), band(lane, 15));
+    Value half = shr(lane, 4);
+    for (int64_t kk = 0; kk < kSteps; ++kk)
+      qFrag.push_back(ldmatrix(
+          at(sharedBase, swizzled(row, add(c32(kk * 2), half))), false));
+  }
+
+  // Loop state: O's accumulators (dim/8 tiles of 4), then m and l for the
+  // thread's two rows.
+  int64_t oTiles = dim / 8;
+  SmallVector<Value> init;
+  for (int64_t i = 0; i < oTiles * 4; ++i)
+    init.push_back(cf(0.0));
+  Value negInf = cf(-std::numeric_limits<double>::infinity());
+  init.append({negInf, negInf, cf(0.0), cf(0.0)});
+
+  Value lower = arith::ConstantIndexOp::create(b, loc, 0);
+  Value upper = arith::IndexCastOp::create(b, loc, b.getIndexType(), stepCount);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  double scaleLog2 = scale / std::log(2.0);
+  Value myRow0 = add(q0, add(shl(warp, 4), group));
+
+  auto loop = scf::ForOp::create(
+      b, loc, lower, upper, one, init,
+      [&](OpBuilder &nested, Location, Value iv, ValueRange state) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(nested.getInsertionBlock());
+        Value step = arith::IndexCastOp::create(b, loc, i32(), iv);
+        Value stage = band(step, 1);
+        // The next tiles load while this one is used.
+        Value next = add(step, c32(1));
+        Value more = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                           next, stepCount);
+        auto prefetch = scf::IfOp::create(b, loc, more, false);
+        {
+          OpBuilder::InsertionGuard inner(b);
+          b.setInsertionPointToStart(prefetch.thenBlock());
+          Value nextStage = band(next, 1);
+          loadTile(at(kSrc, keysAt(next)), kTile(nextStage));
+          loadTile(at(vSrc, keysAt(next)), vTile(nextStage));
+        }
+        NVVM::CpAsyncCommitGroupOp::create(b, loc);
+        NVVM::CpAsyncWaitGroupOp::create(b, loc, 1);
+        gpu::BarrierOp::create(b, loc);
+
+        // S = Q Kᵀ: 8 tiles of 8 keys.
+        Value kBase = kTile(stage);
+        SmallVector<SmallVector<Value>> s(kKeys / 8,
+                                          SmallVector<Value>(4, cf(0.0)));
+        {
+          Value row = add(band(lane, 7), shl(shr(lane, 4), 3));
+          Value half = band(shr(lane, 3), 1);
+          for (int64_t np = 0; np < kKeys / 16; ++np)
+            for (int64_t kk = 0; kk < kSteps; ++kk) {
+              SmallVector<Value> r =
+                  ldmatrix(at(kBase, swizzled(add(row, c32(np * 16)),
+                                              add(c32(kk * 2), half))),
+                           false);
+              s[2 * np] = mma(qFrag[kk], {r[0], r[1]}, s[2 * np]);
+              s[2 * np + 1] = mma(qFrag[kk], {r[2], r[3]}, s[2 * np + 1]);
+            }
+        }
+
+        // The online softmax, per row half h (rows group and group + 8).
+        SmallVector<Value> o(state.begin(), state.begin() + oTiles * 4);
+        SmallVector<Value> m = {state[oTiles * 4], state[oTiles * 4 + 1]};
+        SmallVector<Value> l = {state[oTiles * 4 + 2], state[oTiles * 4 + 3]};
+        Value key0 = add(mul(step, c32(kKeys)), shl(quad, 1));
+        for (int64_t h = 0; h < 2; ++h) {
+          Value queryRow = add(myRow0, c32(8 * h));
+          Value limit =
+              causalOffset ? add(queryRow, c32(*causalOffset)) : Value();
+          Value rowMax;
+          for (int64_t nt = 0; nt < kKeys / 8; ++nt)
+            for (int64_t e = 0; e < 2; ++e) {
+              Value &x = s[nt][2 * h + e];
+              x = arith::MulFOp::create(b, loc, x, cf(scaleLog2));
+              if (limit) {
+                Value keyIndex = add(key0, c32(nt * 8 + e));
+                Value keep = arith::CmpIOp::create(
+                    b, loc, arith::CmpIPredicate::ule, keyIndex, limit);
+                x = arith::SelectOp::create(b, loc, keep, x, negInf);
+              }
+              rowMax =
+                  rowMax
+                      ? arith::MaxNumFOp::create(b, loc, rowMax, x).getResult()
+                      : x;
+            }
+          for (int32_t mask : {1, 2})
+            rowMax = arith::MaxNumFOp::create(b, loc, rowMax,
+                                              shuffleXor(rowMax, mask));
+          Value mNew = arith::MaxNumFOp::create(b, loc, m[h], rowMax);
+          Value correction =
+              exp2(arith::SubFOp::create(b, loc, m[h], mNew).getResult());
+          Value sum = cf(0.0);
+          for (int64_t nt = 0; nt < kKeys / 8; ++nt)
+            for (int64_t e = 0; e < 2; ++e) {
+              Value &x = s[nt][2 * h + e];
+              x = exp2(arith::SubFOp::create(b, loc, x, mNew).getResult());
+              sum = arith::AddFOp::create(b, loc, sum, x);
+            }
+          l[h] = arith::AddFOp::create(
+              b, loc, arith::MulFOp::create(b, loc, l[h], correction), sum);
+          m[h] = mNew;
+          for (int64_t dt = 0; dt < oTiles; ++dt)
+            for (int64_t e = 0; e < 2; ++e) {
+              Value &acc = o[dt * 4 + 2 * h + e];
+              acc = arith::MulFOp::create(b, loc, acc, correction);
+            }
+        }
+
+        // O += P V: P's A fragments are S's accumulators, packed.
+        Value vBase = vTile(stage);
+        {
+          Value row = add(band(lane, 7), shl(band(shr(lane, 3), 1), 3));
+          Value half = shr(lane, 4);
+          for (int64_t ks = 0; ks < kKeys / 16; ++ks) {
+            SmallVector<Value> p = {pack(s[2 * ks][0], s[2 * ks][1]),
+                                    pack(s[2 * ks][2], s[2 * ks][3]),
+                                    pack(s[2 * ks + 1][0], s[2 * ks + 1][1]),
+                                    pack(s[2 * ks + 1][2], s[2 * ks + 1][3])};
+            for (int64_t dp = 0; dp < dim / 16; ++dp) {
+              SmallVector<Value> r =
+                  ldmatrix(at(vBase, swizzled(add(row, c32(ks * 16)),
+                                              add(c32(dp * 2), half))),
+                           true);
+              for (int64_t j = 0; j < 2; ++j) {
+                ArrayRef<Value> acc(o.begin() + (2 * dp + j) * 4, 4);
+                SmallVector<Value> d = mma(p, {r[2 * j], r[2 * j + 1]}, acc);
+                std::copy(d.begin(), d.end(), o.begin() + (2 * dp + j) * 4);
+              }
+            }
+          }
+        }
+        // Every warp is done with this stage before it is loaded again.
+        gpu::BarrierOp::create(b, loc);
+        SmallVector<Value> yielded = o;
+        yielded.append(m.begin(), m.end());
+        yielded.append(l.begin(), l.end());
+        scf::YieldOp::create(b, loc, yielded);
+      });
+
+  // O / l, written as pairs of the kernel's type.
+  ValueRange results = loop.getResults();
+  NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
+  for (int64_t h = 0; h < 2; ++h) {
+    Value l = results[oTiles * 4 + 2 + h];
+    for (int32_t mask : {1, 2})
+      l = arith::AddFOp::create(b, loc, l, shuffleXor(l, mask));
+    Value inverse = arith::DivFOp::create(b, loc, cf(1.0), l);
+    Value row = add(add(shl(warp, 4), group), c32(8 * h));
+    for (int64_t dt = 0; dt < oTiles; ++dt) {
+      Value lo =
+          arith::MulFOp::create(b, loc, results[dt * 4 + 2 * h], inverse);
+      Value hi =
+          arith::MulFOp::create(b, loc, results[dt * 4 + 2 * h + 1], inverse);
+      Value column = add(c32(dt * 8), shl(quad, 1));
+      Value offset = wide(shl(add(mul(row, c32(dim)), column), 1));
+      LLVM::StoreOp::create(b, loc, pack(lo, hi), at(oDst, offset), 4);
+    }
+  }
+  func::ReturnOp::create(b, loc);
+
+  // The launch and the reason, next to the graph layer's decisions.
+  int64_t blocks = batch * blocksPerSeq;
+  int64_t shared = 5 * tileBytes;
+  decl->setAttr("strata.gpu_mapping", b.getStringAttr("flash_attention"));
+  decl->setAttr("strata.gpu_grid", b.getDenseI64ArrayAttr({blocks, 1, 1}));
+  decl->setAttr("strata.gpu_block", b.getDenseI64ArrayAttr({kThreads, 1, 1}));
+  decl->setAttr("strata.gpu_shared_bytes", b.getI64IntegerAttr(shared));
+  decl->setAttr("strata.gpu_static_shared_bytes", b.getI64IntegerAttr(0));
+  decl->setAttr(
+      "strata.gpu_reason",
+      b.getStringAttr(
+          "flash attention: one block of " + std::to_string(kWarps) +
+          " warps per " + std::to_string(kRows) + " query rows (" +
+          std::to_string(blocks) + " blocks), keys in steps of " +
+          std::to_string(kKeys) + " through shared memory, double-buffered " +
+          "with cp.async (" + std::to_string(shared) +
+          " bytes of dynamic shared memory); Q K^T and P V on tensor cores " +
+          "(mma.sync m16n8k16, " + (f16 ? "f16" : "bf16") +
+          " in, f32 accumulators); the softmax online in registers" +
+          (causalOffset ? "; the causal mask from indices, key steps past "
+                          "the diagonal skipped"
+                        : "")));
+  return success();
+}
+
+} // namespace
+
+LogicalResult strata::emitFlashAttention(func::FuncOp decl, func::FuncOp body,
+                                         ModuleOp kernels,
+                                         int64_t dynamicSharedLimit) {
+  auto params = decl->getAttrOfType<DictionaryAttr>("strata.attention");
+  if (!params)
+    return decl.emitError("internal error: the attention kernel ")
+           << decl.getSymName() << " has no strata.attention parameters";
+  int64_t dim = cast<IntegerAttr>(params.get("head_dim")).getInt();
+  int64_t shared = 5 * kRows * dim * 2;
+  if (shared > std::max<int64_t>(dynamicSharedLimit, 48 * 1024))
+    return decl.emitError("the attention kernel ")
+           << decl.getSymName() << " needs " << shared
+           << " bytes of shared memory; this GPU gives a block at most "
+           << std::max<int64_t>(dynamicSharedLimit, 48 * 1024);
+  return FlashEmitter(decl, body, kernels, params).run();
+}

@@ -1,0 +1,403 @@
+#!/usr/bin/env python3
+"""Writes attention cases for the cuda target's fused flash-attention kernel.
+
+Usage: make_attention_cases.py OUT_DIR [--small]
+
+Each case is OUT_DIR/<case>/model.onnx plus test_data_set_0/input_{0,1,2}.pb
+(q, k, v) and output_0.pb, the ONNX backend-test layout that `strata
+conformance` and strata-run-cases read. Every model computes
+
+    O = MatMul(Softmax(mask(scale(MatMul(q, Transpose(k))))), v)
+
+in the forms exporters write it (opset 17), with q, k, v as graph inputs and
+the scale and mask built from Constant and ConstantOfShape nodes. Shapes are
+[B, H, S|T, D] unless stated; B, H = 2, 3 (1, 2 with --small, for quick CPU
+runs: S, T and D, which decide whether the kernel applies, stay the same).
+About 10 MB in all (3.6 MB with --small).
+
+Fused (Q, K, V of one type f16 or bf16, same batch dims, D in {64, 128}, S
+and T multiples of 64):
+bf16_d64           the torch export: MatMul(q, Transpose(k)) -> Cast f32 ->
+                   Mul 0.125 -> Softmax -> Cast bf16 -> MatMul(v); S=T=256
+bf16_d64_causal    the same with the causal mask torch writes:
+                   Where(Trilu(ConstantOfShape(true [S, T]), k=1, upper),
+                   -inf, x): key j is masked when j - i >= 1
+bf16_d128          D=128, S=T=192 (three 64-row tiles), scale 1/sqrt(128)
+bf16_d128_causal   the same, causal
+f16_d64_causal     bf16_d64_causal in f16 (Cast to f32 and back to f16)
+bf16_nocast_div    no Casts: scale as Div by a bf16 8.0, Softmax in bf16
+bf16_causal_lower  the keep-lower mask Where(Trilu(ones, upper=0), x, -inf)
+                   with Trilu's k left out (0: keeps j <= i)
+bf16_s128_t320     S != T: 128 queries over 320 keys (five key tiles)
+bf16_causal_k2     Trilu k=2 upper: masks j - i >= 2, so keeps j <= i + 1
+bf16_3d_causal     heads folded into the batch: [B*H, 256, 64], Transpose
+                   perm [0, 2, 1], causal
+
+Not fused, run through the separate kernels, and must still be right:
+fallback_d32       D=32 (scale 1/sqrt(32))
+fallback_s100      S=T=100, no multiple of 64 (causal)
+fallback_f32       f32 q, k, v [1, H, 128, 64] (no Casts)
+fallback_bcast     k and v [1, H, T, D] broadcast over q's batch [B, H, S, D]
+
+Inputs are seeded N(0, 1) draws, q's scaled by 0.75 (scores of standard
+deviation 0.75 after the scale: a softmax neither flat nor one-hot, with
+room for rounding the scores to bf16), rounded to the model's type. The
+reference is computed in float64 from the rounded inputs as the graph says
+(Trilu's upper form keeps j - i >= k, its lower form j - i <= k), without
+rounding in between, and stored in the output type.
+
+The script checks each case at the runners' tolerance (rtol = atol = 2e-2):
+it must tell the reference apart from the usual kernel bugs (no scale, no
+mask, the mask's diagonal off by one, the last key tile or the last query
+tile dropped, each 64-key tile's softmax taken against its own maximum as an
+online softmax that never rescales would, batch entries mixed up), and the
+graph computed with every intermediate rounded to its type, as a chain of
+separate kernels computes it, must stay within half the tolerance. It prints
+how much of the tolerance that rounding uses and the weakest bug's margin.
+"""
+
+import math
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+TOL = 2e-2
+BF16, F16, F32 = TensorProto.BFLOAT16, TensorProto.FLOAT16, TensorProto.FLOAT
+
+
+# ---------------------------------------------------------------------------
+# Rounding and storage.
+
+def round_to(x, dtype):
+    """x (float64) rounded to dtype's values, returned as float64."""
+    if dtype == F32:
+        return np.asarray(x, np.float32).astype(np.float64)
+    if dtype == F16:
+        return np.asarray(x, np.float16).astype(np.float64)
+    return bf16_bits_to_f64(f64_to_bf16_bits(x))
+
+
+def f64_to_bf16_bits(x):
+    """Round to nearest even bfloat16, as uint16 words (infinities keep their
+    bits). Goes through float32: the double rounding can land one bf16 unit
+    off on a float64 value just beside a tie, far inside the tolerance."""
+    bits = np.atleast_1d(np.asarray(x, np.float32)).view(np.uint32)
+    one, half, sixteen = np.uint32(1), np.uint32(0x7FFF), np.uint32(16)
+    rounded = (bits + half + ((bits >> sixteen) & one)) >> sixteen
+    return rounded.astype(np.uint16).reshape(np.shape(x))
+
+
+def bf16_bits_to_f64(words):
+    bits = np.atleast_1d(words).astype(np.uint32) << np.uint32(16)
+    return bits.view(np.float32).astype(np.float64).reshape(np.shape(words))
+
+
+def tensor_proto(x, dtype, name):
+    """A TensorProto holding x (float64, already representable) as dtype."""
+    if dtype == BF16:
+        t = onnx.TensorProto()
+        t.name = name
+        t.data_type = BF16
+        t.dims.extend(np.shape(x))
+        t.raw_data = f64_to_bf16_bits(x).astype("<u2").tobytes()
+        return t
+    np_type = np.float16 if dtype == F16 else np.float32
+    return numpy_helper.from_array(np.asarray(x, np_type), name)
+
+
+def write_pb(path, proto):
+    with open(path, "wb") as f:
+        f.write(proto.SerializeToString())
+
+
+# ---------------------------------------------------------------------------
+# Cases.
+
+class Case:
+    """One attention graph. `cast`: Cast the scores to f32 and the
+    probabilities back (the torch export), else the chain runs in `dtype`.
+    `scale`: (op, value) with op "Mul" or "Div", or None. `mask`: None,
+    ("upper", k) for Where(Trilu(ones, k, upper=1), -inf, x), or ("lower", k)
+    for Where(Trilu(ones, k, upper=0), x, -inf) (k None: the input left
+    out)."""
+
+    def __init__(self, name, dtype, q_shape, kv_shape, cast=True,
+                 scale=("Mul", 0.125), mask=None):
+        self.name = name
+        self.dtype = dtype
+        self.q_shape = list(q_shape)
+        self.kv_shape = list(kv_shape)
+        self.cast = cast
+        self.scale = scale
+        self.mask = mask
+
+    @property
+    def s(self):
+        return self.q_shape[-2]
+
+    @property
+    def t(self):
+        return self.kv_shape[-2]
+
+    @property
+    def out_shape(self):
+        batch = np.broadcast_shapes(tuple(self.q_shape[:-2]),
+                                    tuple(self.kv_shape[:-2]))
+        return list(batch) + [self.s, self.kv_shape[-1]]
+
+    @property
+    def score_type(self):
+        """The type Softmax, the scale and the mask work in."""
+        return F32 if self.cast else self.dtype
+
+    def scale_value(self):
+        """The scale constant as stored in the model."""
+        return round_to(self.scale[1], self.score_type)
+
+
+def cases(small):
+    b = [1, 2] if small else [2, 3]
+    r = 1.0 / math.sqrt(128)
+    causal = ("upper", 1)
+    return [
+        Case("bf16_d64", BF16, b + [256, 64], b + [256, 64]),
+        Case("bf16_d64_causal", BF16, b + [256, 64], b + [256, 64],
+             mask=causal),
+        Case("bf16_d128", BF16, b + [192, 128], b + [192, 128],
+             scale=("Mul", r)),
+        Case("bf16_d128_causal", BF16, b + [192, 128], b + [192, 128],
+             scale=("Mul", r), mask=causal),
+        Case("f16_d64_causal", F16, b + [256, 64], b + [256, 64],
+             mask=causal),
+        Case("bf16_nocast_div", BF16, b + [256, 64], b + [256, 64],
+             cast=False, scale=("Div", 8.0)),
+        Case("bf16_causal_lower", BF16, b + [256, 64], b + [256, 64],
+             mask=("lower", None)),
+        Case("bf16_s128_t320", BF16, b + [128, 64], b + [320, 64]),
+        Case("bf16_causal_k2", BF16, b + [256, 64], b + [256, 64],
+             mask=("upper", 2)),
+        Case("bf16_3d_causal", BF16, [b[0] * b[1], 256, 64],
+             [b[0] * b[1], 256, 64], mask=causal),
+        Case("fallback_d32", BF16, b + [256, 32], b + [256, 32],
+             scale=("Mul", 1.0 / math.sqrt(32))),
+        Case("fallback_s100", BF16, b + [100, 64], b + [100, 64],
+             mask=causal),
+        Case("fallback_f32", F32, [1, b[1], 128, 64], [1, b[1], 128, 64],
+             cast=False),
+        Case("fallback_bcast", BF16, b + [128, 64], [1, b[1], 128, 64]),
+    ]
+
+
+# ---------------------------------------------------------------------------
+# The model.
+
+def build_model(c):
+    rank = len(c.q_shape)
+    perm = list(range(rank - 2)) + [rank - 1, rank - 2]
+    nodes = [
+        helper.make_node("Transpose", ["k"], ["kt"], name="transpose_k",
+                         perm=perm),
+        helper.make_node("MatMul", ["q", "kt"], ["scores"], name="qk"),
+    ]
+    x = "scores"
+    if c.cast:
+        nodes.append(helper.make_node("Cast", [x], ["scores_f"],
+                                      name="cast_scores", to=F32))
+        x = "scores_f"
+    if c.scale:
+        op, _ = c.scale
+        nodes.append(helper.make_node(
+            "Constant", [], ["scale"], name="scale_const",
+            value=tensor_proto(c.scale_value(), c.score_type, "scale")))
+        nodes.append(helper.make_node(op, [x, "scale"], ["scaled"],
+                                      name="scale_" + op.lower()))
+        x = "scaled"
+    if c.mask:
+        form, k = c.mask
+        nodes.append(helper.make_node(
+            "Constant", [], ["mask_shape"], name="mask_shape",
+            value=numpy_helper.from_array(np.array([c.s, c.t], np.int64),
+                                          "mask_shape")))
+        nodes.append(helper.make_node(
+            "ConstantOfShape", ["mask_shape"], ["ones"], name="ones",
+            value=helper.make_tensor("one", TensorProto.BOOL, [1], [True])))
+        trilu_inputs = ["ones"]
+        if k is not None:
+            nodes.append(helper.make_node(
+                "Constant", [], ["diag"], name="diagonal",
+                value=numpy_helper.from_array(np.array(k, np.int64), "diag")))
+            trilu_inputs.append("diag")
+        nodes.append(helper.make_node("Trilu", trilu_inputs, ["tri"],
+                                      name="trilu",
+                                      upper=1 if form == "upper" else 0))
+        nodes.append(helper.make_node(
+            "Constant", [], ["neg_inf"], name="neg_inf",
+            value=tensor_proto(np.array(-np.inf), c.score_type, "neg_inf")))
+        where_inputs = (["tri", "neg_inf", x] if form == "upper"
+                        else ["tri", x, "neg_inf"])
+        nodes.append(helper.make_node("Where", where_inputs, ["masked"],
+                                      name="mask"))
+        x = "masked"
+    nodes.append(helper.make_node("Softmax", [x], ["probs"], name="softmax",
+                                  axis=-1))
+    x = "probs"
+    if c.cast:
+        nodes.append(helper.make_node("Cast", [x], ["probs_c"],
+                                      name="cast_probs", to=c.dtype))
+        x = "probs_c"
+    nodes.append(helper.make_node("MatMul", [x, "v"], ["o"], name="pv"))
+    graph = helper.make_graph(
+        nodes, c.name,
+        [helper.make_tensor_value_info("q", c.dtype, c.q_shape),
+         helper.make_tensor_value_info("k", c.dtype, c.kv_shape),
+         helper.make_tensor_value_info("v", c.dtype, c.kv_shape)],
+        [helper.make_tensor_value_info("o", c.dtype, c.out_shape)])
+    model = helper.make_model(graph,
+                              opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.checker.check_model(model, full_check=True)
+    return model
+
+
+# ---------------------------------------------------------------------------
+# The reference.
+
+def keep_mask(c, shift=0):
+    """True where the graph keeps score (i, j); `shift` moves the diagonal
+    (for the off-by-one check)."""
+    i = np.arange(c.s)[:, None]
+    j = np.arange(c.t)[None, :]
+    form, k = c.mask
+    k = (k or 0) + shift
+    if form == "upper":
+        return ~((j - i) >= k)  # Trilu keeps the upper part: that is masked
+    return (j - i) <= k  # Trilu keeps the lower part: that is kept
+
+
+def attention(c, q, k, v, rounding=False, scale=True, mask=True, shift=0,
+              keys=None, tile_max=False):
+    """The graph in float64. `rounding`: round each intermediate to the type
+    the graph gives it. The other arguments make the wrong variants the
+    cases must be told apart from. `keys`: only the first `keys` keys.
+    `tile_max`: each 64-key tile's exponentials taken against the tile's
+    own maximum, never rescaled to the row's."""
+    def rnd(x, dtype):
+        return round_to(x, dtype) if rounding else x
+
+    if keys is not None:
+        k, v = k[..., :keys, :], v[..., :keys, :]
+    x = rnd(np.matmul(q, np.swapaxes(k, -1, -2)), c.dtype)
+    st = c.score_type
+    if c.scale and scale:
+        op, _ = c.scale
+        x = rnd(x * c.scale_value() if op == "Mul" else x / c.scale_value(),
+                st)
+    if c.mask and mask:
+        keep = keep_mask(c, shift)
+        if keys is not None:
+            keep = keep[:, :keys]
+        x = np.where(keep, x, -np.inf)
+    if tile_max:
+        tiles = x.reshape(x.shape[:-1] + (-1, 64))
+        top = tiles.max(axis=-1, keepdims=True)
+        top[np.isinf(top)] = 0  # a tile masked whole stays 0
+        e = np.exp(tiles - top).reshape(x.shape)
+    else:
+        e = np.exp(x - x.max(axis=-1, keepdims=True))
+    p = rnd(rnd(e / e.sum(axis=-1, keepdims=True), st), c.dtype)
+    return rnd(np.matmul(p, v), c.dtype)
+
+
+def tolerance_used(actual, expected):
+    """Each element's error as a fraction of what numpy's allclose (and the
+    runners) allow: above 1 fails."""
+    return np.abs(actual - expected) / (TOL + TOL * np.abs(expected))
+
+
+@np.errstate(invalid="ignore")
+def check_case(c, q, k, v, expected):
+    """The stored output must tell the case apart from the usual bugs, and
+    the graph computed kernel by kernel must match it with room to spare."""
+    stored = round_to(expected, c.dtype)
+    wrong = {}
+    if c.t % 64 == 0 and c.t > 64:
+        wrong["softmax per key tile"] = attention(c, q, k, v, tile_max=True)
+    if c.scale:
+        wrong["no scale"] = attention(c, q, k, v, scale=False)
+    if c.mask:
+        wrong["no mask"] = attention(c, q, k, v, mask=False)
+        wrong["diagonal + 1"] = attention(c, q, k, v, shift=1)
+        wrong["diagonal - 1"] = attention(c, q, k, v, shift=-1)
+    if c.t > 64:
+        # The mask of a causal case hides the last keys from most rows;
+        # only the rows that see them must differ.
+        last = (c.t - 1) // 64 * 64
+        rows = slice(last, None) if c.mask else slice(None)
+        dropped = attention(c, q, k, v, keys=last)
+        wrong["last key tile dropped"] = (dropped[..., rows, :],
+                                          expected[..., rows, :])
+    if c.s > 64:
+        dropped = expected.copy()
+        dropped[..., (c.s - 1) // 64 * 64:, :] = 0
+        wrong["last query tile zero"] = dropped
+    batch = expected.reshape(-1, c.s, expected.shape[-1])
+    if batch.shape[0] > 1:
+        wrong["batch entries swapped"] = np.roll(batch, 1, axis=0).reshape(
+            expected.shape)
+    weakest = None
+    for what, result in wrong.items():
+        got, want = (result if isinstance(result, tuple)
+                     else (result, stored))
+        got, want = round_to(got, c.dtype), round_to(want, c.dtype)
+        # A row masked whole (diagonal off by one) is NaN: a difference too.
+        margin = np.nan_to_num(tolerance_used(got, want), nan=np.inf).max()
+        if margin <= 1:
+            raise SystemExit(f"{c.name}: '{what}' passes at rtol = atol = "
+                             f"{TOL}; the case could not catch it")
+        if weakest is None or margin < weakest[1]:
+            weakest = (what, margin)
+    rounded = attention(c, q, k, v, rounding=True)
+    used = tolerance_used(rounded, stored).max()
+    if used > 0.5:
+        raise SystemExit(f"{c.name}: rounding each intermediate uses "
+                         f"{used:.2f} of the tolerance")
+    return used, weakest
+
+
+def write_case(out, c, seed):
+    rng = np.random.default_rng(seed)
+    q = round_to(0.75 * rng.standard_normal(c.q_shape), c.dtype)
+    k = round_to(rng.standard_normal(c.kv_shape), c.dtype)
+    v = round_to(rng.standard_normal(c.kv_shape), c.dtype)
+    expected = attention(c, q, k, v)
+    checked = check_case(c, q, k, v, expected)
+
+    case_dir = os.path.join(out, c.name)
+    data = os.path.join(case_dir, "test_data_set_0")
+    os.makedirs(data, exist_ok=True)
+    onnx.save(build_model(c), os.path.join(case_dir, "model.onnx"))
+    for i, (name, x) in enumerate((("q", q), ("k", k), ("v", v))):
+        write_pb(os.path.join(data, f"input_{i}.pb"),
+                 tensor_proto(x, c.dtype, name))
+    write_pb(os.path.join(data, "output_0.pb"),
+             tensor_proto(round_to(expected, c.dtype), c.dtype, "o"))
+    return checked
+
+
+def main(argv):
+    args = [a for a in argv if a != "--small"]
+    if len(args) != 1 or args[0].startswith("-"):
+        sys.exit("usage: make_attention_cases.py OUT_DIR [--small]")
+    out = args[0]
+    os.makedirs(out, exist_ok=True)
+    for seed, c in enumerate(cases("--small" in argv)):
+        used, (bug, margin) = write_case(out, c, seed)
+        print(f"{c.name}: q {c.q_shape}, k/v {c.kv_shape}; rounding uses "
+              f"{used:.2f} of the tolerance, '{bug}' {margin:.1f} times it")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
