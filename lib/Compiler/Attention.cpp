@@ -99,10 +99,115 @@ std::string typeName(Type type) {
   return "";
 }
 
+/// Row-major strides of `shape`, in elements.
+SmallVector<int64_t> contiguousStrides(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> strides(shape.size(), 1);
+  for (int64_t i = int64_t(shape.size()) - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * shape[i + 1];
+  return strides;
+}
+
+/// A transpose's permutation (its default reverses the dimensions).
+SmallVector<int64_t> permutationOf(graph::TransposeOp t) {
+  int64_t rank = cast<ShapedType>(t.getInput().getType()).getRank();
+  if (std::optional<ArrayRef<int64_t>> p = t.getPerm())
+    return SmallVector<int64_t>(p->begin(), p->end());
+  SmallVector<int64_t> perm;
+  for (int64_t i = rank - 1; i >= 0; --i)
+    perm.push_back(i);
+  return perm;
+}
+
+/// A layout op the kernel can read through: a transpose, or a gather of one
+/// constant index (a slice that drops its axis).
+bool isLayoutOp(Operation *op) {
+  if (auto t = dyn_cast_or_null<graph::TransposeOp>(op))
+    return rankedStatic(t.getInput()) != RankedTensorType();
+  auto g = dyn_cast_or_null<graph::GatherOp>(op);
+  if (!g || !rankedStatic(g.getData()))
+    return false;
+  auto indices = dyn_cast<RankedTensorType>(g.getIndices().getType());
+  return indices && indices.getRank() == 0 && scalarInt(g.getIndices());
+}
+
+/// The layout ops between `use` and the buffer it reads through them,
+/// innermost (closest to the block) first, that only `inside` ops read.
+SmallVector<Operation *>
+layoutChain(OpOperand *use, const llvm::SmallPtrSetImpl<Operation *> &inside) {
+  SmallVector<Operation *> chain;
+  Operation *def = use->get().getDefiningOp();
+  while (isLayoutOp(def) && llvm::all_of(def->getUsers(), [&](Operation *user) {
+           return inside.contains(user);
+         })) {
+    chain.push_back(def);
+    def = def->getOperand(0).getDefiningOp();
+  }
+  return chain;
+}
+
+/// The view of the buffer under `chain` (innermost first) that the value
+/// read by `use` is; nullopt when its head dimension is not contiguous or a
+/// row or batch does not start on 16 bytes (cp.async copies 16 bytes).
+std::optional<strata::AttentionOperand>
+viewThrough(OpOperand *use, ArrayRef<Operation *> chain, int64_t elementBytes) {
+  strata::AttentionOperand view;
+  Value root = chain.empty() ? use->get() : chain.back()->getOperand(0);
+  view.source = chain.empty() ? use : &chain.back()->getOpOperand(0);
+  SmallVector<int64_t> strides =
+      contiguousStrides(cast<ShapedType>(root.getType()).getShape());
+  for (Operation *op : llvm::reverse(chain)) {
+    if (auto t = dyn_cast<graph::TransposeOp>(op)) {
+      SmallVector<int64_t> permuted;
+      for (int64_t p : permutationOf(t))
+        permuted.push_back(strides[p]);
+      strides = permuted;
+      continue;
+    }
+    auto g = cast<graph::GatherOp>(op);
+    int64_t rank = int64_t(strides.size());
+    int64_t axis = static_cast<int64_t>(g.getAxis());
+    if (axis < 0)
+      axis += rank;
+    int64_t size = cast<ShapedType>(g.getData().getType()).getDimSize(axis);
+    int64_t index = *scalarInt(g.getIndices());
+    if (index < 0)
+      index += size;
+    if (axis < 0 || axis >= rank || index < 0 || index >= size)
+      return std::nullopt;
+    view.offset += index * strides[axis];
+    strides.erase(strides.begin() + axis);
+  }
+  if (strides.size() < 2 || strides.back() != 1)
+    return std::nullopt;
+  view.rowStride = strides[strides.size() - 2];
+  view.batchStrides.assign(strides.begin(), strides.end() - 2);
+  int64_t unit = 16 / elementBytes;
+  if (view.offset % unit || view.rowStride % unit ||
+      llvm::any_of(view.batchStrides, [&](int64_t s) { return s % unit; }))
+    return std::nullopt;
+  return view;
+}
+
 } // namespace
 
-DictionaryAttr strata::AttentionMatch::toAttr(Builder &b) const {
+DictionaryAttr strata::AttentionMatch::toAttr(Builder &b,
+                                              ArrayRef<Value> inputs) const {
   NamedAttrList attrs;
+  auto operand = [&](StringRef name, const AttentionOperand &x, bool input) {
+    NamedAttrList entry;
+    if (input)
+      entry.set("arg", b.getI64IntegerAttr(llvm::find(inputs, x.source->get()) -
+                                           inputs.begin()));
+    entry.set("offset", b.getI64IntegerAttr(x.offset));
+    entry.set("batch_strides", b.getDenseI64ArrayAttr(x.batchStrides));
+    entry.set("row_stride", b.getI64IntegerAttr(x.rowStride));
+    attrs.set(name, entry.getDictionary(b.getContext()));
+  };
+  operand("q", q, true);
+  operand("k", k, true);
+  operand("v", v, true);
+  operand("o", out, false);
+  attrs.set("batch_dims", b.getDenseI64ArrayAttr(batchDims));
   attrs.set("batch", b.getI64IntegerAttr(batch));
   attrs.set("seq_q", b.getI64IntegerAttr(seqQ));
   attrs.set("seq_k", b.getI64IntegerAttr(seqK));
@@ -193,9 +298,6 @@ strata::matchAttention(Operation *op, std::string &whyNot) {
     whyNot = "K^T is not a transpose of K read only by the product";
     return std::nullopt;
   }
-  match.q = &first.getLhsMutable();
-  match.k = &transpose.getInputMutable();
-  match.v = &second.getRhsMutable();
   auto qType = rankedStatic(first.getLhs()),
        kType = rankedStatic(transpose.getInput()),
        vType = rankedStatic(second.getRhs()),
@@ -279,6 +381,92 @@ strata::matchAttention(Operation *op, std::string &whyNot) {
 
   match.ops.push_back(transpose);
   match.ops.append(chain.begin(), chain.end());
+  match.batchDims.assign(q.begin(), q.end() - 2);
+
+  // Q, K and V through the layout ops that only this block reads (a
+  // transpose splitting a fused QKV projection into heads feeds all three),
+  // and O through a transpose that merges the heads back.
+  OpOperand *uses[3] = {&first.getLhsMutable(), &transpose.getInputMutable(),
+                        &second.getRhsMutable()};
+  int64_t elementBytes = qType.getElementTypeBitWidth() / 8;
+  llvm::SmallPtrSet<Operation *, 16> inside(match.ops.begin(), match.ops.end());
+  SmallVector<Operation *> chains[3];
+  for (bool changed = true; changed;) {
+    changed = false;
+    llvm::SmallPtrSet<Operation *, 16> candidates = inside;
+    for (OpOperand *use : uses)
+      for (Operation *op : layoutChain(use, inside))
+        candidates.insert(op);
+    for (int i = 0; i < 3; ++i) {
+      SmallVector<Operation *> chain = layoutChain(uses[i], candidates);
+      if (chain != chains[i]) {
+        chains[i] = chain;
+        changed = true;
+      }
+    }
+    // Only what every chain still reads is absorbed.
+    llvm::SmallPtrSet<Operation *, 16> absorbed = inside;
+    for (auto &chain : chains)
+      absorbed.insert(chain.begin(), chain.end());
+    for (int i = 0; i < 3; ++i) {
+      SmallVector<Operation *> kept = layoutChain(uses[i], absorbed);
+      if (kept.size() < chains[i].size()) {
+        chains[i] = kept;
+        changed = true;
+      }
+    }
+  }
+  AttentionOperand *views[3] = {&match.q, &match.k, &match.v};
+  for (int i = 0; i < 3; ++i) {
+    std::optional<AttentionOperand> view =
+        viewThrough(uses[i], chains[i], elementBytes);
+    if (!view) {
+      chains[i].clear();
+      view = viewThrough(uses[i], {}, elementBytes);
+    }
+    *views[i] = *view;
+  }
+  llvm::SmallPtrSet<Operation *, 16> absorbed;
+  for (auto &chain : chains)
+    absorbed.insert(chain.begin(), chain.end());
+  // A chain dropped for its strides may leave another's ops read outside.
+  for (int i = 0; i < 3; ++i)
+    for (Operation *op : chains[i])
+      if (llvm::any_of(op->getUsers(), [&](Operation *user) {
+            return !inside.contains(user) && !absorbed.contains(user);
+          })) {
+        chains[i].clear();
+        *views[i] = *viewThrough(uses[i], {}, elementBytes);
+        break;
+      }
+  absorbed.clear();
+  for (auto &chain : chains)
+    absorbed.insert(chain.begin(), chain.end());
+  match.absorbed = absorbed.size();
+  match.ops.append(absorbed.begin(), absorbed.end());
+
+  // O: contiguous, or written through a transpose of its heads that is its
+  // only reader.
+  match.out.batchStrides.assign(contiguousStrides(oType.getShape()).begin(),
+                                contiguousStrides(oType.getShape()).end() - 2);
+  match.out.rowStride = match.headDim;
+  if (Operation *user = soleUser(second.getOutput()))
+    if (auto merge = dyn_cast<graph::TransposeOp>(user)) {
+      SmallVector<int64_t> perm = permutationOf(merge);
+      SmallVector<int64_t> strides =
+          contiguousStrides(cast<ShapedType>(merge.getType()).getShape());
+      // Result dimension i is O's dimension perm[i].
+      SmallVector<int64_t> oStrides(perm.size());
+      for (size_t i = 0; i < perm.size(); ++i)
+        oStrides[perm[i]] = strides[i];
+      int64_t unit = 16 / elementBytes;
+      if (oStrides.back() == 1 && oStrides[oStrides.size() - 2] % unit == 0) {
+        match.out.rowStride = oStrides[oStrides.size() - 2];
+        match.out.batchStrides.assign(oStrides.begin(), oStrides.end() - 2);
+        match.ops.push_back(merge);
+        ++match.absorbed;
+      }
+    }
   llvm::sort(match.ops,
              [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
   return match;

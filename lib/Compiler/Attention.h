@@ -17,6 +17,21 @@
 
 namespace strata {
 
+/// Where the kernel finds one of Q, K, V or writes O: a buffer read by
+/// `source` (the operand of the first op the kernel replaces that reads it),
+/// the element offset of the first batch's first row, the stride of each
+/// batch dimension of Q and between sequence positions, all in elements.
+/// The head dimension is contiguous. Transposes and constant-index gathers
+/// between the buffer and the block (a fused QKV projection split into
+/// heads, heads merged back) are absorbed: the kernel reads and writes
+/// through the strides instead of separate copy kernels.
+struct AttentionOperand {
+  mlir::OpOperand *source = nullptr;
+  int64_t offset = 0;
+  llvm::SmallVector<int64_t> batchStrides;
+  int64_t rowStride = 0;
+};
+
 /// One attention block of the graph:
 ///
 ///   S = MatMul(Q, Transpose(K))        Q [..., S, D], K [..., T, D]
@@ -33,10 +48,15 @@ struct AttentionMatch {
   /// mask from indices, so the Trilu is cloned into its body rather than
   /// passed (and disappears when nothing else reads it).
   mlir::Operation *mask = nullptr;
-  /// The kernel's operands: Q, K (the transpose's input), V. Kept as the
-  /// ops' operands, not values: the partitioner replaces the values they
-  /// read while it outlines earlier kernels.
-  mlir::OpOperand *q = nullptr, *k = nullptr, *v = nullptr;
+  /// The kernel's operands Q, K (the transpose's input), V and its result.
+  /// Their sources are kept as the ops' operands, not values: the
+  /// partitioner replaces the values they read while it outlines earlier
+  /// kernels. `out.source` is unused.
+  AttentionOperand q, k, v, out;
+  /// Q's batch dimensions (their product is `batch`).
+  llvm::SmallVector<int64_t> batchDims;
+  /// The layout ops absorbed (also in `ops`), for the reasons.
+  unsigned absorbed = 0;
   double scale = 1.0;
   /// Keys j with j <= i + causalOffset are kept for query row i.
   std::optional<int64_t> causalOffset;
@@ -45,8 +65,10 @@ struct AttentionMatch {
   std::string type;
 
   /// The kernel's parameters as the GPU stage reads them
-  /// (strata.attention on the kernel's declaration).
-  mlir::DictionaryAttr toAttr(mlir::Builder &b) const;
+  /// (strata.attention on the kernel's declaration); `inputs` are the
+  /// kernel's operands, in which Q's, K's and V's buffers are found.
+  mlir::DictionaryAttr toAttr(mlir::Builder &b,
+                              llvm::ArrayRef<mlir::Value> inputs) const;
   /// "softmax(Q K^T * 0.125 + causal mask) V in bf16, 16 x 4096 x 4096,
   /// head dim 64" (ASCII: IR strings escape anything else).
   std::string describe() const;
@@ -59,9 +81,17 @@ struct AttentionMatch {
 std::optional<AttentionMatch> matchAttention(mlir::Operation *op,
                                              std::string &whyNot);
 
-/// The query rows one thread block of the flash-attention kernel computes
-/// (and the key rows it loads per step): GpuAttention.cpp's tile.
+/// The key rows the flash-attention kernel loads per step, and the unit its
+/// sequence lengths must be multiples of (GpuAttention.cpp).
 constexpr int64_t kAttentionBlockRows = 64;
+
+/// The query rows one thread block of the kernel computes: 4 warps of 32
+/// rows where a warp's accumulators fit in registers (head dimension 64),
+/// so that each K and V fragment read from shared memory feeds two
+/// products; else 4 warps of 16 rows.
+inline int64_t attentionQueryRows(int64_t headDim, int64_t seqQ) {
+  return headDim <= 64 && seqQ % 128 == 0 ? 128 : 64;
+}
 
 } // namespace strata
 

@@ -55,7 +55,6 @@ namespace {
 
 constexpr int64_t kWarps = 4;
 constexpr int64_t kThreads = 32 * kWarps;
-constexpr int64_t kRows = strata::kAttentionBlockRows; // query rows per block
 constexpr int64_t kKeys = strata::kAttentionBlockRows; // keys per step
 constexpr const char *kSharedName = "__strata_attention_shared";
 
@@ -76,6 +75,23 @@ public:
     if (auto offset = params.getAs<IntegerAttr>("causal_offset"))
       causalOffset = offset.getInt();
     f16 = cast<StringAttr>(params.get("type")).getValue() == "f16";
+    batchDims.assign(
+        cast<DenseI64ArrayAttr>(params.get("batch_dims")).asArrayRef().begin(),
+        cast<DenseI64ArrayAttr>(params.get("batch_dims")).asArrayRef().end());
+    for (auto [name, view] :
+         {std::pair("q", &views[0]), std::pair("k", &views[1]),
+          std::pair("v", &views[2]), std::pair("o", &views[3])}) {
+      auto entry = cast<DictionaryAttr>(params.get(name));
+      if (auto arg = entry.getAs<IntegerAttr>("arg"))
+        view->arg = arg.getInt();
+      view->offset = cast<IntegerAttr>(entry.get("offset")).getInt();
+      view->rowStride = cast<IntegerAttr>(entry.get("row_stride")).getInt();
+      ArrayRef<int64_t> strides =
+          cast<DenseI64ArrayAttr>(entry.get("batch_strides")).asArrayRef();
+      view->batchStrides.assign(strides.begin(), strides.end());
+    }
+    rows = strata::attentionQueryRows(dim, seqQ);
+    mTiles = rows / (16 * kWarps);
   }
 
   LogicalResult run();
@@ -120,9 +136,10 @@ private:
     return add(mul(row, c32(dim * 2)), shl(bxor(chunk, band(row, 7)), 4));
   }
 
-  /// Issues the cp.async copies of rows [0, kRows) of a [rows, dim] tile
-  /// whose first row is at global `src` into the shared tile at `tile`.
-  void loadTile(Value src, Value tile);
+  /// Issues the cp.async copies of a [count, dim] tile whose first row is
+  /// at global `src`, rows `rowStride` elements apart, into the shared tile
+  /// at `tile`.
+  void loadTile(Value src, Value tile, int64_t count, int64_t rowStride);
   /// ldmatrix.x4 of the four 8x8 matrices whose rows this lane addresses.
   SmallVector<Value> ldmatrix(Value address, bool transpose);
   /// d = a b + c on one m16n8k16 tile.
@@ -144,20 +161,34 @@ private:
   double scale = 1.0;
   std::optional<int64_t> causalOffset;
   bool f16 = false;
+  /// Query rows per block, and 16-row m-tiles per warp.
+  int64_t rows = 64, mTiles = 1;
+  /// Q's batch dimensions, and where Q, K, V and O are (Attention.h's
+  /// AttentionOperand; `arg` is the buffer's parameter, -1 for O: the last).
+  SmallVector<int64_t> batchDims;
+  struct View {
+    int64_t arg = -1, offset = 0, rowStride = 0;
+    SmallVector<int64_t> batchStrides;
+  } views[4];
 
   // Per-thread values set by run().
   Value tid, lane, sharedBase;
 };
 
-void FlashEmitter::loadTile(Value src, Value tile) {
+void FlashEmitter::loadTile(Value src, Value tile, int64_t count,
+                            int64_t rowStride) {
   int64_t chunksPerRow = dim / 8;
-  int64_t perThread = kRows * chunksPerRow / kThreads;
+  int64_t perThread = count * chunksPerRow / kThreads;
   int64_t rowShift = llvm::Log2_64(chunksPerRow);
   for (int64_t i = 0; i < perThread; ++i) {
     Value index = add(tid, c32(i * kThreads));
     Value row = shr(index, rowShift);
     Value chunk = band(index, chunksPerRow - 1);
-    Value from = at(src, wide(add(mul(row, c32(dim * 2)), shl(chunk, 4))));
+    Value from =
+        at(src, arith::AddIOp::create(b, loc,
+                                      arith::MulIOp::create(b, loc, wide(row),
+                                                            c64(rowStride * 2)),
+                                      wide(shl(chunk, 4))));
     Value to = at(tile, swizzled(row, chunk));
     NVVM::CpAsyncOp::create(b, loc, to, from, 16,
                             NVVM::LoadCacheModifierKind::CG, Value());
@@ -220,10 +251,14 @@ Value FlashEmitter::pack(Value lo, Value hi) {
 LogicalResult FlashEmitter::run() {
   MLIRContext *context = b.getContext();
   Block &entry = body.getBody().front();
-  if (entry.getNumArguments() != 4)
+  int64_t inputs = decl.getNumArguments();
+  if (entry.getNumArguments() != inputs + 1 ||
+      llvm::any_of(ArrayRef(views, 3),
+                   [&](const View &v) { return v.arg < 0 || v.arg >= inputs; }))
     return decl.emitError("internal error: the attention kernel ")
            << decl.getSymName() << " has " << entry.getNumArguments()
-           << " buffers, not Q, K, V and the result";
+           << " buffers for its " << inputs
+           << " inputs and one result, or names another";
 
   // The generic body is replaced whole; the globals only it read go too
   // (a causal mask's constant of S x T values among them).
@@ -282,35 +317,54 @@ LogicalResult FlashEmitter::run() {
   Value group = shr(lane, 2), quad = band(lane, 3);
 
   // Blocks in decreasing query order within each (batch, head).
-  int64_t blocksPerSeq = seqQ / kRows;
+  int64_t blocksPerSeq = seqQ / rows;
   Value head = arith::DivUIOp::create(b, loc, bid, c32(blocksPerSeq));
   Value qBlock = arith::SubIOp::create(
       b, loc, c32(blocksPerSeq - 1),
       arith::RemUIOp::create(b, loc, bid, c32(blocksPerSeq)));
-  Value q0 = mul(qBlock, c32(kRows));
-  Value rowBytes = c64(dim * 2);
-  Value qOffset = arith::MulIOp::create(
-      b, loc,
-      arith::AddIOp::create(
-          b, loc, arith::MulIOp::create(b, loc, wide(head), c64(seqQ)),
-          wide(q0)),
-      rowBytes);
-  Value kvOffset = arith::MulIOp::create(
-      b, loc, arith::MulIOp::create(b, loc, wide(head), c64(seqK)), rowBytes);
-  Value qSrc = at(pointers[0], qOffset);
-  Value kSrc = at(pointers[1], kvOffset);
-  Value vSrc = at(pointers[2], kvOffset);
-  Value oDst = at(pointers[3], qOffset);
+  Value q0 = mul(qBlock, c32(rows));
+  // The (batch, head) index's digits over the batch dimensions, and each
+  // operand's first row for them, in bytes.
+  SmallVector<Value> digits(batchDims.size());
+  {
+    Value rest = head;
+    for (int64_t i = int64_t(batchDims.size()) - 1; i >= 0; --i) {
+      digits[i] = arith::RemUIOp::create(b, loc, rest, c32(batchDims[i]));
+      rest = arith::DivUIOp::create(b, loc, rest, c32(batchDims[i]));
+    }
+  }
+  auto start = [&](const View &view, Value firstRow) {
+    Value elements = c64(view.offset);
+    for (auto [digit, stride] : llvm::zip(digits, view.batchStrides))
+      elements = arith::AddIOp::create(
+          b, loc, elements,
+          arith::MulIOp::create(b, loc, wide(digit), c64(stride)));
+    if (firstRow)
+      elements = arith::AddIOp::create(
+          b, loc, elements,
+          arith::MulIOp::create(b, loc, wide(firstRow), c64(view.rowStride)));
+    return arith::MulIOp::create(b, loc, elements, c64(2)).getResult();
+  };
+  const View &qView = views[0], &kView = views[1], &vView = views[2],
+             &oView = views[3];
+  Value qSrc = at(pointers[qView.arg], start(qView, q0));
+  Value kSrc = at(pointers[kView.arg], start(kView, Value()));
+  Value vSrc = at(pointers[vView.arg], start(vView, Value()));
+  Value oDst = at(pointers.back(), start(oView, q0));
 
-  int64_t tileBytes = kRows * dim * 2;
+  // Shared memory: Q's tile, then two stages of K and V.
+  int64_t qBytes = rows * dim * 2, tileBytes = kKeys * dim * 2;
   auto kTile = [&](Value stage) {
-    return at(sharedBase, add(c32(tileBytes), mul(stage, c32(tileBytes))));
+    return at(sharedBase, add(c32(qBytes), mul(stage, c32(tileBytes))));
   };
   auto vTile = [&](Value stage) {
-    return at(sharedBase, add(c32(3 * tileBytes), mul(stage, c32(tileBytes))));
+    return at(sharedBase,
+              add(c32(qBytes + 2 * tileBytes), mul(stage, c32(tileBytes))));
   };
-  auto keysAt = [&](Value step) {
-    return wide(mul(step, c32(kKeys * dim * 2)));
+  auto keysAt = [&](Value step, const View &view) {
+    return arith::MulIOp::create(b, loc, wide(step),
+                                 c64(kKeys * view.rowStride * 2))
+        .getResult();
   };
 
   // The key steps this block needs: all, or up to the causal diagonal.
@@ -318,50 +372,58 @@ LogicalResult FlashEmitter::run() {
   Value stepCount = c32(steps);
   if (causalOffset) {
     Value last = arith::DivUIOp::create(
-        b, loc, add(q0, c32(kRows - 1 + *causalOffset)), c32(kKeys));
+        b, loc, add(q0, c32(rows - 1 + *causalOffset)), c32(kKeys));
     stepCount = arith::MinUIOp::create(b, loc, add(last, c32(1)), stepCount);
   }
 
   // Prologue: Q, then the first K and V tiles, as two commit groups.
-  loadTile(qSrc, sharedBase);
+  loadTile(qSrc, sharedBase, rows, qView.rowStride);
   NVVM::CpAsyncCommitGroupOp::create(b, loc);
-  loadTile(kSrc, kTile(c32(0)));
-  loadTile(vSrc, vTile(c32(0)));
+  loadTile(kSrc, kTile(c32(0)), kKeys, kView.rowStride);
+  loadTile(vSrc, vTile(c32(0)), kKeys, vView.rowStride);
   NVVM::CpAsyncCommitGroupOp::create(b, loc);
   NVVM::CpAsyncWaitGroupOp::create(b, loc, 1);
   gpu::BarrierOp::create(b, loc);
 
-  // Q's A fragments, one set of four words per 16 columns.
+  // Q's A fragments: per m-tile of the warp, four words per 16 columns.
+  // Warp w owns rows [w * 16 * mTiles, (w + 1) * 16 * mTiles).
   int64_t kSteps = dim / 16;
-  SmallVector<SmallVector<Value>> qFrag;
+  Value warpRow = mul(warp, c32(16 * mTiles));
+  SmallVector<SmallVector<SmallVector<Value>>> qFrag(mTiles);
   {
-    Value row = add(shl(warp, 4), band(lane, 15));
+    Value row = add(warpRow, band(lane, 15));
     Value half = shr(lane, 4);
-    for (int64_t kk = 0; kk < kSteps; ++kk)
-      qFrag.push_back(ldmatrix(
-          at(sharedBase, swizzled(row, add(c32(kk * 2), half))), false));
+    for (int64_t mt = 0; mt < mTiles; ++mt)
+      for (int64_t kk = 0; kk < kSteps; ++kk)
+        qFrag[mt].push_back(
+            ldmatrix(at(sharedBase, swizzled(add(row, c32(mt * 16)),
+                                             add(c32(kk * 2), half))),
+                     false));
   }
 
-  // Loop state: O's accumulators (dim/8 tiles of 4), then m and l for the
-  // thread's two rows.
+  // Loop state, per m-tile: O's accumulators (dim/8 tiles of 4), then m and
+  // l for the thread's two rows (group and group + 8).
   int64_t oTiles = dim / 8;
-  SmallVector<Value> init;
-  for (int64_t i = 0; i < oTiles * 4; ++i)
-    init.push_back(cf(0.0));
+  int64_t oCount = mTiles * oTiles * 4;
+  auto oIndex = [&](int64_t mt, int64_t dt, int64_t e) {
+    return (mt * oTiles + dt) * 4 + e;
+  };
+  SmallVector<Value> init(oCount, cf(0.0));
   Value negInf = cf(-std::numeric_limits<double>::infinity());
-  init.append({negInf, negInf, cf(0.0), cf(0.0)});
+  init.append(2 * mTiles, negInf);
+  init.append(2 * mTiles, cf(0.0));
 
   Value lower = arith::ConstantIndexOp::create(b, loc, 0);
   Value upper = arith::IndexCastOp::create(b, loc, b.getIndexType(), stepCount);
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
   double scaleLog2 = scale / std::log(2.0);
-  Value myRow0 = add(q0, add(shl(warp, 4), group));
+  Value myRow0 = add(q0, add(warpRow, group));
 
   auto loop = scf::ForOp::create(
       b, loc, lower, upper, one, init,
       [&](OpBuilder &nested, Location, Value iv, ValueRange state) {
         OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToStart(nested.getInsertionBlock());
+        b.setInsertionPointToEnd(nested.getInsertionBlock());
         Value step = arith::IndexCastOp::create(b, loc, i32(), iv);
         Value stage = band(step, 1);
         // The next tiles load while this one is used.
@@ -373,17 +435,22 @@ LogicalResult FlashEmitter::run() {
           OpBuilder::InsertionGuard inner(b);
           b.setInsertionPointToStart(prefetch.thenBlock());
           Value nextStage = band(next, 1);
-          loadTile(at(kSrc, keysAt(next)), kTile(nextStage));
-          loadTile(at(vSrc, keysAt(next)), vTile(nextStage));
+          loadTile(at(kSrc, keysAt(next, kView)), kTile(nextStage), kKeys,
+                   kView.rowStride);
+          loadTile(at(vSrc, keysAt(next, vView)), vTile(nextStage), kKeys,
+                   vView.rowStride);
         }
         NVVM::CpAsyncCommitGroupOp::create(b, loc);
         NVVM::CpAsyncWaitGroupOp::create(b, loc, 1);
         gpu::BarrierOp::create(b, loc);
 
-        // S = Q Kᵀ: 8 tiles of 8 keys.
+        // S = Q Kᵀ: per m-tile, 8 tiles of 8 keys; each K fragment feeds
+        // every m-tile.
         Value kBase = kTile(stage);
-        SmallVector<SmallVector<Value>> s(kKeys / 8,
-                                          SmallVector<Value>(4, cf(0.0)));
+        Value zero = cf(0.0);
+        SmallVector<SmallVector<SmallVector<Value>>> s(
+            mTiles, SmallVector<SmallVector<Value>>(
+                        kKeys / 8, SmallVector<Value>(4, zero)));
         {
           Value row = add(band(lane, 7), shl(shr(lane, 4), 3));
           Value half = band(shr(lane, 3), 1);
@@ -393,79 +460,90 @@ LogicalResult FlashEmitter::run() {
                   ldmatrix(at(kBase, swizzled(add(row, c32(np * 16)),
                                               add(c32(kk * 2), half))),
                            false);
-              s[2 * np] = mma(qFrag[kk], {r[0], r[1]}, s[2 * np]);
-              s[2 * np + 1] = mma(qFrag[kk], {r[2], r[3]}, s[2 * np + 1]);
-            }
-        }
-
-        // The online softmax, per row half h (rows group and group + 8).
-        SmallVector<Value> o(state.begin(), state.begin() + oTiles * 4);
-        SmallVector<Value> m = {state[oTiles * 4], state[oTiles * 4 + 1]};
-        SmallVector<Value> l = {state[oTiles * 4 + 2], state[oTiles * 4 + 3]};
-        Value key0 = add(mul(step, c32(kKeys)), shl(quad, 1));
-        for (int64_t h = 0; h < 2; ++h) {
-          Value queryRow = add(myRow0, c32(8 * h));
-          Value limit =
-              causalOffset ? add(queryRow, c32(*causalOffset)) : Value();
-          Value rowMax;
-          for (int64_t nt = 0; nt < kKeys / 8; ++nt)
-            for (int64_t e = 0; e < 2; ++e) {
-              Value &x = s[nt][2 * h + e];
-              x = arith::MulFOp::create(b, loc, x, cf(scaleLog2));
-              if (limit) {
-                Value keyIndex = add(key0, c32(nt * 8 + e));
-                Value keep = arith::CmpIOp::create(
-                    b, loc, arith::CmpIPredicate::ule, keyIndex, limit);
-                x = arith::SelectOp::create(b, loc, keep, x, negInf);
+              for (int64_t mt = 0; mt < mTiles; ++mt) {
+                s[mt][2 * np] = mma(qFrag[mt][kk], {r[0], r[1]}, s[mt][2 * np]);
+                s[mt][2 * np + 1] =
+                    mma(qFrag[mt][kk], {r[2], r[3]}, s[mt][2 * np + 1]);
               }
-              rowMax =
-                  rowMax
-                      ? arith::MaxNumFOp::create(b, loc, rowMax, x).getResult()
-                      : x;
-            }
-          for (int32_t mask : {1, 2})
-            rowMax = arith::MaxNumFOp::create(b, loc, rowMax,
-                                              shuffleXor(rowMax, mask));
-          Value mNew = arith::MaxNumFOp::create(b, loc, m[h], rowMax);
-          Value correction =
-              exp2(arith::SubFOp::create(b, loc, m[h], mNew).getResult());
-          Value sum = cf(0.0);
-          for (int64_t nt = 0; nt < kKeys / 8; ++nt)
-            for (int64_t e = 0; e < 2; ++e) {
-              Value &x = s[nt][2 * h + e];
-              x = exp2(arith::SubFOp::create(b, loc, x, mNew).getResult());
-              sum = arith::AddFOp::create(b, loc, sum, x);
-            }
-          l[h] = arith::AddFOp::create(
-              b, loc, arith::MulFOp::create(b, loc, l[h], correction), sum);
-          m[h] = mNew;
-          for (int64_t dt = 0; dt < oTiles; ++dt)
-            for (int64_t e = 0; e < 2; ++e) {
-              Value &acc = o[dt * 4 + 2 * h + e];
-              acc = arith::MulFOp::create(b, loc, acc, correction);
             }
         }
 
-        // O += P V: P's A fragments are S's accumulators, packed.
+        // The online softmax, per m-tile and row half h.
+        SmallVector<Value> o(state.begin(), state.begin() + oCount);
+        SmallVector<Value> m(state.begin() + oCount,
+                             state.begin() + oCount + 2 * mTiles);
+        SmallVector<Value> l(state.begin() + oCount + 2 * mTiles, state.end());
+        Value key0 = add(mul(step, c32(kKeys)), shl(quad, 1));
+        for (int64_t mt = 0; mt < mTiles; ++mt)
+          for (int64_t h = 0; h < 2; ++h) {
+            int64_t r = 2 * mt + h;
+            Value queryRow = add(myRow0, c32(16 * mt + 8 * h));
+            Value limit =
+                causalOffset ? add(queryRow, c32(*causalOffset)) : Value();
+            Value rowMax;
+            for (int64_t nt = 0; nt < kKeys / 8; ++nt)
+              for (int64_t e = 0; e < 2; ++e) {
+                Value &x = s[mt][nt][2 * h + e];
+                x = arith::MulFOp::create(b, loc, x, cf(scaleLog2));
+                if (limit) {
+                  Value keyIndex = add(key0, c32(nt * 8 + e));
+                  Value keep = arith::CmpIOp::create(
+                      b, loc, arith::CmpIPredicate::ule, keyIndex, limit);
+                  x = arith::SelectOp::create(b, loc, keep, x, negInf);
+                }
+                rowMax = rowMax ? arith::MaxNumFOp::create(b, loc, rowMax, x)
+                                      .getResult()
+                                : x;
+              }
+            for (int32_t mask : {1, 2})
+              rowMax = arith::MaxNumFOp::create(b, loc, rowMax,
+                                                shuffleXor(rowMax, mask));
+            Value mNew = arith::MaxNumFOp::create(b, loc, m[r], rowMax);
+            Value correction =
+                exp2(arith::SubFOp::create(b, loc, m[r], mNew).getResult());
+            Value sum = cf(0.0);
+            for (int64_t nt = 0; nt < kKeys / 8; ++nt)
+              for (int64_t e = 0; e < 2; ++e) {
+                Value &x = s[mt][nt][2 * h + e];
+                x = exp2(arith::SubFOp::create(b, loc, x, mNew).getResult());
+                sum = arith::AddFOp::create(b, loc, sum, x);
+              }
+            l[r] = arith::AddFOp::create(
+                b, loc, arith::MulFOp::create(b, loc, l[r], correction), sum);
+            m[r] = mNew;
+            for (int64_t dt = 0; dt < oTiles; ++dt)
+              for (int64_t e = 0; e < 2; ++e) {
+                Value &acc = o[oIndex(mt, dt, 2 * h + e)];
+                acc = arith::MulFOp::create(b, loc, acc, correction);
+              }
+          }
+
+        // O += P V: P's A fragments are S's accumulators, packed; each V
+        // fragment feeds every m-tile.
         Value vBase = vTile(stage);
         {
           Value row = add(band(lane, 7), shl(band(shr(lane, 3), 1), 3));
           Value half = shr(lane, 4);
           for (int64_t ks = 0; ks < kKeys / 16; ++ks) {
-            SmallVector<Value> p = {pack(s[2 * ks][0], s[2 * ks][1]),
-                                    pack(s[2 * ks][2], s[2 * ks][3]),
-                                    pack(s[2 * ks + 1][0], s[2 * ks + 1][1]),
-                                    pack(s[2 * ks + 1][2], s[2 * ks + 1][3])};
+            SmallVector<SmallVector<Value>> p;
+            for (int64_t mt = 0; mt < mTiles; ++mt) {
+              auto &t0 = s[mt][2 * ks], &t1 = s[mt][2 * ks + 1];
+              p.push_back({pack(t0[0], t0[1]), pack(t0[2], t0[3]),
+                           pack(t1[0], t1[1]), pack(t1[2], t1[3])});
+            }
             for (int64_t dp = 0; dp < dim / 16; ++dp) {
               SmallVector<Value> r =
                   ldmatrix(at(vBase, swizzled(add(row, c32(ks * 16)),
                                               add(c32(dp * 2), half))),
                            true);
-              for (int64_t j = 0; j < 2; ++j) {
-                ArrayRef<Value> acc(o.begin() + (2 * dp + j) * 4, 4);
-                SmallVector<Value> d = mma(p, {r[2 * j], r[2 * j + 1]}, acc);
-                std::copy(d.begin(), d.end(), o.begin() + (2 * dp + j) * 4);
-              }
+              for (int64_t mt = 0; mt < mTiles; ++mt)
+                for (int64_t j = 0; j < 2; ++j) {
+                  int64_t first = oIndex(mt, 2 * dp + j, 0);
+                  SmallVector<Value> d =
+                      mma(p[mt], {r[2 * j], r[2 * j + 1]},
+                          ArrayRef<Value>(o).slice(first, 4));
+                  std::copy(d.begin(), d.end(), o.begin() + first);
+                }
             }
           }
         }
@@ -480,27 +558,34 @@ LogicalResult FlashEmitter::run() {
   // O / l, written as pairs of the kernel's type.
   ValueRange results = loop.getResults();
   NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
-  for (int64_t h = 0; h < 2; ++h) {
-    Value l = results[oTiles * 4 + 2 + h];
-    for (int32_t mask : {1, 2})
-      l = arith::AddFOp::create(b, loc, l, shuffleXor(l, mask));
-    Value inverse = arith::DivFOp::create(b, loc, cf(1.0), l);
-    Value row = add(add(shl(warp, 4), group), c32(8 * h));
-    for (int64_t dt = 0; dt < oTiles; ++dt) {
-      Value lo =
-          arith::MulFOp::create(b, loc, results[dt * 4 + 2 * h], inverse);
-      Value hi =
-          arith::MulFOp::create(b, loc, results[dt * 4 + 2 * h + 1], inverse);
-      Value column = add(c32(dt * 8), shl(quad, 1));
-      Value offset = wide(shl(add(mul(row, c32(dim)), column), 1));
-      LLVM::StoreOp::create(b, loc, pack(lo, hi), at(oDst, offset), 4);
+  for (int64_t mt = 0; mt < mTiles; ++mt)
+    for (int64_t h = 0; h < 2; ++h) {
+      Value l = results[oCount + 2 * mTiles + 2 * mt + h];
+      for (int32_t mask : {1, 2})
+        l = arith::AddFOp::create(b, loc, l, shuffleXor(l, mask));
+      Value inverse = arith::DivFOp::create(b, loc, cf(1.0), l);
+      Value row = add(add(warpRow, group), c32(16 * mt + 8 * h));
+      for (int64_t dt = 0; dt < oTiles; ++dt) {
+        Value lo = arith::MulFOp::create(b, loc, results[oIndex(mt, dt, 2 * h)],
+                                         inverse);
+        Value hi = arith::MulFOp::create(
+            b, loc, results[oIndex(mt, dt, 2 * h + 1)], inverse);
+        Value column = add(c32(dt * 8), shl(quad, 1));
+        Value offset = arith::MulIOp::create(
+            b, loc,
+            arith::AddIOp::create(
+                b, loc,
+                arith::MulIOp::create(b, loc, wide(row), c64(oView.rowStride)),
+                wide(column)),
+            c64(2));
+        LLVM::StoreOp::create(b, loc, pack(lo, hi), at(oDst, offset), 4);
+      }
     }
-  }
   func::ReturnOp::create(b, loc);
 
   // The launch and the reason, next to the graph layer's decisions.
   int64_t blocks = batch * blocksPerSeq;
-  int64_t shared = 5 * tileBytes;
+  int64_t shared = qBytes + 4 * tileBytes;
   decl->setAttr("strata.gpu_mapping", b.getStringAttr("flash_attention"));
   decl->setAttr("strata.gpu_grid", b.getDenseI64ArrayAttr({blocks, 1, 1}));
   decl->setAttr("strata.gpu_block", b.getDenseI64ArrayAttr({kThreads, 1, 1}));
@@ -510,12 +595,14 @@ LogicalResult FlashEmitter::run() {
       "strata.gpu_reason",
       b.getStringAttr(
           "flash attention: one block of " + std::to_string(kWarps) +
-          " warps per " + std::to_string(kRows) + " query rows (" +
-          std::to_string(blocks) + " blocks), keys in steps of " +
-          std::to_string(kKeys) + " through shared memory, double-buffered " +
-          "with cp.async (" + std::to_string(shared) +
-          " bytes of dynamic shared memory); Q K^T and P V on tensor cores " +
-          "(mma.sync m16n8k16, " + (f16 ? "f16" : "bf16") +
+          " warps per " + std::to_string(rows) + " query rows (" +
+          std::to_string(blocks) + " blocks, " + std::to_string(16 * mTiles) +
+          " rows per warp), keys in steps of " + std::to_string(kKeys) +
+          " through shared memory, double-buffered with cp.async (" +
+          std::to_string(shared) +
+          " bytes of dynamic shared memory); Q K^T and P V on tensor cores "
+          "(mma.sync m16n8k16, " +
+          (f16 ? "f16" : "bf16") +
           " in, f32 accumulators); the softmax online in registers" +
           (causalOffset ? "; the causal mask from indices, key steps past "
                           "the diagonal skipped"
@@ -533,7 +620,8 @@ LogicalResult strata::emitFlashAttention(func::FuncOp decl, func::FuncOp body,
     return decl.emitError("internal error: the attention kernel ")
            << decl.getSymName() << " has no strata.attention parameters";
   int64_t dim = cast<IntegerAttr>(params.get("head_dim")).getInt();
-  int64_t shared = 5 * kRows * dim * 2;
+  int64_t seqQ = cast<IntegerAttr>(params.get("seq_q")).getInt();
+  int64_t shared = (attentionQueryRows(dim, seqQ) + 4 * kKeys) * dim * 2;
   if (shared > std::max<int64_t>(dynamicSharedLimit, 48 * 1024))
     return decl.emitError("the attention kernel ")
            << decl.getSymName() << " needs " << shared

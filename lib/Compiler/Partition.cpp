@@ -493,9 +493,9 @@ static LogicalResult outline(ModuleOp module, func::FuncOp entry,
     for (OpOperand *operand : group.library->inputs)
       inputs.push_back(operand->get());
   if (group.attention) {
-    inputSet.insert(group.attention->q->get());
-    inputSet.insert(group.attention->k->get());
-    inputSet.insert(group.attention->v->get());
+    inputSet.insert(group.attention->q.source->get());
+    inputSet.insert(group.attention->k.source->get());
+    inputSet.insert(group.attention->v.source->get());
     // The causal mask is computed by the kernel from indices: its Trilu
     // and the Trilu's constants are cloned in, not passed.
     if (Operation *mask = group.attention->mask) {
@@ -569,14 +569,23 @@ static LogicalResult outline(ModuleOp module, func::FuncOp entry,
     kernel->setAttr("strata.kind", StringAttr::get(context, "codegen"));
     kernel->setAttr("strata.template",
                     StringAttr::get(context, "flash_attention"));
-    kernel->setAttr("strata.attention", group.attention->toAttr(builder));
+    kernel->setAttr("strata.attention",
+                    group.attention->toAttr(builder, inputs));
+    std::string layout =
+        group.attention->absorbed
+            ? "; it reads and writes through the strides of " +
+                  std::to_string(group.attention->absorbed) +
+                  " layout op(s) (head split and merge), which need no "
+                  "kernels"
+            : "";
     kernel->setAttr(
         "strata.reason",
         StringAttr::get(context,
                         "a flash-attention kernel for " +
                             group.attention->describe() +
                             ": tensor-core products, the softmax online, "
-                            "tile by tile; the scores never leave the chip"));
+                            "tile by tile; the scores never leave the chip" +
+                            layout));
     fusedBecause.assign(group.joined.begin(), group.joined.end());
   } else {
     kernel->setAttr("strata.kind", StringAttr::get(context, "codegen"));
@@ -622,16 +631,16 @@ static LogicalResult outline(ModuleOp module, func::FuncOp entry,
                                         "threads"));
   } else if (group.attention) {
     const AttentionMatch &a = *group.attention;
-    int64_t blocks = a.batch * (a.seqQ / kAttentionBlockRows);
+    int64_t rows = attentionQueryRows(a.headDim, a.seqQ);
     tile.set("rows", IntegerAttr::get(i64, a.batch * a.seqQ));
-    tile.set("rows_per_block", IntegerAttr::get(i64, kAttentionBlockRows));
-    tile.set("blocks", IntegerAttr::get(i64, blocks));
+    tile.set("rows_per_block", IntegerAttr::get(i64, rows));
+    tile.set("blocks", IntegerAttr::get(i64, a.batch * (a.seqQ / rows)));
     tile.set("source",
-             StringAttr::get(context,
-                             "the flash-attention kernel's tile: " +
-                                 std::to_string(kAttentionBlockRows) +
-                                 " query rows per block, keys in steps of " +
-                                 std::to_string(kAttentionBlockRows)));
+             StringAttr::get(
+                 context,
+                 "the flash-attention kernel's tile: " + std::to_string(rows) +
+                     " query rows per block, keys in steps of " +
+                     std::to_string(kAttentionBlockRows)));
   } else {
     std::string whyNot;
     std::optional<int64_t> forced;
@@ -712,6 +721,85 @@ static void pretransposeGemmWeights(func::FuncOp entry) {
             DenseElementsAttr::getFromRawBuffer(transposedType, to)));
     gemm.getBMutable().assign(transposed);
     gemm.setTransB(0);
+  }
+}
+
+/// On the GPU, MatMul(x, Transpose(w)) with a matrix w (a tied embedding's
+/// output projection, x @ wteᵀ) becomes Gemm(x, w) with transB, x's batch
+/// dimensions folded into its rows by views: cuBLASLt reads w transposed in
+/// place. A transpose kernel would write all of w again on every run, and
+/// its result's rows (N elements) need not be 16-byte aligned, which keeps
+/// cuBLASLt off its fastest kernels.
+static void foldTransposedWeights(func::FuncOp entry) {
+  for (auto matmul :
+       llvm::make_early_inc_range(entry.getOps<graph::MatMulOp>())) {
+    auto transpose = matmul.getRhs().getDefiningOp<graph::TransposeOp>();
+    if (!transpose || !transpose.getOutput().hasOneUse())
+      continue;
+    auto wType = dyn_cast<RankedTensorType>(transpose.getInput().getType());
+    auto xType = dyn_cast<RankedTensorType>(matmul.getLhs().getType());
+    auto yType = dyn_cast<RankedTensorType>(matmul.getType());
+    if (!wType || !xType || !yType || wType.getRank() != 2 ||
+        xType.getRank() < 2 || !xType.hasStaticShape() ||
+        !wType.hasStaticShape() || !yType.hasStaticShape() ||
+        !isa<FloatType>(wType.getElementType()))
+      continue;
+    if (std::optional<ArrayRef<int64_t>> perm = transpose.getPerm();
+        perm && (*perm)[0] != 1)
+      continue;
+    OpBuilder b(matmul);
+    Location loc =
+        FusedLoc::get(b.getContext(), {transpose.getLoc(), matmul.getLoc()});
+    auto reshape = [&](Value v, ArrayRef<int64_t> shape) -> Value {
+      auto type = RankedTensorType::get(
+          shape, cast<RankedTensorType>(v.getType()).getElementType());
+      if (type == v.getType())
+        return v;
+      auto shapeType =
+          RankedTensorType::get({int64_t(shape.size())}, b.getI64Type());
+      Value dims = graph::ConstantOp::create(
+          b, loc, DenseElementsAttr::get(shapeType, shape));
+      return graph::ReshapeOp::create(b, loc, type, v, dims);
+    };
+    auto i64Constant = [&](ArrayRef<int64_t> values) -> Value {
+      auto type =
+          RankedTensorType::get({int64_t(values.size())}, b.getI64Type());
+      return graph::ConstantOp::create(b, loc,
+                                       DenseElementsAttr::get(type, values));
+    };
+    int64_t k = xType.getShape().back(), n = wType.getDimSize(0);
+    int64_t rows = xType.getNumElements() / std::max<int64_t>(k, 1);
+    Value x = reshape(matmul.getLhs(), {rows, k});
+    // Rows of the product that are not a multiple of 16 bytes (N = 50257
+    // logits) keep cuBLASLt off its TMA kernels, several times slower: w
+    // gets zero rows up to a multiple of 16 bytes, and a slice takes the N
+    // columns of the product (measured on the H200: bench/RESULTS.md).
+    Value w = transpose.getInput();
+    int64_t elementBytes = wType.getElementTypeBitWidth() / 8;
+    int64_t unit = elementBytes ? 16 / elementBytes : 1;
+    int64_t padded = (n + unit - 1) / unit * unit;
+    if (padded != n && unit > 1) {
+      auto paddedType =
+          RankedTensorType::get({padded, k}, wType.getElementType());
+      w = graph::PadOp::create(b, loc, paddedType, w,
+                               i64Constant({0, 0, padded - n, 0}), Value(),
+                               b.getStringAttr("constant"));
+    }
+    auto gemmType =
+        RankedTensorType::get({rows, padded}, yType.getElementType());
+    Value product =
+        graph::GemmOp::create(b, loc, gemmType, x, w, Value(),
+                              b.getF32FloatAttr(1.0f), b.getF32FloatAttr(1.0f),
+                              b.getI64IntegerAttr(0), b.getI64IntegerAttr(1));
+    if (padded != n)
+      product = graph::SliceOp::create(
+          b, loc, RankedTensorType::get({rows, n}, yType.getElementType()),
+          product, i64Constant({0}), i64Constant({n}), i64Constant({1}),
+          Value());
+    Value y = reshape(product, yType.getShape());
+    matmul.replaceAllUsesWith(y);
+    matmul.erase();
+    transpose.erase();
   }
 }
 
@@ -818,6 +906,8 @@ LogicalResult strata::partitionIntoKernels(ModuleOp module,
     return module.emitError("the module has no entry function");
 
   pretransposeGemmWeights(entry);
+  if (options.target == "cuda" && options.useLibraries)
+    foldTransposedWeights(entry);
   foldEmptyResults(entry);
 
   Decisions decisions;

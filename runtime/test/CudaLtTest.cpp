@@ -214,6 +214,14 @@ TEST(CudaLt, Bf16BatchBiasResidualGelu) {
   runCase(k, 1e-2);
 }
 
+// Rows of 37 bf16 values (74 bytes): every row but the first starts off a
+// 16-byte boundary, which the heuristic's alignments must allow for.
+TEST(CudaLt, Bf16OddColumns) {
+  STRATA_REQUIRE_CUDA();
+  Case k{DType::BF16, {2, 40, 32}, {37, 32}, false, true, true};
+  runCase(k, 1e-2);
+}
+
 TEST(CudaLt, F16BroadcastAlphaBeta) {
   STRATA_REQUIRE_CUDA();
   Case k{DType::F16, {17, 64}, {4, 64, 32}};

@@ -32,6 +32,13 @@ bf16_s128_t320     S != T: 128 queries over 320 keys (five key tiles)
 bf16_causal_k2     Trilu k=2 upper: masks j - i >= 2, so keeps j <= i + 1
 bf16_3d_causal     heads folded into the batch: [B*H, 256, 64], Transpose
                    perm [0, 2, 1], causal
+bf16_packed_causal one input qkv [B, S, 3*H*D] split into heads as BERT and
+                   GPT-2 export it (Reshape [B, S, 3, H, D], Transpose
+                   [2, 0, 3, 1, 4], Gather 0, 1, 2) and the heads merged
+                   back (Transpose [0, 2, 1, 3], Reshape [B, S, H*D]):
+                   the kernel reads and writes through those layout ops;
+                   causal, D=64, S=256
+bf16_packed_d128   the same, D=128, S=192, not causal
 
 Not fused, run through the separate kernels, and must still be right:
 fallback_d32       D=32 (scale 1/sqrt(32))
@@ -125,7 +132,8 @@ class Case:
     out)."""
 
     def __init__(self, name, dtype, q_shape, kv_shape, cast=True,
-                 scale=("Mul", 0.125), mask=None):
+                 scale=("Mul", 0.125), mask=None, packed=False):
+        self.packed = packed  # one qkv input, heads split and merged
         self.name = name
         self.dtype = dtype
         self.q_shape = list(q_shape)
@@ -181,6 +189,10 @@ def cases(small):
              mask=("upper", 2)),
         Case("bf16_3d_causal", BF16, [b[0] * b[1], 256, 64],
              [b[0] * b[1], 256, 64], mask=causal),
+        Case("bf16_packed_causal", BF16, b + [256, 64], b + [256, 64],
+             mask=causal, packed=True),
+        Case("bf16_packed_d128", BF16, b + [192, 128], b + [192, 128],
+             scale=("Mul", r), packed=True),
         Case("fallback_d32", BF16, b + [256, 32], b + [256, 32],
              scale=("Mul", 1.0 / math.sqrt(32))),
         Case("fallback_s100", BF16, b + [100, 64], b + [100, 64],
@@ -249,12 +261,41 @@ def build_model(c):
                                       name="cast_probs", to=c.dtype))
         x = "probs_c"
     nodes.append(helper.make_node("MatMul", [x, "v"], ["o"], name="pv"))
-    graph = helper.make_graph(
-        nodes, c.name,
-        [helper.make_tensor_value_info("q", c.dtype, c.q_shape),
-         helper.make_tensor_value_info("k", c.dtype, c.kv_shape),
-         helper.make_tensor_value_info("v", c.dtype, c.kv_shape)],
-        [helper.make_tensor_value_info("o", c.dtype, c.out_shape)])
+    inputs = [helper.make_tensor_value_info("q", c.dtype, c.q_shape),
+              helper.make_tensor_value_info("k", c.dtype, c.kv_shape),
+              helper.make_tensor_value_info("v", c.dtype, c.kv_shape)]
+    outputs = [helper.make_tensor_value_info("o", c.dtype, c.out_shape)]
+    if c.packed:
+        bsz, heads, seq, dim = c.q_shape
+
+        def shape_const(name, dims):
+            return helper.make_node(
+                "Constant", [], [name], name=name,
+                value=numpy_helper.from_array(np.array(dims, np.int64), name))
+
+        split = [shape_const("split_shape", [bsz, seq, 3, heads, dim]),
+                 helper.make_node("Reshape", ["qkv", "split_shape"],
+                                  ["qkv5"], name="split_heads"),
+                 helper.make_node("Transpose", ["qkv5"], ["qkv_t"],
+                                  name="heads_first", perm=[2, 0, 3, 1, 4])]
+        for i, name in enumerate("qkv"):
+            split.append(helper.make_node(
+                "Constant", [], [f"index_{name}"], name=f"index_{name}",
+                value=numpy_helper.from_array(np.array(i, np.int64),
+                                              f"index_{name}")))
+            split.append(helper.make_node("Gather", ["qkv_t", f"index_{name}"],
+                                          [name], name=f"pick_{name}", axis=0))
+        nodes = split + nodes
+        nodes.append(helper.make_node("Transpose", ["o"], ["o_t"],
+                                      name="heads_back", perm=[0, 2, 1, 3]))
+        nodes.append(shape_const("merge_shape", [bsz, seq, heads * dim]))
+        nodes.append(helper.make_node("Reshape", ["o_t", "merge_shape"],
+                                      ["y"], name="merge_heads"))
+        inputs = [helper.make_tensor_value_info(
+            "qkv", c.dtype, [bsz, seq, 3 * heads * dim])]
+        outputs = [helper.make_tensor_value_info(
+            "y", c.dtype, [bsz, seq, heads * dim])]
+    graph = helper.make_graph(nodes, c.name, inputs, outputs)
     model = helper.make_model(graph,
                               opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
@@ -379,6 +420,18 @@ def write_case(out, c, seed):
     data = os.path.join(case_dir, "test_data_set_0")
     os.makedirs(data, exist_ok=True)
     onnx.save(build_model(c), os.path.join(case_dir, "model.onnx"))
+    if c.packed:
+        # qkv[b, s, c, h, d] is (q, k, v)[c][b, h, s, d]; y[b, s, h*D + d]
+        # is o[b, h, s, d].
+        bsz, heads, seq, dim = c.q_shape
+        qkv = np.stack([q, k, v]).transpose(1, 3, 0, 2, 4).reshape(
+            bsz, seq, 3 * heads * dim)
+        write_pb(os.path.join(data, "input_0.pb"),
+                 tensor_proto(qkv, c.dtype, "qkv"))
+        y = expected.transpose(0, 2, 1, 3).reshape(bsz, seq, heads * dim)
+        write_pb(os.path.join(data, "output_0.pb"),
+                 tensor_proto(round_to(y, c.dtype), c.dtype, "y"))
+        return checked
     for i, (name, x) in enumerate((("q", q), ("k", k), ("v", v))):
         write_pb(os.path.join(data, f"input_{i}.pb"),
                  tensor_proto(x, c.dtype, name))

@@ -443,8 +443,9 @@ struct DecomposePRelu : OpRewritePattern<PReluOp> {
 //===----------------------------------------------------------------------===//
 
 /// True when `v` is a float constant whose elements all equal `expected`
-/// (to float precision) and which cannot broadcast `like` to a larger shape:
-/// a single element of rank 0, or of a rank no greater than `like`'s.
+/// (to the precision of its type: a bf16 model's sqrt(2) is 1.4140625) and
+/// which cannot broadcast `like` to a larger shape: a single element of rank
+/// 0, or of a rank no greater than `like`'s.
 bool isScalarConstant(Value v, double expected, Value like) {
   DenseElementsAttr attr;
   if (!matchPattern(v, m_Constant(&attr)) || !attr.isSplat() ||
@@ -455,7 +456,68 @@ bool isScalarConstant(Value v, double expected, Value like) {
   if (rank > 0 && (!likeType.hasRank() || likeType.getRank() < rank))
     return false;
   double value = attr.getSplatValue<APFloat>().convertToDouble();
-  return std::fabs(value - expected) <= 1e-6 * std::fabs(expected);
+  // Half the type's relative spacing: the nearest value of the type.
+  auto type = cast<FloatType>(attr.getElementType());
+  double tolerance =
+      type.getFPMantissaWidth() < 24
+          ? std::ldexp(1.0, -static_cast<int>(type.getFPMantissaWidth()))
+          : 1e-6;
+  return std::fabs(value - expected) <= tolerance * std::fabs(expected);
+}
+
+/// The other operand of the binary op `op` when one of its operands is the
+/// scalar constant `expected`.
+template <typename Op> Value otherThanConstant(Op op, double expected) {
+  if (!op)
+    return {};
+  if (isScalarConstant(op.getLhs(), expected, op.getRhs()))
+    return op.getRhs();
+  if (isScalarConstant(op.getRhs(), expected, op.getLhs()))
+    return op.getLhs();
+  return {};
+}
+
+/// Whether `v` is x * x * x, in either association.
+bool isCube(Value v, Value x) {
+  auto mul = v.getDefiningOp<MulOp>();
+  if (!mul)
+    return false;
+  auto isSquare = [&](Value w) {
+    auto square = w.getDefiningOp<MulOp>();
+    return square && square.getLhs() == x && square.getRhs() == x;
+  };
+  return (mul.getLhs() == x && isSquare(mul.getRhs())) ||
+         (mul.getRhs() == x && isSquare(mul.getLhs()));
+}
+
+/// Matches 1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3)) -- GELU's tanh form
+/// as GPT-2's code writes it, the cube as x * x * x -- and returns x,
+/// recording the matched ops in `ops`.
+Value matchTanhTerm(Value v, SmallVectorImpl<Operation *> &ops) {
+  auto add = v.getDefiningOp<AddOp>();
+  Value term = otherThanConstant(add, 1.0);
+  auto tanh = term ? term.getDefiningOp<TanhOp>() : TanhOp();
+  if (!tanh)
+    return {};
+  auto scaled = tanh.getInput().getDefiningOp<MulOp>();
+  Value inner = otherThanConstant(scaled, std::sqrt(2.0 / M_PI));
+  auto sum = inner ? inner.getDefiningOp<AddOp>() : AddOp();
+  if (!sum)
+    return {};
+  for (auto [x, cubic] : {std::pair(sum.getLhs(), sum.getRhs()),
+                          std::pair(sum.getRhs(), sum.getLhs())}) {
+    auto times = cubic.getDefiningOp<MulOp>();
+    Value cube = otherThanConstant(times, 0.044715);
+    if (!cube || !isCube(cube, x))
+      continue;
+    Operation *outer = cube.getDefiningOp();
+    Operation *square = outer->getOperand(0) == x
+                            ? outer->getOperand(1).getDefiningOp()
+                            : outer->getOperand(0).getDefiningOp();
+    ops.append({add, tanh, scaled, sum, times, outer, square});
+    return x;
+  }
+  return {};
 }
 
 /// Matches 1 + erf(x / sqrt(2)) -- the erf argument written as x / sqrt(2),
@@ -489,7 +551,8 @@ Value matchErfTerm(Value v, SmallVectorImpl<Operation *> &ops) {
   return {};
 }
 
-/// x * 0.5 * (1 + erf(x / sqrt(2))) -> gelu(x). The product of the three
+/// x * 0.5 * (1 + erf(x / sqrt(2))) -> gelu(x), and x * 0.5 * (1 +
+/// tanh(...)) -> gelu(x) {approximate = "tanh"}. The product of the three
 /// factors is matched in every association and operand order: the root
 /// multiplies one factor with the product of the other two.
 struct FormGelu : OpRewritePattern<MulOp> {
@@ -507,7 +570,12 @@ struct FormGelu : OpRewritePattern<MulOp> {
       // Try each factor as the erf term; the other two are x and 0.5.
       for (int i = 0; i < 3; ++i) {
         SmallVector<Operation *> ops = {root, inner};
+        StringRef approximate = "none";
         Value x = matchErfTerm(factors[i], ops);
+        if (!x) {
+          x = matchTanhTerm(factors[i], ops);
+          approximate = "tanh";
+        }
         if (!x)
           continue;
         Value a = factors[(i + 1) % 3], b = factors[(i + 2) % 3];
@@ -528,7 +596,7 @@ struct FormGelu : OpRewritePattern<MulOp> {
           locs.push_back(op->getLoc());
         auto gelu =
             GeluOp::create(rewriter, rewriter.getFusedLoc(locs), root.getType(),
-                           x, rewriter.getStringAttr("none"));
+                           x, rewriter.getStringAttr(approximate));
         rewriter.replaceOp(root, gelu);
         return success();
       }
