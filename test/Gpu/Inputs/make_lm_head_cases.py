@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""Writes two cases in the ONNX backend-test layout for test/Gpu/lm-head.test.
+
+Usage: make_lm_head_cases.py OUT_DIR
+
+lm_head          y = x @ Transpose(w), x bf16 [2, 4, 64], w bf16 [37, 64]: a
+                 tied embedding's output projection with N = 37 (74-byte
+                 rows). On the cuda target the partitioner reads w
+                 transposed in place (Gemm transB), pads it to 40 rows and
+                 slices the product (docs/gpu.md, "Transposed weights").
+gelu_tanh_bf16   y = gelu_new(x @ w + b) as GPT-2's code writes it, in bf16:
+                 0.5 * h * (1 + tanh(0.7978845608 * (h + 0.044715 * h*h*h)))
+                 with the constants rounded to bf16. The graph layer makes
+                 it Gelu(approximate = "tanh"); on the cuda target cuBLASLt
+                 fuses it with the bias.
+
+The references are float64 computations on the bf16-rounded inputs (the GELU
+with the model's rounded constants), stored in bf16.
+"""
+
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+BF16 = TensorProto.BFLOAT16
+
+
+def to_bf16_bits(x):
+    a = np.asarray(x, np.float32)
+    bits = a.reshape(-1).view(np.uint32).astype(np.uint64)
+    sixteen = np.uint64(16)
+    rounded = (bits + np.uint64(0x7FFF) + ((bits >> sixteen) & np.uint64(1))) >> sixteen
+    return rounded.astype(np.uint16).reshape(a.shape)  # nearest even
+
+
+def from_bf16_bits(words):
+    flat = words.reshape(-1).astype(np.uint32) << np.uint32(16)
+    return flat.view(np.float32).astype(np.float64).reshape(words.shape)
+
+
+def bf16(x):
+    return from_bf16_bits(to_bf16_bits(x))
+
+
+def tensor(x, name):
+    t = TensorProto()
+    t.name = name
+    t.data_type = BF16
+    t.dims.extend(np.shape(x))
+    t.raw_data = to_bf16_bits(x).tobytes()
+    return t
+
+
+def save_case(out, name, nodes, inputs, output, initializers=()):
+    """inputs: (name, array) pairs; output: (name, array)."""
+    graph = helper.make_graph(
+        nodes, name,
+        [helper.make_tensor_value_info(n, BF16, list(a.shape))
+         for n, a in inputs],
+        [helper.make_tensor_value_info(output[0], BF16,
+                                       list(output[1].shape))],
+        list(initializers))
+    model = helper.make_model(graph,
+                              opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.checker.check_model(model, full_check=True)
+    data = os.path.join(out, name, "test_data_set_0")
+    os.makedirs(data, exist_ok=True)
+    onnx.save(model, os.path.join(out, name, "model.onnx"))
+    for i, (n, a) in enumerate(inputs):
+        with open(os.path.join(data, f"input_{i}.pb"), "wb") as f:
+            f.write(tensor(a, n).SerializeToString())
+    with open(os.path.join(data, "output_0.pb"), "wb") as f:
+        f.write(tensor(output[1], output[0]).SerializeToString())
+
+
+def constant(name, value):
+    return helper.make_node("Constant", [], [name], name=name,
+                            value=tensor(np.array(value), name))
+
+
+def main(out):
+    rng = np.random.default_rng(7)
+    x = bf16(rng.standard_normal((2, 4, 64)))
+    w = bf16(0.125 * rng.standard_normal((37, 64)))
+    save_case(out, "lm_head",
+              [helper.make_node("Transpose", ["w"], ["wt"], name="wte_t",
+                                perm=[1, 0]),
+               helper.make_node("MatMul", ["x", "wt"], ["y"], name="logits")],
+              [("x", x), ("w", w)], ("y", x @ w.T))
+
+    x = bf16(rng.standard_normal((16, 64)))
+    w = bf16(0.125 * rng.standard_normal((64, 96)))
+    b = bf16(0.1 * rng.standard_normal(96))
+    c_half, c_one = bf16(0.5), bf16(1.0)
+    c_root, c_cube = bf16(np.sqrt(2 / np.pi)), bf16(0.044715)
+    h = x @ w + b
+    y = c_half * h * (c_one + np.tanh(c_root * (h + c_cube * h * h * h)))
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["xw"], name="fc"),
+             helper.make_node("Add", ["xw", "b"], ["h"], name="bias"),
+             constant("half", 0.5), constant("one", 1.0),
+             constant("root", np.sqrt(2 / np.pi)), constant("cube", 0.044715),
+             helper.make_node("Mul", ["h", "h"], ["h2"], name="square"),
+             helper.make_node("Mul", ["h", "h2"], ["h3"], name="third"),
+             helper.make_node("Mul", ["cube", "h3"], ["ch3"], name="times"),
+             helper.make_node("Add", ["h", "ch3"], ["inner"], name="sum"),
+             helper.make_node("Mul", ["root", "inner"], ["arg"], name="scale"),
+             helper.make_node("Tanh", ["arg"], ["t"], name="tanh"),
+             helper.make_node("Add", ["one", "t"], ["onep"], name="plus_one"),
+             helper.make_node("Mul", ["h", "onep"], ["hp"], name="gate"),
+             helper.make_node("Mul", ["half", "hp"], ["y"], name="half_of")]
+    save_case(out, "gelu_tanh_bf16", nodes, [("x", x), ("w", w), ("b", b)],
+              ("y", y))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit("usage: make_lm_head_cases.py OUT_DIR")
+    main(sys.argv[1])
