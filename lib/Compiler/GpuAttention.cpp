@@ -468,29 +468,64 @@ LogicalResult FlashEmitter::run() {
             }
         }
 
-        // The online softmax, per m-tile and row half h.
+        // The causal mask, on the key steps that cross the diagonal only:
+        // a step is masked when its last key is past the block's first
+        // row's limit (every other step is whole for every row).
+        if (causalOffset) {
+          Value lastKey = add(mul(step, c32(kKeys)), c32(kKeys - 1));
+          Value crosses =
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, lastKey,
+                                    add(q0, c32(*causalOffset)));
+          SmallVector<Value> flat;
+          for (auto &tile : s)
+            for (auto &fragment : tile)
+              flat.append(fragment.begin(), fragment.end());
+          SmallVector<Type> types(flat.size(), f32());
+          auto masked = scf::IfOp::create(b, loc, types, crosses, true);
+          {
+            OpBuilder::InsertionGuard inner(b);
+            b.setInsertionPointToStart(masked.thenBlock());
+            SmallVector<Value> kept;
+            Value key0 = add(mul(step, c32(kKeys)), shl(quad, 1));
+            for (int64_t mt = 0; mt < mTiles; ++mt)
+              for (int64_t nt = 0; nt < kKeys / 8; ++nt)
+                for (int64_t e = 0; e < 4; ++e) {
+                  Value queryRow = add(myRow0, c32(16 * mt + 8 * (e / 2)));
+                  Value limit = add(queryRow, c32(*causalOffset));
+                  Value keyIndex = add(key0, c32(nt * 8 + e % 2));
+                  Value keep = arith::CmpIOp::create(
+                      b, loc, arith::CmpIPredicate::ule, keyIndex, limit);
+                  kept.push_back(arith::SelectOp::create(b, loc, keep,
+                                                         s[mt][nt][e], negInf));
+                }
+            scf::YieldOp::create(b, loc, kept);
+            b.setInsertionPointToStart(masked.elseBlock());
+            scf::YieldOp::create(b, loc, flat);
+          }
+          size_t i = 0;
+          for (auto &tile : s)
+            for (auto &fragment : tile)
+              for (Value &x : fragment)
+                x = masked.getResult(i++);
+        }
+
+        // The online softmax, per m-tile and row half h. With a positive
+        // scale the maximum is taken of the raw scores and each exponent
+        // is one fused multiply-add, s * scale - m.
         SmallVector<Value> o(state.begin(), state.begin() + oCount);
         SmallVector<Value> m(state.begin() + oCount,
                              state.begin() + oCount + 2 * mTiles);
         SmallVector<Value> l(state.begin() + oCount + 2 * mTiles, state.end());
-        Value key0 = add(mul(step, c32(kKeys)), shl(quad, 1));
+        bool positive = scaleLog2 > 0;
         for (int64_t mt = 0; mt < mTiles; ++mt)
           for (int64_t h = 0; h < 2; ++h) {
             int64_t r = 2 * mt + h;
-            Value queryRow = add(myRow0, c32(16 * mt + 8 * h));
-            Value limit =
-                causalOffset ? add(queryRow, c32(*causalOffset)) : Value();
             Value rowMax;
             for (int64_t nt = 0; nt < kKeys / 8; ++nt)
               for (int64_t e = 0; e < 2; ++e) {
                 Value &x = s[mt][nt][2 * h + e];
-                x = arith::MulFOp::create(b, loc, x, cf(scaleLog2));
-                if (limit) {
-                  Value keyIndex = add(key0, c32(nt * 8 + e));
-                  Value keep = arith::CmpIOp::create(
-                      b, loc, arith::CmpIPredicate::ule, keyIndex, limit);
-                  x = arith::SelectOp::create(b, loc, keep, x, negInf);
-                }
+                if (!positive)
+                  x = arith::MulFOp::create(b, loc, x, cf(scaleLog2));
                 rowMax = rowMax ? arith::MaxNumFOp::create(b, loc, rowMax, x)
                                       .getResult()
                                 : x;
@@ -498,6 +533,8 @@ LogicalResult FlashEmitter::run() {
             for (int32_t mask : {1, 2})
               rowMax = arith::MaxNumFOp::create(b, loc, rowMax,
                                                 shuffleXor(rowMax, mask));
+            if (positive)
+              rowMax = arith::MulFOp::create(b, loc, rowMax, cf(scaleLog2));
             Value mNew = arith::MaxNumFOp::create(b, loc, m[r], rowMax);
             Value correction =
                 exp2(arith::SubFOp::create(b, loc, m[r], mNew).getResult());
@@ -505,7 +542,17 @@ LogicalResult FlashEmitter::run() {
             for (int64_t nt = 0; nt < kKeys / 8; ++nt)
               for (int64_t e = 0; e < 2; ++e) {
                 Value &x = s[mt][nt][2 * h + e];
-                x = exp2(arith::SubFOp::create(b, loc, x, mNew).getResult());
+                Value exponent =
+                    positive
+                        ? arith::SubFOp::create(
+                              b, loc,
+                              arith::MulFOp::create(
+                                  b, loc, x, cf(scaleLog2),
+                                  arith::FastMathFlags::contract),
+                              mNew, arith::FastMathFlags::contract)
+                              .getResult()
+                        : arith::SubFOp::create(b, loc, x, mNew).getResult();
+                x = exp2(exponent);
                 sum = arith::AddFOp::create(b, loc, sum, x);
               }
             l[r] = arith::AddFOp::create(

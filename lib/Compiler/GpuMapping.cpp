@@ -303,6 +303,10 @@ struct Plan {
   /// Blocks per row block (elementwise).
   int64_t chunks = 1;
   int64_t vector = 1;
+  /// elementwise: lanes are consecutive iterations of the flat iteration
+  /// space, each read element by element, the results written in 16-byte
+  /// pieces of the flat output (flatVector).
+  bool flat = false;
   std::vector<std::string> notes;
   SmallVector<std::pair<Operation *, Role>> ops;
   llvm::DenseMap<Operation *, Strategy> strategies;
@@ -356,6 +360,9 @@ private:
 
   // Vector accesses along the innermost loop.
   int64_t innermostVector(linalg::LinalgOp op, bool narrowest = false);
+  int64_t flatVector(linalg::LinalgOp op);
+  void emitFlatLanes(linalg::LinalgOp op, Value linear,
+                     ArrayRef<int64_t> ranges, int64_t vector);
   int64_t reductionVector(linalg::LinalgOp op);
   Access accessOf(linalg::LinalgOp op, OpOperand &operand, int64_t vector);
   ArrayRef<Value> lanePoint(LanePoints &points, int64_t lane);
@@ -1302,6 +1309,11 @@ void KernelMapper::emitElementwise(linalg::LinalgOp op) {
   auto guard = scf::IfOp::create(b, loc, inRange, /*withElseRegion=*/false);
   guard->setAttr("strata.gpu_distribute", b.getStringAttr("elementwise"));
   b.setInsertionPointToStart(&guard.getThenRegion().front());
+  if (plan.flat) {
+    emitFlatLanes(op, linear, ranges, vector);
+    op->erase();
+    return;
+  }
   SmallVector<Value> ivs = delinearize(linear, ranges);
 
   if (vector == 1) {
@@ -1348,6 +1360,98 @@ int64_t KernelMapper::innermostVector(linalg::LinalgOp op, bool narrowest) {
   if (vector > 1 && ranges.back() % vector != 0)
     vector = 1;
   return vector;
+}
+
+/// When the innermost loop's extent allows no vector (a slice to 50257
+/// columns), the elements per thread for the flat iteration space instead:
+/// 16 bytes of the result when every result is written in iteration order
+/// (identity indexing into a contiguous, 16-byte aligned buffer) and the
+/// total is a multiple of it. The outputs are then written 16 bytes at a
+/// time at the flat index; the inputs are read element by element, which
+/// consecutive threads still read in order. 1 otherwise.
+int64_t KernelMapper::flatVector(linalg::LinalgOp op) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (ranges.size() < 2 || ShapedType::isDynamicShape(ranges))
+    return 1;
+  int64_t bytes = 0;
+  for (OpOperand &init : op.getDpsInitsMutable()) {
+    auto type = dyn_cast<MemRefType>(init.get().getType());
+    if (!type || !type.getLayout().isIdentity() || !type.hasStaticShape() ||
+        !op.getMatchingIndexingMap(&init).isIdentity() ||
+        !op.getMatchingBlockArgument(&init).use_empty() ||
+        type.getElementType().getIntOrFloatBitWidth() < 8)
+      return 1;
+    // Planned before the parameters become views (emitEntry): a parameter
+    // starts 64-byte aligned, or at its block stride into one.
+    auto arg = dyn_cast<BlockArgument>(init.get());
+    if (!arg)
+      return 1;
+    int64_t stride =
+        extent > 1 && !strides.empty() ? strides[arg.getArgNumber()] : 0;
+    if ((stride ? std::gcd<int64_t>(64, stride) : 64) % kVectorBytes != 0)
+      return 1;
+    int64_t size = elementBytes(type.getElementType());
+    if (bytes && size != bytes)
+      return 1;
+    bytes = size;
+  }
+  if (!bytes)
+    return 1;
+  int64_t vector = kVectorBytes / bytes;
+  return vector > 1 && product(ranges) % vector == 0 ? vector : 1;
+}
+
+/// `vector` consecutive iterations of the flat iteration space from
+/// `linear` (flatVector): each lane's point delinearized, the inputs read
+/// per lane, the results stored as one vector into the flattened output.
+void KernelMapper::emitFlatLanes(linalg::LinalgOp op, Value linear,
+                                 ArrayRef<int64_t> ranges, int64_t vector) {
+  SmallVector<SmallVector<Value>> points;
+  SmallVector<IRMapping> lanes(vector);
+  for (int64_t l = 0; l < vector; ++l)
+    points.push_back(delinearize(
+        l ? arith::AddIOp::create(b, loc, linear, constIndex(b, loc, l))
+                .getResult()
+          : linear,
+        ranges));
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    BlockArgument arg = op.getMatchingBlockArgument(input);
+    if (arg.use_empty())
+      continue;
+    if (!isa<MemRefType>(input->get().getType())) {
+      for (IRMapping &lane : lanes)
+        lane.map(arg, input->get());
+      continue;
+    }
+    AffineMap map = op.getMatchingIndexingMap(input);
+    for (int64_t l = 0; l < vector; ++l)
+      lanes[l].map(arg, memref::LoadOp::create(b, loc, input->get(),
+                                               applyMap(map, points[l])));
+  }
+  for (int64_t l = 0; l < vector; ++l)
+    for (Operation &inner : op.getBlock()->without_terminator()) {
+      if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
+        lanes[l].map(index.getResult(), points[l][index.getDim()]);
+        continue;
+      }
+      b.clone(inner, lanes[l]);
+    }
+  Operation *yield = op.getBlock()->getTerminator();
+  for (auto [k, init] : llvm::enumerate(op.getDpsInitsMutable())) {
+    auto type = cast<MemRefType>(init.get().getType());
+    SmallVector<Value> values;
+    for (const IRMapping &lane : lanes)
+      values.push_back(lane.lookupOrDefault(yield->getOperand(k)));
+    SmallVector<ReassociationIndices> all(1);
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      all[0].push_back(d);
+    Value flat = memref::CollapseShapeOp::create(b, loc, init.get(), all);
+    Value v = vector::FromElementsOp::create(
+        b, loc, VectorType::get({vector}, type.getElementType()), values);
+    vector::StoreOp::create(b, loc, v, flat, ValueRange{linear},
+                            /*nontemporal=*/false,
+                            llvm::MaybeAlign(kVectorBytes));
+  }
 }
 
 /// Elements one lane of a cooperative reduction reads per access: a 16-byte
@@ -1528,6 +1632,8 @@ LogicalResult KernelMapper::run() {
     // decides how many elements make a 16-byte access.
     int64_t total = product(elementwise.getStaticLoopRanges());
     int64_t vector = innermostVector(elementwise);
+    if (vector == 1 && (vector = flatVector(elementwise)) > 1)
+      plan.flat = true;
     plan.vector = vector;
     int64_t threadsNeeded = std::max<int64_t>(1, ceilDiv(total, vector));
     plan.threads =
@@ -1608,7 +1714,11 @@ void KernelMapper::recordDecision() {
              " block(s) of " + std::to_string(plan.threads) + " threads per " +
              (extent > 1 ? "row block" : "kernel") + ", " +
              std::to_string(plan.vector) + " element(s) per thread" +
-             (plan.vector > 1 ? " in 16-byte accesses" : "");
+             (plan.flat ? " of the flat iteration space, the results in "
+                          "16-byte accesses (the innermost extent allows no "
+                          "vector)"
+              : plan.vector > 1 ? " in 16-byte accesses"
+                                : "");
   else if (plan.mapping == "block_ops")
     reason = "one block of " + std::to_string(plan.threads) + " threads for " +
              blocksText + ", its ops one after another over the threads";

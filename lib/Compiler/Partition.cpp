@@ -846,7 +846,51 @@ static bool isolatedOnGpu(Operation *op) {
 /// cannot split it (a gather or a Trilu inside), that is one block for the
 /// whole tensor. Alone, a gather or a Trilu is one all-parallel op, which
 /// the GPU mapping spreads over the whole grid.
+/// An operand of `op` that is broadcast over one of the leading dimensions
+/// of `op`'s result (all but the last) but not over a later one: a position
+/// embedding [S, D] added to [B, S, D], a mask [1, 1, S, T] on [B, H, S, T].
+/// Rows that collapse those dimensions cannot advance such an operand by
+/// one stride, so a kernel holding `op` splits only over the dimensions
+/// before the broadcast one.
+static Value partlyBroadcastOperand(Operation *op) {
+  if (op->getNumResults() != 1)
+    return {};
+  auto out = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  if (!out || out.getRank() < 3 || !out.hasStaticShape())
+    return {};
+  int64_t rank = out.getRank();
+  for (Value operand : op->getOperands()) {
+    auto type = dyn_cast<RankedTensorType>(operand.getType());
+    if (!type || !type.hasStaticShape() || type.getRank() > rank)
+      continue;
+    int64_t pad = rank - type.getRank();
+    bool broadcastSeen = false;
+    for (int64_t d = 0; d + 1 < rank; ++d) {
+      int64_t size = d < pad ? 1 : type.getDimSize(d - pad);
+      bool broadcast = size == 1 && out.getDimSize(d) != 1;
+      if (broadcastSeen && !broadcast && out.getDimSize(d) != 1)
+        return operand;
+      broadcastSeen |= broadcast;
+    }
+  }
+  return {};
+}
+
 static std::string gpuJoinRefusal(const Group &group, Operation *op) {
+  // A reduction after an op that reads a partly broadcast operand: fused,
+  // its rows could split only over the dimensions before the broadcast one
+  // (GPT-2's token + position embedding and first LayerNorm: 8 blocks for
+  // 8192 rows). Apart, the elementwise op spreads over the whole grid and
+  // the reduction splits over every row.
+  if (reductionOf(op).kind != Reduction::None)
+    for (Operation *member : group.ops)
+      if (reductionOf(member).kind == Reduction::None &&
+          partlyBroadcastOperand(member))
+        return "on the GPU a reduction does not join a kernel that reads a "
+               "partly broadcast operand (" +
+               strata::describeOp(member) +
+               "): fused, its rows could split only over the dimensions "
+               "before the broadcast one";
   if (isolatedOnGpu(op))
     return "on the GPU " + op->getName().stripDialect().str() +
            " is a kernel of its own (fused, its kernel could not spread "
