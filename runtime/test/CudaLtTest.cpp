@@ -222,6 +222,18 @@ TEST(CudaLt, Bf16OddColumns) {
   runCase(k, 1e-2);
 }
 
+// Every product tuned (CudaSession.cpp, tuneLibrarySteps: each of the
+// heuristic's candidates timed on the step's buffers): the chosen
+// algorithm computes the same product.
+TEST(CudaLt, TunedAlgorithmsStayCorrect) {
+  STRATA_REQUIRE_CUDA();
+  setenv("STRATA_CUBLASLT_TUNE_MIN_FLOPS", "0", 1);
+  Case k{DType::BF16, {3, 64, 96}, {96, 80}, false, false, true};
+  k.activation = "gelu_tanh";
+  runCase(k, 1e-2);
+  unsetenv("STRATA_CUBLASLT_TUNE_MIN_FLOPS");
+}
+
 TEST(CudaLt, F16BroadcastAlphaBeta) {
   STRATA_REQUIRE_CUDA();
   Case k{DType::F16, {17, 64}, {4, 64, 32}};

@@ -330,12 +330,12 @@ LtMatmul::LtMatmul(const BlasLt &lt, cublasLtHandle_t handle,
   for (int i = 0; i < 4 && s == CUBLAS_STATUS_SUCCESS; ++i)
     s = lt_.cublasLtMatmulPreferenceSetAttribute(
         preference, alignKeys[i], &alignments[i], sizeof(alignments[i]));
-  cublasLtMatmulHeuristicResult_t result{};
+  cublasLtMatmulHeuristicResult_t results[kCandidates] = {};
   int found = 0;
   if (s == CUBLAS_STATUS_SUCCESS)
     s = lt_.cublasLtMatmulAlgoGetHeuristic(handle_, desc_, layoutA_, layoutB_,
-                                           layoutC_, layoutD_, preference, 1,
-                                           &result, &found);
+                                           layoutC_, layoutD_, preference,
+                                           kCandidates, results, &found);
   lt_.cublasLtMatmulPreferenceDestroy(preference);
 
   summary_ = std::string(dtypeName(type)) + " " +
@@ -354,7 +354,12 @@ LtMatmul::LtMatmul(const BlasLt &lt, cublasLtHandle_t handle,
     fail("cuBLASLt has no algorithm for " + summary_ +
          " with these alignments (A " + std::to_string(alignments[1]) + ", B " +
          std::to_string(alignments[0]) + " bytes)");
-  algo_ = result.algo;
+  for (int i = 0; i < found; ++i)
+    if (results[i].state == CUBLAS_STATUS_SUCCESS)
+      algos_.push_back(results[i].algo);
+  if (algos_.empty())
+    fail("cuBLASLt has no usable algorithm for " + summary_);
+  flops_ = 2.0 * double(batch) * double(m) * double(n) * double(k);
 }
 
 LtMatmul::~LtMatmul() {
@@ -368,10 +373,10 @@ LtMatmul::~LtMatmul() {
 cublasStatus_t LtMatmul::run(CUdeviceptr workspace, size_t workspaceBytes,
                              CUstream stream) const {
   auto ptr = [](CUdeviceptr p) { return reinterpret_cast<void *>(p); };
-  return lt_.cublasLtMatmul(handle_, desc_, &alpha_, ptr(a_), layoutA_, ptr(b_),
-                            layoutB_, &beta_, ptr(c_), layoutC_, ptr(d_),
-                            layoutD_, &algo_, ptr(workspace), workspaceBytes,
-                            reinterpret_cast<cudaStream_t>(stream));
+  return lt_.cublasLtMatmul(
+      handle_, desc_, &alpha_, ptr(a_), layoutA_, ptr(b_), layoutB_, &beta_,
+      ptr(c_), layoutC_, ptr(d_), layoutD_, &algos_[chosen_], ptr(workspace),
+      workspaceBytes, reinterpret_cast<cudaStream_t>(stream));
 }
 
 } // namespace strata::rt::cuda

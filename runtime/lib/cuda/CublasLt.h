@@ -19,6 +19,7 @@
 #include <cuda.h>
 
 #include <string>
+#include <vector>
 
 namespace strata::rt::cuda {
 
@@ -92,13 +93,27 @@ public:
   /// "bf16 8 x 512x768x3072, bias+gelu_tanh", for messages and profiles.
   const std::string &summary() const { return summary_; }
 
+  /// The heuristic's algorithms for this product, best first (at most
+  /// kCandidates); run() uses the chosen one, the first until choose().
+  /// The session times them on the step's own buffers (CudaSession.cpp,
+  /// tuneLibrarySteps): the heuristic's first pick is not always the
+  /// fastest.
+  static constexpr int kCandidates = 6;
+  size_t candidates() const { return algos_.size(); }
+  void choose(size_t index) { chosen_ = index; }
+  size_t chosen() const { return chosen_; }
+  /// 2 M N K per batch: the product's nominal floating-point operations.
+  double flops() const { return flops_; }
+
 private:
   const BlasLt &lt_;
   cublasLtHandle_t handle_;
   cublasLtMatmulDesc_t desc_ = nullptr;
   cublasLtMatrixLayout_t layoutA_ = nullptr, layoutB_ = nullptr,
                          layoutC_ = nullptr, layoutD_ = nullptr;
-  cublasLtMatmulAlgo_t algo_{};
+  std::vector<cublasLtMatmulAlgo_t> algos_;
+  size_t chosen_ = 0;
+  double flops_ = 0;
   float alpha_ = 1, beta_ = 0;
   /// cuBLASLt's A is the step's B and its B the step's A (see the .cpp).
   CUdeviceptr a_ = 0, b_ = 0, c_ = 0, d_ = 0;

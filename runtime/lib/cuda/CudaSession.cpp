@@ -26,6 +26,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <map>
@@ -122,6 +123,7 @@ private:
   void initialize();
   void loadImage();
   void resolveKernels();
+  void tuneLibrarySteps();
   void allocate();
   void prepareLibrarySteps();
   void release() noexcept;
@@ -602,6 +604,62 @@ void CudaSession::prepareLibrarySteps() {
         std::make_unique<cuda::LtMatmul>(lt, handle, m, step, launches_[i].args,
                                          kLtWorkspaceBytes, stepWhere(i));
   }
+  tuneLibrarySteps();
+#endif
+}
+
+/// Times each large library step's candidate algorithms
+/// (LtMatmul::candidates) on the step's own buffers and keeps the fastest:
+/// cuBLASLt's heuristic ranks them without running them, and its first
+/// pick is not always the fastest. Each candidate runs once to warm up,
+/// then three times between two events. Products below
+/// $STRATA_CUBLASLT_TUNE_MIN_FLOPS (default 1e9 operations, a few
+/// microseconds, where one measurement cannot tell them apart) keep the
+/// heuristic's pick; STRATA_CUBLASLT_TUNE=0 keeps it for all. The buffers
+/// hold no model data yet: the products read what is there, at the same
+/// cost. A candidate that fails is skipped.
+void CudaSession::tuneLibrarySteps() {
+#if STRATA_HAVE_CUBLASLT
+  if (const char *tune = std::getenv("STRATA_CUBLASLT_TUNE");
+      tune && std::string(tune) == "0")
+    return;
+  double minFlops = 1e9;
+  if (const char *env = std::getenv("STRATA_CUBLASLT_TUNE_MIN_FLOPS"))
+    minFlops = std::strtod(env, nullptr);
+  const Driver &d = *d_;
+  std::string where = prefix_ + ": timing cuBLASLt's algorithms";
+  CUevent start = nullptr, stop = nullptr;
+  check(d, d.cuEventCreate(&start, CU_EVENT_DEFAULT), "cuEventCreate", where);
+  check(d, d.cuEventCreate(&stop, CU_EVENT_DEFAULT), "cuEventCreate", where);
+  for (Launch &l : launches_) {
+    cuda::LtMatmul *lt = l.lt.get();
+    if (!lt || lt->candidates() < 2 || lt->flops() < minFlops)
+      continue;
+    size_t best = 0;
+    float bestMs = -1;
+    for (size_t c = 0; c < lt->candidates(); ++c) {
+      lt->choose(c);
+      bool ok = lt->run(ltWorkspace_, kLtWorkspaceBytes, stream_) ==
+                CUBLAS_STATUS_SUCCESS;
+      ok = ok && d.cuEventRecord(start, stream_) == CUDA_SUCCESS;
+      for (int r = 0; r < 3 && ok; ++r)
+        ok = lt->run(ltWorkspace_, kLtWorkspaceBytes, stream_) ==
+             CUBLAS_STATUS_SUCCESS;
+      ok = ok && d.cuEventRecord(stop, stream_) == CUDA_SUCCESS;
+      check(d, d.cuStreamSynchronize(stream_), "cuStreamSynchronize",
+            where + " (" + lt->summary() + ")");
+      float ms = 0;
+      if (!ok || d.cuEventElapsedTime(&ms, start, stop) != CUDA_SUCCESS)
+        continue;
+      if (bestMs < 0 || ms < bestMs) {
+        best = c;
+        bestMs = ms;
+      }
+    }
+    lt->choose(best);
+  }
+  d.cuEventDestroy(start);
+  d.cuEventDestroy(stop);
 #endif
 }
 
