@@ -442,7 +442,7 @@ strata::matchAttention(Operation *op, std::string &whyNot) {
   absorbed.clear();
   for (auto &chain : chains)
     absorbed.insert(chain.begin(), chain.end());
-  match.absorbed = absorbed.size();
+  match.layout.insert(absorbed.begin(), absorbed.end());
   match.ops.append(absorbed.begin(), absorbed.end());
 
   // O: contiguous, or written through a transpose of its heads that is its
@@ -464,7 +464,7 @@ strata::matchAttention(Operation *op, std::string &whyNot) {
         match.out.rowStride = oStrides[oStrides.size() - 2];
         match.out.batchStrides.assign(oStrides.begin(), oStrides.end() - 2);
         match.ops.push_back(merge);
-        ++match.absorbed;
+        match.layout.insert(merge);
       }
     }
   llvm::sort(match.ops,

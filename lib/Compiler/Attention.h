@@ -11,6 +11,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Operation.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 #include <optional>
 #include <string>
@@ -56,7 +57,7 @@ struct AttentionMatch {
   /// Q's batch dimensions (their product is `batch`).
   llvm::SmallVector<int64_t> batchDims;
   /// The layout ops absorbed (also in `ops`), for the reasons.
-  unsigned absorbed = 0;
+  llvm::SmallPtrSet<mlir::Operation *, 8> layout;
   double scale = 1.0;
   /// Keys j with j <= i + causalOffset are kept for query row i.
   std::optional<int64_t> causalOffset;

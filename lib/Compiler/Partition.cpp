@@ -572,9 +572,9 @@ static LogicalResult outline(ModuleOp module, func::FuncOp entry,
     kernel->setAttr("strata.attention",
                     group.attention->toAttr(builder, inputs));
     std::string layout =
-        group.attention->absorbed
+        !group.attention->layout.empty()
             ? "; it reads and writes through the strides of " +
-                  std::to_string(group.attention->absorbed) +
+                  std::to_string(group.attention->layout.size()) +
                   " layout op(s) (head split and merge), which need no "
                   "kernels"
             : "";
@@ -1057,8 +1057,12 @@ LogicalResult strata::partitionIntoKernels(ModuleOp module,
                      "), a flash-attention kernel of its own");
       Group *group = start(&op);
       for (Operation *member : ArrayRef(attention->ops).drop_front()) {
-        group->joined.push_back(describeOp(member) +
-                                ": part of the attention block");
+        group->joined.push_back(
+            describeOp(member) +
+            (attention->layout.contains(member)
+                 ? ": a layout op the kernel reads or writes through (its "
+                   "strides), no copy"
+                 : ": part of the attention block"));
         group->ops.push_back(member);
         group->members.insert(member);
         ledger.groupOf[member] = group;
