@@ -16,7 +16,10 @@
 
 #include "Attention.h"
 
+#include "CompilerUtils.h"
+
 #include "strata/Dialect/Graph/IR/GraphOps.h"
+#include "strata/Dialect/Graph/IR/GraphPatterns.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Matchers.h"
@@ -28,24 +31,6 @@ using namespace mlir;
 namespace graph = strata::graph;
 
 namespace {
-
-/// A one-element or splat float constant's value.
-std::optional<double> scalarFloat(Value v) {
-  DenseElementsAttr attr;
-  if (!v || !matchPattern(v, m_Constant(&attr)) || !attr.isSplat() ||
-      !isa<FloatType>(attr.getElementType()))
-    return std::nullopt;
-  return attr.getSplatValue<APFloat>().convertToDouble();
-}
-
-/// A one-element or splat integer constant's value.
-std::optional<int64_t> scalarInt(Value v) {
-  DenseElementsAttr attr;
-  if (!v || !matchPattern(v, m_Constant(&attr)) || !attr.isSplat() ||
-      !isa<IntegerType>(attr.getElementType()))
-    return std::nullopt;
-  return attr.getSplatValue<APInt>().getSExtValue();
-}
 
 /// The one op that reads `v`, if exactly one does (once).
 Operation *soleUser(Value v) {
@@ -65,12 +50,7 @@ bool swapsLastTwo(graph::TransposeOp t) {
   if (!type || type.getRank() < 2)
     return false;
   int64_t rank = type.getRank();
-  SmallVector<int64_t> perm;
-  if (std::optional<ArrayRef<int64_t>> p = t.getPerm())
-    perm.assign(p->begin(), p->end());
-  else
-    for (int64_t i = rank - 1; i >= 0; --i)
-      perm.push_back(i);
+  SmallVector<int64_t> perm = graph::transposePermutation(t, rank);
   for (int64_t i = 0; i < rank - 2; ++i)
     if (perm[i] != i)
       return false;
@@ -80,7 +60,7 @@ bool swapsLastTwo(graph::TransposeOp t) {
 /// A fill that masks a score out: -inf, or a value so negative that exp of
 /// it is 0 next to any unmasked score (exporters use the type's lowest).
 bool isMaskFill(Value v) {
-  std::optional<double> fill = scalarFloat(v);
+  std::optional<double> fill = strata::splatFloatConstant(v);
   return fill && (std::isinf(*fill) ? *fill < 0 : *fill <= -1e30);
 }
 
@@ -107,15 +87,10 @@ SmallVector<int64_t> contiguousStrides(ArrayRef<int64_t> shape) {
   return strides;
 }
 
-/// A transpose's permutation (its default reverses the dimensions).
+/// A transpose's permutation of its (ranked) input.
 SmallVector<int64_t> permutationOf(graph::TransposeOp t) {
-  int64_t rank = cast<ShapedType>(t.getInput().getType()).getRank();
-  if (std::optional<ArrayRef<int64_t>> p = t.getPerm())
-    return SmallVector<int64_t>(p->begin(), p->end());
-  SmallVector<int64_t> perm;
-  for (int64_t i = rank - 1; i >= 0; --i)
-    perm.push_back(i);
-  return perm;
+  return graph::transposePermutation(
+      t, cast<ShapedType>(t.getInput().getType()).getRank());
 }
 
 /// A layout op the kernel can read through: a transpose, or a gather of one
@@ -127,7 +102,8 @@ bool isLayoutOp(Operation *op) {
   if (!g || !rankedStatic(g.getData()))
     return false;
   auto indices = dyn_cast<RankedTensorType>(g.getIndices().getType());
-  return indices && indices.getRank() == 0 && scalarInt(g.getIndices());
+  return indices && indices.getRank() == 0 &&
+         strata::splatIntConstant(g.getIndices());
 }
 
 /// The layout ops between `use` and the buffer it reads through them,
@@ -168,11 +144,13 @@ viewThrough(OpOperand *use, ArrayRef<Operation *> chain, int64_t elementBytes) {
     int64_t axis = static_cast<int64_t>(g.getAxis());
     if (axis < 0)
       axis += rank;
+    if (axis < 0 || axis >= rank)
+      return std::nullopt;
     int64_t size = cast<ShapedType>(g.getData().getType()).getDimSize(axis);
-    int64_t index = *scalarInt(g.getIndices());
+    int64_t index = *strata::splatIntConstant(g.getIndices());
     if (index < 0)
       index += size;
-    if (axis < 0 || axis >= rank || index < 0 || index >= size)
+    if (index < 0 || index >= size)
       return std::nullopt;
     view.offset += index * strides[axis];
     strides.erase(strides.begin() + axis);
@@ -254,7 +232,7 @@ strata::matchAttention(Operation *op, std::string &whyNot) {
     } else if (isa<graph::MulOp, graph::DivOp>(next)) {
       Value other = next->getOperand(0) == value ? next->getOperand(1)
                                                  : next->getOperand(0);
-      std::optional<double> factor = scalarFloat(other);
+      std::optional<double> factor = strata::splatFloatConstant(other);
       if (!factor || (isa<graph::DivOp>(next) && next->getOperand(0) != value))
         return std::nullopt;
       if (isa<graph::DivOp>(next) && *factor == 0)
@@ -352,7 +330,8 @@ strata::matchAttention(Operation *op, std::string &whyNot) {
     auto trilu = where.getCondition().getDefiningOp<graph::TriluOp>();
     auto maskType = rankedStatic(where.getCondition());
     std::optional<int64_t> diagonal =
-        trilu ? (trilu.getK() ? scalarInt(trilu.getK()) : 0) : std::nullopt;
+        trilu ? (trilu.getK() ? strata::splatIntConstant(trilu.getK()) : 0)
+              : std::nullopt;
     bool fullMask = maskType && maskType.getRank() >= 2 &&
                     maskType.getShape().take_back(2) ==
                         ArrayRef<int64_t>{match.seqQ, match.seqK} &&

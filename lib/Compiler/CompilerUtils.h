@@ -31,6 +31,11 @@ bool isViewOp(mlir::Operation *op);
 /// The ONNX node an op came from (its NameLoc), or "" when unknown.
 std::string getNodeName(mlir::Operation *op);
 
+/// The value of every element of a splat constant of a float type (of an
+/// integer type), or nullopt when `v` is none (Library.cpp).
+std::optional<double> splatFloatConstant(mlir::Value v);
+std::optional<int64_t> splatIntConstant(mlir::Value v);
+
 /// The halves of specializeShapes (Compiler.h) around the graph pipeline:
 /// gives the entry function's arguments the bound shapes, and checks that
 /// every value is static afterwards.

@@ -58,6 +58,12 @@ constexpr int64_t kThreads = 32 * kWarps;
 constexpr int64_t kKeys = strata::kAttentionBlockRows; // keys per step
 constexpr const char *kSharedName = "__strata_attention_shared";
 
+/// The kernel's dynamic shared memory: Q's tile, then two stages of K's and
+/// V's.
+int64_t sharedBytes(int64_t dim, int64_t seqQ) {
+  return (strata::attentionQueryRows(dim, seqQ) + 4 * kKeys) * dim * 2;
+}
+
 class FlashEmitter {
 public:
   FlashEmitter(func::FuncOp decl, func::FuncOp body, ModuleOp kernels,
@@ -632,7 +638,7 @@ LogicalResult FlashEmitter::run() {
 
   // The launch and the reason, next to the graph layer's decisions.
   int64_t blocks = batch * blocksPerSeq;
-  int64_t shared = qBytes + 4 * tileBytes;
+  int64_t shared = sharedBytes(dim, seqQ);
   decl->setAttr("strata.gpu_mapping", b.getStringAttr("flash_attention"));
   decl->setAttr("strata.gpu_grid", b.getDenseI64ArrayAttr({blocks, 1, 1}));
   decl->setAttr("strata.gpu_block", b.getDenseI64ArrayAttr({kThreads, 1, 1}));
@@ -668,7 +674,7 @@ LogicalResult strata::emitFlashAttention(func::FuncOp decl, func::FuncOp body,
            << decl.getSymName() << " has no strata.attention parameters";
   int64_t dim = cast<IntegerAttr>(params.get("head_dim")).getInt();
   int64_t seqQ = cast<IntegerAttr>(params.get("seq_q")).getInt();
-  int64_t shared = (attentionQueryRows(dim, seqQ) + 4 * kKeys) * dim * 2;
+  int64_t shared = sharedBytes(dim, seqQ);
   if (shared > std::max<int64_t>(dynamicSharedLimit, 48 * 1024))
     return decl.emitError("the attention kernel ")
            << decl.getSymName() << " needs " << shared

@@ -361,6 +361,12 @@ private:
   // Vector accesses along the innermost loop.
   int64_t innermostVector(linalg::LinalgOp op, bool narrowest = false);
   int64_t flatVector(linalg::LinalgOp op);
+  /// The alignment of parameter `arg`'s first byte in a block: buffers are
+  /// 64-byte aligned, and a row block starts at a multiple of its stride.
+  int64_t parameterAlignment(unsigned arg) const {
+    int64_t stride = extent > 1 && !strides.empty() ? strides[arg] : 0;
+    return stride ? std::gcd<int64_t>(64, stride) : 64;
+  }
   void emitFlatLanes(linalg::LinalgOp op, Value linear,
                      ArrayRef<int64_t> ranges, int64_t vector);
   int64_t reductionVector(linalg::LinalgOp op);
@@ -746,10 +752,7 @@ void KernelMapper::emitEntry() {
     arg.replaceAllUsesExcept(view, view);
     parameters.push_back({view, arg, shift, memrefBytes(type),
                           arg.getArgNumber() < decl.getNumArguments()});
-    // Buffers are 64-byte aligned; a row block starts at a multiple of its
-    // stride.
-    rootAlignment[view] =
-        stride && extent > 1 ? std::gcd<int64_t>(64, stride) : 64;
+    rootAlignment[view] = parameterAlignment(arg.getArgNumber());
     types.push_back(raw);
   }
   body.setType(FunctionType::get(body.getContext(), types, {}));
@@ -1381,14 +1384,9 @@ int64_t KernelMapper::flatVector(linalg::LinalgOp op) {
         !op.getMatchingBlockArgument(&init).use_empty() ||
         type.getElementType().getIntOrFloatBitWidth() < 8)
       return 1;
-    // Planned before the parameters become views (emitEntry): a parameter
-    // starts 64-byte aligned, or at its block stride into one.
+    // Planned before the parameters become views (emitEntry).
     auto arg = dyn_cast<BlockArgument>(init.get());
-    if (!arg)
-      return 1;
-    int64_t stride =
-        extent > 1 && !strides.empty() ? strides[arg.getArgNumber()] : 0;
-    if ((stride ? std::gcd<int64_t>(64, stride) : 64) % kVectorBytes != 0)
+    if (!arg || parameterAlignment(arg.getArgNumber()) % kVectorBytes != 0)
       return 1;
     int64_t size = elementBytes(type.getElementType());
     if (bytes && size != bytes)

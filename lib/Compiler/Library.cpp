@@ -21,6 +21,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Library.h"
+#include "CompilerUtils.h"
 #include "Decisions.h"
 
 #include "strata/Dialect/Graph/IR/GraphOps.h"
@@ -28,6 +29,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
 namespace graph = strata::graph;
@@ -66,13 +68,27 @@ static bool definedBefore(Value v, Operation *anchor) {
   return def->getBlock() == anchor->getBlock() && def->isBeforeInBlock(anchor);
 }
 
-/// A scalar float constant's value.
-static std::optional<double> scalarConstant(Value v) {
+std::optional<double> strata::splatFloatConstant(Value v) {
   DenseElementsAttr attr;
   if (!v || !matchPattern(v, m_Constant(&attr)) || !attr.isSplat() ||
-      !attr.getElementType().isF32())
+      !isa<FloatType>(attr.getElementType()))
     return std::nullopt;
   return attr.getSplatValue<APFloat>().convertToDouble();
+}
+
+std::optional<int64_t> strata::splatIntConstant(Value v) {
+  DenseElementsAttr attr;
+  if (!v || !matchPattern(v, m_Constant(&attr)) || !attr.isSplat() ||
+      !isa<IntegerType>(attr.getElementType()))
+    return std::nullopt;
+  return attr.getSplatValue<APInt>().getSExtValue();
+}
+
+/// A scalar f32 constant's value (oneDNN's post-ops take f32 bounds).
+static std::optional<double> scalarConstant(Value v) {
+  if (!v || !getElementTypeOrSelf(v.getType()).isF32())
+    return std::nullopt;
+  return strata::splatFloatConstant(v);
 }
 
 namespace {

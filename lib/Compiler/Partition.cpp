@@ -750,22 +750,18 @@ static void foldTransposedWeights(func::FuncOp entry) {
     OpBuilder b(matmul);
     Location loc =
         FusedLoc::get(b.getContext(), {transpose.getLoc(), matmul.getLoc()});
-    auto reshape = [&](Value v, ArrayRef<int64_t> shape) -> Value {
-      auto type = RankedTensorType::get(
-          shape, cast<RankedTensorType>(v.getType()).getElementType());
-      if (type == v.getType())
-        return v;
-      auto shapeType =
-          RankedTensorType::get({int64_t(shape.size())}, b.getI64Type());
-      Value dims = graph::ConstantOp::create(
-          b, loc, DenseElementsAttr::get(shapeType, shape));
-      return graph::ReshapeOp::create(b, loc, type, v, dims);
-    };
     auto i64Constant = [&](ArrayRef<int64_t> values) -> Value {
       auto type =
           RankedTensorType::get({int64_t(values.size())}, b.getI64Type());
       return graph::ConstantOp::create(b, loc,
                                        DenseElementsAttr::get(type, values));
+    };
+    auto reshape = [&](Value v, ArrayRef<int64_t> shape) -> Value {
+      auto type = RankedTensorType::get(
+          shape, cast<RankedTensorType>(v.getType()).getElementType());
+      if (type == v.getType())
+        return v;
+      return graph::ReshapeOp::create(b, loc, type, v, i64Constant(shape));
     };
     int64_t k = xType.getShape().back(), n = wType.getDimSize(0);
     int64_t rows = xType.getNumElements() / std::max<int64_t>(k, 1);
@@ -831,7 +827,6 @@ static void foldEmptyResults(func::FuncOp entry) {
   }
 }
 
-/// "consumes the result of Gemm_0": why `op` joined the kernel `group`.
 /// Ops the row analysis (RowParallel.cpp) cannot split a kernel around:
 /// gathers read their data at indices computed at run time; a Trilu's
 /// result (a causal mask) has rows of its own, unrelated to its readers'.
@@ -840,12 +835,6 @@ static bool isolatedOnGpu(Operation *op) {
              graph::TriluOp>(op);
 }
 
-/// Why `op` may not join `group` on the GPU, or "". A GPU kernel whose body
-/// is several ops that are not one elementwise chain runs them one after
-/// another in thread blocks, one block per row block; when the row analysis
-/// cannot split it (a gather or a Trilu inside), that is one block for the
-/// whole tensor. Alone, a gather or a Trilu is one all-parallel op, which
-/// the GPU mapping spreads over the whole grid.
 /// An operand of `op` that is broadcast over one of the leading dimensions
 /// of `op`'s result (all but the last) but not over a later one: a position
 /// embedding [S, D] added to [B, S, D], a mask [1, 1, S, T] on [B, H, S, T].
@@ -876,6 +865,12 @@ static Value partlyBroadcastOperand(Operation *op) {
   return {};
 }
 
+/// Why `op` may not join `group` on the GPU, or "". A GPU kernel whose body
+/// is several ops that are not one elementwise chain runs them one after
+/// another in thread blocks, one block per row block; when the row analysis
+/// cannot split it (a gather or a Trilu inside), that is one block for the
+/// whole tensor. Alone, a gather or a Trilu is one all-parallel op, which
+/// the GPU mapping spreads over the whole grid.
 static std::string gpuJoinRefusal(const Group &group, Operation *op) {
   // A reduction after an op that reads a partly broadcast operand: fused,
   // its rows could split only over the dimensions before the broadcast one
@@ -903,6 +898,7 @@ static std::string gpuJoinRefusal(const Group &group, Operation *op) {
   return "";
 }
 
+/// "consumes the result of Gemm_0": why `op` joined the kernel `group`.
 static std::string joinReason(const Group &group, Operation *op) {
   SmallVector<std::string> producers;
   for (Value operand : op->getOperands())

@@ -21,6 +21,7 @@
 
 #include "strata/Dialect/Graph/IR/GraphDialect.h"
 #include "strata/Dialect/Graph/IR/GraphOps.h"
+#include "strata/Dialect/Graph/IR/GraphPatterns.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -88,12 +89,7 @@ static Lowering lowerTranspose(graph::TransposeOp op) {
   auto input = staticTensorType(op.getInput());
   if (!input || !staticTensorType(op.getOutput()))
     return nullptr;
-  SmallVector<int64_t> perm;
-  if (auto attr = op.getPerm())
-    perm = llvm::to_vector(*attr);
-  else
-    for (int64_t i = input.getRank() - 1; i >= 0; --i)
-      perm.push_back(i);
+  SmallVector<int64_t> perm = graph::transposePermutation(op, input.getRank());
   return single([perm](OpBuilder &b, Location loc, ValueRange operands,
                        RankedTensorType type) -> Value {
     if (type.getRank() == 0)

@@ -761,13 +761,6 @@ OpFoldResult UnsqueezeOp::fold(FoldAdaptor adaptor) {
 // Transpose
 //===----------------------------------------------------------------------===//
 
-/// The permutation in effect: `perm` or the reversed axes.
-static SmallVector<int64_t> effectivePerm(TransposeOp op, int64_t rank) {
-  if (auto perm = op.getPerm())
-    return llvm::to_vector(*perm);
-  return llvm::to_vector(llvm::reverse(llvm::seq<int64_t>(0, rank)));
-}
-
 static bool isPermutation(ArrayRef<int64_t> perm) {
   SmallVector<bool> seen(perm.size(), false);
   for (int64_t p : perm) {
@@ -784,7 +777,7 @@ LogicalResult TransposeOp::inferResultTypes(SmallVectorImpl<Type> &types) {
     pushShape(types, getOutput(), std::nullopt);
     return success();
   }
-  SmallVector<int64_t> perm = effectivePerm(*this, input.getRank());
+  SmallVector<int64_t> perm = transposePermutation(*this, input.getRank());
   if (int64_t(perm.size()) != input.getRank() || !isPermutation(perm))
     return failure();
   SmallVector<int64_t> shape;
@@ -811,7 +804,7 @@ OpFoldResult TransposeOp::fold(FoldAdaptor adaptor) {
   auto input = rankedType(getInput());
   if (!input)
     return {};
-  SmallVector<int64_t> perm = effectivePerm(*this, input.getRank());
+  SmallVector<int64_t> perm = transposePermutation(*this, input.getRank());
   if (getInput().getType() == getType() &&
       llvm::all_of(llvm::enumerate(perm), [](auto pair) {
         return int64_t(pair.index()) == pair.value();

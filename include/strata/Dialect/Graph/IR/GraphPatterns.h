@@ -17,6 +17,15 @@
 
 namespace strata::graph {
 
+/// The permutation a transpose applies to a value of rank `rank`: its `perm`
+/// attribute, or the reversed axes when it has none.
+inline llvm::SmallVector<int64_t> transposePermutation(TransposeOp op,
+                                                       int64_t rank) {
+  if (std::optional<llvm::ArrayRef<int64_t>> perm = op.getPerm())
+    return llvm::to_vector(*perm);
+  return llvm::to_vector(llvm::reverse(llvm::seq<int64_t>(0, rank)));
+}
+
 /// A graph.constant of `type` with every element `value` (converted to the
 /// element type: floats as floats, integers truncated toward zero).
 inline mlir::Value createSplatConstant(mlir::OpBuilder &builder,
