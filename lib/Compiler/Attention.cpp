@@ -426,8 +426,8 @@ strata::matchAttention(Operation *op, std::string &whyNot) {
 
   // O: contiguous, or written through a transpose of its heads that is its
   // only reader.
-  match.out.batchStrides.assign(contiguousStrides(oType.getShape()).begin(),
-                                contiguousStrides(oType.getShape()).end() - 2);
+  SmallVector<int64_t> oContiguous = contiguousStrides(oType.getShape());
+  match.out.batchStrides.assign(oContiguous.begin(), oContiguous.end() - 2);
   match.out.rowStride = match.headDim;
   if (Operation *user = soleUser(second.getOutput()))
     if (auto merge = dyn_cast<graph::TransposeOp>(user)) {
