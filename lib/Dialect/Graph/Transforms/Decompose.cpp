@@ -537,11 +537,8 @@ Value matchErfTerm(Value v, SmallVectorImpl<Operation *> &ops) {
     if (auto div = arg.getDefiningOp<DivOp>()) {
       if (isScalarConstant(div.getRhs(), M_SQRT2, div.getLhs()))
         x = div.getLhs();
-    } else if (auto mul = arg.getDefiningOp<MulOp>()) {
-      if (isScalarConstant(mul.getRhs(), M_SQRT1_2, mul.getLhs()))
-        x = mul.getLhs();
-      else if (isScalarConstant(mul.getLhs(), M_SQRT1_2, mul.getRhs()))
-        x = mul.getRhs();
+    } else {
+      x = otherThanConstant(arg.getDefiningOp<MulOp>(), M_SQRT1_2);
     }
     if (!x)
       continue;
