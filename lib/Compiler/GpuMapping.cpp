@@ -43,7 +43,10 @@
 //    per block. Inputs several ops read, and outputs ops use as scratch
 //    before the last writes them, live in shared memory too: static up to
 //    40 KiB, else dynamic (long rows; blocks of up to 1024 threads then).
-//    Ops that are not linalg and write memory run on thread 0.
+//    Ops that are not linalg and write memory run on thread 0. When every
+//    reduction reduces the whole row block to one point, the ops over the
+//    row give each thread the same groups of elements, and the buffers only
+//    they touch stay in the threads' registers instead (planRegisters).
 //  - block_serial: one thread per row block runs the body as the CPU would
 //    (when a value computed by such an op is needed by later ops).
 //
@@ -112,6 +115,15 @@ constexpr int64_t kStageUnroll = 8;
 constexpr llvm::StringLiteral kDynamicSharedName = "__strata_dynamic_shared";
 /// CUDA aligns dynamic shared memory to (at least) 16 bytes.
 constexpr int64_t kDynamicSharedAlignment = 16;
+/// Rows in registers (planRegisters): the 32-bit registers of row values a
+/// thread may hold at once, and at 1024 threads (which leave a thread 64
+/// registers in all). bench/gpu/micro/rows.cu measured the layouts this
+/// chooses between.
+constexpr int64_t kRowRegisters = 32;
+constexpr int64_t kRowRegisters1024 = 40;
+/// The fewest threads a row in registers is spread over when it has the
+/// groups for them (fewer leave too few loads in flight per SM).
+constexpr int64_t kRowThreads = 256;
 
 int64_t product(ArrayRef<int64_t> values) {
   int64_t p = 1;
@@ -296,6 +308,30 @@ struct LanePoints {
 
 enum class Access { Vector, Broadcast, Gather };
 
+/// block_ops with the row in registers (planRegisters): a block computes one
+/// row of `row` elements; thread t owns the groups t, t + threads, ... of
+/// `group` consecutive elements, in every op that runs over the row. The
+/// buffers only such ops touch, each element at its own position in the
+/// row (a softmax's exponentials, an RMSNorm's f32 copy, an input several
+/// ops read), live in each thread's registers instead of memory.
+struct RegisterRows {
+  bool enabled = false;
+  int64_t row = 0;
+  int64_t group = 1;
+  int64_t threads = 0;
+  /// Groups per thread.
+  int64_t groups = 0;
+  /// The ops that run over the row in registers.
+  llvm::SmallPtrSet<Operation *, 8> ops;
+  /// The buffers kept in registers: temporaries (their allocations) and
+  /// parameters (by argument number). For an output, the op that writes
+  /// the output itself (every earlier write stays in registers).
+  llvm::SmallPtrSet<Operation *, 4> allocs;
+  llvm::SmallDenseMap<unsigned, Operation *, 4> arguments;
+  /// The most 32-bit registers of row values a thread holds at once.
+  int64_t peak = 0;
+};
+
 /// What the pass decided for one kernel.
 struct Plan {
   std::string mapping;
@@ -311,6 +347,7 @@ struct Plan {
   SmallVector<std::pair<Operation *, Role>> ops;
   llvm::DenseMap<Operation *, Strategy> strategies;
   SharedLayout shared;
+  RegisterRows registers;
   /// block_ops: ops whose accesses move 16 bytes per thread.
   int vectorOps = 0;
 };
@@ -334,6 +371,8 @@ private:
   };
 
   LogicalResult analyze();
+  void planRegisters();
+  bool rowAccess(linalg::LinalgOp op, OpOperand &operand, int64_t row);
   void planShared();
   Operation *scratchOutputWriter(BlockArgument output,
                                  const llvm::SmallPtrSetImpl<Operation *> &ops);
@@ -344,6 +383,17 @@ private:
   void emitStage(const Parameter &p, Value shared, int64_t offset);
   void emitElementwise(linalg::LinalgOp op);
   void emitDistributed(linalg::LinalgOp op, Strategy strategy);
+  void emitRegisterRow(linalg::LinalgOp op, Strategy strategy);
+  void emitBlockCombine(linalg::LinalgOp op, const Combiner &c,
+                        ArrayRef<Value> ivs, Value partial);
+  void storeCombined(linalg::LinalgOp op, const Combiner &c,
+                     ArrayRef<Value> ivs, Value total);
+  void ifThen(Value cond, function_ref<void()> fn);
+  Value isZero(Value index);
+  Value registerRoot(Value memref);
+  static Value viewRoot(Value memref);
+  void forgetScalars(linalg::LinalgOp op);
+  void eraseRegisterBuffers();
   void emitThread0(Operation *op);
   void squarePowers();
   void recordDecision();
@@ -398,6 +448,19 @@ private:
   int64_t sharedBytes = 0, dynamicSharedBytes = 0, globalScratchBytes = 0,
           reductionBytes = 0;
   llvm::DenseMap<Type, Value> reductionBuffers;
+  /// Rows in registers: each register buffer (its root value) by group,
+  /// and the group emitLanes/storeLanes are at (-1: not in such an op).
+  llvm::DenseMap<Value, SmallVector<Value>> registerValues;
+  llvm::SmallPtrSet<Value, 4> registerRoots;
+  /// For an output kept in registers: the op that writes the output itself.
+  llvm::DenseMap<Value, Operation *> registerFinalWriters;
+  int64_t registerGroup = -1;
+  /// Rows in registers: the value each thread read of a one-element buffer
+  /// (a row's maximum, sum, mean) after the reduction that computed it, by
+  /// root, until an op writes the buffer again. Ops that read it use that
+  /// value, so a computation two ops repeat (a softmax's exp(x - max), in
+  /// the sum and in the output) is one computation for LLVM.
+  llvm::DenseMap<Value, Value> knownScalars;
 };
 
 SmallVector<Value> KernelMapper::applyMap(AffineMap map, ArrayRef<Value> ivs) {
@@ -534,6 +597,251 @@ LogicalResult KernelMapper::analyze() {
   return success();
 }
 
+/// Whether `op` reaches `operand`'s elements in row order: its iteration
+/// points, counted row-major over all its loops, are the `row` elements of
+/// the operand's buffer counted row-major, one for one. A thread that owns
+/// elements [e, e + group) of the row in one such op owns the same ones in
+/// every other.
+bool KernelMapper::rowAccess(linalg::LinalgOp op, OpOperand &operand,
+                             int64_t row) {
+  auto type = dyn_cast<MemRefType>(operand.get().getType());
+  if (!type || !type.hasStaticShape() || !type.getLayout().isIdentity() ||
+      type.getNumElements() != row)
+    return false;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  AffineMap map = op.getMatchingIndexingMap(&operand);
+  SmallVector<unsigned> loops, dims;
+  for (auto [d, range] : llvm::enumerate(ranges))
+    if (range > 1)
+      loops.push_back(d);
+  for (auto [i, expr] : llvm::enumerate(map.getResults())) {
+    if (type.getDimSize(i) == 1)
+      continue;
+    auto dim = dyn_cast<AffineDimExpr>(expr);
+    if (!dim || ranges[dim.getPosition()] != type.getDimSize(i))
+      return false;
+    dims.push_back(dim.getPosition());
+  }
+  return dims == loops;
+}
+
+/// block_ops kernels whose reductions each reduce the whole row block to
+/// one point (a softmax, a norm over long rows) keep the row in registers
+/// when it fits: every op over the row (all-parallel ops with one point per
+/// row element, and those reductions) gives thread t the same groups of
+/// elements, so a buffer only such ops touch, each in row order, is never
+/// read by another thread and needs no memory: its values stay in the
+/// thread's registers from the op that computes them to the last that
+/// reads them, and an input several ops read is loaded once. The reduction
+/// results still go through shared memory. bench/gpu/micro/rows.cu measured
+/// the layouts on the H200: an RMSNorm row of 4096 bf16 over 256 threads in
+/// registers moved 3.67 TB/s, through shared memory 1.92; a 32768-wide f32
+/// softmax over 1024 threads 4.14 TB/s against 3.58 staged in dynamic
+/// shared memory.
+void KernelMapper::planRegisters() {
+  RegisterRows &rows = plan.registers;
+  if (plan.mapping != "block_ops")
+    return;
+  auto extents = [](linalg::LinalgOp op) {
+    int64_t points = 1, reduced = 1;
+    for (auto [range, kind] :
+         llvm::zip(op.getStaticLoopRanges(), op.getIteratorTypesArray()))
+      (isParallel(kind) ? points : reduced) *= range;
+    return std::make_pair(points, reduced);
+  };
+  auto wholeRowReduction = [&](linalg::LinalgOp op, int64_t row) {
+    auto [points, reduced] = extents(op);
+    return op.getNumReductionLoops() > 0 && points == 1 &&
+           reduced >= kWarpSize && (!row || reduced == row) &&
+           op.getNumDpsInits() == 1 && matchCombiner(op).has_value();
+  };
+  SmallVector<linalg::LinalgOp> distributed;
+  for (auto [op, role] : plan.ops)
+    if (role == Role::Distribute)
+      distributed.push_back(cast<linalg::LinalgOp>(op));
+  int64_t row = 0;
+  for (linalg::LinalgOp op : distributed)
+    if (wholeRowReduction(op, 0)) {
+      row = extents(op).second;
+      break;
+    }
+  if (!row)
+    return;
+  llvm::SmallPtrSet<Operation *, 8> ops;
+  SmallVector<linalg::LinalgOp> ordered;
+  for (linalg::LinalgOp op : distributed)
+    if ((op.getNumReductionLoops() == 0 && extents(op).first == row) ||
+        wholeRowReduction(op, row)) {
+      ops.insert(op);
+      ordered.push_back(op);
+    }
+
+  // The buffers that only those ops touch, each in row order.
+  std::function<bool(Value, SmallVectorImpl<OpOperand *> &)> rowUses =
+      [&](Value value, SmallVectorImpl<OpOperand *> &uses) {
+        for (OpOperand &use : value.getUses()) {
+          Operation *user = use.getOwner();
+          if (isa<memref::ExpandShapeOp, memref::CollapseShapeOp,
+                  memref::CastOp>(user)) {
+            if (!rowUses(user->getResult(0), uses))
+              return false;
+            continue;
+          }
+          if (!ops.contains(user) ||
+              !rowAccess(cast<linalg::LinalgOp>(user), use, row))
+            return false;
+          uses.push_back(&use);
+        }
+        return true;
+      };
+  auto reads = [](linalg::LinalgOp op, OpOperand *use) {
+    return !op.getMatchingBlockArgument(use).use_empty();
+  };
+  struct Buffer {
+    Value value;
+    Operation *alloc = nullptr;
+    int64_t arg = -1;
+    Operation *finalWriter = nullptr;
+    int64_t registers = 0;
+    // Positions in `ordered` of the first op that defines its values and
+    // the last that reads them.
+    int64_t start = -1, end = -1;
+  };
+  SmallVector<Buffer> buffers;
+  auto consider = [&](Buffer buffer, bool input) {
+    SmallVector<OpOperand *> uses;
+    if (!rowUses(buffer.value, uses) || uses.empty())
+      return;
+    llvm::SmallPtrSet<Operation *, 4> users;
+    for (OpOperand *use : uses)
+      users.insert(use->getOwner());
+    if (!input && buffer.arg >= 0) {
+      // An output: the last op that uses it writes it, without reading
+      // it; the earlier ones keep their values in registers.
+      auto last = llvm::find_if(llvm::reverse(ordered),
+                                [&](auto op) { return users.contains(op); });
+      bool writes = false;
+      for (OpOperand *use : uses)
+        if (use->getOwner() == *last && (*last).isDpsInit(use)) {
+          if (reads(*last, use))
+            return;
+          writes = true;
+        }
+      if (!writes)
+        return;
+      buffer.finalWriter = *last;
+    }
+    // Values are defined before they are read: inputs by their first read,
+    // the others by an op that writes them whole.
+    bool defined = input;
+    int readers = 0;
+    for (auto [position, op] : llvm::enumerate(ordered)) {
+      if (!users.contains(op))
+        continue;
+      bool read = false, write = false;
+      for (OpOperand *use : uses)
+        if (use->getOwner() == op) {
+          read |= reads(op, use);
+          write |= op.isDpsInit(use) && op != buffer.finalWriter;
+        }
+      if (read) {
+        if (!defined)
+          return;
+        ++readers;
+        buffer.end = position;
+      }
+      if (buffer.start < 0 && (read || write))
+        buffer.start = position;
+      defined |= write;
+    }
+    if (readers < (input ? 2 : 1))
+      return;
+    auto type = cast<MemRefType>(buffer.value.getType());
+    buffer.registers = elementBytes(type.getElementType());
+    buffers.push_back(buffer);
+  };
+  for (auto [op, role] : plan.ops)
+    if (role == Role::Scratch)
+      consider({op->getResult(0), op}, false);
+  for (BlockArgument arg : body.getBody().front().getArguments())
+    consider({arg, nullptr, arg.getArgNumber()},
+             arg.getArgNumber() < decl.getNumArguments());
+  if (buffers.empty())
+    return;
+
+  // Groups of 16 bytes of the narrowest element the ops move along the row,
+  // up to 32 bytes of the widest; each op's innermost loop holds whole
+  // groups.
+  int64_t narrowest = 8, widest = 1;
+  for (linalg::LinalgOp op : ordered)
+    for (OpOperand &operand : op->getOpOperands())
+      if (rowAccess(op, operand, row)) {
+        int64_t bytes = elementBytes(
+            cast<MemRefType>(operand.get().getType()).getElementType());
+        narrowest = std::min(narrowest, bytes);
+        widest = std::max(widest, bytes);
+      }
+  int64_t group = std::max<int64_t>(
+      1, std::min(kVectorBytes / narrowest, 2 * kVectorBytes / widest));
+  if (row % group != 0 || llvm::any_of(ordered, [&](linalg::LinalgOp op) {
+        return op.getStaticLoopRanges().back() % group != 0;
+      }))
+    return;
+  int64_t groups = row / group;
+  if (groups < kWarpSize)
+    return;
+
+  // The fewest threads (from kRowThreads) that keep the row values a
+  // thread holds at once within kRowRegisters.
+  auto peak = [&](int64_t perThread) {
+    int64_t most = 0;
+    for (int64_t i = 0; i < static_cast<int64_t>(ordered.size()); ++i) {
+      int64_t across = 0, ending = 0, starting = 0;
+      for (const Buffer &buffer : buffers) {
+        int64_t regs = ceilDiv(perThread * buffer.registers, 4);
+        if (buffer.start < i && buffer.end > i)
+          across += regs;
+        else if (buffer.end == i)
+          ending += regs;
+        else if (buffer.start == i)
+          starting += regs;
+      }
+      most = std::max(most, across + std::max(ending, starting));
+    }
+    return most;
+  };
+  for (int64_t threads = std::min(kRowThreads, groups);
+       threads <= kMaxThreadsLongRows; threads *= 2) {
+    if (threads % kWarpSize != 0 || groups % threads != 0)
+      continue;
+    int64_t registers = peak(groups / threads * group);
+    int64_t budget =
+        threads >= kMaxThreadsLongRows ? kRowRegisters1024 : kRowRegisters;
+    if (registers > budget)
+      continue;
+    rows.enabled = true;
+    rows.row = row;
+    rows.group = group;
+    rows.threads = threads;
+    rows.groups = groups / threads;
+    rows.peak = registers;
+    rows.ops = std::move(ops);
+    for (const Buffer &buffer : buffers) {
+      if (buffer.alloc)
+        rows.allocs.insert(buffer.alloc);
+      else
+        rows.arguments[buffer.arg] = buffer.finalWriter;
+    }
+    plan.notes.push_back(
+        "the row (" + std::to_string(row) +
+        " elements) in registers: " + std::to_string(rows.groups) +
+        " group(s) of " + std::to_string(group) + " elements per thread, " +
+        std::to_string(buffers.size()) + " buffer(s) kept there (at most " +
+        std::to_string(registers) + " registers of row values per thread)");
+    return;
+  }
+}
+
 /// The distributed ops that read `value` (directly or through reshapes).
 static void collectReaders(Value value,
                            const llvm::SmallPtrSetImpl<Operation *> &ops,
@@ -555,7 +863,7 @@ static void collectReaders(Value value,
 void KernelMapper::planShared() {
   SharedLayout &layout = plan.shared;
   for (auto [op, role] : plan.ops)
-    if (role == Role::Scratch) {
+    if (role == Role::Scratch && !plan.registers.allocs.contains(op)) {
       layout.temporaryOffsets.push_back(layout.temporaries);
       layout.temporaries += roundUp(
           std::max<int64_t>(
@@ -582,7 +890,8 @@ void KernelMapper::planShared() {
   SmallVector<Candidate> candidates;
   for (bool inputs : {true, false})
     for (BlockArgument arg : body.getBody().front().getArguments()) {
-      if ((arg.getArgNumber() < decl.getNumArguments()) != inputs)
+      if ((arg.getArgNumber() < decl.getNumArguments()) != inputs ||
+          plan.registers.arguments.count(arg.getArgNumber()))
         continue;
       llvm::SmallPtrSet<Operation *, 4> readers;
       collectReaders(arg, distributed, readers);
@@ -689,7 +998,9 @@ void KernelMapper::chooseBlock() {
       opWork = points * std::min(reduced, cap);
     work = std::max(work, opWork);
   }
-  plan.threads = std::clamp(roundUp(work, kWarpSize), kWarpSize, cap);
+  plan.threads = plan.registers.enabled
+                     ? plan.registers.threads
+                     : std::clamp(roundUp(work, kWarpSize), kWarpSize, cap);
   int64_t warps = plan.threads / kWarpSize;
   int counts[3] = {0, 0, 0};
   for (auto [op, role] : plan.ops) {
@@ -766,7 +1077,7 @@ void KernelMapper::emitScratch() {
   const SharedLayout &layout = plan.shared;
   SmallVector<Operation *> allocs;
   for (auto [op, role] : plan.ops)
-    if (role == Role::Scratch)
+    if (role == Role::Scratch && !plan.registers.allocs.contains(op))
       allocs.push_back(op);
   if (allocs.empty() && layout.staged.empty())
     return;
@@ -1113,6 +1424,9 @@ Value KernelMapper::reductionBuffer(Type type) {
 }
 
 void KernelMapper::emitDistributed(linalg::LinalgOp op, Strategy strategy) {
+  if (plan.registers.ops.contains(op))
+    return emitRegisterRow(op, strategy);
+  forgetScalars(op);
   b.setInsertionPoint(op);
   SmallVector<utils::IteratorType> kinds = op.getIteratorTypesArray();
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
@@ -1166,7 +1480,6 @@ void KernelMapper::emitDistributed(linalg::LinalgOp op, Strategy strategy) {
     store(emitSequentialPoint(op, ivs));
   } else {
     Combiner c = *matchCombiner(op);
-    Type accType = c.acc.getType();
     Value lane =
         arith::RemUIOp::create(b, loc, tid, constIndex(b, loc, kWarpSize));
     Value warp =
@@ -1222,23 +1535,6 @@ void KernelMapper::emitDistributed(linalg::LinalgOp op, Strategy strategy) {
       scf::YieldOp::create(b, loc, next);
       return loop.getResult(0);
     };
-    auto storeCombined = [&](Value total) {
-      OpOperand &init = op.getDpsInitsMutable()[0];
-      SmallVector<Value> index =
-          applyMap(op.getMatchingIndexingMap(&init), ivs);
-      Value old = memref::LoadOp::create(b, loc, init.get(), index);
-      memref::StoreOp::create(b, loc, combine(c, old, total), init.get(),
-                              index);
-    };
-    auto ifThen = [&](Value cond, function_ref<void()> fn) {
-      auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-      fn();
-    };
-    auto isZero = [&](Value v) {
-      return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, v, zero);
-    };
     if (strategy == Strategy::Warps) {
       tag = "warps";
       auto loop = scf::ForOp::create(b, loc, warp, constIndex(b, loc, points),
@@ -1247,46 +1543,216 @@ void KernelMapper::emitDistributed(linalg::LinalgOp op, Strategy strategy) {
       b.setInsertionPointToStart(loop.getBody());
       setParallel(loop.getInductionVar());
       Value total = warpReduce(c, partial(lane, kWarpSize));
-      ifThen(isZero(lane), [&] { storeCombined(total); });
+      ifThen(isZero(lane), [&] { storeCombined(op, c, ivs, total); });
     } else {
       tag = "block";
-      Value buffer = reductionBuffer(accType);
       auto loop = scf::ForOp::create(b, loc, zero, constIndex(b, loc, points),
                                      constIndex(b, loc, 1));
       loop->setAttr("strata.gpu_distribute", b.getStringAttr(tag));
       b.setInsertionPointToStart(loop.getBody());
       setParallel(loop.getInductionVar());
-      Value total = warpReduce(c, partial(tid, plan.threads));
-      ifThen(isZero(lane), [&] {
-        memref::StoreOp::create(b, loc, total, buffer, ValueRange{warp});
-      });
-      gpu::BarrierOp::create(b, loc);
-      ifThen(isZero(warp), [&] {
-        Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                              lane, constIndex(b, loc, warps));
-        auto pick = scf::IfOp::create(b, loc, TypeRange{accType}, inRange,
-                                      /*withElseRegion=*/true);
-        {
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPointToStart(&pick.getThenRegion().front());
-          scf::YieldOp::create(
-              b, loc,
-              memref::LoadOp::create(b, loc, buffer, ValueRange{lane})
-                  .getResult());
-          b.setInsertionPointToStart(&pick.getElseRegion().front());
-          scf::YieldOp::create(b, loc, identity);
-        }
-        Value blockTotal = warpReduce(c, pick.getResult(0));
-        ifThen(isZero(lane), [&] { storeCombined(blockTotal); });
-      });
-      // The buffer is reused by the next point.
-      gpu::BarrierOp::create(b, loc);
+      emitBlockCombine(op, c, ivs, partial(tid, plan.threads));
     }
   }
   // The next op may read what other threads wrote.
   b.setInsertionPointAfter(op);
   gpu::BarrierOp::create(b, loc);
   op->erase();
+}
+
+/// The buffer kept in registers that `memref` views, or null.
+Value KernelMapper::registerRoot(Value memref) {
+  Value root = viewRoot(memref);
+  return registerRoots.contains(root) ? root : Value();
+}
+
+/// An op over the row in registers (planRegisters): thread t computes the
+/// groups t, t + threads, ... of `group` elements, unrolled, so that each
+/// group's values of a register buffer are SSA values (emitLanes and
+/// storeLanes read and define them), and the loads of a thread's groups
+/// are independent. A reduction combines its groups, then the block's
+/// threads (emitBlockCombine).
+void KernelMapper::emitRegisterRow(linalg::LinalgOp op, Strategy strategy) {
+  const RegisterRows &rows = plan.registers;
+  b.setInsertionPoint(op);
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  SmallVector<unsigned> reduced;
+  SmallVector<int64_t> reducedRanges;
+  for (auto [d, kind] : llvm::enumerate(op.getIteratorTypesArray()))
+    if (!isParallel(kind)) {
+      reduced.push_back(d);
+      reducedRanges.push_back(ranges[d]);
+    }
+  Value first =
+      arith::MulIOp::create(b, loc, tid, constIndex(b, loc, rows.group));
+  auto groupStart = [&](int64_t k) -> Value {
+    if (!k)
+      return first;
+    return arith::AddIOp::create(
+        b, loc, first, constIndex(b, loc, k * rows.threads * rows.group));
+  };
+  ++plan.vectorOps;
+  if (reduced.empty()) {
+    for (int64_t k = 0; k < rows.groups; ++k) {
+      registerGroup = k;
+      LanePoints points{delinearize(groupStart(k), ranges), {}};
+      storeLanes(op, points, rows.group,
+                 emitLanes(op, points, rows.group, nullptr));
+    }
+    registerGroup = -1;
+  } else {
+    assert(strategy == Strategy::Block && "a row reduction has one point");
+    (void)strategy;
+    Combiner c = *matchCombiner(op);
+    // The parallel loops have extent 1.
+    SmallVector<Value> ivs(ranges.size(), constIndex(b, loc, 0));
+    Value partial = arith::ConstantOp::create(b, loc, c.identity);
+    for (int64_t k = 0; k < rows.groups; ++k) {
+      registerGroup = k;
+      for (auto [d, iv] :
+           llvm::zip(reduced, delinearize(groupStart(k), reducedRanges)))
+        ivs[d] = iv;
+      LanePoints points{ivs, {}};
+      SmallVector<IRMapping> lanes = emitLanes(op, points, rows.group, c.op);
+      SmallVector<Value> values;
+      for (IRMapping &lane : lanes)
+        values.push_back(lane.lookupOrDefault(c.x));
+      while (values.size() > 1) {
+        SmallVector<Value> next;
+        for (size_t i = 0; i + 1 < values.size(); i += 2)
+          next.push_back(combine(c, values[i], values[i + 1]));
+        if (values.size() % 2)
+          next.push_back(values.back());
+        values = std::move(next);
+      }
+      partial = combine(c, partial, values.front());
+    }
+    registerGroup = -1;
+    emitBlockCombine(op, c, ivs, partial);
+    OpOperand &init = op.getDpsInitsMutable()[0];
+    forgetScalars(op);
+    if (cast<MemRefType>(init.get().getType()).getNumElements() == 1)
+      knownScalars[viewRoot(init.get())] = memref::LoadOp::create(
+          b, loc, init.get(), applyMap(op.getMatchingIndexingMap(&init), ivs));
+  }
+  // emitBlockCombine ends with a barrier. After an all-parallel op, the
+  // next op needs one only when this op touched memory that threads share
+  // (a reduction's result, a temporary in shared memory): register values
+  // are the thread's own, inputs are only read, and the last op's outputs
+  // are read by no later op.
+  bool last = true;
+  for (auto [other, role] : llvm::reverse(plan.ops)) {
+    if (other == op.getOperation())
+      break;
+    if (role == Role::Distribute || role == Role::Thread0)
+      last = false;
+  }
+  bool shared = false;
+  if (reduced.empty() && !last)
+    for (OpOperand &operand : op->getOpOperands()) {
+      Value value = operand.get();
+      if (!isa<MemRefType>(value.getType()) || registerRoot(value))
+        continue;
+      value = viewRoot(value);
+      shared |= !llvm::any_of(parameters, [&](const Parameter &p) {
+        return p.input && p.view == value;
+      });
+    }
+  if (shared) {
+    b.setInsertionPointAfter(op);
+    gpu::BarrierOp::create(b, loc);
+  }
+  op->erase();
+}
+
+/// The buffer that `memref` views through reshapes and casts.
+Value KernelMapper::viewRoot(Value memref) {
+  while (Operation *def = memref.getDefiningOp()) {
+    if (!isa<memref::ExpandShapeOp, memref::CollapseShapeOp, memref::CastOp>(
+            def))
+      break;
+    memref = def->getOperand(0);
+  }
+  return memref;
+}
+
+/// The values known of the buffers `op` writes are stale.
+void KernelMapper::forgetScalars(linalg::LinalgOp op) {
+  for (OpOperand &init : op.getDpsInitsMutable())
+    knownScalars.erase(viewRoot(init.get()));
+}
+
+/// The temporaries kept in registers have no uses left but views: they go.
+void KernelMapper::eraseRegisterBuffers() {
+  std::function<void(Operation *)> eraseUnused = [&](Operation *op) {
+    for (Operation *user : llvm::make_early_inc_range(op->getUsers()))
+      eraseUnused(user);
+    if (op->use_empty())
+      op->erase();
+  };
+  for (Operation *alloc : plan.registers.allocs)
+    eraseUnused(alloc);
+}
+
+/// Combines `total` into `op`'s output point at `ivs` (so fills and
+/// accumulations keep linalg's meaning).
+void KernelMapper::storeCombined(linalg::LinalgOp op, const Combiner &c,
+                                 ArrayRef<Value> ivs, Value total) {
+  OpOperand &init = op.getDpsInitsMutable()[0];
+  SmallVector<Value> index = applyMap(op.getMatchingIndexingMap(&init), ivs);
+  Value old = memref::LoadOp::create(b, loc, init.get(), index);
+  memref::StoreOp::create(b, loc, combine(c, old, total), init.get(), index);
+}
+
+void KernelMapper::ifThen(Value cond, function_ref<void()> fn) {
+  auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  fn();
+}
+
+Value KernelMapper::isZero(Value index) {
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, index,
+                               constIndex(b, loc, 0));
+}
+
+/// The whole block's total of each thread's `partial` (warp shuffles, one
+/// value per warp through shared memory, shuffles again), combined into
+/// `op`'s output point at `ivs`. Ends with a barrier: the output is then
+/// visible to every thread, and the per-warp buffer free for the next use.
+void KernelMapper::emitBlockCombine(linalg::LinalgOp op, const Combiner &c,
+                                    ArrayRef<Value> ivs, Value partial) {
+  Type accType = c.acc.getType();
+  Value lane =
+      arith::RemUIOp::create(b, loc, tid, constIndex(b, loc, kWarpSize));
+  Value warp =
+      arith::DivUIOp::create(b, loc, tid, constIndex(b, loc, kWarpSize));
+  int64_t warps = plan.threads / kWarpSize;
+  Value buffer = reductionBuffer(accType);
+  Value total = warpReduce(c, partial);
+  ifThen(isZero(lane), [&] {
+    memref::StoreOp::create(b, loc, total, buffer, ValueRange{warp});
+  });
+  gpu::BarrierOp::create(b, loc);
+  ifThen(isZero(warp), [&] {
+    Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                          lane, constIndex(b, loc, warps));
+    auto pick = scf::IfOp::create(b, loc, TypeRange{accType}, inRange,
+                                  /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&pick.getThenRegion().front());
+      scf::YieldOp::create(
+          b, loc,
+          memref::LoadOp::create(b, loc, buffer, ValueRange{lane}).getResult());
+      b.setInsertionPointToStart(&pick.getElseRegion().front());
+      scf::YieldOp::create(
+          b, loc, arith::ConstantOp::create(b, loc, c.identity).getResult());
+    }
+    Value blockTotal = warpReduce(c, pick.getResult(0));
+    ifThen(isZero(lane), [&] { storeCombined(op, c, ivs, blockTotal); });
+  });
+  gpu::BarrierOp::create(b, loc);
 }
 
 void KernelMapper::emitElementwise(linalg::LinalgOp op) {
@@ -1528,6 +1994,41 @@ SmallVector<IRMapping> KernelMapper::emitLanes(linalg::LinalgOp op,
       continue;
     }
     AffineMap map = op.getMatchingIndexingMap(&operand);
+    if (registerGroup >= 0)
+      if (Value root = registerRoot(operand.get())) {
+        // A register buffer: its values at this group, which an input's
+        // first reader loads.
+        SmallVector<Value> &groups = registerValues[root];
+        groups.resize(plan.registers.groups);
+        if (!groups[registerGroup]) {
+          assert(llvm::any_of(parameters,
+                              [&](const Parameter &p) {
+                                return p.input && p.view == root;
+                              }) &&
+                 "planRegisters: a register buffer is read before written");
+          Type element =
+              cast<MemRefType>(operand.get().getType()).getElementType();
+          auto type = VectorType::get({vector}, element);
+          if (accessOf(op, operand, vector) == Access::Vector) {
+            groups[registerGroup] = vector::LoadOp::create(
+                b, loc, type, operand.get(), applyMap(map, points.first),
+                /*nontemporal=*/false,
+                llvm::MaybeAlign(
+                    vectorAlignment(elementBytes(element), vector)));
+          } else {
+            SmallVector<Value> values;
+            for (int64_t l = 0; l < vector; ++l)
+              values.push_back(memref::LoadOp::create(
+                  b, loc, operand.get(), applyMap(map, lanePoint(points, l))));
+            groups[registerGroup] =
+                vector::FromElementsOp::create(b, loc, type, values);
+          }
+        }
+        for (int64_t l = 0; l < vector; ++l)
+          lanes[l].map(
+              arg, vector::ExtractOp::create(b, loc, groups[registerGroup], l));
+        continue;
+      }
     switch (accessOf(op, operand, vector)) {
     case Access::Vector: {
       Type element = cast<MemRefType>(operand.get().getType()).getElementType();
@@ -1540,8 +2041,15 @@ SmallVector<IRMapping> KernelMapper::emitLanes(linalg::LinalgOp op,
       break;
     }
     case Access::Broadcast: {
-      Value v = memref::LoadOp::create(b, loc, operand.get(),
-                                       applyMap(map, points.first));
+      Value v =
+          registerGroup >= 0 &&
+                  cast<MemRefType>(operand.get().getType()).getNumElements() ==
+                      1
+              ? knownScalars.lookup(viewRoot(operand.get()))
+              : Value();
+      if (!v)
+        v = memref::LoadOp::create(b, loc, operand.get(),
+                                   applyMap(map, points.first));
       for (IRMapping &lane : lanes)
         lane.map(arg, v);
       break;
@@ -1577,8 +2085,17 @@ void KernelMapper::storeLanes(linalg::LinalgOp op, LanePoints &points,
     SmallVector<Value> values;
     for (const IRMapping &lane : lanes)
       values.push_back(lane.lookupOrDefault(yield->getOperand(k)));
+    Type element = cast<MemRefType>(init.get().getType()).getElementType();
+    if (registerGroup >= 0)
+      if (Value root = registerRoot(init.get());
+          root && registerFinalWriters.lookup(root) != op.getOperation()) {
+        SmallVector<Value> &groups = registerValues[root];
+        groups.resize(plan.registers.groups);
+        groups[registerGroup] = vector::FromElementsOp::create(
+            b, loc, VectorType::get({vector}, element), values);
+        continue;
+      }
     if (accessOf(op, init, vector) == Access::Vector) {
-      Type element = cast<MemRefType>(init.get().getType()).getElementType();
       Value v = vector::FromElementsOp::create(
           b, loc, VectorType::get({vector}, element), values);
       vector::StoreOp::create(
@@ -1594,6 +2111,7 @@ void KernelMapper::storeLanes(linalg::LinalgOp op, LanePoints &points,
 }
 
 void KernelMapper::emitThread0(Operation *op) {
+  knownScalars.clear();
   b.setInsertionPoint(op);
   Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid,
                                       constIndex(b, loc, 0));
@@ -1617,6 +2135,7 @@ LogicalResult KernelMapper::run() {
            << " block strides for " << body.getNumArguments() << " buffers";
   if (failed(analyze()))
     return failure();
+  planRegisters();
   planShared();
   if (plan.mapping == "block_ops")
     chooseBlock();
@@ -1645,6 +2164,13 @@ LogicalResult KernelMapper::run() {
            << " thread blocks, more than a CUDA grid's x dimension holds";
 
   emitEntry();
+  for (auto [arg, finalWriter] : plan.registers.arguments) {
+    registerRoots.insert(parameters[arg].view);
+    if (finalWriter)
+      registerFinalWriters[parameters[arg].view] = finalWriter;
+  }
+  for (Operation *alloc : plan.registers.allocs)
+    registerRoots.insert(alloc->getResult(0));
   emitScratch();
   if (plan.mapping == "elementwise") {
     emitElementwise(elementwise);
@@ -1656,6 +2182,7 @@ LogicalResult KernelMapper::run() {
         emitThread0(op);
     }
   }
+  eraseRegisterBuffers();
   squarePowers();
   recordDecision();
   return success();

@@ -5,8 +5,9 @@ Each is one block_ops kernel whose rows the gpu stage reads once
 (docs/gpu.md, "block_ops"):
 
 softmax32k.onnx     Softmax over the last axis of f32 [4, 32768]: rows of
-                    128 KiB, staged in dynamic shared memory by blocks of
-                    1024 threads
+                    128 KiB, kept in registers by blocks of 1024 threads
+softmax32k_odd.onnx The same over [4, 32771]: no multiple of a vector, so
+                    the row is staged in dynamic shared memory instead
 rmsnorm_bf16.onnx   RMSNorm of bf16 [8, 4096] computed in f32 (Cast, Pow 2,
                     ReduceMean, Add, Sqrt, Div, Cast back, Mul by a bf16
                     weight): 16-byte accesses of 8 bf16 elements
@@ -27,6 +28,9 @@ def main(out):
     save(out, "softmax32k",
          [helper.make_node("Softmax", ["x"], ["y"], axis=-1, name="sm")],
          [value("x", [4, 32768])], [value("y", [4, 32768])])
+    save(out, "softmax32k_odd",
+         [helper.make_node("Softmax", ["x"], ["y"], axis=-1, name="sm")],
+         [value("x", [4, 32771])], [value("y", [4, 32771])])
     bf16 = TensorProto.BFLOAT16
     save(out, "rmsnorm_bf16",
          [helper.make_node("Cast", ["x"], ["xf"], to=TensorProto.FLOAT),
