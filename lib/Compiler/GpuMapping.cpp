@@ -78,6 +78,7 @@
 #include "mlir/Pass/Pass.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/bit.h"
 
@@ -121,9 +122,12 @@ constexpr int64_t kDynamicSharedAlignment = 16;
 /// chooses between.
 constexpr int64_t kRowRegisters = 32;
 constexpr int64_t kRowRegisters1024 = 40;
-/// The fewest threads a row in registers is spread over when it has the
-/// groups for them (fewer leave too few loads in flight per SM).
-constexpr int64_t kRowThreads = 256;
+/// The groups (16 or 32 bytes) per thread a row in registers aims at. On the
+/// H200 (bench/RESULTS.md, 22:36 and 22:58): an RMSNorm row of 4096 bf16
+/// moved 89% of copy bandwidth at 2 groups per thread (256 threads), 81% at
+/// 1 (512); layer_norm(gelu) over 4096 f32 95% at 2 (512 threads), 90% at
+/// 4 (256); softmax over 4096 f32 93% at 2, 91% at 4.
+constexpr int64_t kRowGroups = 2;
 
 int64_t product(ArrayRef<int64_t> values) {
   int64_t p = 1;
@@ -393,6 +397,9 @@ private:
   Value registerRoot(Value memref);
   static Value viewRoot(Value memref);
   void forgetScalars(linalg::LinalgOp op);
+  bool isUniformScalar(linalg::LinalgOp op);
+  void emitUniformScalar(linalg::LinalgOp op);
+  void flushScalars(Operation *before, bool outputsOnly = false);
   void eraseRegisterBuffers();
   void emitThread0(Operation *op);
   void squarePowers();
@@ -461,6 +468,9 @@ private:
   /// value, so a computation two ops repeat (a softmax's exp(x - max), in
   /// the sum and in the output) is one computation for LLVM.
   llvm::DenseMap<Value, Value> knownScalars;
+  /// One-element buffers whose known value was computed by every thread
+  /// (emitUniformScalar) but not yet written to memory.
+  llvm::SetVector<Value> staleScalars;
 };
 
 SmallVector<Value> KernelMapper::applyMap(AffineMap map, ArrayRef<Value> ivs) {
@@ -791,8 +801,8 @@ void KernelMapper::planRegisters() {
   if (groups < kWarpSize)
     return;
 
-  // The fewest threads (from kRowThreads) that keep the row values a
-  // thread holds at once within kRowRegisters.
+  // The row values a thread holds at once, in 32-bit registers, with
+  // `perThread` elements of each buffer.
   auto peak = [&](int64_t perThread) {
     int64_t most = 0;
     for (int64_t i = 0; i < static_cast<int64_t>(ordered.size()); ++i) {
@@ -810,15 +820,28 @@ void KernelMapper::planRegisters() {
     }
     return most;
   };
-  for (int64_t threads = std::min(kRowThreads, groups);
-       threads <= kMaxThreadsLongRows; threads *= 2) {
-    if (threads % kWarpSize != 0 || groups % threads != 0)
+  // The block: whole warps (two at least, when there are the groups: an SM
+  // holds at most 32 blocks) that share the groups evenly, keep the row
+  // values within kRowRegisters, and give each thread the number of groups
+  // closest to kRowGroups (then the most threads).
+  int64_t threads = 0, registers = 0;
+  int64_t least = groups >= 2 * kWarpSize ? 2 * kWarpSize : kWarpSize;
+  for (int64_t t = least; t <= kMaxThreadsLongRows; t += kWarpSize) {
+    if (groups % t != 0)
       continue;
-    int64_t registers = peak(groups / threads * group);
-    int64_t budget =
-        threads >= kMaxThreadsLongRows ? kRowRegisters1024 : kRowRegisters;
-    if (registers > budget)
+    int64_t peakRegisters = peak(groups / t * group);
+    if (peakRegisters >
+        (t >= kMaxThreadsLongRows ? kRowRegisters1024 : kRowRegisters))
       continue;
+    auto distance = [&](int64_t candidate) {
+      return std::abs(groups / candidate - kRowGroups);
+    };
+    if (!threads || distance(t) <= distance(threads)) {
+      threads = t;
+      registers = peakRegisters;
+    }
+  }
+  if (threads) {
     rows.enabled = true;
     rows.row = row;
     rows.group = group;
@@ -838,7 +861,6 @@ void KernelMapper::planRegisters() {
         " group(s) of " + std::to_string(group) + " elements per thread, " +
         std::to_string(buffers.size()) + " buffer(s) kept there (at most " +
         std::to_string(registers) + " registers of row values per thread)");
-    return;
   }
 }
 
@@ -1426,6 +1448,9 @@ Value KernelMapper::reductionBuffer(Type type) {
 void KernelMapper::emitDistributed(linalg::LinalgOp op, Strategy strategy) {
   if (plan.registers.ops.contains(op))
     return emitRegisterRow(op, strategy);
+  if (isUniformScalar(op))
+    return emitUniformScalar(op);
+  flushScalars(op);
   forgetScalars(op);
   b.setInsertionPoint(op);
   SmallVector<utils::IteratorType> kinds = op.getIteratorTypesArray();
@@ -1631,6 +1656,7 @@ void KernelMapper::emitRegisterRow(linalg::LinalgOp op, Strategy strategy) {
     emitBlockCombine(op, c, ivs, partial);
     OpOperand &init = op.getDpsInitsMutable()[0];
     forgetScalars(op);
+    staleScalars.remove(viewRoot(init.get()));
     if (cast<MemRefType>(init.get().getType()).getNumElements() == 1)
       knownScalars[viewRoot(init.get())] = memref::LoadOp::create(
           b, loc, init.get(), applyMap(op.getMatchingIndexingMap(&init), ivs));
@@ -1682,6 +1708,100 @@ void KernelMapper::forgetScalars(linalg::LinalgOp op) {
     knownScalars.erase(viewRoot(init.get()));
 }
 
+/// In a kernel with the row in registers, an op on one-element buffers
+/// alone (a reduction's initial fill, its copy, a mean from a sum) whose
+/// inputs every thread knows: every thread computes it (emitUniformScalar),
+/// so that no barrier has to publish its result.
+bool KernelMapper::isUniformScalar(linalg::LinalgOp op) {
+  if (!plan.registers.enabled || product(op.getStaticLoopRanges()) != 1)
+    return false;
+  for (OpOperand &operand : op->getOpOperands()) {
+    auto type = dyn_cast<MemRefType>(operand.get().getType());
+    if (!type)
+      continue;
+    if (type.getNumElements() != 1)
+      return false;
+    if (op.getMatchingBlockArgument(&operand).use_empty())
+      continue;
+    Value root = viewRoot(operand.get());
+    bool input = llvm::any_of(parameters, [&](const Parameter &p) {
+      return p.input && p.view == root;
+    });
+    if (!knownScalars.count(root) && !(input && op.isDpsInput(&operand)))
+      return false;
+  }
+  return true;
+}
+
+/// Every thread computes `op` from the values it knows; its results become
+/// known values, written to memory only when something reads the memory
+/// (flushScalars).
+void KernelMapper::emitUniformScalar(linalg::LinalgOp op) {
+  b.setInsertionPoint(op);
+  SmallVector<Value> ivs(op.getNumLoops(), constIndex(b, loc, 0));
+  IRMapping mapping;
+  for (OpOperand &operand : op->getOpOperands()) {
+    BlockArgument arg = op.getMatchingBlockArgument(&operand);
+    if (arg.use_empty())
+      continue;
+    Value value = operand.get();
+    if (!isa<MemRefType>(value.getType())) {
+      mapping.map(arg, value);
+      continue;
+    }
+    Value known = knownScalars.lookup(viewRoot(value));
+    mapping.map(arg,
+                known ? known
+                      : memref::LoadOp::create(
+                            b, loc, value,
+                            applyMap(op.getMatchingIndexingMap(&operand), ivs))
+                            .getResult());
+  }
+  for (Operation &inner : op.getBlock()->without_terminator()) {
+    if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
+      mapping.map(index.getResult(), ivs[index.getDim()]);
+      continue;
+    }
+    b.clone(inner, mapping);
+  }
+  Operation *yield = op.getBlock()->getTerminator();
+  for (auto [value, init] :
+       llvm::zip(yield->getOperands(), op.getDpsInitsMutable())) {
+    Value root = viewRoot(init.get());
+    knownScalars[root] = mapping.lookupOrDefault(value);
+    staleScalars.insert(root);
+  }
+  op->erase();
+}
+
+/// Before `before`, thread 0 writes the known values that memory lacks (with
+/// `outputsOnly`, those of the kernel's outputs, at its end), then a
+/// barrier publishes them.
+void KernelMapper::flushScalars(Operation *before, bool outputsOnly) {
+  SmallVector<Value> roots;
+  for (Value root : staleScalars)
+    if (!outputsOnly || llvm::any_of(parameters, [&](const Parameter &p) {
+          return !p.input && p.view == root;
+        }))
+      roots.push_back(root);
+  if (roots.empty())
+    return;
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(before);
+  ifThen(isZero(tid), [&] {
+    for (Value root : roots) {
+      auto type = cast<MemRefType>(root.getType());
+      memref::StoreOp::create(
+          b, loc, knownScalars.lookup(root), root,
+          SmallVector<Value>(type.getRank(), constIndex(b, loc, 0)));
+    }
+  });
+  if (!outputsOnly)
+    gpu::BarrierOp::create(b, loc);
+  for (Value root : roots)
+    staleScalars.remove(root);
+}
+
 /// The temporaries kept in registers have no uses left but views: they go.
 void KernelMapper::eraseRegisterBuffers() {
   std::function<void(Operation *)> eraseUnused = [&](Operation *op) {
@@ -1700,7 +1820,11 @@ void KernelMapper::storeCombined(linalg::LinalgOp op, const Combiner &c,
                                  ArrayRef<Value> ivs, Value total) {
   OpOperand &init = op.getDpsInitsMutable()[0];
   SmallVector<Value> index = applyMap(op.getMatchingIndexingMap(&init), ivs);
-  Value old = memref::LoadOp::create(b, loc, init.get(), index);
+  Value old = plan.registers.ops.contains(op)
+                  ? knownScalars.lookup(viewRoot(init.get()))
+                  : Value();
+  if (!old)
+    old = memref::LoadOp::create(b, loc, init.get(), index);
   memref::StoreOp::create(b, loc, combine(c, old, total), init.get(), index);
 }
 
@@ -2111,6 +2235,7 @@ void KernelMapper::storeLanes(linalg::LinalgOp op, LanePoints &points,
 }
 
 void KernelMapper::emitThread0(Operation *op) {
+  flushScalars(op);
   knownScalars.clear();
   b.setInsertionPoint(op);
   Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid,
@@ -2180,6 +2305,8 @@ LogicalResult KernelMapper::run() {
         emitDistributed(cast<linalg::LinalgOp>(op), plan.strategies[op]);
       else if (role == Role::Thread0)
         emitThread0(op);
+      else if (role == Role::Return)
+        flushScalars(op, /*outputsOnly=*/true);
     }
   }
   eraseRegisterBuffers();

@@ -9,8 +9,10 @@ elementwise.onnx   x * sigmoid(x) + 1 on f32 [64, 256]: one all-parallel op,
 bf16_add.onnx      a + b on bf16 [32, 64]: 8 elements per thread
 bcast.onnx         x + b with b [5] broadcast over [3, 5]: an odd innermost
                    size, one element per thread
-softmax.onnx       Softmax over the last axis of [16, 512]: row blocks of 8
+softmax.onnx       Softmax over the last axis of [32, 256]: row blocks of 16
                    rows, one warp per row for each reduction
+softmax512.onnx    Softmax over the last axis of [16, 512]: on the GPU one
+                   row per block, the row in registers
 layernorm.onnx     LayerNormalization over the last axis of [2, 4096]: one
                    block per row, block-wide reductions
 matmul.onnx        [64, 32] x [32, 48]: each thread computes output points
@@ -57,6 +59,9 @@ def main(out):
     save(out, "bcast", [helper.make_node("Add", ["x", "b"], ["y"])],
          [value("x", [3, 5]), value("b", [5])], [value("y", [3, 5])])
     save(out, "softmax",
+         [helper.make_node("Softmax", ["x"], ["y"], axis=-1, name="sm")],
+         [value("x", [32, 256])], [value("y", [32, 256])])
+    save(out, "softmax512",
          [helper.make_node("Softmax", ["x"], ["y"], axis=-1, name="sm")],
          [value("x", [16, 512])], [value("y", [16, 512])])
     save(out, "layernorm",
