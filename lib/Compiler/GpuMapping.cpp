@@ -123,7 +123,7 @@ constexpr int64_t kDynamicSharedAlignment = 16;
 constexpr int64_t kRowRegisters = 32;
 constexpr int64_t kRowRegisters1024 = 40;
 /// The groups (16 or 32 bytes) per thread a row in registers aims at. On the
-/// H200 (bench/RESULTS.md, 22:36 and 22:58): an RMSNorm row of 4096 bf16
+/// H200 (bench/RESULTS.md, 22:55 and 22:56): an RMSNorm row of 4096 bf16
 /// moved 89% of copy bandwidth at 2 groups per thread (256 threads), 81% at
 /// 1 (512); layer_norm(gelu) over 4096 f32 95% at 2 (512 threads), 90% at
 /// 4 (256); softmax over 4096 f32 93% at 2, 91% at 4.
