@@ -390,6 +390,8 @@ private:
   void emitRegisterRow(linalg::LinalgOp op, Strategy strategy);
   void emitBlockCombine(linalg::LinalgOp op, const Combiner &c,
                         ArrayRef<Value> ivs, Value partial);
+  Value combineLanes(linalg::LinalgOp op, const Combiner &c, LanePoints &points,
+                     int64_t vector);
   void storeCombined(linalg::LinalgOp op, const Combiner &c,
                      ArrayRef<Value> ivs, Value total);
   void ifThen(Value cond, function_ref<void()> fn);
@@ -1538,20 +1540,7 @@ void KernelMapper::emitDistributed(linalg::LinalgOp op, Strategy strategy) {
         // The group's elements combined pairwise, then into the partial
         // result.
         LanePoints lanePoints{ivs, {}};
-        SmallVector<IRMapping> lanes =
-            emitLanes(op, lanePoints, reducedVector, c.op);
-        SmallVector<Value> values;
-        for (IRMapping &lane : lanes)
-          values.push_back(lane.lookupOrDefault(c.x));
-        while (values.size() > 1) {
-          SmallVector<Value> next;
-          for (size_t i = 0; i + 1 < values.size(); i += 2)
-            next.push_back(combine(c, values[i], values[i + 1]));
-          if (values.size() % 2)
-            next.push_back(values.back());
-          values = std::move(next);
-        }
-        x = values.front();
+        x = combineLanes(op, c, lanePoints, reducedVector);
       } else {
         IRMapping mapping = emitPayload(op, ivs, {}, c.op);
         x = mapping.lookupOrDefault(c.x);
@@ -1638,19 +1627,7 @@ void KernelMapper::emitRegisterRow(linalg::LinalgOp op, Strategy strategy) {
            llvm::zip(reduced, delinearize(groupStart(k), reducedRanges)))
         ivs[d] = iv;
       LanePoints points{ivs, {}};
-      SmallVector<IRMapping> lanes = emitLanes(op, points, rows.group, c.op);
-      SmallVector<Value> values;
-      for (IRMapping &lane : lanes)
-        values.push_back(lane.lookupOrDefault(c.x));
-      while (values.size() > 1) {
-        SmallVector<Value> next;
-        for (size_t i = 0; i + 1 < values.size(); i += 2)
-          next.push_back(combine(c, values[i], values[i + 1]));
-        if (values.size() % 2)
-          next.push_back(values.back());
-        values = std::move(next);
-      }
-      partial = combine(c, partial, values.front());
+      partial = combine(c, partial, combineLanes(op, c, points, rows.group));
     }
     registerGroup = -1;
     emitBlockCombine(op, c, ivs, partial);
@@ -1812,6 +1789,24 @@ void KernelMapper::eraseRegisterBuffers() {
   };
   for (Operation *alloc : plan.registers.allocs)
     eraseUnused(alloc);
+}
+
+/// What `vector` consecutive reduced elements from `points` contribute to
+/// reduction `op`, combined pairwise.
+Value KernelMapper::combineLanes(linalg::LinalgOp op, const Combiner &c,
+                                 LanePoints &points, int64_t vector) {
+  SmallVector<Value> values;
+  for (IRMapping &lane : emitLanes(op, points, vector, c.op))
+    values.push_back(lane.lookupOrDefault(c.x));
+  while (values.size() > 1) {
+    SmallVector<Value> next;
+    for (size_t i = 0; i + 1 < values.size(); i += 2)
+      next.push_back(combine(c, values[i], values[i + 1]));
+    if (values.size() % 2)
+      next.push_back(values.back());
+    values = std::move(next);
+  }
+  return values.front();
 }
 
 /// Combines `total` into `op`'s output point at `ivs` (so fills and
