@@ -31,7 +31,7 @@ LogicalResult strata::runExternalTool(Operation *anchor,
   llvm::sys::path::append(inPath, run.inputName);
   llvm::sys::path::append(outPath, run.outputName);
   llvm::sys::path::append(logPath, run.name + ".log");
-  auto cleanup = llvm::make_scope_exit([&] {
+  llvm::scope_exit cleanup([&] {
     llvm::sys::fs::remove(inPath);
     llvm::sys::fs::remove(outPath);
     llvm::sys::fs::remove(logPath);

@@ -569,8 +569,13 @@ static BodyBuilder getBodyBuilder(Operation *op) {
         if (!isSupportedFloat(elementTypeOf(op.getInput())))
           return nullptr;
         bool tanhApprox = op.getApproximate() == "tanh";
+        // f16 and bf16 in f32, rounded once (as PyTorch computes it): in
+        // the narrow type, 1/sqrt(2), erf, 1 + erf and the products would
+        // each be rounded to 8 bits (bf16) of mantissa.
         return [tanhApprox](OpBuilder &b, Location loc, Args args) -> Value {
-          return buildGelu(b, loc, args[0], tanhApprox);
+          return computeWide(b, loc, args[0].getType(), args[0], [&](Value x) {
+            return buildGelu(b, loc, x, tanhApprox);
+          });
         };
       })
       // Float classification (i1 results).

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes two cases in the ONNX backend-test layout for test/Gpu/lm-head.test.
+"""Writes three cases in the ONNX backend-test layout for test/Gpu/lm-head.test.
 
 Usage: make_lm_head_cases.py OUT_DIR
 
@@ -13,11 +13,17 @@ gelu_tanh_bf16   y = gelu_new(x @ w + b) as GPT-2's code writes it, in bf16:
                  with the constants rounded to bf16. The graph layer makes
                  it Gelu(approximate = "tanh"); on the cuda target cuBLASLt
                  fuses it with the bias.
+gelu_erf_bf16    y = x * 0.5 * (1 + erf(x / sqrt(2))) in bf16 as BERT's
+                 code writes it, x ~ N(0, 2) [16, 512]: the graph layer makes
+                 it Gelu, computed in f32 and rounded once. (Computed in
+                 bf16, 1 + erf(x / sqrt 2) cancels for x below about -2 and
+                 the result is off by 10% and more.)
 
 The references are float64 computations on the bf16-rounded inputs (the GELU
 with the model's rounded constants), stored in bf16.
 """
 
+import math
 import os
 import sys
 
@@ -114,6 +120,19 @@ def main(out):
              helper.make_node("Mul", ["half", "hp"], ["y"], name="half_of")]
     save_case(out, "gelu_tanh_bf16", nodes, [("x", x), ("w", w), ("b", b)],
               ("y", y))
+
+    x = bf16(2 * rng.standard_normal((16, 512)))
+    c_sqrt2 = bf16(np.sqrt(2))
+    erf = np.vectorize(math.erf)
+    y = x * c_half * (c_one + erf(x / c_sqrt2))
+    nodes = [constant("sqrt2", np.sqrt(2)), constant("one", 1.0),
+             constant("half", 0.5),
+             helper.make_node("Div", ["x", "sqrt2"], ["s"], name="scale"),
+             helper.make_node("Erf", ["s"], ["e"], name="erf"),
+             helper.make_node("Add", ["e", "one"], ["f"], name="plus_one"),
+             helper.make_node("Mul", ["x", "f"], ["g"], name="gate"),
+             helper.make_node("Mul", ["g", "half"], ["y"], name="half_of")]
+    save_case(out, "gelu_erf_bf16", nodes, [("x", x)], ("y", y))
 
 
 if __name__ == "__main__":
