@@ -16,8 +16,9 @@ gelu_tanh_bf16   y = gelu_new(x @ w + b) as GPT-2's code writes it, in bf16:
 gelu_erf_bf16    y = x * 0.5 * (1 + erf(x / sqrt(2))) in bf16 as BERT's
                  code writes it, x ~ N(0, 2) [16, 512]: the graph layer makes
                  it Gelu, computed in f32 and rounded once. (Computed in
-                 bf16, 1 + erf(x / sqrt 2) cancels for x below about -2 and
-                 the result is off by 10% and more.)
+                 bf16, 1 + erf(x / sqrt 2) cancels for x below about -2:
+                 the result is 6% off at x = -2.5 and 0 instead of -1.3e-4
+                 at x = -4.)
 
 The references are float64 computations on the bf16-rounded inputs (the GELU
 with the model's rounded constants), stored in bf16.
