@@ -161,6 +161,16 @@ bool isParallel(utils::IteratorType kind) {
   return kind == utils::IteratorType::parallel;
 }
 
+/// A linalg op's parallel iteration points and reduced elements per point
+/// (the products of its parallel and of its reduction loops' extents).
+std::pair<int64_t, int64_t> pointsAndReduced(linalg::LinalgOp op) {
+  int64_t points = 1, reduced = 1;
+  for (auto [range, kind] :
+       llvm::zip(op.getStaticLoopRanges(), op.getIteratorTypesArray()))
+    (isParallel(kind) ? points : reduced) *= range;
+  return {points, reduced};
+}
+
 Value constIndex(OpBuilder &b, Location loc, int64_t value) {
   return arith::ConstantIndexOp::create(b, loc, value);
 }
@@ -320,7 +330,6 @@ enum class Access { Vector, Broadcast, Gather };
 /// ops read), live in each thread's registers instead of memory.
 struct RegisterRows {
   bool enabled = false;
-  int64_t row = 0;
   int64_t group = 1;
   int64_t threads = 0;
   /// Groups per thread.
@@ -332,8 +341,6 @@ struct RegisterRows {
   /// the output itself (every earlier write stays in registers).
   llvm::SmallPtrSet<Operation *, 4> allocs;
   llvm::SmallDenseMap<unsigned, Operation *, 4> arguments;
-  /// The most 32-bit registers of row values a thread holds at once.
-  int64_t peak = 0;
 };
 
 /// What the pass decided for one kernel.
@@ -397,6 +404,7 @@ private:
   void ifThen(Value cond, function_ref<void()> fn);
   Value isZero(Value index);
   Value registerRoot(Value memref);
+  const Parameter *parameterOf(Value root) const;
   static Value viewRoot(Value memref);
   void forgetScalars(linalg::LinalgOp op);
   bool isUniformScalar(linalg::LinalgOp op);
@@ -654,15 +662,8 @@ void KernelMapper::planRegisters() {
   RegisterRows &rows = plan.registers;
   if (plan.mapping != "block_ops")
     return;
-  auto extents = [](linalg::LinalgOp op) {
-    int64_t points = 1, reduced = 1;
-    for (auto [range, kind] :
-         llvm::zip(op.getStaticLoopRanges(), op.getIteratorTypesArray()))
-      (isParallel(kind) ? points : reduced) *= range;
-    return std::make_pair(points, reduced);
-  };
   auto wholeRowReduction = [&](linalg::LinalgOp op, int64_t row) {
-    auto [points, reduced] = extents(op);
+    auto [points, reduced] = pointsAndReduced(op);
     return op.getNumReductionLoops() > 0 && points == 1 &&
            reduced >= kWarpSize && (!row || reduced == row) &&
            op.getNumDpsInits() == 1 && matchCombiner(op).has_value();
@@ -674,7 +675,7 @@ void KernelMapper::planRegisters() {
   int64_t row = 0;
   for (linalg::LinalgOp op : distributed)
     if (wholeRowReduction(op, 0)) {
-      row = extents(op).second;
+      row = pointsAndReduced(op).second;
       break;
     }
   if (!row)
@@ -682,7 +683,7 @@ void KernelMapper::planRegisters() {
   llvm::SmallPtrSet<Operation *, 8> ops;
   SmallVector<linalg::LinalgOp> ordered;
   for (linalg::LinalgOp op : distributed)
-    if ((op.getNumReductionLoops() == 0 && extents(op).first == row) ||
+    if ((op.getNumReductionLoops() == 0 && pointsAndReduced(op).first == row) ||
         wholeRowReduction(op, row)) {
       ops.insert(op);
       ordered.push_back(op);
@@ -845,11 +846,9 @@ void KernelMapper::planRegisters() {
   }
   if (threads) {
     rows.enabled = true;
-    rows.row = row;
     rows.group = group;
     rows.threads = threads;
     rows.groups = groups / threads;
-    rows.peak = registers;
     rows.ops = std::move(ops);
     for (const Buffer &buffer : buffers) {
       if (buffer.alloc)
@@ -1012,11 +1011,7 @@ void KernelMapper::chooseBlock() {
     if (role != Role::Distribute)
       continue;
     auto linalgOp = cast<linalg::LinalgOp>(op);
-    SmallVector<int64_t> ranges = linalgOp.getStaticLoopRanges();
-    int64_t points = 1, reduced = 1;
-    for (auto [range, kind] :
-         llvm::zip(ranges, linalgOp.getIteratorTypesArray()))
-      (isParallel(kind) ? points : reduced) *= range;
+    auto [points, reduced] = pointsAndReduced(linalgOp);
     int64_t opWork = points;
     if (matchCombiner(linalgOp) && reduced >= kWarpSize)
       opWork = points * std::min(reduced, cap);
@@ -1031,10 +1026,7 @@ void KernelMapper::chooseBlock() {
     if (role != Role::Distribute)
       continue;
     auto linalgOp = cast<linalg::LinalgOp>(op);
-    int64_t points = 1, reduced = 1;
-    for (auto [range, kind] : llvm::zip(linalgOp.getStaticLoopRanges(),
-                                        linalgOp.getIteratorTypesArray()))
-      (isParallel(kind) ? points : reduced) *= range;
+    auto [points, reduced] = pointsAndReduced(linalgOp);
     Strategy strategy = Strategy::Threads;
     if (matchCombiner(linalgOp) && reduced >= kWarpSize &&
         points < plan.threads)
@@ -1574,6 +1566,14 @@ void KernelMapper::emitDistributed(linalg::LinalgOp op, Strategy strategy) {
   op->erase();
 }
 
+/// The parameter whose view (made at entry) `root` is, or null.
+const KernelMapper::Parameter *KernelMapper::parameterOf(Value root) const {
+  for (const Parameter &p : parameters)
+    if (p.view == root)
+      return &p;
+  return nullptr;
+}
+
 /// The buffer kept in registers that `memref` views, or null.
 Value KernelMapper::registerRoot(Value memref) {
   Value root = viewRoot(memref);
@@ -1657,10 +1657,8 @@ void KernelMapper::emitRegisterRow(linalg::LinalgOp op, Strategy strategy) {
       Value value = operand.get();
       if (!isa<MemRefType>(value.getType()) || registerRoot(value))
         continue;
-      value = viewRoot(value);
-      shared |= !llvm::any_of(parameters, [&](const Parameter &p) {
-        return p.input && p.view == value;
-      });
+      const Parameter *p = parameterOf(viewRoot(value));
+      shared |= !p || !p->input;
     }
   if (shared) {
     b.setInsertionPointAfter(op);
@@ -1702,10 +1700,9 @@ bool KernelMapper::isUniformScalar(linalg::LinalgOp op) {
     if (op.getMatchingBlockArgument(&operand).use_empty())
       continue;
     Value root = viewRoot(operand.get());
-    bool input = llvm::any_of(parameters, [&](const Parameter &p) {
-      return p.input && p.view == root;
-    });
-    if (!knownScalars.count(root) && !(input && op.isDpsInput(&operand)))
+    const Parameter *p = parameterOf(root);
+    if (!knownScalars.count(root) &&
+        !(p && p->input && op.isDpsInput(&operand)))
       return false;
   }
   return true;
@@ -1758,9 +1755,8 @@ void KernelMapper::emitUniformScalar(linalg::LinalgOp op) {
 void KernelMapper::flushScalars(Operation *before, bool outputsOnly) {
   SmallVector<Value> roots;
   for (Value root : staleScalars)
-    if (!outputsOnly || llvm::any_of(parameters, [&](const Parameter &p) {
-          return !p.input && p.view == root;
-        }))
+    if (const Parameter *p = parameterOf(root);
+        !outputsOnly || (p && !p->input))
       roots.push_back(root);
   if (roots.empty())
     return;
@@ -2121,10 +2117,7 @@ SmallVector<IRMapping> KernelMapper::emitLanes(linalg::LinalgOp op,
         SmallVector<Value> &groups = registerValues[root];
         groups.resize(plan.registers.groups);
         if (!groups[registerGroup]) {
-          assert(llvm::any_of(parameters,
-                              [&](const Parameter &p) {
-                                return p.input && p.view == root;
-                              }) &&
+          assert(parameterOf(root) && parameterOf(root)->input &&
                  "planRegisters: a register buffer is read before written");
           Type element =
               cast<MemRefType>(operand.get().getType()).getElementType();
