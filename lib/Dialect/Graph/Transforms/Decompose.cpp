@@ -235,8 +235,6 @@ struct DecomposeLeakyRelu : OpRewritePattern<LeakyReluOp> {
   }
 };
 
-/// alpha * (exp(min(x, 0)) - 1): the negative branch of elu and selu, which
-/// is 0 for x >= 0 (so no mask is needed).
 /// f16 and bf16: elu, selu and celu compute exp(x) - 1, which cancels near
 /// 0 when every step is rounded to the narrow type (elu(-0.01) in bf16 came
 /// out 18% off). Such an op is computed in f32 instead, as PyTorch does: a
@@ -261,6 +259,8 @@ LogicalResult decomposeInF32(PatternRewriter &rewriter, Operation *op) {
   return success();
 }
 
+/// alpha * (exp(min(x, 0)) - 1): the negative branch of elu and selu, which
+/// is 0 for x >= 0 (so no mask is needed).
 Value expNegativePart(Builder &b, Value x, double alpha) {
   Value clamped = b.binary<MinOp>(x, b.constant(0.0));
   Value expm1 = b.binary<SubOp>(b.unary<ExpOp>(clamped), b.constant(1.0));
