@@ -628,7 +628,17 @@ void CudaSession::tuneLibrarySteps() {
     minFlops = std::strtod(env, nullptr);
   const Driver &d = *d_;
   std::string where = prefix_ + ": timing cuBLASLt's algorithms";
-  CUevent start = nullptr, stop = nullptr;
+  // Destroyed on every way out, a failed check's exception included.
+  struct Events {
+    const Driver &d;
+    CUevent start = nullptr, stop = nullptr;
+    ~Events() {
+      for (CUevent e : {start, stop})
+        if (e)
+          d.cuEventDestroy(e);
+    }
+  } events{d};
+  CUevent &start = events.start, &stop = events.stop;
   check(d, d.cuEventCreate(&start, CU_EVENT_DEFAULT), "cuEventCreate", where);
   check(d, d.cuEventCreate(&stop, CU_EVENT_DEFAULT), "cuEventCreate", where);
   for (Launch &l : launches_) {
@@ -658,8 +668,6 @@ void CudaSession::tuneLibrarySteps() {
     }
     lt->choose(best);
   }
-  d.cuEventDestroy(start);
-  d.cuEventDestroy(stop);
 #endif
 }
 
