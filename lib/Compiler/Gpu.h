@@ -50,11 +50,18 @@ int64_t gpuDynamicSharedLimit(llvm::StringRef arch);
 
 /// Generates the body of a flash-attention kernel (GpuAttention.cpp) in
 /// place of `body`'s generic one, and records its launch on `decl`, the
-/// kernel's declaration carrying strata.attention (Attention.h).
+/// kernel's declaration carrying strata.attention (Attention.h). `wgmma`:
+/// its products are Hopper's warpgroup instructions (sm_90a only), else
+/// mma.sync (sm_80 on).
 mlir::LogicalResult emitFlashAttention(mlir::func::FuncOp decl,
                                        mlir::func::FuncOp body,
                                        mlir::ModuleOp kernels,
-                                       int64_t dynamicSharedLimit);
+                                       int64_t dynamicSharedLimit, bool wgmma);
+
+/// Whether strata-gpu-map may use wgmma on the GPU `arch`: Hopper's
+/// architecture-specific sm_90a (PTX for plain sm_90 has no wgmma, and
+/// later GPUs have other tensor-core instructions).
+bool gpuHasWgmma(llvm::StringRef arch);
 
 /// The name of the kernel that copies `bytes` bytes (the plan copies model
 /// inputs that views read; see ModuleWriter.cpp).

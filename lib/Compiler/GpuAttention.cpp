@@ -58,18 +58,23 @@ constexpr int64_t kThreads = 32 * kWarps;
 constexpr int64_t kKeys = strata::kAttentionBlockRows; // keys per step
 constexpr const char *kSharedName = "__strata_attention_shared";
 
+/// wgmma reads swizzled tiles from 1024-byte boundaries: the kernel rounds
+/// its dynamic shared memory's start up to one.
+constexpr int64_t kWgmmaAlign = 1024;
+
 /// The kernel's dynamic shared memory: Q's tile, then two stages of K's and
-/// V's.
-int64_t sharedBytes(int64_t dim, int64_t seqQ) {
-  return (strata::attentionQueryRows(dim, seqQ) + 4 * kKeys) * dim * 2;
+/// V's (and the slack to align them for wgmma).
+int64_t sharedBytes(int64_t dim, int64_t seqQ, bool wgmma) {
+  return (strata::attentionQueryRows(dim, seqQ) + 4 * kKeys) * dim * 2 +
+         (wgmma ? kWgmmaAlign : 0);
 }
 
 class FlashEmitter {
 public:
   FlashEmitter(func::FuncOp decl, func::FuncOp body, ModuleOp kernels,
-               DictionaryAttr params)
+               DictionaryAttr params, bool wgmma)
       : decl(decl), body(body), kernels(kernels), b(body.getContext()),
-        loc(body.getLoc()) {
+        loc(body.getLoc()), wgmma(wgmma) {
     auto i64 = [&](StringRef name) {
       return cast<IntegerAttr>(params.get(name)).getInt();
     };
@@ -137,15 +142,44 @@ private:
     return LLVM::GEPOp::create(b, loc, base.getType(), b.getI8Type(), base,
                                ValueRange{offset});
   }
-  /// The byte offset of chunk `chunk` of row `row` in a swizzled tile.
-  Value swizzled(Value row, Value chunk) {
-    return add(mul(row, c32(dim * 2)), shl(bxor(chunk, band(row, 7)), 4));
+  /// The byte offset of 16-byte chunk `chunk` of row `row` in a tile of
+  /// `tileRows` rows. A tile is one or two column halves of 64 elements,
+  /// each `tileRows` rows of 128 bytes, and chunk c of a half's row r is
+  /// stored at c xor (r mod 8): wgmma's 128-byte swizzle (its tiles start
+  /// at 1024-byte boundaries), under which the 8 rows one ldmatrix reads
+  /// at one column also fall in 8 distinct bank groups.
+  Value swizzled(Value row, Value chunk, int64_t tileRows) {
+    Value inHalf = add(shl(row, 7), shl(bxor(band(chunk, 7), band(row, 7)), 4));
+    if (dim <= 64)
+      return inHalf;
+    return add(mul(shr(chunk, 3), c32(tileRows * 128)), inHalf);
   }
 
   /// Issues the cp.async copies of a [count, dim] tile whose first row is
   /// at global `src`, rows `rowStride` elements apart, into the shared tile
   /// at `tile`.
   void loadTile(Value src, Value tile, int64_t count, int64_t rowStride);
+  /// wgmma's descriptor of a swizzled tile (128-byte swizzle) at `tile`:
+  /// `leading` bytes between the 64-element column halves of an MN-major
+  /// operand, `stride` bytes between groups of 8 rows.
+  Value descriptor(Value tile, int64_t leading, int64_t stride);
+  /// D = A B + D (or A B when !accumulate) for one m64nNk16 step of the
+  /// warpgroup: A from shared memory (a descriptor) or from registers (four
+  /// words per thread, the layout of mma.sync's A fragments per warp), B
+  /// from shared memory, MN-major when `transposeB`. `acc` holds the
+  /// thread's N/2 accumulators, in mma.sync's C-fragment order per 8
+  /// columns.
+  SmallVector<Value> wgmmaStep(ArrayRef<Value> acc, Value aDescriptor,
+                               ArrayRef<Value> aWords, Value bDescriptor,
+                               bool transposeB, bool accumulate);
+  /// An instruction of wgmma's protocol with no operands (fence,
+  /// commit_group, wait_group, fence.proxy.async); it orders memory.
+  void asmBarrier(StringRef text);
+  /// `values` through an empty asm statement: what computes them cannot
+  /// move below it, nor what reads the results above it (CUTLASS's
+  /// warpgroup_fence_operand). Keeps accumulator arithmetic out of the
+  /// span between wgmma.fence and wgmma.wait_group.
+  SmallVector<Value> fenceOperands(ArrayRef<Value> values);
   /// ldmatrix.x4 of the four 8x8 matrices whose rows this lane addresses.
   SmallVector<Value> ldmatrix(Value address, bool transpose);
   /// d = a b + c on one m16n8k16 tile.
@@ -163,6 +197,8 @@ private:
   ModuleOp kernels;
   OpBuilder b;
   Location loc;
+  /// Hopper's warpgroup products (sm_90a) rather than mma.sync.
+  bool wgmma;
   int64_t batch = 1, seqQ = 0, seqK = 0, dim = 0;
   double scale = 1.0;
   std::optional<int64_t> causalOffset;
@@ -195,7 +231,7 @@ void FlashEmitter::loadTile(Value src, Value tile, int64_t count,
                                       arith::MulIOp::create(b, loc, wide(row),
                                                             c64(rowStride * 2)),
                                       wide(shl(chunk, 4))));
-    Value to = at(tile, swizzled(row, chunk));
+    Value to = at(tile, swizzled(row, chunk, count));
     NVVM::CpAsyncOp::create(b, loc, to, from, 16,
                             NVVM::LoadCacheModifierKind::CG, Value());
   }
@@ -252,6 +288,99 @@ Value FlashEmitter::pack(Value lo, Value hi) {
   Value word =
       vector::BitCastOp::create(b, loc, VectorType::get({1}, i32()), pair);
   return vector::ExtractOp::create(b, loc, word, ArrayRef<int64_t>{0});
+}
+
+Value FlashEmitter::descriptor(Value tile, int64_t leading, int64_t stride) {
+  Value address = LLVM::PtrToIntOp::create(b, loc, i32(), tile);
+  // Bits 0-13: the start address / 16; 16-29: the leading byte offset / 16;
+  // 32-45: the stride byte offset / 16; 62-63: 1, the 128-byte swizzle.
+  Value low = arith::OrIOp::create(b, loc, shr(band(address, 0x3FFFF), 4),
+                                   c32((leading >> 4) << 16));
+  int64_t high = (stride >> 4) | (int64_t(1) << 30);
+  return arith::OrIOp::create(b, loc, wide(low), c64(high << 32));
+}
+
+SmallVector<Value> FlashEmitter::wgmmaStep(ArrayRef<Value> acc,
+                                           Value aDescriptor,
+                                           ArrayRef<Value> aWords,
+                                           Value bDescriptor, bool transposeB,
+                                           bool accumulate) {
+  int64_t count = acc.size();
+  std::string text, constraints;
+  llvm::raw_string_ostream os(text), cs(constraints);
+  os << "{\n.reg .pred p;\nsetp.ne.b32 p, $"
+     << (2 * count + (aDescriptor ? 2 : 5))
+     << ", 0;\nwgmma.mma_async.sync.aligned.m64n" << 2 * count << "k16.f32."
+     << (f16 ? "f16.f16" : "bf16.bf16") << " {";
+  for (int64_t i = 0; i < count; ++i)
+    os << (i ? ", $" : "$") << i;
+  os << "}, ";
+  SmallVector<Value> operands(acc.begin(), acc.end());
+  for (int64_t i = 0; i < count; ++i)
+    cs << "=f,";
+  for (int64_t i = 0; i < count; ++i)
+    cs << i << ",";
+  if (aDescriptor) {
+    os << "$" << 2 * count << ", $" << 2 * count + 1 << ", p, 1, 1, 0, "
+       << (transposeB ? 1 : 0) << ";\n}";
+    operands.append({aDescriptor, bDescriptor});
+    cs << "l,l,r";
+  } else {
+    os << "{$" << 2 * count << ", $" << 2 * count + 1 << ", $" << 2 * count + 2
+       << ", $" << 2 * count + 3 << "}, $" << 2 * count + 4 << ", p, 1, 1, "
+       << (transposeB ? 1 : 0) << ";\n}";
+    operands.append(aWords.begin(), aWords.end());
+    operands.push_back(bDescriptor);
+    cs << "r,r,r,r,l,r";
+  }
+  operands.push_back(c32(accumulate ? 1 : 0));
+  auto structType = LLVM::LLVMStructType::getLiteral(
+      b.getContext(), SmallVector<Type>(count, f32()));
+  Value d =
+      LLVM::InlineAsmOp::create(
+          b, loc, structType, operands, text, constraints,
+          /*has_side_effects=*/true, /*is_align_stack=*/false,
+          LLVM::tailcallkind::TailCallKind::None,
+          LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+          ArrayAttr())
+          .getResult(0);
+  SmallVector<Value> out;
+  for (int64_t i = 0; i < count; ++i)
+    out.push_back(LLVM::ExtractValueOp::create(b, loc, d, i));
+  return out;
+}
+
+void FlashEmitter::asmBarrier(StringRef text) {
+  LLVM::InlineAsmOp::create(
+      b, loc, TypeRange(), ValueRange(), text, "~{memory}",
+      /*has_side_effects=*/true, /*is_align_stack=*/false,
+      LLVM::tailcallkind::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+      ArrayAttr());
+}
+
+SmallVector<Value> FlashEmitter::fenceOperands(ArrayRef<Value> values) {
+  std::string constraints;
+  llvm::raw_string_ostream cs(constraints);
+  SmallVector<Type> types;
+  for (Value v : values) {
+    types.push_back(v.getType());
+    cs << (v.getType().isF32() ? "=f," : "=r,");
+  }
+  for (size_t i = 0; i < values.size(); ++i)
+    cs << (i ? "," : "") << i;
+  Value fenced =
+      LLVM::InlineAsmOp::create(
+          b, loc, LLVM::LLVMStructType::getLiteral(b.getContext(), types),
+          values, "", constraints, /*has_side_effects=*/true,
+          /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
+          LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+          ArrayAttr())
+          .getResult(0);
+  SmallVector<Value> out;
+  for (size_t i = 0; i < values.size(); ++i)
+    out.push_back(LLVM::ExtractValueOp::create(b, loc, fenced, i));
+  return out;
 }
 
 LogicalResult FlashEmitter::run() {
@@ -313,6 +442,12 @@ LogicalResult FlashEmitter::run() {
     pointers.push_back(LLVM::IntToPtrOp::create(b, loc, globalPtr, address));
   }
   sharedBase = LLVM::AddressOfOp::create(b, loc, sharedPtr, kSharedName);
+  if (wgmma) {
+    Value address = LLVM::PtrToIntOp::create(b, loc, i32(), sharedBase);
+    sharedBase =
+        at(sharedBase, band(arith::SubIOp::create(b, loc, c32(0), address),
+                            kWgmmaAlign - 1));
+  }
 
   tid = arith::IndexCastOp::create(
       b, loc, i32(), gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x));
@@ -389,23 +524,46 @@ LogicalResult FlashEmitter::run() {
   loadTile(vSrc, vTile(c32(0)), kKeys, vView.rowStride);
   NVVM::CpAsyncCommitGroupOp::create(b, loc);
   NVVM::CpAsyncWaitGroupOp::create(b, loc, 1);
+  // wgmma reads shared memory through the async proxy: what cp.async wrote
+  // is made visible to it first.
+  if (wgmma)
+    asmBarrier("fence.proxy.async.shared::cta;");
   gpu::BarrierOp::create(b, loc);
 
-  // Q's A fragments: per m-tile of the warp, four words per 16 columns.
-  // Warp w owns rows [w * 16 * mTiles, (w + 1) * 16 * mTiles).
+  // The first row of m-tile mt that warp w owns: with mma.sync, warp w owns
+  // rows [w * 16 * mTiles, (w + 1) * 16 * mTiles); a warpgroup product
+  // gives warp w rows [16 w, 16 w + 16) of each 64-row m-tile.
   int64_t kSteps = dim / 16;
-  Value warpRow = mul(warp, c32(16 * mTiles));
+  auto warpRow = [&](int64_t mt) {
+    return wgmma ? add(shl(warp, 4), c32(64 * mt))
+                 : add(mul(warp, c32(16 * mTiles)), c32(16 * mt));
+  };
+  // Q's A fragments (mma.sync): per m-tile of the warp, four words per 16
+  // columns. wgmma reads Q from shared memory.
   SmallVector<SmallVector<SmallVector<Value>>> qFrag(mTiles);
-  {
-    Value row = add(warpRow, band(lane, 15));
+  if (!wgmma) {
     Value half = shr(lane, 4);
-    for (int64_t mt = 0; mt < mTiles; ++mt)
+    for (int64_t mt = 0; mt < mTiles; ++mt) {
+      Value row = add(warpRow(mt), band(lane, 15));
       for (int64_t kk = 0; kk < kSteps; ++kk)
-        qFrag[mt].push_back(
-            ldmatrix(at(sharedBase, swizzled(add(row, c32(mt * 16)),
-                                             add(c32(kk * 2), half))),
-                     false));
+        qFrag[mt].push_back(ldmatrix(
+            at(sharedBase, swizzled(row, add(c32(kk * 2), half), rows)),
+            false));
+    }
   }
+  // The descriptors of Q's tile and of the first stages of K and V.
+  Value qDesc, kDesc0, vDesc0;
+  if (wgmma) {
+    qDesc = descriptor(sharedBase, 0, 1024);
+    kDesc0 = descriptor(kTile(c32(0)), 0, 1024);
+    vDesc0 = descriptor(vTile(c32(0)), kKeys * 128, 1024);
+  }
+  // A descriptor `bytes` further on.
+  auto advance = [&](Value desc, int64_t bytes) -> Value {
+    if (bytes == 0)
+      return desc;
+    return arith::AddIOp::create(b, loc, desc, c64(bytes >> 4));
+  };
 
   // Loop state, per m-tile: O's accumulators (dim/8 tiles of 4), then m and
   // l for the thread's two rows (group and group + 8).
@@ -423,7 +581,7 @@ LogicalResult FlashEmitter::run() {
   Value upper = arith::IndexCastOp::create(b, loc, b.getIndexType(), stepCount);
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
   double scaleLog2 = scale / std::log(2.0);
-  Value myRow0 = add(q0, add(warpRow, group));
+  Value myRow0 = add(q0, group);
 
   auto loop = scf::ForOp::create(
       b, loc, lower, upper, one, init,
@@ -448,23 +606,56 @@ LogicalResult FlashEmitter::run() {
         }
         NVVM::CpAsyncCommitGroupOp::create(b, loc);
         NVVM::CpAsyncWaitGroupOp::create(b, loc, 1);
+        if (wgmma)
+          asmBarrier("fence.proxy.async.shared::cta;");
         gpu::BarrierOp::create(b, loc);
 
-        // S = Q Kᵀ: per m-tile, 8 tiles of 8 keys; each K fragment feeds
-        // every m-tile.
+        // S = Q Kᵀ: per m-tile, 8 tiles of 8 keys.
         Value kBase = kTile(stage);
         Value zero = cf(0.0);
         SmallVector<SmallVector<SmallVector<Value>>> s(
             mTiles, SmallVector<SmallVector<Value>>(
                         kKeys / 8, SmallVector<Value>(4, zero)));
-        {
+        // The stage's K and V descriptors: stage 1's tiles are one tile
+        // further on.
+        Value kDesc, vDesc;
+        if (wgmma) {
+          Value offset = wide(mul(stage, c32(tileBytes >> 4)));
+          kDesc = arith::AddIOp::create(b, loc, kDesc0, offset);
+          vDesc = arith::AddIOp::create(b, loc, vDesc0, offset);
+        }
+        if (wgmma) {
+          // One warpgroup product per m-tile and 16 columns of Q: the
+          // k-step's 32 bytes within a 128-byte half row.
+          Value poison = LLVM::PoisonOp::create(b, loc, f32());
+          asmBarrier("wgmma.fence.sync.aligned;");
+          SmallVector<SmallVector<Value>> acc(
+              mTiles, SmallVector<Value>(kKeys / 2, poison));
+          for (int64_t mt = 0; mt < mTiles; ++mt)
+            for (int64_t kk = 0; kk < kSteps; ++kk)
+              acc[mt] = wgmmaStep(
+                  acc[mt],
+                  advance(qDesc, (kk / 4) * rows * 128 + mt * 64 * 128 +
+                                     (kk % 4) * 32),
+                  {}, advance(kDesc, (kk / 4) * kKeys * 128 + (kk % 4) * 32),
+                  /*transposeB=*/false, /*accumulate=*/kk > 0);
+          asmBarrier("wgmma.commit_group.sync.aligned;");
+          asmBarrier("wgmma.wait_group.sync.aligned 0;");
+          for (int64_t mt = 0; mt < mTiles; ++mt) {
+            acc[mt] = fenceOperands(acc[mt]);
+            for (int64_t nt = 0; nt < kKeys / 8; ++nt)
+              for (int64_t e = 0; e < 4; ++e)
+                s[mt][nt][e] = acc[mt][4 * nt + e];
+          }
+        } else {
+          // Each K fragment feeds every m-tile.
           Value row = add(band(lane, 7), shl(shr(lane, 4), 3));
           Value half = band(shr(lane, 3), 1);
           for (int64_t np = 0; np < kKeys / 16; ++np)
             for (int64_t kk = 0; kk < kSteps; ++kk) {
               SmallVector<Value> r =
                   ldmatrix(at(kBase, swizzled(add(row, c32(np * 16)),
-                                              add(c32(kk * 2), half))),
+                                              add(c32(kk * 2), half), kKeys)),
                            false);
               for (int64_t mt = 0; mt < mTiles; ++mt) {
                 s[mt][2 * np] = mma(qFrag[mt][kk], {r[0], r[1]}, s[mt][2 * np]);
@@ -496,7 +687,8 @@ LogicalResult FlashEmitter::run() {
             for (int64_t mt = 0; mt < mTiles; ++mt)
               for (int64_t nt = 0; nt < kKeys / 8; ++nt)
                 for (int64_t e = 0; e < 4; ++e) {
-                  Value queryRow = add(myRow0, c32(16 * mt + 8 * (e / 2)));
+                  Value queryRow =
+                      add(add(myRow0, warpRow(mt)), c32(8 * (e / 2)));
                   Value limit = add(queryRow, c32(*causalOffset));
                   Value keyIndex = add(key0, c32(nt * 8 + e % 2));
                   Value keep = arith::CmpIOp::create(
@@ -571,10 +763,47 @@ LogicalResult FlashEmitter::run() {
               }
           }
 
-        // O += P V: P's A fragments are S's accumulators, packed; each V
-        // fragment feeds every m-tile.
+        // O += P V: P's A fragments are S's accumulators, packed.
         Value vBase = vTile(stage);
-        {
+        if (wgmma) {
+          // One warpgroup product per m-tile and 16 keys, P from registers,
+          // V MN-major (its rows are keys): 16 keys are 2048 bytes.
+          SmallVector<SmallVector<Value>> p(mTiles);
+          for (int64_t mt = 0; mt < mTiles; ++mt)
+            for (int64_t ks = 0; ks < kKeys / 16; ++ks) {
+              auto &t0 = s[mt][2 * ks], &t1 = s[mt][2 * ks + 1];
+              p[mt].append({pack(t0[0], t0[1]), pack(t0[2], t0[3]),
+                            pack(t1[0], t1[1]), pack(t1[2], t1[3])});
+            }
+          int64_t perTile = oTiles * 4;
+          for (int64_t mt = 0; mt < mTiles; ++mt) {
+            SmallVector<Value> both(o.begin() + mt * perTile,
+                                    o.begin() + (mt + 1) * perTile);
+            both.append(p[mt]);
+            both = fenceOperands(both);
+            std::copy(both.begin(), both.begin() + perTile,
+                      o.begin() + mt * perTile);
+            p[mt].assign(both.begin() + perTile, both.end());
+          }
+          asmBarrier("wgmma.fence.sync.aligned;");
+          for (int64_t mt = 0; mt < mTiles; ++mt)
+            for (int64_t ks = 0; ks < kKeys / 16; ++ks) {
+              SmallVector<Value> d =
+                  wgmmaStep(ArrayRef<Value>(o).slice(mt * perTile, perTile),
+                            Value(), ArrayRef<Value>(p[mt]).slice(4 * ks, 4),
+                            advance(vDesc, ks * 16 * 128), /*transposeB=*/true,
+                            /*accumulate=*/true);
+              std::copy(d.begin(), d.end(), o.begin() + mt * perTile);
+            }
+          asmBarrier("wgmma.commit_group.sync.aligned;");
+          asmBarrier("wgmma.wait_group.sync.aligned 0;");
+          for (int64_t mt = 0; mt < mTiles; ++mt) {
+            SmallVector<Value> fenced =
+                fenceOperands(ArrayRef<Value>(o).slice(mt * perTile, perTile));
+            std::copy(fenced.begin(), fenced.end(), o.begin() + mt * perTile);
+          }
+        } else {
+          // Each V fragment feeds every m-tile.
           Value row = add(band(lane, 7), shl(band(shr(lane, 3), 1), 3));
           Value half = shr(lane, 4);
           for (int64_t ks = 0; ks < kKeys / 16; ++ks) {
@@ -587,7 +816,7 @@ LogicalResult FlashEmitter::run() {
             for (int64_t dp = 0; dp < dim / 16; ++dp) {
               SmallVector<Value> r =
                   ldmatrix(at(vBase, swizzled(add(row, c32(ks * 16)),
-                                              add(c32(dp * 2), half))),
+                                              add(c32(dp * 2), half), kKeys)),
                            true);
               for (int64_t mt = 0; mt < mTiles; ++mt)
                 for (int64_t j = 0; j < 2; ++j) {
@@ -617,7 +846,7 @@ LogicalResult FlashEmitter::run() {
       for (int32_t mask : {1, 2})
         l = arith::AddFOp::create(b, loc, l, shuffleXor(l, mask));
       Value inverse = arith::DivFOp::create(b, loc, cf(1.0), l);
-      Value row = add(add(warpRow, group), c32(16 * mt + 8 * h));
+      Value row = add(add(warpRow(mt), group), c32(8 * h));
       for (int64_t dt = 0; dt < oTiles; ++dt) {
         Value lo = arith::MulFOp::create(b, loc, results[oIndex(mt, dt, 2 * h)],
                                          inverse);
@@ -638,7 +867,7 @@ LogicalResult FlashEmitter::run() {
 
   // The launch and the reason, next to the graph layer's decisions.
   int64_t blocks = batch * blocksPerSeq;
-  int64_t shared = sharedBytes(dim, seqQ);
+  int64_t shared = sharedBytes(dim, seqQ, wgmma);
   decl->setAttr("strata.gpu_mapping", b.getStringAttr("flash_attention"));
   decl->setAttr("strata.gpu_grid", b.getDenseI64ArrayAttr({blocks, 1, 1}));
   decl->setAttr("strata.gpu_block", b.getDenseI64ArrayAttr({kThreads, 1, 1}));
@@ -649,12 +878,19 @@ LogicalResult FlashEmitter::run() {
       b.getStringAttr(
           "flash attention: one block of " + std::to_string(kWarps) +
           " warps per " + std::to_string(rows) + " query rows (" +
-          std::to_string(blocks) + " blocks, " + std::to_string(16 * mTiles) +
-          " rows per warp), keys in steps of " + std::to_string(kKeys) +
+          std::to_string(blocks) + " blocks, " +
+          (wgmma ? std::string("one warpgroup")
+                 : std::to_string(16 * mTiles) + " rows per warp") +
+          "), keys in steps of " + std::to_string(kKeys) +
           " through shared memory, double-buffered with cp.async (" +
           std::to_string(shared) +
           " bytes of dynamic shared memory); Q K^T and P V on tensor cores "
-          "(mma.sync m16n8k16, " +
+          "(" +
+          (wgmma ? "wgmma m64n" + std::to_string(kKeys) + "k16 and m64n" +
+                       std::to_string(dim) +
+                       "k16 from 128-byte swizzled shared tiles, P from "
+                       "registers, "
+                 : std::string("mma.sync m16n8k16, ")) +
           (f16 ? "f16" : "bf16") +
           " in, f32 accumulators); the softmax online in registers" +
           (causalOffset ? "; the causal mask from indices, key steps past "
@@ -667,18 +903,19 @@ LogicalResult FlashEmitter::run() {
 
 LogicalResult strata::emitFlashAttention(func::FuncOp decl, func::FuncOp body,
                                          ModuleOp kernels,
-                                         int64_t dynamicSharedLimit) {
+                                         int64_t dynamicSharedLimit,
+                                         bool wgmma) {
   auto params = decl->getAttrOfType<DictionaryAttr>("strata.attention");
   if (!params)
     return decl.emitError("internal error: the attention kernel ")
            << decl.getSymName() << " has no strata.attention parameters";
   int64_t dim = cast<IntegerAttr>(params.get("head_dim")).getInt();
   int64_t seqQ = cast<IntegerAttr>(params.get("seq_q")).getInt();
-  int64_t shared = sharedBytes(dim, seqQ);
+  int64_t shared = sharedBytes(dim, seqQ, wgmma);
   if (shared > std::max<int64_t>(dynamicSharedLimit, 48 * 1024))
     return decl.emitError("the attention kernel ")
            << decl.getSymName() << " needs " << shared
            << " bytes of shared memory; this GPU gives a block at most "
            << std::max<int64_t>(dynamicSharedLimit, 48 * 1024);
-  return FlashEmitter(decl, body, kernels, params).run();
+  return FlashEmitter(decl, body, kernels, params, wgmma).run();
 }

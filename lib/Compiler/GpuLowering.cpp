@@ -62,7 +62,8 @@ strata::gpuStagePipeline(const CompileOptions &options) {
        // Dynamic shared memory as far as the GPU allows it.
        top("strata-gpu-map",
            "dynamic-shared-limit=" +
-               std::to_string(gpuDynamicSharedLimit(gpuArchitecture(options)))),
+               std::to_string(gpuDynamicSharedLimit(gpuArchitecture(options))) +
+               (gpuHasWgmma(gpuArchitecture(options)) ? " wgmma=true" : "")),
        nested("convert-linalg-to-loops"), nested("canonicalize")});
   return entries;
 }

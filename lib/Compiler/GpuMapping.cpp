@@ -2450,6 +2450,11 @@ struct GpuMapPass : PassWrapper<GpuMapPass, OperationPass<ModuleOp>> {
                      "(0: static shared memory only); the default suits "
                      "sm_90, see strata::gpuDynamicSharedLimit"),
       llvm::cl::init(strata::gpuDynamicSharedLimit("sm_90"))};
+  Option<bool> wgmma{*this, "wgmma",
+                     llvm::cl::desc("Generate Hopper's warpgroup products "
+                                    "(wgmma; sm_90a only) in the kernels "
+                                    "that have tensor-core forms"),
+                     llvm::cl::init(false)};
   StringRef getArgument() const final { return "strata-gpu-map"; }
   StringRef getDescription() const final {
     return "Map each bufferized kernel onto a grid of thread blocks "
@@ -2485,7 +2490,7 @@ struct GpuMapPass : PassWrapper<GpuMapPass, OperationPass<ModuleOp>> {
       }
       if (decl->hasAttr("strata.template")) {
         if (failed(strata::emitFlashAttention(decl, body, kernels,
-                                              dynamicSharedLimit)))
+                                              dynamicSharedLimit, wgmma)))
           return signalPassFailure();
         continue;
       }
@@ -2512,6 +2517,8 @@ int64_t strata::gpuDynamicSharedLimit(llvm::StringRef arch) {
   // Older or unknown: static shared memory only.
   return 0;
 }
+
+bool strata::gpuHasWgmma(llvm::StringRef arch) { return arch == "sm_90a"; }
 
 std::string strata::gpuCopyKernelName(uint64_t bytes) {
   return "strata_copy_" + std::to_string(bytes);
