@@ -3,7 +3,11 @@
 #include "strata/Compiler/Compiler.h"
 #include "strata/Compiler/Pipeline.h"
 
+#include "CompilerUtils.h"
 #include "Gpu.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/OwningOpRef.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
@@ -17,6 +21,32 @@
 
 using namespace mlir;
 
+/// The launches the module plans are its main variant's: each kernel of
+/// the portable variant must take the same grid and block and at most the
+/// same dynamic shared memory (wgmma's kernels only ever ask for more).
+static LogicalResult checkPortableLaunches(ModuleOp module, ModuleOp portable) {
+  for (auto decl : module.getOps<func::FuncOp>()) {
+    auto kind = decl->getAttrOfType<StringAttr>("strata.kind");
+    if (!kind || kind.getValue() != "codegen")
+      continue;
+    auto other = portable.lookupSymbol<func::FuncOp>(decl.getSymName());
+    auto sameArray = [&](StringRef name) {
+      return other && decl->getAttr(name) == other->getAttr(name);
+    };
+    auto bytes = [](func::FuncOp f) {
+      auto a = f->getAttrOfType<IntegerAttr>("strata.gpu_shared_bytes");
+      return a ? a.getInt() : 0;
+    };
+    if (!sameArray("strata.gpu_grid") || !sameArray("strata.gpu_block") ||
+        bytes(other) > bytes(decl))
+      return decl.emitError("internal error: kernel ")
+             << decl.getSymName()
+             << " is launched differently in the portable PTX's variant "
+                "than in the cubin's";
+  }
+  return success();
+}
+
 LogicalResult strata::compileModule(ModuleOp module,
                                     const CompileOptions &options,
                                     std::vector<uint8_t> &moduleBytes,
@@ -27,7 +57,31 @@ LogicalResult strata::compileModule(ModuleOp module,
   if (from > Stage::Llvm)
     return module.emitError("cannot compile from the ")
            << stageName(from) << " stage: it is not MLIR";
-  if (failed(runStages(module, options, from, Stage::Llvm)))
+  // On the cuda target by default, a module whose kernels have forms for
+  // sm_90a (wgmma) gets its cubin for sm_90a and its PTX, for later GPUs,
+  // generated again for sm_90 from the kernel stage on; any other module is
+  // compiled once, for sm_90, which is then both.
+  CompileOptions effective = options;
+  std::string portableArch =
+      options.target == "cuda" ? gpuPortableArchitecture(options) : "";
+  bool portable = !portableArch.empty() && from <= Stage::Kernel;
+  OwningOpRef<ModuleOp> portableModule;
+  if (portable) {
+    if (failed(runStages(module, options, from, Stage::Kernel)))
+      return failure();
+    from = Stage::Kernel;
+    bool archSpecific =
+        llvm::any_of(module.getOps<func::FuncOp>(), [](func::FuncOp f) {
+          return f->hasAttr("strata.template");
+        });
+    if (archSpecific) {
+      portableModule = module.clone();
+    } else {
+      effective.cpu = portableArch;
+      portable = false;
+    }
+  }
+  if (failed(runStages(module, effective, from, Stage::Llvm)))
     return failure();
   auto start = std::chrono::steady_clock::now();
   auto done = [&](const char *name) {
@@ -41,10 +95,29 @@ LogicalResult strata::compileModule(ModuleOp module,
   };
   if (options.target == "cuda") {
     GpuCode gpu;
-    if (failed(generateGpuCode(module, options, gpu)))
+    if (failed(generateGpuCode(module, effective, gpu)))
       return failure();
     done("object");
-    if (failed(writeGpuModule(module, options, gpu, moduleBytes)))
+    if (portable) {
+      CompileOptions portableOptions = options;
+      portableOptions.cpu = portableArch;
+      portableOptions.verbose = false;
+      // Its stages' IR goes beside the main dumps, in portable-ptx/.
+      std::string dumpDir = getDumpDirectory(options);
+      portableOptions.dumpDir =
+          dumpDir.empty() ? "" : dumpDir + "/portable-ptx";
+      GpuCode portableCode;
+      if (failed(runStages(*portableModule, portableOptions, Stage::Kernel,
+                           Stage::Llvm)) ||
+          failed(generateGpuCode(*portableModule, portableOptions, portableCode,
+                                 /*ptxOnly=*/true)) ||
+          failed(checkPortableLaunches(module, *portableModule)))
+        return failure();
+      gpu.ptx = std::move(portableCode.ptx);
+      gpu.ptxArch = portableCode.arch;
+      done(("portable PTX for " + portableArch).c_str());
+    }
+    if (failed(writeGpuModule(module, effective, gpu, moduleBytes)))
       return failure();
     done("module");
     return success();

@@ -138,10 +138,11 @@ static LogicalResult assemble(ModuleOp module, const std::string &ptxas,
 
 LogicalResult strata::generateGpuCode(ModuleOp module,
                                       const CompileOptions &options,
-                                      GpuCode &code) {
+                                      GpuCode &code, bool ptxOnly) {
   initializeNvptx();
   code = GpuCode();
   code.arch = gpuArchitecture(options);
+  code.ptxArch = code.arch;
   ModuleOp kernels = getKernelsModule(module);
   std::vector<std::string> names;
   for (auto func : module.getOps<func::FuncOp>()) {
@@ -193,7 +194,8 @@ LogicalResult strata::generateGpuCode(ModuleOp module,
       return module.emitError("unknown GPU '")
              << code.arch
              << "' (--cpu for the cuda target names an NVPTX processor such "
-                "as sm_90, sm_90a or sm_80; the default is sm_90)";
+                "as sm_90, sm_90a or sm_80; the default, native, is the "
+                "H100/H200)";
   }
   std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
       triple, code.arch, "", llvm::TargetOptions(), std::nullopt, std::nullopt,
@@ -316,6 +318,8 @@ LogicalResult strata::generateGpuCode(ModuleOp module,
     writeDumpIndex(options, module);
   }
 
+  if (ptxOnly)
+    return success();
   if (!ptxas) {
     emitWarning(module.getLoc())
         << "ptxas was not found (PATH, $CUDA_PATH, $CUDA_HOME, "

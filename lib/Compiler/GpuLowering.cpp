@@ -37,8 +37,14 @@ void registerGpuMapPass();
 
 std::string strata::gpuArchitecture(const CompileOptions &options) {
   if (options.cpu.empty() || options.cpu == "native")
-    return "sm_90";
+    return "sm_90a";
   return options.cpu;
+}
+
+std::string strata::gpuPortableArchitecture(const CompileOptions &options) {
+  if (options.cpu.empty() || options.cpu == "native")
+    return "sm_90";
+  return "";
 }
 
 std::vector<strata::PassEntry>

@@ -466,9 +466,11 @@ LogicalResult Planner::run(const CompileOptions &options,
     builder.addMetadata("source", source.str());
   builder.addMetadata("compiler", "strata " STRATA_VERSION_STRING
                                   " (LLVM " LLVM_VERSION_STRING ")");
-  if (gpu)
+  if (gpu) {
     builder.addMetadata("gpu_arch", gpu->arch);
-  else
+    if (!gpu->ptxArch.empty() && gpu->ptxArch != gpu->arch)
+      builder.addMetadata("gpu_ptx_arch", gpu->ptxArch);
+  } else
     builder.addMetadata("cpu", options.cpu);
   out = builder.finish();
   return success();

@@ -53,7 +53,9 @@ struct CompileOptions {
   std::string target = "cpu";
   /// The processor to generate code for. cpu: "native" (the host), "avx2"
   /// (x86-64-v3), "avx512" (x86-64-v4), or any LLVM CPU name. cuda:
-  /// "native" (sm_90, the H100/H200) or an NVPTX name ("sm_90a", "sm_80").
+  /// "native" (the H100/H200: a cubin for sm_90a, with PTX for sm_90 that
+  /// later GPUs JIT-compile) or an NVPTX name ("sm_90a", "sm_90", "sm_80")
+  /// for both.
   std::string cpu = "native";
   /// Shapes for inputs with dynamic dimensions, by input name. Every
   /// dynamic dimension must be bound before code generation.
@@ -119,16 +121,20 @@ struct GpuCode {
   std::string ptx;
   /// Empty when ptxas was not found (the runtime then JIT-compiles the PTX).
   std::vector<uint8_t> cubin;
-  /// The architecture of the cubin and PTX target ("sm_90").
+  /// The architecture of the cubin ("sm_90a").
   std::string arch;
+  /// The PTX's target: `arch`, or a portable one the module's PTX was
+  /// generated for separately ("sm_90" beside an sm_90a cubin).
+  std::string ptxArch;
 };
 
 /// The object stage for the cuda target: translates the kernels of a module
 /// at the llvm stage to LLVM IR, links libdevice when they call it,
-/// optimizes for the NVPTX target, writes PTX and assembles it with ptxas.
+/// optimizes for the NVPTX target, writes PTX and, unless `ptxOnly`,
+/// assembles it with ptxas.
 mlir::LogicalResult generateGpuCode(mlir::ModuleOp module,
                                     const CompileOptions &options,
-                                    GpuCode &code);
+                                    GpuCode &code, bool ptxOnly = false);
 
 /// Plans memory and writes the module file's bytes for a module at the
 /// kernel stage or later whose kernels' code is `sharedObject`.
