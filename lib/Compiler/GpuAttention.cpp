@@ -5,32 +5,44 @@
 // in strata.attention) for NVIDIA GPUs from sm_80 on, in place of the
 // generic mapping of strata-gpu-map:
 //
-//   one thread block of 4 warps per 64 query rows of one (batch, head);
-//   Q's tile is loaded once, then K and V stream through shared memory in
-//   tiles of 64 keys, double-buffered with cp.async (the next tile loads
-//   while this one is used); each warp owns 16 query rows:
+//   one thread block of 4 warps per 64 or 128 query rows of one (batch,
+//   head) (attentionQueryRows); Q's tile is loaded once, then K and V
+//   stream through shared memory in tiles of 64 keys, double-buffered with
+//   cp.async (the next tile loads while this one is used):
 //
-//     S = Q Kᵀ          mma.sync m16n8k16 (bf16 or f16 in, f32 out),
-//                       fragments read with ldmatrix
+//     S = Q Kᵀ          bf16 or f16 in, f32 accumulators
 //     online softmax    scaled into the log2 domain, the running row max m
 //                       and sum l per row, exp2; the accumulated O rescaled
 //                       by exp2(m_old - m_new) when the max grows
 //     O += P V          P re-packed from S's accumulators in registers
-//                       (their layout is the A fragment's), V read with
-//                       ldmatrix.trans
+//                       (their layout is the A operand's)
 //
 //   and O / l is written once. The scores never reach memory. A causal
 //   mask (keys j <= i + offset) is computed from indices, and key tiles
 //   past the diagonal are skipped; blocks run in decreasing query order so
 //   that the longest causal blocks start first.
 //
-// Shared tiles are rows of D/8 16-byte chunks, chunk c of row r stored at
-// c ^ (r mod 8): the 8 rows an ldmatrix reads at one column then fall in 8
-// distinct bank groups.
+// The products, by GPU:
+//   - sm_90a (wgmma): the 4 warps are one warpgroup. S is wgmma m64n64k16
+//     steps with Q and K read from shared memory by descriptor; O is
+//     m64n{D}k16 steps with P's words from registers and V read transposed
+//     (MN-major). Each batch of products is fenced, committed and waited
+//     for before its accumulators are read; the accumulators pass through
+//     empty asm statements (fenceOperands) so that no arithmetic on them
+//     moves into the asynchronous span.
+//   - sm_80 and plain sm_90 (mma.sync m16n8k16): each warp owns 16 or 32
+//     rows; fragments are read with ldmatrix (V with ldmatrix.trans).
+//
+// Shared tiles are one or two column halves of 64 elements, each its rows
+// of 128 bytes, with 16-byte chunk c of row r at c ^ (r mod 8): wgmma's
+// 128-byte swizzle (tiles start at 1024-byte boundaries), under which the
+// 8 rows an ldmatrix reads at one column also fall in 8 distinct bank
+// groups.
 //
 // The body mixes arith, scf and gpu ops with LLVM and NVVM ops for what has
-// no higher-level form here (ldmatrix, mma.sync, cp.async and pointers into
-// shared memory); the llvm stage lowers the rest around them.
+// no higher-level form here (ldmatrix, mma.sync, cp.async, pointers into
+// shared memory) and inline PTX for wgmma (its register operands and
+// asynchronous groups); the llvm stage lowers the rest around them.
 //
 //===----------------------------------------------------------------------===//
 
