@@ -184,6 +184,16 @@ private:
   SmallVector<Value> wgmmaStep(ArrayRef<Value> acc, Value aDescriptor,
                                ArrayRef<Value> aWords, Value bDescriptor,
                                bool transposeB, bool accumulate);
+  /// An inline PTX statement with side effects (LLVM's $N operands).
+  LLVM::InlineAsmOp inlineAsm(Type result, ValueRange operands, StringRef text,
+                              StringRef constraints) {
+    return LLVM::InlineAsmOp::create(
+        b, loc, result, operands, text, constraints,
+        /*has_side_effects=*/true, /*is_align_stack=*/false,
+        LLVM::tailcallkind::TailCallKind::None,
+        LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+        ArrayAttr());
+  }
   /// An instruction of wgmma's protocol with no operands (fence,
   /// commit_group, wait_group, fence.proxy.async); it orders memory.
   void asmBarrier(StringRef text);
@@ -348,14 +358,7 @@ SmallVector<Value> FlashEmitter::wgmmaStep(ArrayRef<Value> acc,
   operands.push_back(c32(accumulate ? 1 : 0));
   auto structType = LLVM::LLVMStructType::getLiteral(
       b.getContext(), SmallVector<Type>(count, f32()));
-  Value d =
-      LLVM::InlineAsmOp::create(
-          b, loc, structType, operands, text, constraints,
-          /*has_side_effects=*/true, /*is_align_stack=*/false,
-          LLVM::tailcallkind::TailCallKind::None,
-          LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
-          ArrayAttr())
-          .getResult(0);
+  Value d = inlineAsm(structType, operands, text, constraints).getResult(0);
   SmallVector<Value> out;
   for (int64_t i = 0; i < count; ++i)
     out.push_back(LLVM::ExtractValueOp::create(b, loc, d, i));
@@ -363,12 +366,7 @@ SmallVector<Value> FlashEmitter::wgmmaStep(ArrayRef<Value> acc,
 }
 
 void FlashEmitter::asmBarrier(StringRef text) {
-  LLVM::InlineAsmOp::create(
-      b, loc, TypeRange(), ValueRange(), text, "~{memory}",
-      /*has_side_effects=*/true, /*is_align_stack=*/false,
-      LLVM::tailcallkind::TailCallKind::None,
-      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
-      ArrayAttr());
+  inlineAsm(Type(), ValueRange(), text, "~{memory}");
 }
 
 SmallVector<Value> FlashEmitter::fenceOperands(ArrayRef<Value> values) {
@@ -382,12 +380,8 @@ SmallVector<Value> FlashEmitter::fenceOperands(ArrayRef<Value> values) {
   for (size_t i = 0; i < values.size(); ++i)
     cs << (i ? "," : "") << i;
   Value fenced =
-      LLVM::InlineAsmOp::create(
-          b, loc, LLVM::LLVMStructType::getLiteral(b.getContext(), types),
-          values, "", constraints, /*has_side_effects=*/true,
-          /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
-          LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
-          ArrayAttr())
+      inlineAsm(LLVM::LLVMStructType::getLiteral(b.getContext(), types), values,
+                "", constraints)
           .getResult(0);
   SmallVector<Value> out;
   for (size_t i = 0; i < values.size(); ++i)
