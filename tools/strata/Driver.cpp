@@ -317,9 +317,13 @@ static std::string shortKey(llvm::StringRef key) {
 
 /// The CPU the code is generated for. For "native", the host's name and a
 /// digest of its features: code generation reads both.
-static std::string cpuDescription(const std::string &cpu) {
+static std::string cpuDescription(const std::string &target,
+                                  const std::string &cpu) {
   if (cpu != "native")
     return cpu;
+  // The cuda target's native is a fixed GPU, not this machine's CPU.
+  if (target == "cuda")
+    return "native (the H100/H200: an sm_90a cubin, sm_90 PTX)";
   std::vector<std::string> features;
   for (const auto &feature : llvm::sys::getHostCPUFeatures())
     if (feature.getValue())
@@ -391,7 +395,8 @@ computeKey(const std::string &path, const CompileFlags &flags,
     shapePart.fields.push_back({name, rt::shapeToString(shape)});
   key.parts.push_back(std::move(shapePart));
   key.parts.push_back({"target", {{"target", flags.target}}});
-  key.parts.push_back({"cpu", {{"cpu", cpuDescription(flags.cpu)}}});
+  key.parts.push_back(
+      {"cpu", {{"cpu", cpuDescription(flags.target, flags.cpu)}}});
 
   std::string decisions = "none";
   if (!flags.decisionsFile.empty()) {
