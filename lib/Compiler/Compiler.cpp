@@ -70,11 +70,7 @@ LogicalResult strata::compileModule(ModuleOp module,
     if (failed(runStages(module, options, from, Stage::Kernel)))
       return failure();
     from = Stage::Kernel;
-    bool archSpecific =
-        llvm::any_of(module.getOps<func::FuncOp>(), [](func::FuncOp f) {
-          return f->hasAttr("strata.template");
-        });
-    if (archSpecific) {
+    if (gpuHasWgmmaForms(module)) {
       portableModule = module.clone();
     } else {
       effective.cpu = portableArch;

@@ -69,6 +69,10 @@ mlir::LogicalResult emitFlashAttention(mlir::func::FuncOp decl,
 /// later GPUs have other tensor-core instructions).
 bool gpuHasWgmma(llvm::StringRef arch);
 
+/// Whether strata-gpu-map would emit any kernel of `module` (at the kernel
+/// stage) differently with wgmma: its templates (flash attention).
+bool gpuHasWgmmaForms(mlir::ModuleOp module);
+
 /// The name of the kernel that copies `bytes` bytes (the plan copies model
 /// inputs that views read; see ModuleWriter.cpp).
 std::string gpuCopyKernelName(uint64_t bytes);

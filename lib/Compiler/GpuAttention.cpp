@@ -617,7 +617,6 @@ LogicalResult FlashEmitter::run() {
         gpu::BarrierOp::create(b, loc);
 
         // S = Q Kᵀ: per m-tile, 8 tiles of 8 keys.
-        Value kBase = kTile(stage);
         Value zero = cf(0.0);
         SmallVector<SmallVector<SmallVector<Value>>> s(
             mTiles, SmallVector<SmallVector<Value>>(
@@ -629,8 +628,7 @@ LogicalResult FlashEmitter::run() {
           Value offset = wide(mul(stage, c32(tileBytes >> 4)));
           kDesc = arith::AddIOp::create(b, loc, kDesc0, offset);
           vDesc = arith::AddIOp::create(b, loc, vDesc0, offset);
-        }
-        if (wgmma) {
+
           // One warpgroup product per m-tile and 16 columns of Q: the
           // k-step's 32 bytes within a 128-byte half row.
           Value poison = LLVM::PoisonOp::create(b, loc, f32());
@@ -655,6 +653,7 @@ LogicalResult FlashEmitter::run() {
           }
         } else {
           // Each K fragment feeds every m-tile.
+          Value kBase = kTile(stage);
           Value row = add(band(lane, 7), shl(shr(lane, 4), 3));
           Value half = band(shr(lane, 3), 1);
           for (int64_t np = 0; np < kKeys / 16; ++np)
@@ -769,18 +768,18 @@ LogicalResult FlashEmitter::run() {
               }
           }
 
-        // O += P V: P's A fragments are S's accumulators, packed.
-        Value vBase = vTile(stage);
+        // O += P V: P's A fragments are S's accumulators, packed: per
+        // m-tile, four words per 16 keys.
+        SmallVector<SmallVector<Value>> p(mTiles);
+        for (int64_t mt = 0; mt < mTiles; ++mt)
+          for (int64_t ks = 0; ks < kKeys / 16; ++ks) {
+            auto &t0 = s[mt][2 * ks], &t1 = s[mt][2 * ks + 1];
+            p[mt].append({pack(t0[0], t0[1]), pack(t0[2], t0[3]),
+                          pack(t1[0], t1[1]), pack(t1[2], t1[3])});
+          }
         if (wgmma) {
           // One warpgroup product per m-tile and 16 keys, P from registers,
           // V MN-major (its rows are keys): 16 keys are 2048 bytes.
-          SmallVector<SmallVector<Value>> p(mTiles);
-          for (int64_t mt = 0; mt < mTiles; ++mt)
-            for (int64_t ks = 0; ks < kKeys / 16; ++ks) {
-              auto &t0 = s[mt][2 * ks], &t1 = s[mt][2 * ks + 1];
-              p[mt].append({pack(t0[0], t0[1]), pack(t0[2], t0[3]),
-                            pack(t1[0], t1[1]), pack(t1[2], t1[3])});
-            }
           int64_t perTile = oTiles * 4;
           for (int64_t mt = 0; mt < mTiles; ++mt) {
             SmallVector<Value> both(o.begin() + mt * perTile,
@@ -810,15 +809,10 @@ LogicalResult FlashEmitter::run() {
           }
         } else {
           // Each V fragment feeds every m-tile.
+          Value vBase = vTile(stage);
           Value row = add(band(lane, 7), shl(band(shr(lane, 3), 1), 3));
           Value half = shr(lane, 4);
           for (int64_t ks = 0; ks < kKeys / 16; ++ks) {
-            SmallVector<SmallVector<Value>> p;
-            for (int64_t mt = 0; mt < mTiles; ++mt) {
-              auto &t0 = s[mt][2 * ks], &t1 = s[mt][2 * ks + 1];
-              p.push_back({pack(t0[0], t0[1]), pack(t0[2], t0[3]),
-                           pack(t1[0], t1[1]), pack(t1[2], t1[3])});
-            }
             for (int64_t dp = 0; dp < dim / 16; ++dp) {
               SmallVector<Value> r =
                   ldmatrix(at(vBase, swizzled(add(row, c32(ks * 16)),
@@ -828,7 +822,8 @@ LogicalResult FlashEmitter::run() {
                 for (int64_t j = 0; j < 2; ++j) {
                   int64_t first = oIndex(mt, 2 * dp + j, 0);
                   SmallVector<Value> d =
-                      mma(p[mt], {r[2 * j], r[2 * j + 1]},
+                      mma(ArrayRef<Value>(p[mt]).slice(4 * ks, 4),
+                          {r[2 * j], r[2 * j + 1]},
                           ArrayRef<Value>(o).slice(first, 4));
                   std::copy(d.begin(), d.end(), o.begin() + first);
                 }

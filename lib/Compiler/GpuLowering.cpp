@@ -35,16 +35,17 @@ namespace strata {
 void registerGpuMapPass();
 } // namespace strata
 
+/// Whether --cpu leaves the GPU to strata: the H100/H200.
+static bool nativeGpu(const strata::CompileOptions &options) {
+  return options.cpu.empty() || options.cpu == "native";
+}
+
 std::string strata::gpuArchitecture(const CompileOptions &options) {
-  if (options.cpu.empty() || options.cpu == "native")
-    return "sm_90a";
-  return options.cpu;
+  return nativeGpu(options) ? "sm_90a" : options.cpu;
 }
 
 std::string strata::gpuPortableArchitecture(const CompileOptions &options) {
-  if (options.cpu.empty() || options.cpu == "native")
-    return "sm_90";
-  return "";
+  return nativeGpu(options) ? "sm_90" : "";
 }
 
 std::vector<strata::PassEntry>
@@ -61,15 +62,16 @@ strata::gpuStagePipeline(const CompileOptions &options) {
   // it: they refuse gpu ops, whose memory effects they do not know). Buffers
   // allocated inside loops or branches stay allocations. The linalg ops the
   // mapping left (inside such code) become loops.
+  std::string arch = gpuArchitecture(options);
   std::vector<strata::PassEntry> entries = strata::bufferizationPasses();
   entries.insert(
       entries.end(),
       {nested("canonicalize"), nested("strata-copy-to-linalg"),
-       // Dynamic shared memory as far as the GPU allows it.
-       top("strata-gpu-map",
-           "dynamic-shared-limit=" +
-               std::to_string(gpuDynamicSharedLimit(gpuArchitecture(options))) +
-               (gpuHasWgmma(gpuArchitecture(options)) ? " wgmma=true" : "")),
+       // Dynamic shared memory as far as the GPU allows it; wgmma where the
+       // GPU has it.
+       top("strata-gpu-map", "dynamic-shared-limit=" +
+                                 std::to_string(gpuDynamicSharedLimit(arch)) +
+                                 (gpuHasWgmma(arch) ? " wgmma=true" : "")),
        nested("convert-linalg-to-loops"), nested("canonicalize")});
   return entries;
 }

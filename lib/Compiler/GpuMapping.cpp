@@ -2520,6 +2520,12 @@ int64_t strata::gpuDynamicSharedLimit(llvm::StringRef arch) {
 
 bool strata::gpuHasWgmma(llvm::StringRef arch) { return arch == "sm_90a"; }
 
+bool strata::gpuHasWgmmaForms(ModuleOp module) {
+  return llvm::any_of(module.getOps<func::FuncOp>(), [](func::FuncOp f) {
+    return f->hasAttr("strata.template");
+  });
+}
+
 std::string strata::gpuCopyKernelName(uint64_t bytes) {
   return "strata_copy_" + std::to_string(bytes);
 }
