@@ -19,8 +19,8 @@
 //
 //   and O / l is written once. The scores never reach memory. A causal
 //   mask (keys j <= i + offset) is computed from indices, and key tiles
-//   past the diagonal are skipped; blocks run in decreasing query order so
-//   that the longest causal blocks start first.
+//   past the diagonal are skipped; blocks run in decreasing query order,
+//   the heads interleaved, so that the longest causal blocks start first.
 //
 // The products, by GPU:
 //   - sm_90a (wgmma): the 4 warps are one warpgroup. S is wgmma m64n64k16
@@ -59,6 +59,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/SymbolTable.h"
 
+#include <algorithm>
 #include <cmath>
 
 using namespace mlir;
@@ -120,6 +121,20 @@ public:
   LogicalResult run();
 
 private:
+  /// The heads whose blocks a causal kernel interleaves (FlashEmitter::run):
+  /// all of them when their K and V fit in kInterleaveBytes together, half
+  /// of the H100's and H200's 50 MiB L2, else one. Measured on the H200
+  /// (bench/RESULTS.md, 2026-11-30 04:36): GPT-2 small's 96 heads of 1024
+  /// keys (24 MiB) interleaved, 5.27 -> 5.07 ms; groups of 25 heads of 4096
+  /// keys at head dimension 64 (each group's K and V in 25 MiB), 1.72 ->
+  /// 1.84 ms, where one head's 32 blocks together already put the long
+  /// ones first and share their K and V in L2.
+  int64_t causalHeadGroup() const {
+    constexpr int64_t kInterleaveBytes = 25ll << 20;
+    int64_t perHead = 2 * seqK * dim * 2;
+    return batch * perHead <= kInterleaveBytes ? batch : 1;
+  }
+
   // Types and constants.
   Type i32() { return b.getI32Type(); }
   Type f32() { return b.getF32Type(); }
@@ -463,12 +478,24 @@ LogicalResult FlashEmitter::run() {
   lane = band(tid, 31);
   Value group = shr(lane, 2), quad = band(lane, 3);
 
-  // Blocks in decreasing query order within each (batch, head).
+  // The block's (batch, head) and query block. Blocks start in decreasing
+  // query order. Heads go in groups (causalHeadGroup): within a group the
+  // block index walks the heads fastest, so that every head's longest
+  // blocks start before any head's shorter ones (a causal block's work
+  // grows with its query block) and the grid's last blocks are short ones
+  // of many heads, not long ones of the last heads. A group of one head
+  // (long sequences, and no mask, where every block does the same work)
+  // keeps each head's blocks together.
   int64_t blocksPerSeq = seqQ / rows;
-  Value head = arith::DivUIOp::create(b, loc, bid, c32(blocksPerSeq));
-  Value qBlock = arith::SubIOp::create(
-      b, loc, c32(blocksPerSeq - 1),
-      arith::RemUIOp::create(b, loc, bid, c32(blocksPerSeq)));
+  int64_t heads = causalOffset ? causalHeadGroup() : 1;
+  Value groupIndex =
+      arith::DivUIOp::create(b, loc, bid, c32(heads * blocksPerSeq));
+  Value within = arith::RemUIOp::create(b, loc, bid, c32(heads * blocksPerSeq));
+  Value head = add(mul(groupIndex, c32(heads)),
+                   arith::RemUIOp::create(b, loc, within, c32(heads)));
+  Value qBlock =
+      arith::SubIOp::create(b, loc, c32(blocksPerSeq - 1),
+                            arith::DivUIOp::create(b, loc, within, c32(heads)));
   Value q0 = mul(qBlock, c32(rows));
   // The (batch, head) index's digits over the batch dimensions, and each
   // operand's first row for them, in bytes.
@@ -896,7 +923,11 @@ LogicalResult FlashEmitter::run() {
           " in, f32 accumulators); the softmax online in registers" +
           (causalOffset ? "; the causal mask from indices, key steps past "
                           "the diagonal skipped"
-                        : "")));
+                        : "") +
+          "; blocks in decreasing query order, " +
+          (causalHeadGroup() > 1 && causalOffset
+               ? "the " + std::to_string(batch) + " heads interleaved"
+               : std::string("one head after another"))));
   return success();
 }
 
