@@ -86,12 +86,16 @@ std::optional<AttentionMatch> matchAttention(mlir::Operation *op,
 /// sequence lengths must be multiples of (GpuAttention.cpp).
 constexpr int64_t kAttentionBlockRows = 64;
 
-/// The query rows one thread block of the kernel computes: 4 warps of 32
-/// rows where a warp's accumulators fit in registers (head dimension 64),
-/// so that each K and V fragment read from shared memory feeds two
-/// products; else 4 warps of 16 rows.
+/// The query rows one thread block of the kernel computes: 128 (4 warps of
+/// 32 rows, or two m64 tiles of a warpgroup) where a warp's accumulators fit
+/// in registers (head dimension 64) and the sequence is longer than 1024,
+/// so that each K and V tile read from shared memory feeds twice the rows;
+/// else 64. Measured on the H200 (bench/RESULTS.md, 2026-11-30): 128 rows
+/// were 2-4% faster at 4096 keys, and 64 rows made GPT-2 small's attention
+/// (1024 keys, causal) 12% faster, twice the blocks balancing a grid of
+/// under two waves.
 inline int64_t attentionQueryRows(int64_t headDim, int64_t seqQ) {
-  return headDim <= 64 && seqQ % 128 == 0 ? 128 : 64;
+  return headDim <= 64 && seqQ % 128 == 0 && seqQ > 1024 ? 128 : 64;
 }
 
 } // namespace strata

@@ -13,7 +13,7 @@ in the forms exporters write it (opset 17), with q, k, v as graph inputs and
 the scale and mask built from Constant and ConstantOfShape nodes. Shapes are
 [B, H, S|T, D] unless stated; B, H = 2, 3 (1, 2 with --small, for quick CPU
 runs: S, T and D, which decide whether the kernel applies, stay the same).
-About 10 MB in all (3.6 MB with --small).
+About 19 MB in all (7 MB with --small).
 
 Fused (Q, K, V of one type f16 or bf16, same batch dims, D in {64, 128}, S
 and T multiples of 64):
@@ -22,6 +22,9 @@ bf16_d64           the torch export: MatMul(q, Transpose(k)) -> Cast f32 ->
 bf16_d64_causal    the same with the causal mask torch writes:
                    Where(Trilu(ConstantOfShape(true [S, T]), k=1, upper),
                    -inf, x): key j is masked when j - i >= 1
+bf16_d64_long      S=T=1152: past 1024 rows the kernel's blocks take 128
+                   query rows at D=64 (64 otherwise), 9 of them per head
+bf16_d64_long_causal the same, causal
 bf16_d128          D=128, S=T=192 (three 64-row tiles), scale 1/sqrt(128)
 bf16_d128_causal   the same, causal
 f16_d64_causal     bf16_d64_causal in f16 (Cast to f32 and back to f16)
@@ -173,6 +176,9 @@ def cases(small):
     return [
         Case("bf16_d64", BF16, b + [256, 64], b + [256, 64]),
         Case("bf16_d64_causal", BF16, b + [256, 64], b + [256, 64],
+             mask=causal),
+        Case("bf16_d64_long", BF16, b + [1152, 64], b + [1152, 64]),
+        Case("bf16_d64_long_causal", BF16, b + [1152, 64], b + [1152, 64],
              mask=causal),
         Case("bf16_d128", BF16, b + [192, 128], b + [192, 128],
              scale=("Mul", r)),
