@@ -362,8 +362,8 @@ def run_strata(w, inputs, ref, dev, o, dims):
         out = _read_raw(os.path.join(d, "output_0.bin"), w.outputs[0], shapes[0], dev)
         res["check"] = compare(out, ref, w.tol)
         del out
-        for k in ("time", "method", "replay", "replay_error", "profile", "device",
-                  "loaded_image", "session_run", "steps"):
+        for k in ("time", "method", "session_replay", "session_replay_error", "profile",
+                  "device", "loaded_image", "session_run", "steps"):
             if k in r:
                 res[k] = r[k]
         if p.stderr.strip():
@@ -555,8 +555,9 @@ def main():
                                f"{o.warmup} warm-up runs (about {o.target_ms:.0f} ms of runs, "
                                f"{o.min_runs}..{o.max_runs})",
                       "jax": "wall clock over back-to-back calls, median of rounds",
-                      "strata": "strata-bench-gpu: CUDA events around replays of a CUDA graph "
-                                "of the module's kernels (device only)"},
+                      "strata": "strata-bench-gpu: CUDA events around each replay of the "
+                                "Session's CUDA graph of all its steps, kernels and cuBLASLt "
+                                "calls (cudaTimeRuns; device only)"},
            "notes": [], "workloads": []}
     log(budget, "env: " + json.dumps(res["env"]))
     res["ceilings"] = measure_ceilings(dev, o, o.small)

@@ -311,6 +311,26 @@ TEST(CudaKernel, GraphReplayMatchesDirectLaunches) {
   EXPECT_EQ(l.directRuns, 6u);
 }
 
+TEST(CudaKernel, TimedRunsReplayTheGraph) {
+  REQUIRE_GPU();
+  Session session(addScaleModule(Image::Cubin, "timed.strata"));
+  EXPECT_THAT(errorOf([&] { cudaTimeRuns(session, 2); }),
+              HasSubstr("'timed.strata': timing its device runs needs a run "
+                        "first"));
+  std::mt19937 rng(9);
+  runAndCheck(session, rng);
+  std::vector<double> ms = cudaTimeRuns(session, 5);
+  ASSERT_EQ(ms.size(), 5u);
+  for (double t : ms)
+    EXPECT_GT(t, 0.0);
+  CudaSessionInfo info = cudaSessionInfo(session);
+  EXPECT_EQ(info.graphCaptures, 1u);
+  EXPECT_EQ(info.graphRuns, 6u);
+  // The timed runs leave the session as it was: later runs see their own
+  // inputs and are right.
+  runAndCheck(session, rng);
+}
+
 TEST(CudaKernel, SessionsRunConcurrently) {
   REQUIRE_GPU();
   // Each session has its own stream and memory in the shared primary

@@ -190,6 +190,12 @@ void runCase(const Case &k, double tolerance) {
         << ", the float64 product " << ref[at];
   }
   EXPECT_GE(cudaSessionInfo(session).graphRuns, 1u);
+  // cudaTimeRuns replays the same graph, the library call in it.
+  uint64_t before = cudaSessionInfo(session).graphRuns;
+  std::vector<double> ms = cudaTimeRuns(session, 2);
+  ASSERT_EQ(ms.size(), 2u);
+  EXPECT_GT(ms[0], 0.0);
+  EXPECT_EQ(cudaSessionInfo(session).graphRuns, before + 2);
 }
 
 } // namespace

@@ -278,4 +278,7 @@ TEST_F(CudaPlan, InfoOfACpuSessionIsAnError) {
   Session session(Module::loadFromMemory(addModuleBytes(), "add.strata"));
   EXPECT_THAT(errorOf([&] { cudaSessionInfo(session); }),
               HasSubstr("'add.strata' targets 'cpu', not 'cuda'"));
+  EXPECT_THAT(errorOf([&] { cudaTimeRuns(session, 2); }),
+              HasSubstr("'add.strata' targets 'cpu', not 'cuda': its session "
+                        "has no device runs to time"));
 }

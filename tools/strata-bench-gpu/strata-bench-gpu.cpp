@@ -12,19 +12,17 @@
 //    gets DIR/<input name>.bin (raw little-endian bytes; DIR/input_<K>.bin
 //    when there is no file of that name), runs once, and each output is
 //    written to DIR/output_<K>.bin for the caller to check.
-// 2. Time, device only: the module's kernel steps are launched as the
-//    executor launches them (same cubin or PTX, grid, block, dynamic shared
-//    memory, one device pointer per input and output), captured into one
-//    CUDA graph, and each replay is timed between two CUDA events: the median
-//    over runs, after warm-up. Nothing is copied between host and device
-//    inside the timed region, which is how the peers (torch, JAX) are timed
-//    too. The arena is poisoned (0xFF bytes) first, and the outputs of these
-//    replays are compared byte for byte with the Session's, so the timed
-//    kernels are the checked ones.
+// 2. Time, device only, the reported time: the Session's own runs without
+//    their copies (cudaTimeRuns: its CUDA graph of every step, kernels and
+//    cuBLASLt calls alike, on the inputs already on the device), each
+//    between two CUDA events: the median over runs, after warm-up. Nothing
+//    is copied between host and device inside the timed region, which is how
+//    the peers (torch, JAX) are timed too. The graph timed is the one whose
+//    outputs (1) wrote.
 // 3. Time, per step: a Session with SessionOptions::profile runs the steps
 //    one at a time between CUDA events (the runtime's own step timing); the
-//    sum per run excludes launch gaps. Reported beside (2), and the only
-//    device time when (2) cannot run (a step that is not a generated kernel).
+//    sum per run excludes launch gaps. Reported beside (2) for the steps'
+//    shares, and the device time only when (2) fails.
 // Modules for the CPU are timed with the host clock around Session::run,
 // for testing the harness on a machine without a GPU.
 //
@@ -39,8 +37,6 @@
 
 #include "strata/Runtime/Cuda.h"
 #include "strata/Runtime/Runtime.h"
-
-#include <cuda.h>
 
 #include <algorithm>
 #include <chrono>
@@ -60,17 +56,6 @@ using namespace strata::rt;
 namespace {
 
 [[noreturn]] void fail(const std::string &message) { throw Error(message); }
-
-void check(CUresult r, const char *call, const std::string &where) {
-  if (r == CUDA_SUCCESS)
-    return;
-  const char *name = nullptr, *text = nullptr;
-  cuGetErrorName(r, &name);
-  cuGetErrorString(r, &text);
-  fail(where + ": " + call + " failed with " + (name ? name : "?") + " (" +
-       (text ? text : "?") + ")");
-}
-#define CU(call, where) check((call), #call, (where))
 
 std::vector<uint8_t> readFile(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
@@ -141,7 +126,7 @@ struct Options {
   std::string module, inputs, outputs, json;
   int warmup = 10, minRuns = 20, maxRuns = 500;
   double targetMs = 300;
-  bool replay = true, profile = true;
+  bool profile = true;
 };
 
 /// How many timed runs give about `targetMs` of work at `estimateMs` each.
@@ -150,233 +135,6 @@ size_t runsFor(const Options &o, double estimateMs) {
   return static_cast<size_t>(std::clamp(n, static_cast<double>(o.minRuns),
                                         static_cast<double>(o.maxRuns)));
 }
-
-int64_t attrInt(const Step &step, const char *key, size_t i, int64_t dflt) {
-  for (const Attribute &a : step.attributes)
-    if (a.key == key && a.ints.size() > i)
-      return a.ints[i];
-  return dflt;
-}
-
-//===----------------------------------------------------------------------===//
-// Device-only replay of a CUDA module's kernel steps
-//===----------------------------------------------------------------------===//
-
-class Replay {
-public:
-  explicit Replay(const Module &m) : m_(m) {
-    const std::string where = "replaying '" + m.name() + "'";
-    CU(cuInit(0), where);
-    CU(cuDeviceGet(&device_, 0), where);
-    CU(cuDevicePrimaryCtxRetain(&ctx_, device_), where);
-    CU(cuCtxSetCurrent(ctx_), where);
-    if (m.gpuCubin() &&
-        cuModuleLoadData(&image_, m.gpuCubin()) == CUDA_SUCCESS) {
-      loaded_ = "cubin";
-    } else if (m.gpuPtx()) {
-      image_ = nullptr;
-      CU(cuModuleLoadDataEx(&image_, m.gpuPtx(), 0, nullptr, nullptr),
-         where + ": JIT-compiling the PTX");
-      loaded_ = "ptx";
-    } else {
-      fail(where + ": the GPU takes neither the module's cubin nor its PTX");
-    }
-    // Buffers: the arena in one allocation (poisoned), then one allocation
-    // per constant and per input.
-    const auto &bufs = m.buffers();
-    address_.assign(bufs.size(), 0);
-    if (m.arenaSize()) {
-      CU(cuMemAlloc(&arena_, m.arenaSize()), where + ": the arena");
-      CU(cuMemsetD8(arena_, 0xFF, m.arenaSize()), where + ": poisoning");
-    }
-    for (size_t b = 0; b < bufs.size(); ++b) {
-      const BufferInfo &info = bufs[b];
-      if (info.kind == BufferKind::Arena) {
-        address_[b] = arena_ + info.offset;
-        continue;
-      }
-      size_t bytes = info.kind == BufferKind::Constant
-                         ? info.dataSize
-                         : numElements(info.shape) * dtypeSize(info.dtype);
-      if (!bytes)
-        continue;
-      CU(cuMemAlloc(&address_[b], bytes), where + ": a buffer");
-      owned_.push_back(address_[b]);
-      if (info.kind == BufferKind::Constant)
-        CU(cuMemcpyHtoD(address_[b], info.data, bytes), where + ": constants");
-    }
-    CU(cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING), where);
-    std::map<std::string, CUfunction> fns;
-    for (size_t i = 0; i < m.steps().size(); ++i) {
-      const Step &s = m.steps()[i];
-      if (s.kind != StepKind::Kernel)
-        fail(s.describe(i) + " is not a generated kernel: the replay runs "
-                             "only kernel steps");
-      Launch l;
-      auto f = fns.find(s.name);
-      if (f == fns.end()) {
-        CUfunction fn;
-        CU(cuModuleGetFunction(&fn, image_, s.name.c_str()), s.describe(i));
-        f = fns.emplace(s.name, fn).first;
-      }
-      l.fn = f->second;
-      for (int k = 0; k < 3; ++k) {
-        l.grid[k] = static_cast<unsigned>(attrInt(s, "grid", k, 1));
-        l.block[k] = static_cast<unsigned>(attrInt(s, "block", k, 1));
-      }
-      l.shared = static_cast<unsigned>(attrInt(s, "shared_bytes", 0, 0));
-      if (l.shared > 48 * 1024)
-        CU(cuFuncSetAttribute(l.fn,
-                              CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                              static_cast<int>(l.shared)),
-           s.describe(i));
-      for (uint32_t b : s.inputs)
-        l.ptrs.push_back(address_[b]);
-      for (uint32_t b : s.outputs)
-        l.ptrs.push_back(address_[b]);
-      launches_.push_back(std::move(l));
-    }
-    for (Launch &l : launches_)
-      for (CUdeviceptr &p : l.ptrs)
-        l.params.push_back(&p);
-  }
-
-  ~Replay() {
-    cuCtxSetCurrent(ctx_);
-    if (exec_)
-      cuGraphExecDestroy(exec_);
-    if (graph_)
-      cuGraphDestroy(graph_);
-    for (CUevent e : events_)
-      cuEventDestroy(e);
-    if (stream_)
-      cuStreamDestroy(stream_);
-    for (CUdeviceptr p : owned_)
-      cuMemFree(p);
-    if (arena_)
-      cuMemFree(arena_);
-    if (image_)
-      cuModuleUnload(image_);
-    cuDevicePrimaryCtxRelease(device_);
-  }
-
-  void setInput(size_t i, const Tensor &t) {
-    const TensorSignature &sig = m_.inputs()[i];
-    if (t.byteSize())
-      CU(cuMemcpyHtoD(address_[sig.buffer], t.rawData(), t.byteSize()),
-         "replay: input '" + sig.name + "'");
-  }
-
-  /// Captures the launches into a graph; false (and `why`) when it fails.
-  bool capture(std::string &why) {
-    CUresult r = cuStreamBeginCapture(stream_, CU_STREAM_CAPTURE_MODE_GLOBAL);
-    if (r == CUDA_SUCCESS) {
-      for (const Launch &l : launches_)
-        if ((r = launch(l)) != CUDA_SUCCESS)
-          break;
-      CUgraph g = nullptr;
-      CUresult e = cuStreamEndCapture(stream_, &g);
-      if (r == CUDA_SUCCESS)
-        r = e;
-      graph_ = g;
-    }
-    if (r == CUDA_SUCCESS)
-      r = cuGraphInstantiate(&exec_, graph_, 0);
-    if (r != CUDA_SUCCESS) {
-      const char *name = nullptr;
-      cuGetErrorName(r, &name);
-      why = std::string("graph capture failed with ") + (name ? name : "?");
-      exec_ = nullptr;
-      return false;
-    }
-    return true;
-  }
-
-  void once() {
-    if (exec_) {
-      CU(cuGraphLaunch(exec_, stream_), "replay: cuGraphLaunch");
-    } else {
-      for (size_t i = 0; i < launches_.size(); ++i)
-        CU(launch(launches_[i]), m_.steps()[i].describe(i));
-    }
-  }
-
-  void sync() { CU(cuStreamSynchronize(stream_), "replay: running the steps"); }
-
-  /// `runs` timed replays, each between two events; milliseconds each.
-  std::vector<double> time(size_t runs) {
-    while (events_.size() < 2 * runs) {
-      CUevent e;
-      CU(cuEventCreate(&e, CU_EVENT_DEFAULT), "replay: cuEventCreate");
-      events_.push_back(e);
-    }
-    for (size_t i = 0; i < runs; ++i) {
-      CU(cuEventRecord(events_[2 * i], stream_), "replay: cuEventRecord");
-      once();
-      CU(cuEventRecord(events_[2 * i + 1], stream_), "replay: cuEventRecord");
-    }
-    sync();
-    std::vector<double> ms(runs);
-    for (size_t i = 0; i < runs; ++i) {
-      float t = 0;
-      CU(cuEventElapsedTime(&t, events_[2 * i], events_[2 * i + 1]),
-         "replay: cuEventElapsedTime");
-      ms[i] = t;
-    }
-    return ms;
-  }
-
-  /// `runs` replays back to back between two events: the mean, in ms.
-  double timeBackToBack(size_t runs) {
-    time(1); // Makes sure two events exist.
-    CU(cuEventRecord(events_[0], stream_), "replay: cuEventRecord");
-    for (size_t i = 0; i < runs; ++i)
-      once();
-    CU(cuEventRecord(events_[1], stream_), "replay: cuEventRecord");
-    sync();
-    float t = 0;
-    CU(cuEventElapsedTime(&t, events_[0], events_[1]), "replay: elapsed");
-    return t / runs;
-  }
-
-  std::vector<uint8_t> output(size_t i) {
-    const TensorSignature &sig = m_.outputs()[i];
-    std::vector<uint8_t> bytes(numElements(sig.shape) * dtypeSize(sig.dtype));
-    if (!bytes.empty())
-      CU(cuMemcpyDtoH(bytes.data(), address_[sig.buffer], bytes.size()),
-         "replay: output '" + sig.name + "'");
-    return bytes;
-  }
-
-  const std::string &loaded() const { return loaded_; }
-  bool graphed() const { return exec_ != nullptr; }
-
-private:
-  struct Launch {
-    CUfunction fn = nullptr;
-    unsigned grid[3], block[3], shared = 0;
-    std::vector<CUdeviceptr> ptrs;
-    std::vector<void *> params;
-  };
-  CUresult launch(const Launch &l) const {
-    return cuLaunchKernel(l.fn, l.grid[0], l.grid[1], l.grid[2], l.block[0],
-                          l.block[1], l.block[2], l.shared, stream_,
-                          const_cast<void **>(l.params.data()), nullptr);
-  }
-
-  const Module &m_;
-  CUdevice device_ = 0;
-  CUcontext ctx_ = nullptr;
-  CUmodule image_ = nullptr;
-  std::string loaded_;
-  CUdeviceptr arena_ = 0;
-  std::vector<CUdeviceptr> address_, owned_;
-  CUstream stream_ = nullptr;
-  std::vector<Launch> launches_;
-  CUgraph graph_ = nullptr;
-  CUgraphExec exec_ = nullptr;
-  std::vector<CUevent> events_;
-};
 
 //===----------------------------------------------------------------------===//
 // The run command
@@ -485,54 +243,30 @@ int runCommand(const Options &o) {
     js << ", \"method\": \"host clock around Session::run (cpu module)\""
        << ", \"time\": " << statsJson(stats(ms)) << "}\n";
   } else {
-    std::string method, replayError;
+    std::string method, sessionError;
     Stats best;
-    // 2. Device-only replay.
-    if (o.replay) {
-      try {
-        Replay r(m);
-        for (size_t i = 0; i < inputs.size(); ++i)
-          r.setInput(i, inputs[i]);
-        std::string why;
-        bool graphed = r.capture(why);
-        r.once();
-        r.sync();
-        size_t mismatched = 0;
-        for (size_t i = 0; i < m.outputs().size(); ++i) {
-          std::vector<uint8_t> got = r.output(i);
-          const uint8_t *want =
-              static_cast<const uint8_t *>(session.output(i).rawData());
-          for (size_t k = 0; k < got.size(); ++k)
-            mismatched += got[k] != want[k];
-        }
-        for (int i = 0; i < o.warmup; ++i)
-          r.once();
-        r.sync();
-        std::vector<double> est = r.time(3);
-        size_t n = runsFor(o, stats(est).median);
-        Stats s = stats(r.time(n));
-        double b2b = r.timeBackToBack(n);
-        js << ", \"replay\": {\"graph\": " << (graphed ? "true" : "false")
-           << ", \"graph_fallback\": " << jsonString(why)
-           << ", \"image\": " << jsonString(r.loaded())
-           << ", \"bytes_differing_from_session\": " << mismatched
-           << ", \"time\": " << statsJson(s)
-           << ", \"back_to_back_mean_ms\": " << num(b2b) << "}";
-        if (mismatched == 0) {
-          best = s;
-          method = graphed ? "CUDA graph of the module's kernels, CUDA events "
-                             "around each replay"
-                           : "the module's kernels launched one by one, CUDA "
-                             "events around each run";
-        } else {
-          replayError = "the replay's outputs differ from the Session's in " +
-                        std::to_string(mismatched) + " bytes";
-        }
-      } catch (const Error &e) {
-        replayError = e.what();
-      }
-      if (!replayError.empty())
-        js << ", \"replay_error\": " << jsonString(replayError);
+    // 2. The Session's own device runs (cudaTimeRuns): its CUDA graph of
+    // every step, kernels and cuBLASLt calls alike, the inputs already on the
+    // device. This is the time reported when it works.
+    try {
+      for (int i = 0; i < o.warmup; ++i)
+        session.run();
+      size_t n = runsFor(o, stats(cudaTimeRuns(session, 3)).median);
+      Stats s = stats(cudaTimeRuns(session, int(n)));
+      CudaSessionInfo info = cudaSessionInfo(session);
+      bool graphed = info.graphFallback.empty() && info.graphRuns > 0;
+      js << ", \"session_replay\": {\"graph\": " << (graphed ? "true" : "false")
+         << ", \"graph_fallback\": " << jsonString(info.graphFallback)
+         << ", \"time\": " << statsJson(s) << "}";
+      best = s;
+      method = graphed ? "the Session's CUDA graph of all its steps (kernels "
+                         "and library calls), CUDA events around each replay "
+                         "(cudaTimeRuns)"
+                       : "the Session's steps launched one by one, CUDA "
+                         "events around each run (cudaTimeRuns)";
+    } catch (const Error &e) {
+      sessionError = e.what();
+      js << ", \"session_replay_error\": " << jsonString(sessionError);
     }
     // 3. The runtime's own per-step timing.
     if (o.profile) {
@@ -572,7 +306,7 @@ int runCommand(const Options &o) {
       }
     }
     if (method.empty())
-      fail("no device time: " + replayError);
+      fail("no device time: " + sessionError);
     js << ", \"method\": " << jsonString(method)
        << ", \"time\": " << statsJson(best) << "}\n";
   }
@@ -632,7 +366,7 @@ void usage() {
   std::cerr
       << "usage: strata-bench-gpu run m.strata --inputs DIR [--outputs DIR] "
          "[--json FILE] [--warmup N] [--min-runs N] [--max-runs N] "
-         "[--target-ms T] [--no-replay] [--no-profile]\n"
+         "[--target-ms T] [--no-profile]\n"
          "       strata-bench-gpu selftest-module --cubin F --ptx F -o OUT "
          "[--rows R] [--cols C]\n";
 }
@@ -669,8 +403,6 @@ int main(int argc, char **argv) {
           o.maxRuns = std::stoi(value());
         else if (a == "--target-ms")
           o.targetMs = std::stod(value());
-        else if (a == "--no-replay")
-          o.replay = false;
         else if (a == "--no-profile")
           o.profile = false;
         else if (!a.empty() && a[0] != '-' && o.module.empty())

@@ -20,4 +20,16 @@ CudaSessionInfo cudaSessionInfo(const Session &session) {
   return session.cuda_->info();
 }
 
+std::vector<double> cudaTimeRuns(Session &session, int runs) {
+  if (!session.cuda_)
+    throw Error("strata module '" + session.module().name() + "' targets '" +
+                session.module().target() +
+                "', not 'cuda': its session has no device runs to time");
+  if (!session.ran_)
+    throw Error("strata module '" + session.module().name() +
+                "': timing its device runs needs a run first (its inputs "
+                "are then on the device)");
+  return session.cuda_->timeRuns(runs);
+}
+
 } // namespace strata::rt

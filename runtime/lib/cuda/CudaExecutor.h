@@ -31,6 +31,9 @@ public:
                    std::vector<Tensor> &outputs,
                    std::vector<double> *stepTimes) = 0;
   virtual CudaSessionInfo info() const = 0;
+  /// cudaTimeRuns (Cuda.h): `runs` runs of the steps alone, milliseconds
+  /// each.
+  virtual std::vector<double> timeRuns(int runs) = 0;
 };
 
 /// The executor for `module` (whose target is "cuda"), with its GPU code

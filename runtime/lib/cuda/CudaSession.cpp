@@ -111,6 +111,7 @@ public:
   void run(const std::vector<Tensor> &inputs, std::vector<Tensor> &outputs,
            std::vector<double> *stepTimes) override;
   CudaSessionInfo info() const override { return info_; }
+  std::vector<double> timeRuns(int runs) override;
 
 private:
   [[noreturn]] void failPlan(const std::string &what) const {
@@ -131,6 +132,7 @@ private:
   /// Enqueues step `index`; "" on success, else "<call> failed with ...".
   std::string launch(size_t index) const;
   void launchAll(std::vector<double> *stepTimes);
+  void launchSteps(std::vector<double> *stepTimes);
   bool captureGraph();
 
   const Module &module_;
@@ -797,6 +799,62 @@ bool CudaSession::captureGraph() {
   return true;
 }
 
+/// One run's launches: the CUDA graph, captured on first use, or the steps
+/// one by one (with `stepTimes`, or when graphs are off).
+void CudaSession::launchSteps(std::vector<double> *stepTimes) {
+  // Device buffers are fixed for the session's life (the arena, constants
+  // and inputs are allocated once, inputs are copied into their buffer), so
+  // a graph captured once stays valid for every later run.
+  if (stepTimes || !useGraph_ || launches_.empty() ||
+      (!graphExec_ && !captureGraph())) {
+    launchAll(stepTimes);
+    ++info_.directRuns;
+  } else {
+    check(*d_, d_->cuGraphLaunch(graphExec_, stream_), "cuGraphLaunch",
+          prefix_ + ": launching the CUDA graph of its steps");
+    ++info_.graphRuns;
+  }
+}
+
+/// The runs are enqueued back to back, each between its own two events, and
+/// synchronized once at the end, as the benchmark times torch's calls
+/// (bench/gpu/run.py, time_torch): the GPU is never idle between runs and no
+/// launch waits for the host.
+std::vector<double> CudaSession::timeRuns(int runs) {
+  const Driver &d = *d_;
+  std::string where = prefix_ + ": timing its runs on the GPU";
+  ContextScope scope(d, context_, where);
+  struct Events {
+    const Driver &d;
+    std::vector<CUevent> all;
+    ~Events() {
+      for (CUevent e : all)
+        if (e)
+          d.cuEventDestroy(e);
+    }
+  } events{d, std::vector<CUevent>(2 * size_t(std::max(runs, 0)), nullptr)};
+  for (CUevent &e : events.all)
+    check(d, d.cuEventCreate(&e, CU_EVENT_DEFAULT), "cuEventCreate", where);
+  for (int i = 0; i < runs; ++i) {
+    check(d, d.cuEventRecord(events.all[2 * i], stream_), "cuEventRecord",
+          where);
+    launchSteps(nullptr);
+    check(d, d.cuEventRecord(events.all[2 * i + 1], stream_), "cuEventRecord",
+          where);
+  }
+  check(d, d.cuStreamSynchronize(stream_), "cuStreamSynchronize",
+        where + " (kernels run asynchronously; SessionOptions::profile "
+                "names the step that fails)");
+  std::vector<double> ms;
+  for (int i = 0; i < runs; ++i) {
+    float t = 0;
+    check(d, d.cuEventElapsedTime(&t, events.all[2 * i], events.all[2 * i + 1]),
+          "cuEventElapsedTime", where);
+    ms.push_back(t);
+  }
+  return ms;
+}
+
 void CudaSession::run(const std::vector<Tensor> &inputs,
                       std::vector<Tensor> &outputs,
                       std::vector<double> *stepTimes) {
@@ -818,18 +876,7 @@ void CudaSession::run(const std::vector<Tensor> &inputs,
           prefix_ + ": copying input '" + sig.name + "' to the GPU");
   }
 
-  // Device buffers are fixed for the session's life (the arena, constants
-  // and inputs are allocated once, inputs are copied into their buffer), so
-  // a graph captured once stays valid for every later run.
-  if (stepTimes || !useGraph_ || launches_.empty() ||
-      (!graphExec_ && !captureGraph())) {
-    launchAll(stepTimes);
-    ++info_.directRuns;
-  } else {
-    check(d, d.cuGraphLaunch(graphExec_, stream_), "cuGraphLaunch",
-          prefix_ + ": launching the CUDA graph of its steps");
-    ++info_.graphRuns;
-  }
+  launchSteps(stepTimes);
 
   std::vector<Tensor> results;
   results.reserve(m.outputs().size());

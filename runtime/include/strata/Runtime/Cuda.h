@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace strata::rt {
 
@@ -54,6 +55,16 @@ struct CudaSessionInfo {
 /// The CUDA side of `session`; throws Error when its module is not a CUDA
 /// module.
 CudaSessionInfo cudaSessionInfo(const Session &session);
+
+/// The device time of `runs` more runs of `session`'s steps, in
+/// milliseconds each: what Session::run launches (its CUDA graph of every
+/// kernel and library call, or the steps one by one when graphs are off),
+/// each between two CUDA events, the runs enqueued back to back and
+/// synchronized once, on the inputs of its last run and without the copies
+/// between host and device around it. For benchmarks
+/// (tools/strata-bench-gpu), timed as the peers' device work is. Throws
+/// Error when the module is not a CUDA module or the session has not run.
+std::vector<double> cudaTimeRuns(Session &session, int runs);
 
 } // namespace strata::rt
 

@@ -621,6 +621,7 @@ public:
 
 private:
   friend CudaSessionInfo cudaSessionInfo(const Session &session);
+  friend std::vector<double> cudaTimeRuns(Session &session, int runs);
 
   size_t inputIndex(const std::string &name) const;
   size_t outputIndex(const std::string &name) const;
