@@ -149,6 +149,233 @@ __global__ __launch_bounds__(T *ROWS) void rmsRegs(const bf16 *x,
   }
 }
 
+// The structure strata generates for RMSNorm (a bf16 weight cast in the
+// kernel, 256 threads with two groups of 8), and changes to it, one flag
+// each: kOneBarrier (every warp combines the warps' partial sums itself,
+// instead of warp 0 combining them and publishing the total behind a second
+// barrier), kEarlyWeight (the weight's loads issued with the row's),
+// kStreaming (x read with ld.global.cs and y written with st.global.cs, so
+// neither displaces the weight in L1/L2), kPersistent (a grid of 8 blocks per
+// SM walks the rows, each block loading its next row before it reduces and
+// writes the current one).
+enum : unsigned {
+  kOneBarrier = 1,
+  kEarlyWeight = 2,
+  kStreaming = 4,
+  kPersistent = 8,
+};
+template <unsigned F>
+__global__ __launch_bounds__(256) void rmsVariant(const bf16 *x, const bf16 *w,
+                                                  bf16 *y, int rows) {
+  constexpr int T = 256, N = kRmsR / 8 / T;
+  __shared__ float red[32];
+  __shared__ float total;
+  int t = threadIdx.x, lane = t % 32, warp = t / 32;
+  auto load = [&](const uint4 *p) {
+    if constexpr (F & kStreaming)
+      return __ldcs(p);
+    else
+      return __ldg(p);
+  };
+  const uint4 *wg = reinterpret_cast<const uint4 *>(w);
+  uint4 v[N], next[N], wv[N];
+  int row = blockIdx.x;
+  const int step = (F & kPersistent) ? gridDim.x : rows;
+  if (row >= rows)
+    return;
+#pragma unroll
+  for (int k = 0; k < N; ++k)
+    next[k] = load(reinterpret_cast<const uint4 *>(x + size_t(row) * kRmsR) +
+                   t + k * T);
+  for (; row < rows; row += step) {
+#pragma unroll
+    for (int k = 0; k < N; ++k)
+      v[k] = next[k];
+    if constexpr (F & kPersistent) {
+      if (row + step < rows) {
+#pragma unroll
+        for (int k = 0; k < N; ++k)
+          next[k] = load(reinterpret_cast<const uint4 *>(
+                             x + size_t(row + step) * kRmsR) +
+                         t + k * T);
+      }
+    }
+    if constexpr (F & kEarlyWeight) {
+#pragma unroll
+      for (int k = 0; k < N; ++k)
+        wv[k] = __ldg(wg + t + k * T);
+    }
+    float acc = 0;
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+      const bf16 *e = reinterpret_cast<const bf16 *>(&v[k]);
+#pragma unroll
+      for (int j = 0; j < 8; ++j) {
+        float f = __bfloat162float(e[j]);
+        acc += f * f;
+      }
+    }
+    acc = warpSum(acc);
+    if (lane == 0)
+      red[warp] = acc;
+    __syncthreads();
+    if constexpr (F & kOneBarrier) {
+      acc = warpSum(lane < T / 32 ? red[lane] : 0.f);
+      if constexpr (F & kPersistent)
+        __syncthreads(); // red[] is rewritten by the next row
+    } else {
+      if (warp == 0) {
+        acc = warpSum(lane < T / 32 ? red[lane] : 0.f);
+        if (lane == 0)
+          total = acc;
+      }
+      __syncthreads();
+      acc = total;
+      if constexpr (F & kPersistent)
+        __syncthreads();
+    }
+    float r = rsqrtf(acc / kRmsR + 1e-6f);
+    uint4 *yr = reinterpret_cast<uint4 *>(y + size_t(row) * kRmsR);
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+      if constexpr (!(F & kEarlyWeight))
+        wv[k] = __ldg(wg + t + k * T);
+      const bf16 *e = reinterpret_cast<const bf16 *>(&v[k]);
+      const bf16 *we = reinterpret_cast<const bf16 *>(&wv[k]);
+      uint4 o;
+      bf16 *oe = reinterpret_cast<bf16 *>(&o);
+#pragma unroll
+      for (int j = 0; j < 8; ++j)
+        oe[j] = __float2bfloat16(__bfloat162float(e[j]) * r *
+                                 __bfloat162float(we[j]));
+      if constexpr (F & kStreaming)
+        __stcs(yr + t + k * T, o);
+      else
+        yr[t + k * T] = o;
+    }
+  }
+}
+
+// Two rows per block (ROWS = 2 or 4): each thread reads the same weight
+// groups once for all of its rows, and one barrier serves them all.
+template <int ROWS>
+__global__ __launch_bounds__(256) void rmsRowsPerBlock(const bf16 *x,
+                                                       const bf16 *w, bf16 *y) {
+  constexpr int T = 256, N = kRmsR / 8 / T;
+  __shared__ float red[ROWS][8];
+  int t = threadIdx.x, lane = t % 32, warp = t / 32;
+  size_t row0 = size_t(blockIdx.x) * ROWS;
+  uint4 v[ROWS][N];
+#pragma unroll
+  for (int r = 0; r < ROWS; ++r)
+#pragma unroll
+    for (int k = 0; k < N; ++k)
+      v[r][k] = __ldg(reinterpret_cast<const uint4 *>(x + (row0 + r) * kRmsR) +
+                      t + k * T);
+  float acc[ROWS];
+#pragma unroll
+  for (int r = 0; r < ROWS; ++r) {
+    acc[r] = 0;
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+      const bf16 *e = reinterpret_cast<const bf16 *>(&v[r][k]);
+#pragma unroll
+      for (int j = 0; j < 8; ++j) {
+        float f = __bfloat162float(e[j]);
+        acc[r] += f * f;
+      }
+    }
+    acc[r] = warpSum(acc[r]);
+    if (lane == 0)
+      red[r][warp] = acc[r];
+  }
+  __syncthreads();
+  const uint4 *wg = reinterpret_cast<const uint4 *>(w);
+  uint4 wv[N];
+#pragma unroll
+  for (int k = 0; k < N; ++k)
+    wv[k] = __ldg(wg + t + k * T);
+#pragma unroll
+  for (int r = 0; r < ROWS; ++r) {
+    float total = warpSum(lane < 8 ? red[r][lane] : 0.f);
+    float inv = rsqrtf(total / kRmsR + 1e-6f);
+    uint4 *yr = reinterpret_cast<uint4 *>(y + (row0 + r) * kRmsR);
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+      const bf16 *e = reinterpret_cast<const bf16 *>(&v[r][k]);
+      const bf16 *we = reinterpret_cast<const bf16 *>(&wv[k]);
+      uint4 o;
+      bf16 *oe = reinterpret_cast<bf16 *>(&o);
+#pragma unroll
+      for (int j = 0; j < 8; ++j)
+        oe[j] = __float2bfloat16(__bfloat162float(e[j]) * inv *
+                                 __bfloat162float(we[j]));
+      yr[t + k * T] = o;
+    }
+  }
+}
+
+// Persistent blocks that keep their weight groups in registers for every
+// row they walk, loading the next row before reducing the current one.
+__global__ __launch_bounds__(256) void rmsPersistentWeight(const bf16 *x,
+                                                           const bf16 *w,
+                                                           bf16 *y, int rows) {
+  constexpr int T = 256, N = kRmsR / 8 / T;
+  __shared__ float red[2][8];
+  int t = threadIdx.x, lane = t % 32, warp = t / 32;
+  const uint4 *wg = reinterpret_cast<const uint4 *>(w);
+  uint4 wv[N], v[N], next[N];
+#pragma unroll
+  for (int k = 0; k < N; ++k)
+    wv[k] = __ldg(wg + t + k * T);
+  int row = blockIdx.x;
+#pragma unroll
+  for (int k = 0; k < N; ++k)
+    next[k] = __ldg(reinterpret_cast<const uint4 *>(x + size_t(row) * kRmsR) +
+                    t + k * T);
+  for (int parity = 0; row < rows; row += gridDim.x, parity ^= 1) {
+#pragma unroll
+    for (int k = 0; k < N; ++k)
+      v[k] = next[k];
+    if (row + gridDim.x < rows) {
+#pragma unroll
+      for (int k = 0; k < N; ++k)
+        next[k] = __ldg(reinterpret_cast<const uint4 *>(
+                            x + size_t(row + gridDim.x) * kRmsR) +
+                        t + k * T);
+    }
+    float acc = 0;
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+      const bf16 *e = reinterpret_cast<const bf16 *>(&v[k]);
+#pragma unroll
+      for (int j = 0; j < 8; ++j) {
+        float f = __bfloat162float(e[j]);
+        acc += f * f;
+      }
+    }
+    acc = warpSum(acc);
+    if (lane == 0)
+      red[parity][warp] = acc; // alternate slots: one barrier per row
+    __syncthreads();
+    float inv = rsqrtf(warpSum(lane < 8 ? red[parity][lane] : 0.f) / kRmsR +
+                       1e-6f);
+    uint4 *yr = reinterpret_cast<uint4 *>(y + size_t(row) * kRmsR);
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+      const bf16 *e = reinterpret_cast<const bf16 *>(&v[k]);
+      const bf16 *we = reinterpret_cast<const bf16 *>(&wv[k]);
+      uint4 o;
+      bf16 *oe = reinterpret_cast<bf16 *>(&o);
+#pragma unroll
+      for (int j = 0; j < 8; ++j)
+        oe[j] = __float2bfloat16(__bfloat162float(e[j]) * inv *
+                                 __bfloat162float(we[j]));
+      yr[t + k * T] = o;
+    }
+  }
+}
+
 // ---------------------------------------------------------------- softmax
 // Rows of R f32.
 template <int R, int T>
@@ -376,6 +603,15 @@ int main() {
         [&] { CHECK(cudaMemcpyAsync(b, a, n, cudaMemcpyDeviceToDevice)); });
     copyTbps = 2.0 * n / (ms * 1e-3) / 1e12;
     std::printf("%-34s %8.4f ms %6.2f TB/s\n", "copy 1 GiB", ms, copyTbps);
+    // The RMSNorm's own size (128 MiB each way): what a copy of that many
+    // bytes in one launch reaches, ramp and tail included.
+    size_t small = size_t(128) << 20;
+    float smallMs = timeMs([&] {
+      CHECK(cudaMemcpyAsync(b, a, small, cudaMemcpyDeviceToDevice));
+    });
+    std::printf("%-34s %8.4f ms %6.2f TB/s %5.1f%% of copy\n", "copy 128 MiB",
+                smallMs, 2.0 * small / (smallMs * 1e-3) / 1e12,
+                100.0 * 2.0 * small / (smallMs * 1e-3) / 1e12 / copyTbps);
     CHECK(cudaFree(a));
     CHECK(cudaFree(b));
   }
@@ -437,6 +673,49 @@ int main() {
         [&] { rmsRegs<32, 8><<<M / 8, 256>>>(x, w, y); });
     run("rms regs T128 x2 rows",
         [&] { rmsRegs<128, 2><<<M / 2, 256>>>(x, w, y); });
+    // strata's structure and one change at a time (bf16 weight).
+    bf16 *wb;
+    {
+      std::vector<bf16> hwb(R);
+      for (int i = 0; i < R; ++i)
+        hwb[i] = __float2bfloat16(hw[i]);
+      CHECK(cudaMalloc(&wb, R * 2));
+      CHECK(cudaMemcpy(wb, hwb.data(), R * 2, cudaMemcpyHostToDevice));
+    }
+    int sms = 0;
+    CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    auto variant = [&](const char *name, auto kernel, bool persistent) {
+      int grid = persistent ? std::min(M, sms * 8) : M;
+      run(name, [&] { kernel<<<grid, 256>>>(x, wb, y, M); });
+    };
+    variant("rms strata-like", rmsVariant<0>, false);
+    variant("rms one barrier", rmsVariant<kOneBarrier>, false);
+    variant("rms early weight", rmsVariant<kEarlyWeight>, false);
+    variant("rms streaming", rmsVariant<kStreaming>, false);
+    variant("rms one barrier+streaming", rmsVariant<kOneBarrier | kStreaming>,
+            false);
+    variant("rms one barrier+early+streaming",
+            rmsVariant<kOneBarrier | kEarlyWeight | kStreaming>, false);
+    variant("rms persistent", rmsVariant<kPersistent>, true);
+    variant("rms persistent+one barrier+streaming",
+            rmsVariant<kPersistent | kOneBarrier | kStreaming>, true);
+    variant("rms persistent+all",
+            rmsVariant<kPersistent | kOneBarrier | kStreaming | kEarlyWeight>,
+            true);
+    run("rms 2 rows per block",
+        [&] { rmsRowsPerBlock<2><<<M / 2, 256>>>(x, wb, y); });
+    run("rms 4 rows per block",
+        [&] { rmsRowsPerBlock<4><<<M / 4, 256>>>(x, wb, y); });
+    for (int perSm : {4, 6, 8}) {
+      char name[64];
+      std::snprintf(name, sizeof name, "rms persistent weight %d/SM", perSm);
+      int grid = std::min(M, sms * perSm);
+      run(name, [&] { rmsPersistentWeight<<<grid, 256>>>(x, wb, y, M); });
+    }
+    run("rms persistent weight 1024 blocks",
+        [&] { rmsPersistentWeight<<<1024, 256>>>(x, wb, y, M); });
+    variant("rms strata-like (again)", rmsVariant<0>, false);
+    CHECK(cudaFree(wb));
     CHECK(cudaFree(x));
     CHECK(cudaFree(y));
     CHECK(cudaFree(w));
