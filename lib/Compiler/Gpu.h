@@ -30,17 +30,6 @@
 
 namespace strata {
 
-/// The GPU this compilation generates code for, from CompileOptions::cpu:
-/// "native" (the default) means sm_90a, the H100/H200 with Hopper's
-/// wgmma; otherwise an NVPTX processor name such as "sm_90" or "sm_80".
-std::string gpuArchitecture(const CompileOptions &options);
-
-/// The architecture of the portable PTX a module carries beside its cubin
-/// when the two differ: "sm_90" for "native" (PTX for sm_90a runs on sm_90
-/// only, PTX for sm_90 on every later GPU); empty when the cubin's
-/// architecture is also the PTX's.
-std::string gpuPortableArchitecture(const CompileOptions &options);
-
 /// The gpu stage's passes, and the llvm stage's for the cuda target.
 std::vector<PassEntry> gpuStagePipeline(const CompileOptions &options);
 std::vector<PassEntry> gpuLlvmPipeline(const CompileOptions &options);

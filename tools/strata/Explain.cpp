@@ -52,8 +52,10 @@ static cl::opt<std::string>
                      cl::value_desc("file"), cl::sub(explainCommand()));
 static cl::opt<std::string>
     explainCpu("cpu",
-               cl::desc("x86-64 CPU to compile for: native (default), avx2, "
-                        "avx512, or an LLVM CPU name"),
+               cl::desc("The CPU or GPU to compile for: native (default; "
+                        "for --target=cuda the H100/H200), for the cpu "
+                        "target avx2, avx512 or an LLVM CPU name, for cuda "
+                        "an NVPTX name such as sm_90a, sm_90 or sm_80"),
                cl::init("native"), cl::sub(explainCommand()));
 static cl::opt<std::string>
     explainTarget("target",
@@ -243,7 +245,7 @@ int strata::driver::runExplain() {
   }
   CompileOptions options;
   options.target = explainTarget;
-  options.cpu = explainCpu; // "native" is sm_90 for cuda
+  options.cpu = explainCpu;
   options.useLibraries = !explainNoLibraries;
   options.precision = precisionFlag();
   options.decisionsFile = explainDecisions;
@@ -336,6 +338,30 @@ int strata::driver::runExplain() {
   for (auto &[library, count] : byLibrary)
     libraryCalls += count;
 
+  // The cuda target's GPU code, as strata::compile chooses it (Compiler.cpp):
+  // a module with kernels that have an sm_90a form (the attention kernels'
+  // wgmma) gets its cubin for that and its PTX compiled a second time for
+  // the portable architecture; any other module is compiled once for the
+  // portable one.
+  std::string cubinArch, ptxArch, gpuCode;
+  if (explainTarget == "cuda") {
+    cubinArch = ptxArch = gpuArchitecture(options);
+    std::string portable = gpuPortableArchitecture(options);
+    if (!portable.empty() && byCategory.count("attn")) {
+      ptxArch = portable;
+      gpuCode = "a cubin for " + cubinArch +
+                " (the attention kernels use wgmma) and PTX for " + portable +
+                ", compiled a second time from the kernel stage (attention "
+                "with mma.sync), which later GPUs JIT-compile";
+    } else {
+      if (!portable.empty())
+        cubinArch = ptxArch = portable;
+      gpuCode = "a cubin and its PTX for " + cubinArch +
+                (portable.empty() ? std::string()
+                                  : " (no kernel here has an sm_90a form)");
+    }
+  }
+
   if (explainJson) {
     json::Array kernelArray;
     for (auto [index, k] : llvm::enumerate(kernels)) {
@@ -370,6 +396,10 @@ int strata::driver::runExplain() {
                           ? json::Value(nullptr)
                           : json::Value(explainDecisions.getValue())},
         {"target", explainTarget.getValue()},
+        {"gpu_code", gpuCode.empty()
+                         ? json::Value(nullptr)
+                         : json::Value(json::Object{{"cubin_arch", cubinArch},
+                                                    {"ptx_arch", ptxArch}})},
         {"libraries", !explainNoLibraries},
         {"precision", precision.empty() ? "fp32" : precision},
         {"kernels", std::move(kernelArray)},
@@ -465,6 +495,8 @@ int strata::driver::runExplain() {
                std::to_string(kernels.size() - libraryCalls) + " (" +
                    std::to_string(split) + " split into row blocks)",
                2);
+  if (!gpuCode.empty())
+    printWrapped(os, "gpu code: ", gpuCode, 2);
   std::string viewList;
   for (const std::string &view : views)
     viewList += (viewList.empty() ? "" : ", ") + view;

@@ -116,6 +116,18 @@ mlir::LogicalResult generateKernelCode(mlir::ModuleOp module,
                                        const CompileOptions &options,
                                        std::vector<uint8_t> &sharedObject);
 
+/// The GPU a cuda compilation generates code for, from CompileOptions::cpu:
+/// "native" (the default) means sm_90a, the H100/H200 with Hopper's
+/// wgmma; otherwise an NVPTX processor name such as "sm_90" or "sm_80".
+std::string gpuArchitecture(const CompileOptions &options);
+
+/// The architecture of the portable PTX a module carries beside its cubin
+/// when the two differ: "sm_90" for "native" (PTX for sm_90a runs on sm_90
+/// only, PTX for sm_90 on every later GPU); empty when the cubin's
+/// architecture is also the PTX's. A module without kernels that have an
+/// sm_90a form is then compiled once, for this architecture.
+std::string gpuPortableArchitecture(const CompileOptions &options);
+
 /// The GPU code of a module (the cuda target, docs/gpu.md).
 struct GpuCode {
   std::string ptx;
