@@ -100,6 +100,41 @@ __global__ __launch_bounds__(T) void rmsShared(const bf16 *x, const float *w,
   }
 }
 
+// A thread's groups of 8 bf16: the sum of their squares, and y = x * inv * w
+// written back (w as bf16 groups too), for the kernels below.
+template <int N> __device__ __forceinline__ float sumSquares(const uint4 *v) {
+  float acc = 0;
+#pragma unroll
+  for (int k = 0; k < N; ++k) {
+    const bf16 *e = reinterpret_cast<const bf16 *>(&v[k]);
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      float f = __bfloat162float(e[j]);
+      acc += f * f;
+    }
+  }
+  return acc;
+}
+template <int N, int T, bool Streaming = false>
+__device__ __forceinline__ void writeScaled(uint4 *yr, const uint4 *v,
+                                            const uint4 *wv, float inv, int t) {
+#pragma unroll
+  for (int k = 0; k < N; ++k) {
+    const bf16 *e = reinterpret_cast<const bf16 *>(&v[k]);
+    const bf16 *we = reinterpret_cast<const bf16 *>(&wv[k]);
+    uint4 o;
+    bf16 *oe = reinterpret_cast<bf16 *>(&o);
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+      oe[j] = __float2bfloat16(__bfloat162float(e[j]) * inv *
+                               __bfloat162float(we[j]));
+    if constexpr (Streaming)
+      __stcs(yr + t + k * T, o);
+    else
+      yr[t + k * T] = o;
+  }
+}
+
 // The row in registers: each thread loads its N groups of 8 at once, rows
 // of one block per ROWS (T threads per row).
 template <int T, int ROWS>
@@ -114,17 +149,7 @@ __global__ __launch_bounds__(T *ROWS) void rmsRegs(const bf16 *x,
 #pragma unroll
   for (int k = 0; k < N; ++k)
     v[k] = xr[t + k * T];
-  float acc = 0;
-#pragma unroll
-  for (int k = 0; k < N; ++k) {
-    const bf16 *e = reinterpret_cast<const bf16 *>(&v[k]);
-#pragma unroll
-    for (int j = 0; j < 8; ++j) {
-      float f = __bfloat162float(e[j]);
-      acc += f * f;
-    }
-  }
-  acc = warpSum(acc);
+  float acc = warpSum(sumSquares<N>(v));
   if (T > 32) {
     int lane = t % 32, warp = t / 32;
     if (lane == 0)
@@ -195,9 +220,9 @@ __global__ __launch_bounds__(256) void rmsVariant(const bf16 *x, const bf16 *w,
       if (row + step < rows) {
 #pragma unroll
         for (int k = 0; k < N; ++k)
-          next[k] = load(reinterpret_cast<const uint4 *>(
-                             x + size_t(row + step) * kRmsR) +
-                         t + k * T);
+          next[k] = load(
+              reinterpret_cast<const uint4 *>(x + size_t(row + step) * kRmsR) +
+              t + k * T);
       }
     }
     if constexpr (F & kEarlyWeight) {
@@ -205,16 +230,7 @@ __global__ __launch_bounds__(256) void rmsVariant(const bf16 *x, const bf16 *w,
       for (int k = 0; k < N; ++k)
         wv[k] = __ldg(wg + t + k * T);
     }
-    float acc = 0;
-#pragma unroll
-    for (int k = 0; k < N; ++k) {
-      const bf16 *e = reinterpret_cast<const bf16 *>(&v[k]);
-#pragma unroll
-      for (int j = 0; j < 8; ++j) {
-        float f = __bfloat162float(e[j]);
-        acc += f * f;
-      }
-    }
+    float acc = sumSquares<N>(v);
     acc = warpSum(acc);
     if (lane == 0)
       red[warp] = acc;
@@ -235,24 +251,13 @@ __global__ __launch_bounds__(256) void rmsVariant(const bf16 *x, const bf16 *w,
         __syncthreads();
     }
     float r = rsqrtf(acc / kRmsR + 1e-6f);
-    uint4 *yr = reinterpret_cast<uint4 *>(y + size_t(row) * kRmsR);
+    if constexpr (!(F & kEarlyWeight)) {
 #pragma unroll
-    for (int k = 0; k < N; ++k) {
-      if constexpr (!(F & kEarlyWeight))
+      for (int k = 0; k < N; ++k)
         wv[k] = __ldg(wg + t + k * T);
-      const bf16 *e = reinterpret_cast<const bf16 *>(&v[k]);
-      const bf16 *we = reinterpret_cast<const bf16 *>(&wv[k]);
-      uint4 o;
-      bf16 *oe = reinterpret_cast<bf16 *>(&o);
-#pragma unroll
-      for (int j = 0; j < 8; ++j)
-        oe[j] = __float2bfloat16(__bfloat162float(e[j]) * r *
-                                 __bfloat162float(we[j]));
-      if constexpr (F & kStreaming)
-        __stcs(yr + t + k * T, o);
-      else
-        yr[t + k * T] = o;
     }
+    writeScaled<N, T, bool(F & kStreaming)>(
+        reinterpret_cast<uint4 *>(y + size_t(row) * kRmsR), v, wv, r, t);
   }
 }
 
@@ -275,17 +280,7 @@ __global__ __launch_bounds__(256) void rmsRowsPerBlock(const bf16 *x,
   float acc[ROWS];
 #pragma unroll
   for (int r = 0; r < ROWS; ++r) {
-    acc[r] = 0;
-#pragma unroll
-    for (int k = 0; k < N; ++k) {
-      const bf16 *e = reinterpret_cast<const bf16 *>(&v[r][k]);
-#pragma unroll
-      for (int j = 0; j < 8; ++j) {
-        float f = __bfloat162float(e[j]);
-        acc[r] += f * f;
-      }
-    }
-    acc[r] = warpSum(acc[r]);
+    acc[r] = warpSum(sumSquares<N>(v[r]));
     if (lane == 0)
       red[r][warp] = acc[r];
   }
@@ -299,19 +294,8 @@ __global__ __launch_bounds__(256) void rmsRowsPerBlock(const bf16 *x,
   for (int r = 0; r < ROWS; ++r) {
     float total = warpSum(lane < 8 ? red[r][lane] : 0.f);
     float inv = rsqrtf(total / kRmsR + 1e-6f);
-    uint4 *yr = reinterpret_cast<uint4 *>(y + (row0 + r) * kRmsR);
-#pragma unroll
-    for (int k = 0; k < N; ++k) {
-      const bf16 *e = reinterpret_cast<const bf16 *>(&v[r][k]);
-      const bf16 *we = reinterpret_cast<const bf16 *>(&wv[k]);
-      uint4 o;
-      bf16 *oe = reinterpret_cast<bf16 *>(&o);
-#pragma unroll
-      for (int j = 0; j < 8; ++j)
-        oe[j] = __float2bfloat16(__bfloat162float(e[j]) * inv *
-                                 __bfloat162float(we[j]));
-      yr[t + k * T] = o;
-    }
+    writeScaled<N, T>(reinterpret_cast<uint4 *>(y + (row0 + r) * kRmsR), v[r],
+                      wv, inv, t);
   }
 }
 
@@ -344,35 +328,15 @@ __global__ __launch_bounds__(256) void rmsPersistentWeight(const bf16 *x,
                             x + size_t(row + gridDim.x) * kRmsR) +
                         t + k * T);
     }
-    float acc = 0;
-#pragma unroll
-    for (int k = 0; k < N; ++k) {
-      const bf16 *e = reinterpret_cast<const bf16 *>(&v[k]);
-#pragma unroll
-      for (int j = 0; j < 8; ++j) {
-        float f = __bfloat162float(e[j]);
-        acc += f * f;
-      }
-    }
+    float acc = sumSquares<N>(v);
     acc = warpSum(acc);
     if (lane == 0)
       red[parity][warp] = acc; // alternate slots: one barrier per row
     __syncthreads();
-    float inv = rsqrtf(warpSum(lane < 8 ? red[parity][lane] : 0.f) / kRmsR +
-                       1e-6f);
-    uint4 *yr = reinterpret_cast<uint4 *>(y + size_t(row) * kRmsR);
-#pragma unroll
-    for (int k = 0; k < N; ++k) {
-      const bf16 *e = reinterpret_cast<const bf16 *>(&v[k]);
-      const bf16 *we = reinterpret_cast<const bf16 *>(&wv[k]);
-      uint4 o;
-      bf16 *oe = reinterpret_cast<bf16 *>(&o);
-#pragma unroll
-      for (int j = 0; j < 8; ++j)
-        oe[j] = __float2bfloat16(__bfloat162float(e[j]) * inv *
-                                 __bfloat162float(we[j]));
-      yr[t + k * T] = o;
-    }
+    float inv =
+        rsqrtf(warpSum(lane < 8 ? red[parity][lane] : 0.f) / kRmsR + 1e-6f);
+    writeScaled<N, T>(reinterpret_cast<uint4 *>(y + size_t(row) * kRmsR), v, wv,
+                      inv, t);
   }
 }
 
@@ -606,9 +570,8 @@ int main() {
     // The RMSNorm's own size (128 MiB each way): what a copy of that many
     // bytes in one launch reaches, ramp and tail included.
     size_t small = size_t(128) << 20;
-    float smallMs = timeMs([&] {
-      CHECK(cudaMemcpyAsync(b, a, small, cudaMemcpyDeviceToDevice));
-    });
+    float smallMs = timeMs(
+        [&] { CHECK(cudaMemcpyAsync(b, a, small, cudaMemcpyDeviceToDevice)); });
     std::printf("%-34s %8.4f ms %6.2f TB/s %5.1f%% of copy\n", "copy 128 MiB",
                 smallMs, 2.0 * small / (smallMs * 1e-3) / 1e12,
                 100.0 * 2.0 * small / (smallMs * 1e-3) / 1e12 / copyTbps);
