@@ -73,6 +73,9 @@ struct ExternalToolRun {
       arguments;
   /// What failed, for the error ("linking the kernels failed").
   std::string failure;
+  /// Given the tool's log when it fails: what to do about it, appended to
+  /// the error when not empty.
+  std::function<std::string(llvm::StringRef log)> hint;
 };
 
 /// Writes `input` to a file in a fresh temporary directory, runs the tool,

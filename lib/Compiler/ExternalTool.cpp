@@ -58,8 +58,11 @@ LogicalResult strata::runExternalTool(Operation *anchor,
     std::string log;
     if (auto buffer = llvm::MemoryBuffer::getFile(logPath))
       log = (*buffer)->getBuffer().str();
+    std::string hint = run.hint ? run.hint(log) : std::string();
     return anchor->emitError(run.failure)
-           << " (" << run.program << "): " << (log.empty() ? errorText : log);
+           << " (" << run.program
+           << "): " << (log.empty() ? errorText : llvm::StringRef(log).rtrim())
+           << (hint.empty() ? "" : "\n" + hint);
   }
   auto buffer = llvm::MemoryBuffer::getFile(outPath);
   if (!buffer)

@@ -133,6 +133,20 @@ static LogicalResult assemble(ModuleOp module, const std::string &ptxas,
                                     in.str()};
   };
   run.failure = "ptxas failed to assemble the kernels for " + arch;
+  // A toolkit older than the architecture says so in its own words ("Value
+  // 'sm_90a' is not defined for option 'gpu-name'" before CUDA 12.0).
+  run.hint = [arch](llvm::StringRef log) -> std::string {
+    if (!log.contains(arch) ||
+        !(log.contains("not defined") || log.contains("nsupported") ||
+          log.contains("nknown")))
+      return "";
+    return "this ptxas does not know " + arch +
+           ": point $STRATA_PTXAS at a newer one (sm_90a needs CUDA 12.0 or "
+           "later), or compile for a GPU it knows with --cpu" +
+           (arch == "sm_90a" ? std::string(" (--cpu=sm_90: attention kernels "
+                                           "then use mma.sync, not wgmma)")
+                             : std::string());
+  };
   return strata::runExternalTool(module, run, ptx, cubin);
 }
 
