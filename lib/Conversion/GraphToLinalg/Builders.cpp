@@ -35,7 +35,14 @@ bool allStaticTensors(Operation *op) {
 }
 
 bool isComputeFloat(Type type) {
-  return type.isF16() || type.isBF16() || type.isF32() || type.isF64();
+  return isHalfFloat(type) || type.isF32() || type.isF64();
+}
+
+bool isHalfFloat(Type type) { return type.isF16() || type.isBF16(); }
+
+Type productAccumulatorType(Type element) {
+  return isHalfFloat(element) ? Float32Type::get(element.getContext())
+                              : element;
 }
 
 bool isArithScalar(Type type) {

@@ -29,6 +29,14 @@ bool allStaticTensors(mlir::Operation *op);
 /// The float types the kernel layer computes in (f16, bf16, f32, f64).
 bool isComputeFloat(mlir::Type type);
 
+/// f16 and bf16, which the kernel layer computes some things of in f32.
+bool isHalfFloat(mlir::Type type);
+
+/// The type products and losses over `element` accumulate in: f32 for f16
+/// and bf16 (their few mantissa bits would lose most of a long sum), the
+/// type itself otherwise.
+mlir::Type productAccumulatorType(mlir::Type element);
+
 /// Float or signless integer (i1 included): types for which arith constants
 /// and selects can be built.
 bool isArithScalar(mlir::Type type);

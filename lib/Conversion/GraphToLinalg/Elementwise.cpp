@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Builders.h"
 #include "Patterns.h"
 #include "strata/Dialect/Graph/IR/GraphDialect.h"
 #include "strata/Dialect/Graph/IR/GraphOps.h"
@@ -44,12 +45,6 @@ namespace graph = strata::graph;
 
 static Type elementTypeOf(Value value) { return getElementTypeOrSelf(value); }
 
-/// The float types the kernel layer supports (ONNX FLOAT, DOUBLE, FLOAT16,
-/// BFLOAT16); arith/math accept others, but nothing upstream of us makes them.
-bool strata::detail::isSupportedFloat(Type type) {
-  return type.isF16() || type.isBF16() || type.isF32() || type.isF64();
-}
-
 /// Signless integers (i1 is ONNX BOOL) and the unsigned ONNX types `uiN`.
 /// Signed `siN` never comes out of the importer.
 bool strata::detail::isSupportedInt(Type type) {
@@ -66,7 +61,8 @@ Type strata::detail::getSignlessType(Type type) {
 
 using strata::detail::convertScalar;
 using strata::detail::getSignlessType;
-using strata::detail::isSupportedFloat;
+using strata::detail::isComputeFloat;
+using strata::detail::isHalfFloat;
 using strata::detail::isSupportedInt;
 
 /// Integers that take part in arithmetic; ONNX has no arithmetic on BOOL.
@@ -75,10 +71,6 @@ static bool isArithInt(Type type) {
 }
 
 static bool isUnsigned(Type type) { return type.isUnsignedInteger(); }
-
-/// f16 and bf16: transcendental functions on them are computed in f32 (libm
-/// has no half-precision entry points, and f32 rounds them correctly).
-static bool isHalfFloat(Type type) { return type.isF16() || type.isBF16(); }
 
 static Value floatConstant(OpBuilder &b, Location loc, Type type,
                            double value) {
@@ -281,7 +273,7 @@ static Value buildBitShift(OpBuilder &b, Location loc, Type type, bool left,
 /// operand's own type (kept so for the ops whose LLVM lowering handles f16
 /// and bf16 directly).
 template <typename ScalarOp> static BodyBuilder unaryFloat(Operation *op) {
-  if (!isSupportedFloat(elementTypeOf(op->getOperand(0))))
+  if (!isComputeFloat(elementTypeOf(op->getOperand(0))))
     return nullptr;
   return [](OpBuilder &b, Location loc, ValueRange args) -> Value {
     return ScalarOp::create(b, loc, args[0]);
@@ -292,7 +284,7 @@ template <typename ScalarOp> static BodyBuilder unaryFloat(Operation *op) {
 /// f16 and bf16 (these become libm calls, which exist for f32 and f64 only).
 template <typename ScalarOp> static BodyBuilder unaryFloatWide(Operation *op) {
   Type type = elementTypeOf(op->getOperand(0));
-  if (!isSupportedFloat(type))
+  if (!isComputeFloat(type))
     return nullptr;
   return [type](OpBuilder &b, Location loc, ValueRange args) -> Value {
     return computeWide(b, loc, type, args[0], [&](Value x) -> Value {
@@ -309,7 +301,7 @@ static BodyBuilder binaryArith(Operation *op) {
   if (elementTypeOf(op->getOperand(1)) != type ||
       elementTypeOf(op->getResult(0)) != type)
     return nullptr;
-  if (isSupportedFloat(type))
+  if (isComputeFloat(type))
     return [](OpBuilder &b, Location loc, ValueRange args) -> Value {
       return FloatOp::create(b, loc, args[0], args[1]);
     };
@@ -345,7 +337,7 @@ static BodyBuilder compare(Operation *op, arith::CmpFPredicate floatPredicate,
   Type type = elementTypeOf(op->getOperand(0));
   if (elementTypeOf(op->getOperand(1)) != type)
     return nullptr;
-  if (isSupportedFloat(type))
+  if (isComputeFloat(type))
     return [floatPredicate](OpBuilder &b, Location loc,
                             ValueRange args) -> Value {
       return arith::CmpFOp::create(b, loc, floatPredicate, args[0], args[1]);
@@ -370,7 +362,7 @@ static BodyBuilder buildPow(graph::PowOp op) {
   Type exponent = elementTypeOf(op.getRhs());
   if (elementTypeOf(op.getOutput()) != base)
     return nullptr;
-  if (isSupportedFloat(base) && isSupportedFloat(exponent))
+  if (isComputeFloat(base) && isComputeFloat(exponent))
     return
         [base, exponent](OpBuilder &b, Location loc, ValueRange args) -> Value {
           return math::PowFOp::create(
@@ -380,12 +372,12 @@ static BodyBuilder buildPow(graph::PowOp op) {
   // (exact below 2^53, and libm's pow handles negative bases with integral
   // exponents): math.fpowi lowers to llvm.powi, which needs an i32 exponent
   // and makes LLVM abort on others.
-  if (isSupportedFloat(base) && isArithInt(exponent) && !isUnsigned(exponent))
+  if (isComputeFloat(base) && isArithInt(exponent) && !isUnsigned(exponent))
     return [base](OpBuilder &b, Location loc, ValueRange args) -> Value {
       return math::PowFOp::create(
           b, loc, args[0], arith::SIToFPOp::create(b, loc, base, args[1]));
     };
-  if (isSupportedFloat(base) && isArithInt(exponent))
+  if (isComputeFloat(base) && isArithInt(exponent))
     return
         [base, exponent](OpBuilder &b, Location loc, ValueRange args) -> Value {
           return math::PowFOp::create(
@@ -395,7 +387,7 @@ static BodyBuilder buildPow(graph::PowOp op) {
     return [](OpBuilder &b, Location loc, ValueRange args) -> Value {
       return math::IPowIOp::create(b, loc, args[0], args[1]);
     };
-  if (isArithInt(base) && isSupportedFloat(exponent))
+  if (isArithInt(base) && isComputeFloat(exponent))
     return
         [base, exponent](OpBuilder &b, Location loc, ValueRange args) -> Value {
           Type f64 = b.getF64Type();
@@ -417,7 +409,7 @@ static BodyBuilder buildClip(graph::ClipOp op) {
     return nullptr;
   bool hasMin = static_cast<bool>(op.getMin());
   bool hasMax = static_cast<bool>(op.getMax());
-  if (isSupportedFloat(type))
+  if (isComputeFloat(type))
     return [=](OpBuilder &b, Location loc, ValueRange args) -> Value {
       Value x = args[0];
       if (hasMin)
@@ -480,7 +472,7 @@ static BodyBuilder getBodyBuilder(Operation *op) {
       // Unary ops on floats and integers.
       .Case([](graph::AbsOp op) -> BodyBuilder {
         Type type = elementTypeOf(op.getInput());
-        if (isSupportedFloat(type))
+        if (isComputeFloat(type))
           return [](OpBuilder &b, Location loc, Args args) -> Value {
             return math::AbsFOp::create(b, loc, args[0]);
           };
@@ -496,7 +488,7 @@ static BodyBuilder getBodyBuilder(Operation *op) {
       })
       .Case([](graph::NegOp op) -> BodyBuilder {
         Type type = elementTypeOf(op.getInput());
-        if (isSupportedFloat(type))
+        if (isComputeFloat(type))
           return [](OpBuilder &b, Location loc, Args args) -> Value {
             return arith::NegFOp::create(b, loc, args[0]);
           };
@@ -511,7 +503,7 @@ static BodyBuilder getBodyBuilder(Operation *op) {
       .Case([](graph::ReluOp op) -> BodyBuilder {
         Type type = elementTypeOf(op.getInput());
         // maximumf propagates NaN, as ONNX Relu does.
-        if (isSupportedFloat(type))
+        if (isComputeFloat(type))
           return [type](OpBuilder &b, Location loc, Args args) -> Value {
             return arith::MaximumFOp::create(b, loc, args[0],
                                              floatConstant(b, loc, type, 0.0));
@@ -528,7 +520,7 @@ static BodyBuilder getBodyBuilder(Operation *op) {
       })
       .Case([](graph::SignOp op) -> BodyBuilder {
         Type type = elementTypeOf(op.getInput());
-        if (!isSupportedFloat(type) && !isArithInt(type))
+        if (!isComputeFloat(type) && !isArithInt(type))
           return nullptr;
         return [type](OpBuilder &b, Location loc, Args args) -> Value {
           return buildSign(b, loc, type, args[0]);
@@ -536,7 +528,7 @@ static BodyBuilder getBodyBuilder(Operation *op) {
       })
       .Case([](graph::IdentityOp op) -> BodyBuilder {
         Type type = elementTypeOf(op.getInput());
-        if (!isSupportedFloat(type) && !isSupportedInt(type))
+        if (!isComputeFloat(type) && !isSupportedInt(type))
           return nullptr;
         return
             [](OpBuilder &, Location, Args args) -> Value { return args[0]; };
@@ -544,7 +536,7 @@ static BodyBuilder getBodyBuilder(Operation *op) {
       // Unary float ops expressed with several upstream ops.
       .Case([](graph::ReciprocalOp op) -> BodyBuilder {
         Type type = elementTypeOf(op.getInput());
-        if (!isSupportedFloat(type))
+        if (!isComputeFloat(type))
           return nullptr;
         return [type](OpBuilder &b, Location loc, Args args) -> Value {
           return arith::DivFOp::create(b, loc, floatConstant(b, loc, type, 1.0),
@@ -553,7 +545,7 @@ static BodyBuilder getBodyBuilder(Operation *op) {
       })
       .Case([](graph::SigmoidOp op) -> BodyBuilder {
         Type type = elementTypeOf(op.getInput());
-        if (!isSupportedFloat(type))
+        if (!isComputeFloat(type))
           return nullptr;
         // 1 / (1 + exp(-x)): exp overflows to inf for very negative x, which
         // still gives the correct limit 0.
@@ -566,7 +558,7 @@ static BodyBuilder getBodyBuilder(Operation *op) {
         };
       })
       .Case([](graph::GeluOp op) -> BodyBuilder {
-        if (!isSupportedFloat(elementTypeOf(op.getInput())))
+        if (!isComputeFloat(elementTypeOf(op.getInput())))
           return nullptr;
         bool tanhApprox = op.getApproximate() == "tanh";
         // f16 and bf16 in f32, rounded once (as PyTorch computes it): in
@@ -580,7 +572,7 @@ static BodyBuilder getBodyBuilder(Operation *op) {
       })
       // Float classification (i1 results).
       .Case([](graph::IsNaNOp op) -> BodyBuilder {
-        if (!isSupportedFloat(elementTypeOf(op.getInput())))
+        if (!isComputeFloat(elementTypeOf(op.getInput())))
           return nullptr;
         return [](OpBuilder &b, Location loc, Args args) -> Value {
           return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO,
@@ -589,7 +581,7 @@ static BodyBuilder getBodyBuilder(Operation *op) {
       })
       .Case([](graph::IsInfOp op) -> BodyBuilder {
         Type type = elementTypeOf(op.getInput());
-        if (!isSupportedFloat(type))
+        if (!isComputeFloat(type))
           return nullptr;
         bool positive = op.getDetectPositive() != 0;
         bool negative = op.getDetectNegative() != 0;
@@ -640,7 +632,7 @@ static BodyBuilder getBodyBuilder(Operation *op) {
         Type type = elementTypeOf(op.getLhs());
         if (elementTypeOf(op.getRhs()) != type ||
             elementTypeOf(op.getOutput()) != type ||
-            !(isSupportedFloat(type) || isArithInt(type)))
+            !(isComputeFloat(type) || isArithInt(type)))
           return nullptr;
         bool fmod = op.getFmod() != 0;
         return [=](OpBuilder &b, Location loc, Args args) -> Value {
@@ -710,7 +702,7 @@ static BodyBuilder getBodyBuilder(Operation *op) {
         Type type = elementTypeOf(op.getX());
         if (elementTypeOf(op.getY()) != type ||
             elementTypeOf(op.getOutput()) != type ||
-            !(isSupportedFloat(type) || isSupportedInt(type)))
+            !(isComputeFloat(type) || isSupportedInt(type)))
           return nullptr;
         return [](OpBuilder &b, Location loc, Args args) -> Value {
           return arith::SelectOp::create(b, loc, args[0], args[1], args[2]);
@@ -721,7 +713,7 @@ static BodyBuilder getBodyBuilder(Operation *op) {
         Type from = elementTypeOf(op.getInput());
         Type to = elementTypeOf(op.getOutput());
         auto supported = [](Type type) {
-          return isSupportedFloat(type) || isSupportedInt(type);
+          return isComputeFloat(type) || isSupportedInt(type);
         };
         if (!supported(from) || !supported(to))
           return nullptr;

@@ -50,13 +50,6 @@ struct LossPlan {
 
 } // namespace
 
-/// The type losses are computed in: f32 for 16-bit floats.
-static Type accumulatorType(Type element) {
-  if (element.isF16() || element.isBF16())
-    return Float32Type::get(element.getContext());
-  return element;
-}
-
 /// A tensor of `shape` and `element` filled with `value`.
 static Value filledTensor(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
                           Type element, Value value) {
@@ -153,7 +146,7 @@ static Value buildNLL(OpBuilder &b, Location loc, const LossPlan &plan,
                       Value logp, Value target, Value weight,
                       RankedTensorType resultType) {
   Type element = resultType.getElementType();
-  Type acc = accumulatorType(element);
+  Type acc = productAccumulatorType(element);
   int64_t rank = plan.target.getRank();
   AffineMap identity = b.getMultiDimIdentityMap(rank);
 
@@ -300,7 +293,7 @@ static Lowering lowerSoftmaxCrossEntropy(graph::SoftmaxCrossEntropyLossOp op) {
               *plan](OpBuilder &b, Location loc, ValueRange operands,
                      ArrayRef<RankedTensorType> results) -> SmallVector<Value> {
     Type element = plan.input.getElementType();
-    Type acc = accumulatorType(element);
+    Type acc = productAccumulatorType(element);
     // The loss reads the log-probabilities before they are rounded to a
     // 16-bit result type.
     Value logp = buildLogSoftmax(b, loc, operands[0], acc);

@@ -38,14 +38,6 @@ namespace graph = strata::graph;
 // Helpers
 //===----------------------------------------------------------------------===//
 
-/// The type products of `element` accumulate in: f32 for 16-bit floats,
-/// the type itself otherwise.
-static Type accumulatorType(Type element) {
-  if (element.isF16() || element.isBF16())
-    return Float32Type::get(element.getContext());
-  return element;
-}
-
 /// Floats of the compute set, and signless integers other than i1.
 static bool isNumeric(Type type) {
   return isComputeFloat(type) ||
@@ -314,7 +306,7 @@ static Lowering lowerMatMul(graph::MatMulOp op) {
   return [=](OpBuilder &b, Location loc, ValueRange operands,
              ArrayRef<RankedTensorType> results) -> SmallVector<Value> {
     Type element = results[0].getElementType();
-    Type acc = accumulatorType(element);
+    Type acc = productAccumulatorType(element);
     Value l = reshapeTo(b, loc, operands[0],
                         RankedTensorType::get(lhsShape, element));
     Value r = reshapeTo(b, loc, operands[1],
@@ -360,7 +352,7 @@ static Lowering lowerGemm(graph::GemmOp op) {
   }
   return [=](OpBuilder &b, Location loc, ValueRange operands,
              ArrayRef<RankedTensorType> results) -> SmallVector<Value> {
-    Type acc = accumulatorType(element);
+    Type acc = productAccumulatorType(element);
     auto transpose = [&](Value value) {
       auto type = cast<RankedTensorType>(value.getType());
       Value init = tensor::EmptyOp::create(
@@ -572,7 +564,7 @@ static Lowering lowerConv(graph::ConvOp op) {
   return [=, w = *window](
              OpBuilder &b, Location loc, ValueRange operands,
              ArrayRef<RankedTensorType> results) -> SmallVector<Value> {
-    Type acc = accumulatorType(element);
+    Type acc = productAccumulatorType(element);
     Value x = padSpatial(b, loc, operands[0], w.padBegin, w.padEnd,
                          scalarConstant(b, loc, element, 0));
     Value init = convInit(b, loc, results[0].getShape(), acc,
@@ -642,7 +634,7 @@ static Lowering lowerConvTranspose(graph::ConvTransposeOp op) {
     // effective - 1 - pad, with the kernel flipped and its channel axes
     // swapped per group. One generic builds the dilated, padded (or
     // cropped) input; another the rearranged weight.
-    Type acc = accumulatorType(element);
+    Type acc = productAccumulatorType(element);
     int64_t n = input.getDimSize(0), c = input.getDimSize(1);
     int64_t m = results[0].getDimSize(1);
     SmallVector<int64_t> xShape = {n, c}, left;
@@ -813,7 +805,7 @@ static Lowering lowerPool(OpTy op, bool isMax, bool countIncludePad) {
   return [=, w = *window](
              OpBuilder &b, Location loc, ValueRange operands,
              ArrayRef<RankedTensorType> results) -> SmallVector<Value> {
-    Type acc = isMax ? element : accumulatorType(element);
+    Type acc = isMax ? element : productAccumulatorType(element);
     Value padValue = isMax ? lowestValue(b, loc, element)
                            : scalarConstant(b, loc, element, 0);
     Value x = padSpatial(b, loc, operands[0], w.padBegin, ends, padValue);
@@ -885,7 +877,7 @@ static Lowering lowerGlobalPool(Operation *op, bool isMax) {
     return nullptr;
   return [=](OpBuilder &b, Location loc, ValueRange operands,
              ArrayRef<RankedTensorType> results) -> SmallVector<Value> {
-    Type acc = isMax ? element : accumulatorType(element);
+    Type acc = isMax ? element : productAccumulatorType(element);
     int64_t rank = input.getRank();
     SmallVector<int64_t> nc = {input.getDimSize(0), input.getDimSize(1)};
     Value init = isMax ? filled(b, loc, nc, acc, lowestValue(b, loc, acc))
@@ -956,7 +948,7 @@ static Lowering lowerBatchNorm(graph::BatchNormOp op) {
   double epsilon = op.getEpsilon().convertToDouble();
   return [=](OpBuilder &b, Location loc, ValueRange operands,
              ArrayRef<RankedTensorType> results) -> SmallVector<Value> {
-    Type acc = accumulatorType(element);
+    Type acc = productAccumulatorType(element);
     int64_t rank = input.getRank();
     AffineMap channel =
         AffineMap::get(rank, 0, b.getAffineDimExpr(1), b.getContext());

@@ -34,8 +34,6 @@ using BodyBuilder = std::function<mlir::Value(mlir::OpBuilder &, mlir::Location,
 /// named `from`/`to`/`type` are the graph op's element types, which may be
 /// unsigned; the values themselves are signless.
 
-/// f16, bf16, f32 and f64: the float types the kernel layer supports.
-bool isSupportedFloat(mlir::Type type);
 /// Signless (i1 included) or unsigned integer types.
 bool isSupportedInt(mlir::Type type);
 /// `type` with an unsigned integer made signless (other types unchanged).

@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Builders.h"
 #include "Patterns.h"
 
 #include "strata/Dialect/Graph/IR/GraphDialect.h"
@@ -32,7 +33,8 @@ using namespace mlir;
 namespace graph = strata::graph;
 using strata::detail::convertScalar;
 using strata::detail::getSignlessType;
-using strata::detail::isSupportedFloat;
+using strata::detail::isComputeFloat;
+using strata::detail::isHalfFloat;
 using strata::detail::isSupportedInt;
 
 //===----------------------------------------------------------------------===//
@@ -49,8 +51,6 @@ static RankedTensorType staticType(Type type) {
 static bool isArithInt(Type type) {
   return isSupportedInt(type) && type.getIntOrFloatBitWidth() > 1;
 }
-
-static bool isHalfFloat(Type type) { return type.isF16() || type.isBF16(); }
 
 /// The type sums and products accumulate in: f32 for f16 and bf16 (their
 /// few mantissa bits would lose most of a long sum), else the element type.
@@ -283,7 +283,7 @@ static std::optional<ReducePlan> getReducePlan(OpTy op, ReduceKind kind) {
     return std::nullopt;
   bool floatOnly = kind == ReduceKind::L1 || kind == ReduceKind::L2 ||
                    kind == ReduceKind::LogSum;
-  if (!isSupportedFloat(element) && (floatOnly || !isArithInt(element)))
+  if (!isComputeFloat(element) && (floatOnly || !isArithInt(element)))
     return std::nullopt;
 
   int64_t rank = plan.inputType.getRank();
@@ -525,7 +525,7 @@ template <typename OpTy> static std::optional<ArgPlan> getArgPlan(OpTy op) {
       !resultType.getElementType().isInteger(64))
     return std::nullopt;
   Type element = plan.inputType.getElementType();
-  if (!isSupportedFloat(element) && !isArithInt(element))
+  if (!isComputeFloat(element) && !isArithInt(element))
     return std::nullopt;
   int64_t rank = plan.inputType.getRank();
   std::optional<int64_t> axis =
@@ -610,7 +610,7 @@ static Value buildArgReduce(OpBuilder &b, Location loc, const ArgPlan &plan,
 template <typename OpTy> static std::optional<int64_t> getSoftmaxAxis(OpTy op) {
   auto inputType = staticType(op.getInput().getType());
   if (!inputType || inputType != op.getOutput().getType() ||
-      !isSupportedFloat(inputType.getElementType()) || inputType.getRank() == 0)
+      !isComputeFloat(inputType.getElementType()) || inputType.getRank() == 0)
     return std::nullopt;
   return normalizeAxis(static_cast<int64_t>(op.getAxis()), inputType.getRank());
 }
@@ -731,7 +731,7 @@ static std::optional<int64_t> getCumSumAxis(graph::CumSumOp op) {
       inputType.getRank() == 0)
     return std::nullopt;
   Type element = inputType.getElementType();
-  if (!isSupportedFloat(element) && !isArithInt(element))
+  if (!isComputeFloat(element) && !isArithInt(element))
     return std::nullopt;
   std::optional<int64_t> axis;
   if (std::optional<uint64_t> attr = op.getAxis())
