@@ -511,6 +511,29 @@ static int runCompile() {
     return fail("--input-shape binds shapes in the graph stage; a module "
                 "from the " +
                 stageName(from).str() + " stage has its shapes already");
+  // Options that decide how the fused stage is made (Pipeline.cpp,
+  // Stage::Fused): a module from that stage or a later one was made with its
+  // own, and would silently keep them.
+  if (from >= Stage::Fused) {
+    std::string given;
+    int count = 0;
+    auto note = [&](const std::string &flag) {
+      given += (given.empty() ? "" : ", ") + flag;
+      ++count;
+    };
+    if (!flags.precision.empty() && flags.precision != "fp32")
+      note("--precision=" + flags.precision);
+    if (!flags.decisionsFile.empty())
+      note("--decisions");
+    if (flags.noLibraries)
+      note("--no-libraries");
+    if (!given.empty())
+      return fail(
+          given + (count == 1 ? " decides" : " decide") +
+          " how the fused stage is made; a module from the " +
+          stageName(from).str() + " stage was made with its own: give " +
+          (count == 1 ? "it" : "them") + " when compiling to the fused stage");
+  }
   if (compileOutput.empty())
     return fail(*to == Stage::Module
                     ? "give the output module file with -o"
