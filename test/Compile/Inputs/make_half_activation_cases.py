@@ -6,10 +6,15 @@ zero, against float64 references stored in f16.
 
 elu_f16     Elu(alpha = 1)
 selu_f16    Selu (the default alpha and gamma)
+logsumexp_f16
+            ReduceLogSumExp over axis 1 of [16, 20], each row about
+            -log(20) + N(0, 0.1): results near 0, where log(sum) and the
+            row's maximum cancel
 
 Computed in f16 step by step, exp(x) - 1 cancels near 0 (elu(-0.01) came
-out 1.8% off, 24 f16 ulps); strata computes them in f32 and rounds once.
-(ONNX allows neither op in bf16, and Celu only in f32.)
+out 1.8% off, 24 f16 ulps), and so does log(sum) + max, each rounded to f16
+first; strata computes these ops in f32 and rounds once. (ONNX allows
+neither activation in bf16, and Celu only in f32.)
 
 Usage: make_half_activation_cases.py OUT_DIR
 """
@@ -58,6 +63,15 @@ def main(out):
     }
     for name, (node, y) in cases.items():
         save_case(out, name, node, x, y.astype(np.float16))
+
+    rows = (-math.log(20) + 0.1 * rng.standard_normal((16, 20))).astype(np.float16)
+    rd = rows.astype(np.float64)
+    top = rd.max(axis=1)
+    lse = top + np.log(np.exp(rd - top[:, None]).sum(axis=1))
+    save_case(out, "logsumexp_f16",
+              helper.make_node("ReduceLogSumExp", ["x"], ["y"], axes=[1],
+                               keepdims=0),
+              rows, lse.astype(np.float16))
 
 
 if __name__ == "__main__":
