@@ -81,6 +81,29 @@ private:
   const Driver &d_;
 };
 
+/// `count` CUDA events, destroyed with the object on every way out (a failed
+/// check's exception included).
+class EventSet {
+public:
+  EventSet(const Driver &d, size_t count, const std::string &where)
+      : d_(d), events_(count, nullptr) {
+    for (CUevent &e : events_)
+      check(d_, d_.cuEventCreate(&e, CU_EVENT_DEFAULT), "cuEventCreate", where);
+  }
+  ~EventSet() {
+    for (CUevent e : events_)
+      if (e)
+        d_.cuEventDestroy(e);
+  }
+  EventSet(const EventSet &) = delete;
+  EventSet &operator=(const EventSet &) = delete;
+  CUevent operator[](size_t i) const { return events_[i]; }
+
+private:
+  const Driver &d_;
+  std::vector<CUevent> events_;
+};
+
 /// One step, ready to launch: a kernel (`function`) or a cuBLASLt product
 /// (`lt`).
 struct Launch {
@@ -630,19 +653,8 @@ void CudaSession::tuneLibrarySteps() {
     minFlops = std::strtod(env, nullptr);
   const Driver &d = *d_;
   std::string where = prefix_ + ": timing cuBLASLt's algorithms";
-  // Destroyed on every way out, a failed check's exception included.
-  struct Events {
-    const Driver &d;
-    CUevent start = nullptr, stop = nullptr;
-    ~Events() {
-      for (CUevent e : {start, stop})
-        if (e)
-          d.cuEventDestroy(e);
-    }
-  } events{d};
-  CUevent &start = events.start, &stop = events.stop;
-  check(d, d.cuEventCreate(&start, CU_EVENT_DEFAULT), "cuEventCreate", where);
-  check(d, d.cuEventCreate(&stop, CU_EVENT_DEFAULT), "cuEventCreate", where);
+  EventSet events(d, 2, where);
+  CUevent start = events[0], stop = events[1];
   for (Launch &l : launches_) {
     cuda::LtMatmul *lt = l.lt.get();
     if (!lt || lt->candidates() < 2 || lt->flops() < minFlops)
@@ -824,22 +836,11 @@ std::vector<double> CudaSession::timeRuns(int runs) {
   const Driver &d = *d_;
   std::string where = prefix_ + ": timing its runs on the GPU";
   ContextScope scope(d, context_, where);
-  struct Events {
-    const Driver &d;
-    std::vector<CUevent> all;
-    ~Events() {
-      for (CUevent e : all)
-        if (e)
-          d.cuEventDestroy(e);
-    }
-  } events{d, std::vector<CUevent>(2 * size_t(std::max(runs, 0)), nullptr)};
-  for (CUevent &e : events.all)
-    check(d, d.cuEventCreate(&e, CU_EVENT_DEFAULT), "cuEventCreate", where);
+  EventSet events(d, 2 * size_t(std::max(runs, 0)), where);
   for (int i = 0; i < runs; ++i) {
-    check(d, d.cuEventRecord(events.all[2 * i], stream_), "cuEventRecord",
-          where);
+    check(d, d.cuEventRecord(events[2 * i], stream_), "cuEventRecord", where);
     launchSteps(nullptr);
-    check(d, d.cuEventRecord(events.all[2 * i + 1], stream_), "cuEventRecord",
+    check(d, d.cuEventRecord(events[2 * i + 1], stream_), "cuEventRecord",
           where);
   }
   check(d, d.cuStreamSynchronize(stream_), "cuStreamSynchronize",
@@ -848,7 +849,7 @@ std::vector<double> CudaSession::timeRuns(int runs) {
   std::vector<double> ms;
   for (int i = 0; i < runs; ++i) {
     float t = 0;
-    check(d, d.cuEventElapsedTime(&t, events.all[2 * i], events.all[2 * i + 1]),
+    check(d, d.cuEventElapsedTime(&t, events[2 * i], events[2 * i + 1]),
           "cuEventElapsedTime", where);
     ms.push_back(t);
   }
