@@ -925,9 +925,8 @@ LogicalResult FlashEmitter::run() {
                           "the diagonal skipped"
                         : "") +
           "; blocks in decreasing query order, " +
-          (causalHeadGroup() > 1 && causalOffset
-               ? "the " + std::to_string(batch) + " heads interleaved"
-               : std::string("one head after another"))));
+          (heads > 1 ? "the " + std::to_string(heads) + " heads interleaved"
+                     : std::string("one head after another"))));
   return success();
 }
 
