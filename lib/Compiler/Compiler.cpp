@@ -60,21 +60,21 @@ LogicalResult strata::compileModule(ModuleOp module,
   // On the cuda target by default, a module whose kernels have forms for
   // sm_90a (wgmma) gets its cubin for sm_90a and its PTX, for later GPUs,
   // generated again for sm_90 from the kernel stage on; any other module is
-  // compiled once, for sm_90, which is then both.
+  // compiled once, for sm_90, which is then both (gpuCodeArchitectures).
   CompileOptions effective = options;
-  std::string portableArch =
-      options.target == "cuda" ? gpuPortableArchitecture(options) : "";
-  bool portable = !portableArch.empty() && from <= Stage::Kernel;
+  std::string portableArch;
   OwningOpRef<ModuleOp> portableModule;
-  if (portable) {
+  if (options.target == "cuda" && from <= Stage::Kernel &&
+      !gpuPortableArchitecture(options).empty()) {
     if (failed(runStages(module, options, from, Stage::Kernel)))
       return failure();
     from = Stage::Kernel;
-    if (gpuHasWgmmaForms(module)) {
+    GpuArchitectures archs = gpuCodeArchitectures(module, options);
+    if (archs.ptx != archs.cubin) {
+      portableArch = archs.ptx;
       portableModule = module.clone();
     } else {
-      effective.cpu = portableArch;
-      portable = false;
+      effective.cpu = archs.cubin;
     }
   }
   if (failed(runStages(module, effective, from, Stage::Llvm)))
@@ -94,7 +94,7 @@ LogicalResult strata::compileModule(ModuleOp module,
     if (failed(generateGpuCode(module, effective, gpu)))
       return failure();
     done("object");
-    if (portable) {
+    if (portableModule) {
       CompileOptions portableOptions = options;
       portableOptions.cpu = portableArch;
       portableOptions.verbose = false;

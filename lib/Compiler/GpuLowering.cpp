@@ -48,6 +48,18 @@ std::string strata::gpuPortableArchitecture(const CompileOptions &options) {
   return nativeGpu(options) ? "sm_90" : "";
 }
 
+strata::GpuArchitectures
+strata::gpuCodeArchitectures(mlir::ModuleOp module,
+                             const CompileOptions &options) {
+  std::string arch = gpuArchitecture(options);
+  std::string portable = gpuPortableArchitecture(options);
+  if (portable.empty())
+    return {arch, arch};
+  if (gpuHasWgmmaForms(module))
+    return {arch, portable};
+  return {portable, portable};
+}
+
 std::vector<strata::PassEntry>
 strata::gpuStagePipeline(const CompileOptions &options) {
   auto top = [](std::string name, std::string opts = "") {

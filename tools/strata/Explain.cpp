@@ -338,28 +338,22 @@ int strata::driver::runExplain() {
   for (auto &[library, count] : byLibrary)
     libraryCalls += count;
 
-  // The cuda target's GPU code, as strata::compile chooses it (Compiler.cpp):
-  // a module with kernels that have an sm_90a form (the attention kernels'
-  // wgmma) gets its cubin for that and its PTX compiled a second time for
-  // the portable architecture; any other module is compiled once for the
-  // portable one.
+  // The cuda target's GPU code, as strata::compile chooses it.
   std::string cubinArch, ptxArch, gpuCode;
   if (explainTarget == "cuda") {
-    cubinArch = ptxArch = gpuArchitecture(options);
-    std::string portable = gpuPortableArchitecture(options);
-    if (!portable.empty() && byCategory.count("attn")) {
-      ptxArch = portable;
+    GpuArchitectures archs = gpuCodeArchitectures(*module, options);
+    cubinArch = archs.cubin;
+    ptxArch = archs.ptx;
+    if (ptxArch != cubinArch)
       gpuCode = "a cubin for " + cubinArch +
-                " (the attention kernels use wgmma) and PTX for " + portable +
+                " (the attention kernels use wgmma) and PTX for " + ptxArch +
                 ", compiled a second time from the kernel stage (attention "
                 "with mma.sync), which later GPUs JIT-compile";
-    } else {
-      if (!portable.empty())
-        cubinArch = ptxArch = portable;
+    else
       gpuCode = "a cubin and its PTX for " + cubinArch +
-                (portable.empty() ? std::string()
-                                  : " (no kernel here has an sm_90a form)");
-    }
+                (cubinArch == gpuArchitecture(options)
+                     ? std::string()
+                     : " (no kernel here has an sm_90a form)");
   }
 
   if (explainJson) {

@@ -128,6 +128,17 @@ std::string gpuArchitecture(const CompileOptions &options);
 /// sm_90a form is then compiled once, for this architecture.
 std::string gpuPortableArchitecture(const CompileOptions &options);
 
+/// The architectures of the cubin and of the PTX a cuda compilation of
+/// `module` (at the fused stage or later) writes: with a portable
+/// architecture, a module whose kernels have sm_90a forms (wgmma) gets its
+/// cubin for gpuArchitecture and its PTX for the portable one, any other
+/// module both for the portable one; else both for gpuArchitecture.
+struct GpuArchitectures {
+  std::string cubin, ptx;
+};
+GpuArchitectures gpuCodeArchitectures(mlir::ModuleOp module,
+                                      const CompileOptions &options);
+
 /// The GPU code of a module (the cuda target, docs/gpu.md).
 struct GpuCode {
   std::string ptx;
