@@ -22,6 +22,7 @@
 
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
@@ -515,24 +516,20 @@ static int runCompile() {
   // Stage::Fused): a module from that stage or a later one was made with its
   // own, and would silently keep them.
   if (from >= Stage::Fused) {
-    std::string given;
-    int count = 0;
-    auto note = [&](const std::string &flag) {
-      given += (given.empty() ? "" : ", ") + flag;
-      ++count;
-    };
+    std::vector<std::string> given;
     if (!flags.precision.empty() && flags.precision != "fp32")
-      note("--precision=" + flags.precision);
+      given.push_back("--precision=" + flags.precision);
     if (!flags.decisionsFile.empty())
-      note("--decisions");
+      given.push_back("--decisions");
     if (flags.noLibraries)
-      note("--no-libraries");
+      given.push_back("--no-libraries");
+    bool one = given.size() == 1;
     if (!given.empty())
-      return fail(
-          given + (count == 1 ? " decides" : " decide") +
-          " how the fused stage is made; a module from the " +
-          stageName(from).str() + " stage was made with its own: give " +
-          (count == 1 ? "it" : "them") + " when compiling to the fused stage");
+      return fail(llvm::join(given, ", ") + (one ? " decides" : " decide") +
+                  " how the fused stage is made; a module from the " +
+                  stageName(from).str() +
+                  " stage was made with its own: " + "give " +
+                  (one ? "it" : "them") + " when compiling to the fused stage");
   }
   if (compileOutput.empty())
     return fail(*to == Stage::Module
