@@ -759,7 +759,7 @@ static void pretransposeGemmWeights(func::FuncOp entry) {
 /// dimensions folded into its rows by views: cuBLASLt reads w transposed in
 /// place. A transpose kernel would write all of w again on every run, and
 /// its result's rows (N elements) need not be 16-byte aligned, which keeps
-/// cuBLASLt off its fastest kernels.
+/// cuBLASLt off its fastest kernels; w's rows (K elements) usually are.
 static void foldTransposedWeights(func::FuncOp entry) {
   for (auto matmul :
        llvm::make_early_inc_range(entry.getOps<graph::MatMulOp>())) {
@@ -797,31 +797,15 @@ static void foldTransposedWeights(func::FuncOp entry) {
     int64_t rows = xType.getNumElements() / std::max<int64_t>(k, 1);
     Value x = reshape(matmul.getLhs(), {rows, k});
     // Rows of the product that are not a multiple of 16 bytes (N = 50257
-    // logits) keep cuBLASLt off its TMA kernels, several times slower: w
-    // gets zero rows up to a multiple of 16 bytes, and a slice takes the N
-    // columns of the product (measured on the H200: bench/RESULTS.md).
-    Value w = transpose.getInput();
-    int64_t elementBytes = wType.getElementTypeBitWidth() / 8;
-    int64_t unit = elementBytes ? 16 / elementBytes : 1;
-    int64_t padded = (n + unit - 1) / unit * unit;
-    if (padded != n && unit > 1) {
-      auto paddedType =
-          RankedTensorType::get({padded, k}, wType.getElementType());
-      w = graph::PadOp::create(b, loc, paddedType, w,
-                               i64Constant({0, 0, padded - n, 0}), Value(),
-                               b.getStringAttr("constant"));
-    }
-    auto gemmType =
-        RankedTensorType::get({rows, padded}, yType.getElementType());
-    Value product =
-        graph::GemmOp::create(b, loc, gemmType, x, w, Value(),
-                              b.getF32FloatAttr(1.0f), b.getF32FloatAttr(1.0f),
-                              b.getI64IntegerAttr(0), b.getI64IntegerAttr(1));
-    if (padded != n)
-      product = graph::SliceOp::create(
-          b, loc, RankedTensorType::get({rows, n}, yType.getElementType()),
-          product, i64Constant({0}), i64Constant({n}), i64Constant({1}),
-          Value());
+    // logits) keep cuBLASLt off its TMA kernels, several times slower; the
+    // runtime splits such a product into classes of rows that each start
+    // 16-byte aligned (runtime/lib/cuda/CublasLt.h), which needs w as it is
+    // here, [N, K] with trans_b.
+    auto gemmType = RankedTensorType::get({rows, n}, yType.getElementType());
+    Value product = graph::GemmOp::create(
+        b, loc, gemmType, x, transpose.getInput(), Value(),
+        b.getF32FloatAttr(1.0f), b.getF32FloatAttr(1.0f),
+        b.getI64IntegerAttr(0), b.getI64IntegerAttr(1));
     Value y = reshape(product, yType.getShape());
     matmul.replaceAllUsesWith(y);
     matmul.erase();

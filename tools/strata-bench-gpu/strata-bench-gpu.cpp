@@ -205,7 +205,11 @@ int runCommand(const Options &o) {
     CudaSessionInfo info = cudaSessionInfo(session);
     js << ", \"device\": " << jsonString(info.deviceName)
        << ", \"arch\": " << jsonString(info.deviceArch)
-       << ", \"loaded_image\": " << jsonString(info.loadedImage);
+       << ", \"loaded_image\": " << jsonString(info.loadedImage)
+       << ", \"library_calls\": [";
+    for (size_t i = 0; i < info.libraryCalls.size(); ++i)
+      js << (i ? ", " : "") << jsonString(info.libraryCalls[i]);
+    js << "]";
   }
   if (!o.outputs.empty())
     for (size_t i = 0; i < m.outputs().size(); ++i) {

@@ -209,6 +209,7 @@ LtMatmul::LtMatmul(const BlasLt &lt, cublasLtHandle_t handle,
          shapeToString(b.shape) + (transB ? "^T" : "") + " -> " +
          shapeToString(d.shape) + " are not a non-empty matrix product");
 
+  k_ = k;
   // Every operand's batch is the output's or absent.
   int64_t batch = product(d.shape, rd - 2);
   std::vector<int64_t> outBatch = batchDims(d.shape);
@@ -233,6 +234,7 @@ LtMatmul::LtMatmul(const BlasLt &lt, cublasLtHandle_t handle,
     bias = pointers[next++];
   }
   int64_t strideC = 0;
+  CUdeviceptr stepC = 0;
   if (hasC) {
     const BufferInfo &x = buffers[step.inputs[next]];
     if (x.shape.size() < 2 || x.shape[x.shape.size() - 2] != m ||
@@ -240,13 +242,9 @@ LtMatmul::LtMatmul(const BlasLt &lt, cublasLtHandle_t handle,
       fail("C " + shapeToString(x.shape) + " must be [..., " +
            std::to_string(m) + ", " + std::to_string(n) + "]");
     strideC = batchStride(x, "C");
-    c_ = pointers[next++];
+    stepC = pointers[next++];
   }
-  a_ = pointers[1]; // the step's B
-  b_ = pointers[0]; // the step's A
-  d_ = pointers.back();
-  if (!hasC)
-    c_ = d_; // beta is 0: cuBLASLt reads nothing there.
+  CUdeviceptr stepA = pointers[0], stepB = pointers[1], stepD = pointers.back();
 
   auto check = [&](cublasStatus_t s, const char *call) {
     if (s != CUBLAS_STATUS_SUCCESS)
@@ -280,63 +278,9 @@ LtMatmul::LtMatmul(const BlasLt &lt, cublasLtHandle_t handle,
                                              &biasPointer, sizeof(biasPointer)),
           "cublasLtMatmulDescSetAttribute");
   }
-
-  // The stored matrices, column-major (see the file comment).
-  auto layout = [&](cublasLtMatrixLayout_t *out, int64_t rows, int64_t cols,
-                    int64_t stride) {
-    check(lt_.cublasLtMatrixLayoutCreate(out, dt, rows, cols, rows),
-          "cublasLtMatrixLayoutCreate");
-    if (batch == 1)
-      return;
-    int32_t count = static_cast<int32_t>(batch);
-    check(lt_.cublasLtMatrixLayoutSetAttribute(
-              *out, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)),
-          "cublasLtMatrixLayoutSetAttribute");
-    check(lt_.cublasLtMatrixLayoutSetAttribute(
-              *out, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride,
-              sizeof(stride)),
-          "cublasLtMatrixLayoutSetAttribute");
-  };
   if (batch > INT32_MAX)
     fail("a batch of " + std::to_string(batch) +
          " matrices exceeds cuBLASLt's limit");
-  // cuBLASLt's A is the step's B, and its B the step's A.
-  layout(&layoutA_, transB ? k : n, transB ? n : k, strideB);
-  layout(&layoutB_, transA ? m : k, transA ? k : m, strideA);
-  layout(&layoutD_, n, m, m * n);
-  layout(&layoutC_, n, m, hasC ? strideC : m * n);
-
-  // The heuristic's choice for these buffers' alignment (its default
-  // assumes 256 bytes, which arena buffers and batch strides need not have).
-  size_t element = dtypeSize(type);
-  auto align = [&](CUdeviceptr p, int64_t stride) {
-    return std::min(alignmentOf(p), alignmentOf(uint64_t(stride) * element));
-  };
-  cublasLtMatmulPreference_t preference = nullptr;
-  check(lt_.cublasLtMatmulPreferenceCreate(&preference),
-        "cublasLtMatmulPreferenceCreate");
-  uint64_t maxWorkspace = workspaceBytes;
-  uint32_t alignments[4] = {align(a_, strideB), align(b_, strideA),
-                            align(c_, hasC ? strideC : m * n),
-                            align(d_, m * n)};
-  cublasStatus_t s = lt_.cublasLtMatmulPreferenceSetAttribute(
-      preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &maxWorkspace,
-      sizeof(maxWorkspace));
-  const cublasLtMatmulPreferenceAttributes_t alignKeys[4] = {
-      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
-      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
-      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
-      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
-  for (int i = 0; i < 4 && s == CUBLAS_STATUS_SUCCESS; ++i)
-    s = lt_.cublasLtMatmulPreferenceSetAttribute(
-        preference, alignKeys[i], &alignments[i], sizeof(alignments[i]));
-  cublasLtMatmulHeuristicResult_t results[kCandidates] = {};
-  int found = 0;
-  if (s == CUBLAS_STATUS_SUCCESS)
-    s = lt_.cublasLtMatmulAlgoGetHeuristic(handle_, desc_, layoutA_, layoutB_,
-                                           layoutC_, layoutD_, preference,
-                                           kCandidates, results, &found);
-  lt_.cublasLtMatmulPreferenceDestroy(preference);
 
   summary_ = std::string(dtypeName(type)) + " " +
              (batch > 1 ? std::to_string(batch) + " x " : "") +
@@ -347,36 +291,191 @@ LtMatmul::LtMatmul(const BlasLt &lt, cublasLtHandle_t handle,
                        (activation.empty() ? "" : "+" + activation);
   if (!extras.empty())
     summary_ += ", " + (extras[0] == '+' ? extras.substr(1) : extras);
-  if (s != CUBLAS_STATUS_SUCCESS)
-    fail("choosing a cuBLASLt algorithm for " + summary_ +
-         ": cublasLtMatmulAlgoGetHeuristic failed with " + statusText(lt_, s));
-  if (found < 1)
-    fail("cuBLASLt has no algorithm for " + summary_ +
-         " with these alignments (A " + std::to_string(alignments[1]) + ", B " +
-         std::to_string(alignments[0]) + " bytes)");
-  for (int i = 0; i < found; ++i)
-    if (results[i].state == CUBLAS_STATUS_SUCCESS)
-      algos_.push_back(results[i].algo);
-  if (algos_.empty())
-    fail("cuBLASLt has no usable algorithm for " + summary_);
-  flops_ = 2.0 * double(batch) * double(m) * double(n) * double(k);
+
+  // One matrix as cuBLASLt sees it: column-major, `rows` x `cols` with
+  // columns `ld` elements apart, `stride` elements between batches.
+  struct Operand {
+    CUdeviceptr p;
+    int64_t rows, cols, ld, stride;
+  };
+  size_t element = dtypeSize(type);
+  auto addPart = [&](Operand a, Operand b, Operand c, Operand d,
+                     int64_t count) {
+    Part part;
+    auto layout = [&](cublasLtMatrixLayout_t *out, const Operand &x) {
+      check(lt_.cublasLtMatrixLayoutCreate(out, dt, x.rows, x.cols, x.ld),
+            "cublasLtMatrixLayoutCreate");
+      if (count == 1)
+        return;
+      int32_t n32 = static_cast<int32_t>(count);
+      check(lt_.cublasLtMatrixLayoutSetAttribute(
+                *out, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &n32, sizeof(n32)),
+            "cublasLtMatrixLayoutSetAttribute");
+      check(lt_.cublasLtMatrixLayoutSetAttribute(
+                *out, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &x.stride,
+                sizeof(x.stride)),
+            "cublasLtMatrixLayoutSetAttribute");
+    };
+    parts_.push_back(part);
+    Part &p = parts_.back();
+    layout(&p.layoutA, a);
+    layout(&p.layoutB, b);
+    layout(&p.layoutC, c);
+    layout(&p.layoutD, d);
+    p.a = a.p, p.b = b.p, p.c = c.p, p.d = d.p;
+    p.flops = 2.0 * double(count) * double(d.rows) * double(d.cols) * double(k);
+    p.m = d.cols * count, p.n = d.rows;
+
+    // The heuristic's choice for these buffers' alignment (its default
+    // assumes 256 bytes, which arena buffers and batch strides need not
+    // have).
+    auto align = [&](const Operand &x) {
+      return std::min(alignmentOf(x.p),
+                      count == 1 ? 256u
+                                 : alignmentOf(uint64_t(x.stride) * element));
+    };
+    cublasLtMatmulPreference_t preference = nullptr;
+    check(lt_.cublasLtMatmulPreferenceCreate(&preference),
+          "cublasLtMatmulPreferenceCreate");
+    uint64_t maxWorkspace = workspaceBytes;
+    uint32_t alignments[4] = {align(a), align(b), align(c), align(d)};
+    cublasStatus_t s = lt_.cublasLtMatmulPreferenceSetAttribute(
+        preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &maxWorkspace,
+        sizeof(maxWorkspace));
+    const cublasLtMatmulPreferenceAttributes_t alignKeys[4] = {
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
+    for (int i = 0; i < 4 && s == CUBLAS_STATUS_SUCCESS; ++i)
+      s = lt_.cublasLtMatmulPreferenceSetAttribute(
+          preference, alignKeys[i], &alignments[i], sizeof(alignments[i]));
+    cublasLtMatmulHeuristicResult_t results[kCandidates] = {};
+    int found = 0;
+    if (s == CUBLAS_STATUS_SUCCESS)
+      s = lt_.cublasLtMatmulAlgoGetHeuristic(
+          handle_, desc_, p.layoutA, p.layoutB, p.layoutC, p.layoutD,
+          preference, kCandidates, results, &found);
+    lt_.cublasLtMatmulPreferenceDestroy(preference);
+    std::string what = summary_;
+    if (parts_.size() > 1 || d.rows != n || d.cols * count != batch * m)
+      what += " (its " + std::to_string(d.cols) + "x" + std::to_string(k) +
+              "x" + std::to_string(d.rows) + " part)";
+    if (s != CUBLAS_STATUS_SUCCESS)
+      fail("choosing a cuBLASLt algorithm for " + what +
+           ": cublasLtMatmulAlgoGetHeuristic failed with " +
+           statusText(lt_, s));
+    if (found < 1)
+      fail("cuBLASLt has no algorithm for " + what +
+           " with these alignments (A " + std::to_string(alignments[1]) +
+           ", B " + std::to_string(alignments[0]) + " bytes)");
+    for (int i = 0; i < found; ++i)
+      if (results[i].state == CUBLAS_STATUS_SUCCESS)
+        p.algos.push_back(results[i].algo);
+    if (p.algos.empty())
+      fail("cuBLASLt has no usable algorithm for " + what);
+  };
+
+  // Output rows that are not a multiple of 16 bytes: a product per class of
+  // rows that start at the same offset from a 16-byte boundary, when the
+  // product is large enough for the extra calls not to matter (see the
+  // header). The step's A must then be rows of K (not transposed) and its B
+  // stored [N, K] (trans_b), both with 16-byte aligned rows, so that a class
+  // of rows (every u-th row of A) and a range of columns (rows of B) are
+  // matrices with aligned rows too; a batch folds into the rows when B is
+  // shared and A and C are not. Without a bias: its pointer would have to
+  // move with the columns, to an unaligned address.
+  int64_t u = static_cast<int64_t>(16 / element);
+  int64_t rowsAll = batch * m;
+  double minFlops = 4e9; // about 10 microseconds of misaligned product
+  if (const char *env = std::getenv("STRATA_CUBLASLT_SPLIT_MIN_FLOPS"))
+    minFlops = std::strtod(env, nullptr);
+  bool foldable =
+      batch == 1 || (strideB == 0 && strideA != 0 && (!hasC || strideC != 0));
+  bool split = (n * int64_t(element)) % 16 != 0 && u > 1 && !transA && transB &&
+               !hasBias && foldable && (k * int64_t(element)) % 16 == 0 &&
+               n > 2 * u && rowsAll >= u && alignmentOf(stepA) >= 16 &&
+               alignmentOf(stepB) >= 16 && alignmentOf(stepD) >= 16 &&
+               (!hasC || alignmentOf(stepC) >= 16) &&
+               2.0 * double(rowsAll) * double(n) * double(k) >= minFlops;
+  CUdeviceptr cOrD = hasC ? stepC : stepD; // beta is 0 without C: unread
+  if (split) {
+    auto at = [&](CUdeviceptr p, int64_t elements) {
+      return p + CUdeviceptr(elements) * element;
+    };
+    // Class j's first column whose address is 16-byte aligned, and how
+    // many columns from there it takes: a multiple of 16 bytes too, since
+    // cuBLASLt's fast kernels also need that of the rows' extent (on the
+    // H200, GPT-2's 1024 x 50256 classes took 0.11 ms, 50250 columns 0.32
+    // and an odd count 0.77).
+    auto firstColumn = [&](int64_t j) { return (u - (j * n) % u) % u; };
+    auto classColumns = [&](int64_t j) { return (n - firstColumn(j)) / u * u; };
+    int64_t left = 0, right = 0;
+    for (int64_t j = 0; j < u; ++j) {
+      left = std::max(left, firstColumn(j));
+      right = std::max(right, n - firstColumn(j) - classColumns(j));
+    }
+    // Columns [0, left) and [n - right, n) of every row, in D's own
+    // (unaligned) rows, around the classes; they write some of those
+    // columns again, with the same values.
+    addPart({stepB, k, left, k, 0}, {stepA, k, rowsAll, k, 0},
+            {cOrD, left, rowsAll, n, 0}, {stepD, left, rowsAll, n, 0}, 1);
+    for (int64_t j = 0; j < u; ++j) {
+      int64_t first = firstColumn(j), columns = classColumns(j);
+      int64_t rows = (rowsAll - j + u - 1) / u;
+      addPart({at(stepB, first * k), k, columns, k, 0},
+              {at(stepA, j * k), k, rows, u * k, 0},
+              {at(cOrD, j * n + first), columns, rows, u * n, 0},
+              {at(stepD, j * n + first), columns, rows, u * n, 0}, 1);
+    }
+    addPart({at(stepB, (n - right) * k), k, right, k, 0},
+            {stepA, k, rowsAll, k, 0},
+            {at(cOrD, n - right), right, rowsAll, n, 0},
+            {at(stepD, n - right), right, rowsAll, n, 0}, 1);
+    summary_ += ", as " + std::to_string(parts_.size()) +
+                " products: rows of " + std::to_string(n * element) + " bytes";
+    return;
+  }
+  // cuBLASLt's A is the step's B, and its B the step's A (the file comment).
+  addPart({stepB, transB ? k : n, transB ? n : k, transB ? k : n, strideB},
+          {stepA, transA ? m : k, transA ? k : m, transA ? m : k, strideA},
+          {cOrD, n, m, n, hasC ? strideC : m * n}, {stepD, n, m, n, m * n},
+          batch);
 }
 
 LtMatmul::~LtMatmul() {
-  for (cublasLtMatrixLayout_t l : {layoutA_, layoutB_, layoutC_, layoutD_})
-    if (l)
-      lt_.cublasLtMatrixLayoutDestroy(l);
+  for (Part &p : parts_)
+    for (cublasLtMatrixLayout_t l :
+         {p.layoutA, p.layoutB, p.layoutC, p.layoutD})
+      if (l)
+        lt_.cublasLtMatrixLayoutDestroy(l);
   if (desc_)
     lt_.cublasLtMatmulDescDestroy(desc_);
 }
 
+cublasStatus_t LtMatmul::runPart(size_t index, CUdeviceptr workspace,
+                                 size_t workspaceBytes, CUstream stream) const {
+  auto ptr = [](CUdeviceptr p) { return reinterpret_cast<void *>(p); };
+  const Part &p = parts_[index];
+  return lt_.cublasLtMatmul(
+      handle_, desc_, &alpha_, ptr(p.a), p.layoutA, ptr(p.b), p.layoutB, &beta_,
+      ptr(p.c), p.layoutC, ptr(p.d), p.layoutD, &p.algos[p.chosen],
+      ptr(workspace), workspaceBytes, reinterpret_cast<cudaStream_t>(stream));
+}
+
+std::string LtMatmul::partShape(size_t index) const {
+  const Part &p = parts_[index];
+  return std::to_string(p.m) + "x" + std::to_string(k_) + "x" +
+         std::to_string(p.n);
+}
+
 cublasStatus_t LtMatmul::run(CUdeviceptr workspace, size_t workspaceBytes,
                              CUstream stream) const {
-  auto ptr = [](CUdeviceptr p) { return reinterpret_cast<void *>(p); };
-  return lt_.cublasLtMatmul(
-      handle_, desc_, &alpha_, ptr(a_), layoutA_, ptr(b_), layoutB_, &beta_,
-      ptr(c_), layoutC_, ptr(d_), layoutD_, &algos_[chosen_], ptr(workspace),
-      workspaceBytes, reinterpret_cast<cudaStream_t>(stream));
+  for (size_t i = 0; i < parts_.size(); ++i)
+    if (cublasStatus_t s = runPart(i, workspace, workspaceBytes, stream);
+        s != CUBLAS_STATUS_SUCCESS)
+      return s;
+  return CUBLAS_STATUS_SUCCESS;
 }
 
 } // namespace strata::rt::cuda

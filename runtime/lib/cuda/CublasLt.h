@@ -61,7 +61,7 @@ const BlasLt &blasLt();
 /// supported)".
 std::string statusText(const BlasLt &lt, cublasStatus_t status);
 
-/// One "cublaslt.matmul" step, its descriptors built and its algorithm
+/// One "cublaslt.matmul" step, its descriptors built and its algorithms
 /// chosen for the buffers it will run on.
 ///
 /// The step's contract (the compiler's side is lib/Compiler/Library.cpp):
@@ -73,6 +73,16 @@ std::string statusText(const BlasLt &lt, cublasStatus_t status);
 ///   D = activation(alpha * op(A) op(B) + beta * C + bias)
 /// with `activation` "" , "relu" or "gelu_tanh" (cuBLASLt's GELU is the tanh
 /// approximation).
+///
+/// A step is one cuBLASLt call, or several ("parts") when D's rows are not a
+/// multiple of 16 bytes (GPT-2's 50257 logits): cuBLASLt's fast kernels (TMA)
+/// need 16-byte aligned rows, and without them the product runs several times
+/// slower. Rows r = j, j + u, j + 2u, ... (u = 16 bytes / element size) start
+/// at the same offset from a 16-byte boundary, so each such class of rows is
+/// one product whose output rows are u rows of D apart (aligned), begin at
+/// the class's first aligned column and span a multiple of 16 bytes; two
+/// more products write the columns before and after those (fewer than u on
+/// each side), for every row.
 class LtMatmul {
 public:
   /// Checks the step against its buffers and prepares it; `pointers` are the
@@ -86,37 +96,58 @@ public:
   LtMatmul(const LtMatmul &) = delete;
   LtMatmul &operator=(const LtMatmul &) = delete;
 
-  /// Enqueues the product on `stream`.
+  /// Enqueues the product (every part, in order) on `stream`.
   cublasStatus_t run(CUdeviceptr workspace, size_t workspaceBytes,
                      CUstream stream) const;
-
-  /// "bf16 8 x 512x768x3072, bias+gelu_tanh", for messages and profiles.
+  /// "bf16 8 x 512x768x3072, bias+gelu_tanh", for messages and profiles;
+  /// a product run in parts says so ("..., as 10 products: rows of 100514
+  /// bytes").
   const std::string &summary() const { return summary_; }
 
-  /// The heuristic's algorithms for this product, best first (at most
-  /// kCandidates); run() uses the chosen one, the first until choose().
-  /// The session times them on the step's own buffers (CudaSession.cpp,
-  /// tuneLibrarySteps): the heuristic's first pick is not always the
-  /// fastest.
+  /// The cuBLASLt calls the step makes, and each one's algorithms: the
+  /// heuristic's, best first (at most kCandidates). run() uses each part's
+  /// chosen one, the first until choose(). The session times them on the
+  /// step's own buffers (CudaSession.cpp, tuneLibrarySteps): the heuristic's
+  /// first pick is not always the fastest.
   static constexpr int kCandidates = 6;
-  size_t candidates() const { return algos_.size(); }
-  void choose(size_t index) { chosen_ = index; }
-  size_t chosen() const { return chosen_; }
-  /// 2 M N K per batch: the product's nominal floating-point operations.
-  double flops() const { return flops_; }
+  size_t parts() const { return parts_.size(); }
+  size_t candidates(size_t part) const { return parts_[part].algos.size(); }
+  /// `ms`: what one run of the chosen algorithm took when it was timed.
+  void choose(size_t part, size_t index, float ms = -1) {
+    parts_[part].chosen = index;
+    parts_[part].tunedMs = ms;
+  }
+  /// The time choose() was given for the part, or -1.
+  float tunedMs(size_t part) const { return parts_[part].tunedMs; }
+  size_t chosen(size_t part) const { return parts_[part].chosen; }
+  /// 2 M N K of one part: its nominal floating-point operations.
+  double flops(size_t part) const { return parts_[part].flops; }
+  /// Enqueues one part alone (for timing its candidates).
+  cublasStatus_t runPart(size_t part, CUdeviceptr workspace,
+                         size_t workspaceBytes, CUstream stream) const;
+  /// "1024x768x50250", the part's M x K x N as the step sees it.
+  std::string partShape(size_t part) const;
 
 private:
+  /// One cuBLASLt call: its operands as cuBLASLt sees them (its A is the
+  /// step's B and its B the step's A, see the .cpp) and its algorithms.
+  struct Part {
+    cublasLtMatrixLayout_t layoutA = nullptr, layoutB = nullptr,
+                           layoutC = nullptr, layoutD = nullptr;
+    CUdeviceptr a = 0, b = 0, c = 0, d = 0;
+    std::vector<cublasLtMatmulAlgo_t> algos;
+    size_t chosen = 0;
+    double flops = 0;
+    int64_t m = 0, n = 0; // of the step's product: D's rows and columns
+    float tunedMs = -1;
+  };
+
   const BlasLt &lt_;
   cublasLtHandle_t handle_;
   cublasLtMatmulDesc_t desc_ = nullptr;
-  cublasLtMatrixLayout_t layoutA_ = nullptr, layoutB_ = nullptr,
-                         layoutC_ = nullptr, layoutD_ = nullptr;
-  std::vector<cublasLtMatmulAlgo_t> algos_;
-  size_t chosen_ = 0;
-  double flops_ = 0;
+  std::vector<Part> parts_;
   float alpha_ = 1, beta_ = 0;
-  /// cuBLASLt's A is the step's B and its B the step's A (see the .cpp).
-  CUdeviceptr a_ = 0, b_ = 0, c_ = 0, d_ = 0;
+  int64_t k_ = 0;
   std::string summary_;
 };
 

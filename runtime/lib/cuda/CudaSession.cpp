@@ -26,6 +26,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -600,6 +601,26 @@ void CudaSession::allocate() {
         prefix_ + ": copying its constants to the GPU");
 }
 
+#if STRATA_HAVE_CUBLASLT
+/// "; parts 8192x768x7 (0.019 ms), 1024x768x50256 (0.111 ms), ...": each
+/// call of a step that runs in parts, with what one run of it took when
+/// the session timed its algorithms (tuneLibrarySteps); "" for one call.
+static std::string libraryParts(const cuda::LtMatmul &lt) {
+  if (lt.parts() < 2)
+    return "";
+  std::string out = "; parts";
+  for (size_t p = 0; p < lt.parts(); ++p) {
+    out += (p ? ", " : " ") + lt.partShape(p);
+    if (float ms = lt.tunedMs(p); ms >= 0) {
+      char text[32];
+      std::snprintf(text, sizeof(text), " (%.3f ms)", ms);
+      out += text;
+    }
+  }
+  return out;
+}
+#endif
+
 /// cuBLASLt's handle, its workspace and each library step's descriptors and
 /// algorithm, chosen for the buffers the step runs on.
 void CudaSession::prepareLibrarySteps() {
@@ -630,6 +651,10 @@ void CudaSession::prepareLibrarySteps() {
                                          kLtWorkspaceBytes, stepWhere(i));
   }
   tuneLibrarySteps();
+  for (size_t i = 0; i < launches_.size(); ++i)
+    if (const cuda::LtMatmul *lt = launches_[i].lt.get())
+      info_.libraryCalls.push_back(m.steps()[i].describe(i) + ": cuBLASLt " +
+                                   lt->summary() + libraryParts(*lt));
 #endif
 }
 
@@ -657,30 +682,34 @@ void CudaSession::tuneLibrarySteps() {
   CUevent start = events[0], stop = events[1];
   for (Launch &l : launches_) {
     cuda::LtMatmul *lt = l.lt.get();
-    if (!lt || lt->candidates() < 2 || lt->flops() < minFlops)
-      continue;
-    size_t best = 0;
-    float bestMs = -1;
-    for (size_t c = 0; c < lt->candidates(); ++c) {
-      lt->choose(c);
-      bool ok = lt->run(ltWorkspace_, kLtWorkspaceBytes, stream_) ==
-                CUBLAS_STATUS_SUCCESS;
-      ok = ok && d.cuEventRecord(start, stream_) == CUDA_SUCCESS;
-      for (int r = 0; r < 3 && ok; ++r)
-        ok = lt->run(ltWorkspace_, kLtWorkspaceBytes, stream_) ==
-             CUBLAS_STATUS_SUCCESS;
-      ok = ok && d.cuEventRecord(stop, stream_) == CUDA_SUCCESS;
-      check(d, d.cuStreamSynchronize(stream_), "cuStreamSynchronize",
-            where + " (" + lt->summary() + ")");
-      float ms = 0;
-      if (!ok || d.cuEventElapsedTime(&ms, start, stop) != CUDA_SUCCESS)
+    for (size_t part = 0; lt && part < lt->parts(); ++part) {
+      if (lt->candidates(part) < 2 || lt->flops(part) < minFlops)
         continue;
-      if (bestMs < 0 || ms < bestMs) {
-        best = c;
-        bestMs = ms;
+      size_t best = 0;
+      float bestMs = -1;
+      for (size_t c = 0; c < lt->candidates(part); ++c) {
+        lt->choose(part, c);
+        auto run = [&] {
+          return lt->runPart(part, ltWorkspace_, kLtWorkspaceBytes, stream_) ==
+                 CUBLAS_STATUS_SUCCESS;
+        };
+        bool ok = run();
+        ok = ok && d.cuEventRecord(start, stream_) == CUDA_SUCCESS;
+        for (int r = 0; r < 3 && ok; ++r)
+          ok = run();
+        ok = ok && d.cuEventRecord(stop, stream_) == CUDA_SUCCESS;
+        check(d, d.cuStreamSynchronize(stream_), "cuStreamSynchronize",
+              where + " (" + lt->summary() + ")");
+        float ms = 0;
+        if (!ok || d.cuEventElapsedTime(&ms, start, stop) != CUDA_SUCCESS)
+          continue;
+        if (bestMs < 0 || ms < bestMs) {
+          best = c;
+          bestMs = ms;
+        }
       }
+      lt->choose(part, best, bestMs < 0 ? -1 : bestMs / 3);
     }
-    lt->choose(best);
   }
 #endif
 }

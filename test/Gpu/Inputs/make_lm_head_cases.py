@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
-"""Writes three cases in the ONNX backend-test layout for test/Gpu/lm-head.test.
+"""Writes four cases in the ONNX backend-test layout for test/Gpu/lm-head.test.
 
 Usage: make_lm_head_cases.py OUT_DIR
 
 lm_head          y = x @ Transpose(w), x bf16 [2, 4, 64], w bf16 [37, 64]: a
                  tied embedding's output projection with N = 37 (74-byte
                  rows). On the cuda target the partitioner reads w
-                 transposed in place (Gemm transB), pads it to 40 rows and
-                 slices the product (docs/gpu.md, "Transposed weights").
+                 transposed in place (Gemm transB); the runtime runs a large
+                 such product in parts whose rows are 16-byte aligned
+                 (docs/gpu.md, "Transposed weights").
+slice_rows       y = x[:, :37] of x bf16 [8, 40]: rows of 74 bytes, which
+                 the slice writes 16 bytes at a time over the flat index.
 gelu_tanh_bf16   y = gelu_new(x @ w + b) as GPT-2's code writes it, in bf16:
                  0.5 * h * (1 + tanh(0.7978845608 * (h + 0.044715 * h*h*h)))
                  with the constants rounded to bf16. The graph layer makes
@@ -89,6 +92,12 @@ def constant(name, value):
                             value=tensor(np.array(value), name))
 
 
+def indices(name, values):
+    return helper.make_node("Constant", [], [name], name=name,
+                            value=numpy_helper.from_array(
+                                np.array(values, np.int64), name))
+
+
 def main(out):
     rng = np.random.default_rng(7)
     x = bf16(rng.standard_normal((2, 4, 64)))
@@ -98,6 +107,14 @@ def main(out):
                                 perm=[1, 0]),
                helper.make_node("MatMul", ["x", "wt"], ["y"], name="logits")],
               [("x", x), ("w", w)], ("y", x @ w.T))
+
+    x = bf16(rng.standard_normal((8, 40)))
+    save_case(out, "slice_rows",
+              [indices("starts", [0]), indices("ends", [37]),
+               indices("axes", [1]),
+               helper.make_node("Slice", ["x", "starts", "ends", "axes"], ["y"],
+                                name="take")],
+              [("x", x)], ("y", x[:, :37]))
 
     x = bf16(rng.standard_normal((16, 64)))
     w = bf16(0.125 * rng.standard_normal((64, 96)))

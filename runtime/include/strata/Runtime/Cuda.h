@@ -50,6 +50,12 @@ struct CudaSessionInfo {
   uint64_t graphCaptures = 0;
   /// Why graphs are not used: the capture failure, or empty.
   std::string graphFallback;
+  /// What each library step computes and how, in plan order: "step 88
+  /// (MatMul_3): cuBLASLt bf16 8192x768x50257, as 10 products: rows of
+  /// 100514 bytes; parts 8192x768x7 (0.019 ms), ..." (a product whose output
+  /// rows are not 16-byte aligned runs in parts, each timed when the session
+  /// chose its algorithm; docs/gpu.md, "Transposed weights").
+  std::vector<std::string> libraryCalls;
 };
 
 /// The CUDA side of `session`; throws Error when its module is not a CUDA
