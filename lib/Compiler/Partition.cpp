@@ -723,9 +723,40 @@ static LogicalResult outline(ModuleOp module, func::FuncOp entry,
 // Partitioning
 //===----------------------------------------------------------------------===//
 
+/// A constant matrix's elements transposed: [rows, cols] -> [cols, rows].
+static DenseElementsAttr transposeMatrix(DenseElementsAttr weights) {
+  auto type = cast<RankedTensorType>(weights.getType());
+  int64_t rows = type.getDimSize(0), cols = type.getDimSize(1);
+  size_t width = type.getElementType().getIntOrFloatBitWidth() / 8;
+  ArrayRef<char> from = weights.getRawData();
+  std::vector<char> to(from.size());
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c)
+      std::memcpy(&to[(c * rows + r) * width], &from[(r * cols + c) * width],
+                  width);
+  return DenseElementsAttr::getFromRawBuffer(
+      RankedTensorType::get({cols, rows}, type.getElementType()), to);
+}
+
+/// Whether a product with rows of N results over K is better served, on the
+/// GPU with libraries, by its weight stored [N, K] (read with transB): its
+/// results' rows are not 16-byte aligned but rows of K are. The runtime
+/// runs such a product as classes of rows with aligned rows
+/// (runtime/lib/cuda/CublasLt.h), which needs the weight's rows aligned; a
+/// weight stored [K, N] has rows of N, unaligned like the result's, which
+/// keeps cuBLASLt on its slow kernels.
+static bool wantsWeightRowsOfK(int64_t n, int64_t k, Type elementType) {
+  if (!isa<FloatType>(elementType))
+    return false;
+  int64_t bytes = elementType.getIntOrFloatBitWidth() / 8;
+  return bytes > 0 && (n * bytes) % 16 != 0 && (k * bytes) % 16 == 0;
+}
+
 /// Gemm's constant transB weights (as PyTorch's Linear exports them) are
-/// transposed once here instead of on every run.
-static void pretransposeGemmWeights(func::FuncOp entry) {
+/// transposed once here instead of on every run; on the GPU with
+/// libraries, not when the product's rows are unaligned and the weight's
+/// stored rows are not (wantsWeightRowsOfK).
+static void pretransposeGemmWeights(func::FuncOp entry, bool gpuLibraries) {
   for (auto gemm : llvm::make_early_inc_range(entry.getOps<graph::GemmOp>())) {
     DenseElementsAttr weights;
     if (!gemm.getTransB() || !matchPattern(gemm.getB(), m_Constant(&weights)))
@@ -734,23 +765,92 @@ static void pretransposeGemmWeights(func::FuncOp entry) {
     if (type.getRank() != 2 || !type.getElementType().isIntOrFloat() ||
         type.getElementType().isInteger(1) || weights.isSplat())
       continue;
-    int64_t rows = type.getDimSize(0), cols = type.getDimSize(1);
-    size_t width = type.getElementType().getIntOrFloatBitWidth() / 8;
-    ArrayRef<char> from = weights.getRawData();
-    std::vector<char> to(from.size());
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t c = 0; c < cols; ++c)
-        std::memcpy(&to[(c * rows + r) * width], &from[(r * cols + c) * width],
-                    width);
-    auto transposedType =
-        RankedTensorType::get({cols, rows}, type.getElementType());
+    if (gpuLibraries &&
+        wantsWeightRowsOfK(type.getDimSize(0), type.getDimSize(1),
+                           type.getElementType()))
+      continue;
     OpBuilder builder(gemm);
-    auto transposed = graph::ConstantOp::create(
-        builder, gemm.getB().getLoc(),
-        cast<ElementsAttr>(
-            DenseElementsAttr::getFromRawBuffer(transposedType, to)));
+    auto transposed =
+        graph::ConstantOp::create(builder, gemm.getB().getLoc(),
+                                  cast<ElementsAttr>(transposeMatrix(weights)));
     gemm.getBMutable().assign(transposed);
     gemm.setTransB(0);
+  }
+}
+
+/// On the GPU with libraries, MatMul(x, w) with a constant matrix w [K, N]
+/// whose product has unaligned rows (wantsWeightRowsOfK: a Linear to 30522
+/// or 50257 outputs, exported with its weight pretransposed) becomes
+/// Gemm(x, wᵀ) with transB, wᵀ stored [N, K] once here, x's batch
+/// dimensions folded into its rows by views; an Add of N values right
+/// after it becomes the Gemm's C (cuBLASLt's bias epilogue).
+static void storeUnalignedWeightsByRows(func::FuncOp entry) {
+  for (auto matmul :
+       llvm::make_early_inc_range(entry.getOps<graph::MatMulOp>())) {
+    DenseElementsAttr weights;
+    auto xType = dyn_cast<RankedTensorType>(matmul.getLhs().getType());
+    auto yType = dyn_cast<RankedTensorType>(matmul.getType());
+    if (!matchPattern(matmul.getRhs(), m_Constant(&weights)) || !xType ||
+        !yType || xType.getRank() < 2 || !xType.hasStaticShape() ||
+        !yType.hasStaticShape() || weights.isSplat())
+      continue;
+    auto wType = cast<RankedTensorType>(weights.getType());
+    if (wType.getRank() != 2 ||
+        !wantsWeightRowsOfK(wType.getDimSize(1), wType.getDimSize(0),
+                            wType.getElementType()))
+      continue;
+    int64_t k = wType.getDimSize(0), n = wType.getDimSize(1);
+    int64_t rows = xType.getNumElements() / std::max<int64_t>(k, 1);
+    // The bias: an Add of [N] (or [1, ..., N]) values, the product's only
+    // reader.
+    Operation *last = matmul;
+    Value bias;
+    if (matmul->hasOneUse())
+      if (auto add = dyn_cast<graph::AddOp>(*matmul->user_begin())) {
+        Value other =
+            add.getLhs() == matmul.getResult() ? add.getRhs() : add.getLhs();
+        auto type = dyn_cast<RankedTensorType>(other.getType());
+        if (other != matmul.getResult() && add.getType() == yType && type &&
+            type.hasStaticShape() && type.getNumElements() == n &&
+            type.getShape().back() == n &&
+            type.getElementType() == yType.getElementType()) {
+          last = add;
+          bias = other;
+        }
+      }
+    OpBuilder b(last);
+    Location loc =
+        last == matmul.getOperation()
+            ? matmul.getLoc()
+            : FusedLoc::get(b.getContext(), {matmul.getLoc(), last->getLoc()});
+    auto i64Constant = [&](ArrayRef<int64_t> values) -> Value {
+      auto type =
+          RankedTensorType::get({int64_t(values.size())}, b.getI64Type());
+      return graph::ConstantOp::create(b, loc,
+                                       DenseElementsAttr::get(type, values));
+    };
+    auto reshape = [&](Value v, ArrayRef<int64_t> shape) -> Value {
+      auto type = RankedTensorType::get(
+          shape, cast<RankedTensorType>(v.getType()).getElementType());
+      if (type == v.getType())
+        return v;
+      return graph::ReshapeOp::create(b, loc, type, v, i64Constant(shape));
+    };
+    Value x = reshape(matmul.getLhs(), {rows, k});
+    Value w =
+        graph::ConstantOp::create(b, matmul.getRhs().getLoc(),
+                                  cast<ElementsAttr>(transposeMatrix(weights)));
+    if (bias)
+      bias = reshape(bias, {n});
+    auto gemmType = RankedTensorType::get({rows, n}, yType.getElementType());
+    Value product =
+        graph::GemmOp::create(b, loc, gemmType, x, w, bias,
+                              b.getF32FloatAttr(1.0f), b.getF32FloatAttr(1.0f),
+                              b.getI64IntegerAttr(0), b.getI64IntegerAttr(1));
+    last->getResult(0).replaceAllUsesWith(reshape(product, yType.getShape()));
+    if (last != matmul)
+      last->erase();
+    matmul.erase();
   }
 }
 
@@ -959,9 +1059,12 @@ LogicalResult strata::partitionIntoKernels(ModuleOp module,
   if (!entry)
     return module.emitError("the module has no entry function");
 
-  pretransposeGemmWeights(entry);
-  if (options.target == "cuda" && options.useLibraries)
+  bool gpuLibraries = options.target == "cuda" && options.useLibraries;
+  pretransposeGemmWeights(entry, gpuLibraries);
+  if (gpuLibraries) {
     foldTransposedWeights(entry);
+    storeUnalignedWeightsByRows(entry);
+  }
   foldEmptyResults(entry);
 
   Decisions decisions;

@@ -248,18 +248,22 @@ TEST(CudaLt, Bf16OddColumns) {
 // rows starting at the same offset from a 16-byte boundary and two for the
 // columns before and after the classes' (CublasLt.h): 8 classes, a
 // batch folded into 2 x 45 rows (the last classes one row short), C read
-// at the same offsets, ReLU; every part tuned.
+// at the same offsets, the bias from each part's first column (copied to
+// aligned addresses), ReLU; every part tuned.
 TEST(CudaLt, Bf16UnalignedRowsRunInParts) {
   STRATA_REQUIRE_CUDA();
   withEnv("STRATA_CUBLASLT_SPLIT_MIN_FLOPS", "0", [] {
     withEnv("STRATA_CUBLASLT_TUNE_MIN_FLOPS", "0", [] {
-      Case k{DType::BF16, {2, 45, 64}, {37, 64}, false, true};
+      Case k{DType::BF16, {2, 45, 64}, {37, 64}, false, true, true};
       k.c = {2, 45, 37};
       k.beta = 0.5;
       k.activation = "relu";
       std::string call = runCase(k, 1e-2);
       EXPECT_THAT(call, HasSubstr("'MatMul_0'"));
       EXPECT_THAT(call, HasSubstr("as 10 products: rows of 74 bytes"));
+      // From columns 3, 6, 1, 4, 7, 2, 5 (the classes) and 30 (the edge
+      // after them): 8 copies; the edge before them starts at column 0.
+      EXPECT_THAT(call, HasSubstr("the bias copied to 8 aligned addresses"));
     });
   });
 }

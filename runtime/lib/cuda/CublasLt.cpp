@@ -20,6 +20,7 @@
 #include <dlfcn.h>
 
 #include <cstdlib>
+#include <map>
 #include <vector>
 
 namespace strata::rt::cuda {
@@ -136,11 +137,11 @@ std::string statusText(const BlasLt &lt, cublasStatus_t status) {
          (text ? text : "unknown status") + ")";
 }
 
-LtMatmul::LtMatmul(const BlasLt &lt, cublasLtHandle_t handle,
-                   const Module &module, const Step &step,
-                   const std::vector<CUdeviceptr> &pointers,
+LtMatmul::LtMatmul(const BlasLt &lt, const Driver &driver,
+                   cublasLtHandle_t handle, const Module &module,
+                   const Step &step, const std::vector<CUdeviceptr> &pointers,
                    size_t workspaceBytes, const std::string &who)
-    : lt_(lt), handle_(handle) {
+    : lt_(lt), driver_(driver), handle_(handle) {
   auto fail = [&](const std::string &what) -> void {
     throw Error(who + ": " + what);
   };
@@ -251,16 +252,8 @@ LtMatmul::LtMatmul(const BlasLt &lt, cublasLtHandle_t handle,
       fail(std::string(call) + " failed with " + statusText(lt_, s));
   };
   cudaDataType_t dt = dataType(type);
-  check(lt_.cublasLtMatmulDescCreate(&desc_, CUBLAS_COMPUTE_32F, CUDA_R_32F),
-        "cublasLtMatmulDescCreate");
   cublasOperation_t opA = transB ? CUBLAS_OP_T : CUBLAS_OP_N;
   cublasOperation_t opB = transA ? CUBLAS_OP_T : CUBLAS_OP_N;
-  check(lt_.cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSA,
-                                           &opA, sizeof(opA)),
-        "cublasLtMatmulDescSetAttribute");
-  check(lt_.cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSB,
-                                           &opB, sizeof(opB)),
-        "cublasLtMatmulDescSetAttribute");
   uint32_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
   if (activation == "relu")
     epilogue = hasBias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
@@ -268,16 +261,24 @@ LtMatmul::LtMatmul(const BlasLt &lt, cublasLtHandle_t handle,
     epilogue = hasBias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
   else if (hasBias)
     epilogue = CUBLASLT_EPILOGUE_BIAS;
-  check(lt_.cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_EPILOGUE,
-                                           &epilogue, sizeof(epilogue)),
-        "cublasLtMatmulDescSetAttribute");
-  if (hasBias) {
-    const void *biasPointer = reinterpret_cast<const void *>(bias);
-    check(lt_.cublasLtMatmulDescSetAttribute(desc_,
-                                             CUBLASLT_MATMUL_DESC_BIAS_POINTER,
-                                             &biasPointer, sizeof(biasPointer)),
-          "cublasLtMatmulDescSetAttribute");
-  }
+  // A part's descriptor: the transpositions, the epilogue, and the bias
+  // from `biasAt` on (the part's first column).
+  auto describe = [&](cublasLtMatmulDesc_t *out, CUdeviceptr biasAt) {
+    check(lt_.cublasLtMatmulDescCreate(out, CUBLAS_COMPUTE_32F, CUDA_R_32F),
+          "cublasLtMatmulDescCreate");
+    auto set = [&](cublasLtMatmulDescAttributes_t key, const void *value,
+                   size_t size) {
+      check(lt_.cublasLtMatmulDescSetAttribute(*out, key, value, size),
+            "cublasLtMatmulDescSetAttribute");
+    };
+    set(CUBLASLT_MATMUL_DESC_TRANSA, &opA, sizeof(opA));
+    set(CUBLASLT_MATMUL_DESC_TRANSB, &opB, sizeof(opB));
+    set(CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue));
+    if (hasBias) {
+      const void *biasPointer = reinterpret_cast<const void *>(biasAt);
+      set(CUBLASLT_MATMUL_DESC_BIAS_POINTER, &biasPointer, sizeof(biasPointer));
+    }
+  };
   if (batch > INT32_MAX)
     fail("a batch of " + std::to_string(batch) +
          " matrices exceeds cuBLASLt's limit");
@@ -299,8 +300,8 @@ LtMatmul::LtMatmul(const BlasLt &lt, cublasLtHandle_t handle,
     int64_t rows, cols, ld, stride;
   };
   size_t element = dtypeSize(type);
-  auto addPart = [&](Operand a, Operand b, Operand c, Operand d,
-                     int64_t count) {
+  auto addPart = [&](Operand a, Operand b, Operand c, Operand d, int64_t count,
+                     CUdeviceptr biasPointer) {
     Part part;
     auto layout = [&](cublasLtMatrixLayout_t *out, const Operand &x) {
       check(lt_.cublasLtMatrixLayoutCreate(out, dt, x.rows, x.cols, x.ld),
@@ -318,6 +319,7 @@ LtMatmul::LtMatmul(const BlasLt &lt, cublasLtHandle_t handle,
     };
     parts_.push_back(part);
     Part &p = parts_.back();
+    describe(&p.desc, biasPointer);
     layout(&p.layoutA, a);
     layout(&p.layoutB, b);
     layout(&p.layoutC, c);
@@ -354,7 +356,7 @@ LtMatmul::LtMatmul(const BlasLt &lt, cublasLtHandle_t handle,
     int found = 0;
     if (s == CUBLAS_STATUS_SUCCESS)
       s = lt_.cublasLtMatmulAlgoGetHeuristic(
-          handle_, desc_, p.layoutA, p.layoutB, p.layoutC, p.layoutD,
+          handle_, p.desc, p.layoutA, p.layoutB, p.layoutC, p.layoutD,
           preference, kCandidates, results, &found);
     lt_.cublasLtMatmulPreferenceDestroy(preference);
     std::string what = summary_;
@@ -383,8 +385,9 @@ LtMatmul::LtMatmul(const BlasLt &lt, cublasLtHandle_t handle,
   // stored [N, K] (trans_b), both with 16-byte aligned rows, so that a class
   // of rows (every u-th row of A) and a range of columns (rows of B) are
   // matrices with aligned rows too; a batch folds into the rows when B is
-  // shared and A and C are not. Without a bias: its pointer would have to
-  // move with the columns, to an unaligned address.
+  // shared and A and C are not. A bias is read from each part's first
+  // column on, from a copy at an aligned address where that column is not
+  // (BiasCopy in the header).
   int64_t u = static_cast<int64_t>(16 / element);
   int64_t rowsAll = batch * m;
   double minFlops = 4e9; // about 10 microseconds of misaligned product
@@ -393,8 +396,8 @@ LtMatmul::LtMatmul(const BlasLt &lt, cublasLtHandle_t handle,
   bool foldable =
       batch == 1 || (strideB == 0 && strideA != 0 && (!hasC || strideC != 0));
   bool split = (n * int64_t(element)) % 16 != 0 && u > 1 && !transA && transB &&
-               !hasBias && foldable && (k * int64_t(element)) % 16 == 0 &&
-               n > 2 * u && rowsAll >= u && alignmentOf(stepA) >= 16 &&
+               foldable && (k * int64_t(element)) % 16 == 0 && n > 2 * u &&
+               rowsAll >= u && alignmentOf(stepA) >= 16 &&
                alignmentOf(stepB) >= 16 && alignmentOf(stepD) >= 16 &&
                (!hasC || alignmentOf(stepC) >= 16) &&
                2.0 * double(rowsAll) * double(n) * double(k) >= minFlops;
@@ -415,42 +418,82 @@ LtMatmul::LtMatmul(const BlasLt &lt, cublasLtHandle_t handle,
       left = std::max(left, firstColumn(j));
       right = std::max(right, n - firstColumn(j) - classColumns(j));
     }
+    // The bias from each part's first column, at a 16-byte aligned address:
+    // the bias itself where it is, else a copy (BiasCopy in the header).
+    std::map<int64_t, CUdeviceptr> biasFrom;
+    if (hasBias) {
+      std::vector<int64_t> shifts;
+      for (int64_t j = 0; j < u; ++j)
+        shifts.push_back(firstColumn(j));
+      shifts.push_back(n - right);
+      size_t total = 0;
+      for (int64_t f : shifts)
+        if (alignmentOf(bias + f * element) < 16 && !biasFrom.count(f)) {
+          biasFrom[f] = total;
+          total += (size_t(n - f) * element + 255) / 256 * 256;
+        }
+      if (total) {
+        CUresult r = driver_.cuMemAlloc(&biasCopyMemory_, total);
+        if (r != CUDA_SUCCESS)
+          fail("cuMemAlloc of " + std::to_string(total) +
+               " bytes for the bias from unaligned columns failed with " +
+               errorText(driver_, r));
+      }
+      for (auto &[f, at] : biasFrom) {
+        at += biasCopyMemory_;
+        biasCopies_.push_back(
+            {at, bias + CUdeviceptr(f) * element, size_t(n - f) * element});
+      }
+    }
+    auto biasAt = [&](int64_t f) -> CUdeviceptr {
+      auto it = biasFrom.find(f);
+      return it == biasFrom.end() ? bias + CUdeviceptr(f) * element
+                                  : it->second;
+    };
     // Columns [0, left) and [n - right, n) of every row, in D's own
     // (unaligned) rows, around the classes; they write some of those
     // columns again, with the same values.
     addPart({stepB, k, left, k, 0}, {stepA, k, rowsAll, k, 0},
-            {cOrD, left, rowsAll, n, 0}, {stepD, left, rowsAll, n, 0}, 1);
+            {cOrD, left, rowsAll, n, 0}, {stepD, left, rowsAll, n, 0}, 1,
+            biasAt(0));
     for (int64_t j = 0; j < u; ++j) {
       int64_t first = firstColumn(j), columns = classColumns(j);
       int64_t rows = (rowsAll - j + u - 1) / u;
       addPart({at(stepB, first * k), k, columns, k, 0},
               {at(stepA, j * k), k, rows, u * k, 0},
               {at(cOrD, j * n + first), columns, rows, u * n, 0},
-              {at(stepD, j * n + first), columns, rows, u * n, 0}, 1);
+              {at(stepD, j * n + first), columns, rows, u * n, 0}, 1,
+              biasAt(first));
     }
     addPart({at(stepB, (n - right) * k), k, right, k, 0},
             {stepA, k, rowsAll, k, 0},
             {at(cOrD, n - right), right, rowsAll, n, 0},
-            {at(stepD, n - right), right, rowsAll, n, 0}, 1);
+            {at(stepD, n - right), right, rowsAll, n, 0}, 1, biasAt(n - right));
     summary_ += ", as " + std::to_string(parts_.size()) +
                 " products: rows of " + std::to_string(n * element) + " bytes";
+    if (!biasCopies_.empty())
+      summary_ += ", the bias copied to " + std::to_string(biasCopies_.size()) +
+                  " aligned addresses per run";
     return;
   }
   // cuBLASLt's A is the step's B, and its B the step's A (the file comment).
   addPart({stepB, transB ? k : n, transB ? n : k, transB ? k : n, strideB},
           {stepA, transA ? m : k, transA ? k : m, transA ? m : k, strideA},
           {cOrD, n, m, n, hasC ? strideC : m * n}, {stepD, n, m, n, m * n},
-          batch);
+          batch, bias);
 }
 
 LtMatmul::~LtMatmul() {
+  if (biasCopyMemory_)
+    driver_.cuMemFree(biasCopyMemory_);
   for (Part &p : parts_)
     for (cublasLtMatrixLayout_t l :
          {p.layoutA, p.layoutB, p.layoutC, p.layoutD})
       if (l)
         lt_.cublasLtMatrixLayoutDestroy(l);
-  if (desc_)
-    lt_.cublasLtMatmulDescDestroy(desc_);
+  for (Part &p : parts_)
+    if (p.desc)
+      lt_.cublasLtMatmulDescDestroy(p.desc);
 }
 
 cublasStatus_t LtMatmul::runPart(size_t index, CUdeviceptr workspace,
@@ -458,8 +501,8 @@ cublasStatus_t LtMatmul::runPart(size_t index, CUdeviceptr workspace,
   auto ptr = [](CUdeviceptr p) { return reinterpret_cast<void *>(p); };
   const Part &p = parts_[index];
   return lt_.cublasLtMatmul(
-      handle_, desc_, &alpha_, ptr(p.a), p.layoutA, ptr(p.b), p.layoutB, &beta_,
-      ptr(p.c), p.layoutC, ptr(p.d), p.layoutD, &p.algos[p.chosen],
+      handle_, p.desc, &alpha_, ptr(p.a), p.layoutA, ptr(p.b), p.layoutB,
+      &beta_, ptr(p.c), p.layoutC, ptr(p.d), p.layoutD, &p.algos[p.chosen],
       ptr(workspace), workspaceBytes, reinterpret_cast<cudaStream_t>(stream));
 }
 
@@ -469,13 +512,21 @@ std::string LtMatmul::partShape(size_t index) const {
          std::to_string(p.n);
 }
 
-cublasStatus_t LtMatmul::run(CUdeviceptr workspace, size_t workspaceBytes,
-                             CUstream stream) const {
+std::string LtMatmul::run(CUdeviceptr workspace, size_t workspaceBytes,
+                          CUstream stream) const {
+  for (const BiasCopy &copy : biasCopies_)
+    if (CUresult r =
+            driver_.cuMemcpyDtoDAsync(copy.to, copy.from, copy.bytes, stream);
+        r != CUDA_SUCCESS)
+      return "cuMemcpyDtoDAsync (the bias of " + summary_ +
+             " to an aligned address) failed with " + errorText(driver_, r);
   for (size_t i = 0; i < parts_.size(); ++i)
     if (cublasStatus_t s = runPart(i, workspace, workspaceBytes, stream);
         s != CUBLAS_STATUS_SUCCESS)
-      return s;
-  return CUBLAS_STATUS_SUCCESS;
+      return "cublasLtMatmul (" + summary_ +
+             (parts_.size() > 1 ? ", part " + partShape(i) : "") +
+             ") failed with " + statusText(lt_, s);
+  return {};
 }
 
 } // namespace strata::rt::cuda

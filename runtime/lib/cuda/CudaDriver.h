@@ -49,6 +49,7 @@ namespace strata::rt::cuda {
   X(cuMemFreeHost)                                                             \
   X(cuMemcpyHtoDAsync)                                                         \
   X(cuMemcpyDtoHAsync)                                                         \
+  X(cuMemcpyDtoDAsync)                                                         \
   X(cuStreamCreate)                                                            \
   X(cuStreamDestroy)                                                           \
   X(cuStreamSynchronize)                                                       \

@@ -646,9 +646,9 @@ void CudaSession::prepareLibrarySteps() {
     const Step &step = m.steps()[i];
     if (step.kind != StepKind::Library)
       continue;
-    launches_[i].lt =
-        std::make_unique<cuda::LtMatmul>(lt, handle, m, step, launches_[i].args,
-                                         kLtWorkspaceBytes, stepWhere(i));
+    launches_[i].lt = std::make_unique<cuda::LtMatmul>(
+        lt, *d_, handle, m, step, launches_[i].args, kLtWorkspaceBytes,
+        stepWhere(i));
   }
   tuneLibrarySteps();
   for (size_t i = 0; i < launches_.size(); ++i)
@@ -755,11 +755,7 @@ std::string CudaSession::launch(size_t index) const {
   const Launch &l = launches_[index];
 #if STRATA_HAVE_CUBLASLT
   if (l.lt) {
-    cublasStatus_t s = l.lt->run(ltWorkspace_, kLtWorkspaceBytes, stream_);
-    if (s == CUBLAS_STATUS_SUCCESS)
-      return {};
-    return "cublasLtMatmul (" + l.lt->summary() + ") failed with " +
-           cuda::statusText(cuda::blasLt(), s);
+    return l.lt->run(ltWorkspace_, kLtWorkspaceBytes, stream_);
   }
 #endif
   CUresult r = d_->cuLaunchKernel(

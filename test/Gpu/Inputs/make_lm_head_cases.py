@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes four cases in the ONNX backend-test layout for test/Gpu/lm-head.test.
+"""Writes six cases in the ONNX backend-test layout for test/Gpu/lm-head.test.
 
 Usage: make_lm_head_cases.py OUT_DIR
 
@@ -9,6 +9,13 @@ lm_head          y = x @ Transpose(w), x bf16 [2, 4, 64], w bf16 [37, 64]: a
                  transposed in place (Gemm transB); the runtime runs a large
                  such product in parts whose rows are 16-byte aligned
                  (docs/gpu.md, "Transposed weights").
+linear_37        y = x @ w + b, x bf16 [2, 4, 64], w a constant [64, 37] (a
+                 Linear exported with its weight pretransposed), b [37]. On
+                 the cuda target w is stored [37, 64] at compile time (rows
+                 of 128 bytes, which the runtime's row classes need) and b
+                 becomes the product's bias.
+gemm_37          y = Gemm(x, w, b, transB = 1), x bf16 [8, 64], w a constant
+                 [37, 64], b [37]: on the cuda target w stays [37, 64].
 slice_rows       y = x[:, :37] of x bf16 [8, 40]: rows of 74 bytes, which
                  the slice writes 16 bytes at a time over the flat index.
 gelu_tanh_bf16   y = gelu_new(x @ w + b) as GPT-2's code writes it, in bf16:
@@ -107,6 +114,24 @@ def main(out):
                                 perm=[1, 0]),
                helper.make_node("MatMul", ["x", "wt"], ["y"], name="logits")],
               [("x", x), ("w", w)], ("y", x @ w.T))
+
+    x = bf16(rng.standard_normal((2, 4, 64)))
+    w = bf16(0.125 * rng.standard_normal((64, 37)))
+    b = bf16(0.1 * rng.standard_normal(37))
+    save_case(out, "linear_37",
+              [helper.make_node("MatMul", ["x", "w"], ["xw"], name="fc"),
+               helper.make_node("Add", ["xw", "b"], ["y"], name="bias")],
+              [("x", x)], ("y", x @ w + b),
+              [tensor(w, "w"), tensor(b, "b")])
+
+    x = bf16(rng.standard_normal((8, 64)))
+    w = bf16(0.125 * rng.standard_normal((37, 64)))
+    b = bf16(0.1 * rng.standard_normal(37))
+    save_case(out, "gemm_37",
+              [helper.make_node("Gemm", ["x", "w", "b"], ["y"], name="fc",
+                                transB=1)],
+              [("x", x)], ("y", x @ w.T + b),
+              [tensor(w, "w"), tensor(b, "b")])
 
     x = bf16(rng.standard_normal((8, 40)))
     save_case(out, "slice_rows",
