@@ -723,6 +723,20 @@ static LogicalResult outline(ModuleOp module, func::FuncOp entry,
 // Partitioning
 //===----------------------------------------------------------------------===//
 
+/// `v` viewed with `shape` (a graph.reshape; `v` itself when it has it).
+static Value reshapeTo(OpBuilder &b, Location loc, Value v,
+                       ArrayRef<int64_t> shape) {
+  auto type = RankedTensorType::get(
+      shape, cast<RankedTensorType>(v.getType()).getElementType());
+  if (type == v.getType())
+    return v;
+  auto shapeType =
+      RankedTensorType::get({int64_t(shape.size())}, b.getI64Type());
+  Value shapeValue = graph::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(shapeType, shape));
+  return graph::ReshapeOp::create(b, loc, type, v, shapeValue);
+}
+
 /// A constant matrix's elements transposed: [rows, cols] -> [cols, rows].
 static DenseElementsAttr transposeMatrix(DenseElementsAttr weights) {
   auto type = cast<RankedTensorType>(weights.getType());
@@ -823,18 +837,8 @@ static void storeUnalignedWeightsByRows(func::FuncOp entry) {
         last == matmul.getOperation()
             ? matmul.getLoc()
             : FusedLoc::get(b.getContext(), {matmul.getLoc(), last->getLoc()});
-    auto i64Constant = [&](ArrayRef<int64_t> values) -> Value {
-      auto type =
-          RankedTensorType::get({int64_t(values.size())}, b.getI64Type());
-      return graph::ConstantOp::create(b, loc,
-                                       DenseElementsAttr::get(type, values));
-    };
-    auto reshape = [&](Value v, ArrayRef<int64_t> shape) -> Value {
-      auto type = RankedTensorType::get(
-          shape, cast<RankedTensorType>(v.getType()).getElementType());
-      if (type == v.getType())
-        return v;
-      return graph::ReshapeOp::create(b, loc, type, v, i64Constant(shape));
+    auto reshape = [&](Value v, ArrayRef<int64_t> shape) {
+      return reshapeTo(b, loc, v, shape);
     };
     Value x = reshape(matmul.getLhs(), {rows, k});
     Value w =
@@ -880,18 +884,8 @@ static void foldTransposedWeights(func::FuncOp entry) {
     OpBuilder b(matmul);
     Location loc =
         FusedLoc::get(b.getContext(), {transpose.getLoc(), matmul.getLoc()});
-    auto i64Constant = [&](ArrayRef<int64_t> values) -> Value {
-      auto type =
-          RankedTensorType::get({int64_t(values.size())}, b.getI64Type());
-      return graph::ConstantOp::create(b, loc,
-                                       DenseElementsAttr::get(type, values));
-    };
-    auto reshape = [&](Value v, ArrayRef<int64_t> shape) -> Value {
-      auto type = RankedTensorType::get(
-          shape, cast<RankedTensorType>(v.getType()).getElementType());
-      if (type == v.getType())
-        return v;
-      return graph::ReshapeOp::create(b, loc, type, v, i64Constant(shape));
+    auto reshape = [&](Value v, ArrayRef<int64_t> shape) {
+      return reshapeTo(b, loc, v, shape);
     };
     int64_t k = xType.getShape().back(), n = wType.getDimSize(0);
     int64_t rows = xType.getNumElements() / std::max<int64_t>(k, 1);
