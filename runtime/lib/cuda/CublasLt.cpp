@@ -142,6 +142,18 @@ LtMatmul::LtMatmul(const BlasLt &lt, const Driver &driver,
                    const Step &step, const std::vector<CUdeviceptr> &pointers,
                    size_t workspaceBytes, const std::string &who)
     : lt_(lt), driver_(driver), handle_(handle) {
+  // A failure gives back what was made so far: no destructor runs then.
+  try {
+    prepare(module, step, pointers, workspaceBytes, who);
+  } catch (...) {
+    release();
+    throw;
+  }
+}
+
+void LtMatmul::prepare(const Module &module, const Step &step,
+                       const std::vector<CUdeviceptr> &pointers,
+                       size_t workspaceBytes, const std::string &who) {
   auto fail = [&](const std::string &what) -> void {
     throw Error(who + ": " + what);
   };
@@ -483,7 +495,9 @@ LtMatmul::LtMatmul(const BlasLt &lt, const Driver &driver,
           batch, bias);
 }
 
-LtMatmul::~LtMatmul() {
+LtMatmul::~LtMatmul() { release(); }
+
+void LtMatmul::release() noexcept {
   if (biasCopyMemory_)
     driver_.cuMemFree(biasCopyMemory_);
   for (Part &p : parts_)
@@ -494,6 +508,8 @@ LtMatmul::~LtMatmul() {
   for (Part &p : parts_)
     if (p.desc)
       lt_.cublasLtMatmulDescDestroy(p.desc);
+  biasCopyMemory_ = 0;
+  parts_.clear();
 }
 
 cublasStatus_t LtMatmul::runPart(size_t index, CUdeviceptr workspace,
