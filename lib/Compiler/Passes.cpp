@@ -232,7 +232,8 @@ struct OutlineKernelsPass
         copy->removeDiscardableAttr(attr.getName());
       if (auto block =
               func->getAttrOfType<IntegerAttr>("strata.parallel_block")) {
-        std::optional<int64_t> dims;
+        // Recorded without dimensions: over dimension 0.
+        int64_t dims = 1;
         if (auto d = func->getAttrOfType<IntegerAttr>("strata.parallel_dims"))
           dims = d.getInt();
         std::optional<strata::RowPlan> plan =

@@ -396,29 +396,41 @@ strata::planRows(func::FuncOp kernel, std::optional<int64_t> rowsPerBlock,
     if (auto recorded =
             kernel->getAttrOfType<IntegerAttr>("strata.parallel_block")) {
       rowsPerBlock = recorded.getInt();
-      if (auto dims =
-              kernel->getAttrOfType<IntegerAttr>("strata.parallel_dims"))
-        leadingDims = dims.getInt();
+      // Recorded without dimensions: over dimension 0.
+      auto dims = kernel->getAttrOfType<IntegerAttr>("strata.parallel_dims");
+      leadingDims = dims ? dims.getInt() : 1;
     }
-  // A forced block counts rows of dimension 0 unless its dimensions are
-  // given with it.
-  if (leadingDims || rowsPerBlock)
-    return planRowsFor(kernel, leadingDims.value_or(1), rowsPerBlock, why);
+  if (leadingDims)
+    return planRowsFor(kernel, *leadingDims, rowsPerBlock, why);
   // Otherwise the most leading dimensions that split: a batch-1
   // transformer's [1, S, D] kernels then split over S, an attention's
-  // [B, H, S, S] softmax over B * H * S rows.
+  // [B, H, S, S] softmax over B * H * S rows. A forced block (a decisions
+  // file's tile) counts the same rows, those `strata explain` shows, over
+  // the most dimensions whose last one it divides: GPT-2's LayerNorm over
+  // [8, 1024, 768] takes blocks of 4 of its 8192 rows.
   Block &body = kernel.getBody().front();
   Operation *ret = body.getTerminator();
   int64_t maxDims = 1;
   if (ret->getNumOperands())
     if (auto first = staticTensor(ret->getOperand(0)))
       maxDims = std::max<int64_t>(1, first.getRank());
+  // A forced block that fits no rows says so for the most dimensions whose
+  // rows were independent (its message starts with the block) too.
+  std::string wider;
   for (int64_t k = maxDims; k > 1; --k) {
-    std::string ignored;
-    if (std::optional<RowPlan> plan = planRowsFor(kernel, k, {}, ignored))
+    std::string whyK;
+    if (std::optional<RowPlan> plan =
+            planRowsFor(kernel, k, rowsPerBlock, whyK))
       return plan;
+    if (rowsPerBlock && wider.empty() &&
+        llvm::StringRef(whyK).starts_with(std::to_string(*rowsPerBlock) +
+                                          " rows per block"))
+      wider = whyK;
   }
-  return planRowsFor(kernel, 1, {}, why);
+  std::optional<RowPlan> plan = planRowsFor(kernel, 1, rowsPerBlock, why);
+  if (!plan && !wider.empty())
+    why = wider + "; over dimension 0 alone, " + why;
+  return plan;
 }
 
 void strata::applyRowPlan(func::FuncOp kernel, const RowPlan &plan) {

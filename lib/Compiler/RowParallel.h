@@ -50,7 +50,8 @@ struct RowPlan {
 
 /// The row split of a codegen kernel. `rowsPerBlock` forces the block (it
 /// must divide the last rows dimension) over `leadingDims` leading
-/// dimensions (1 when not given); without it, the kernel's
+/// dimensions, or when those are not given over the most leading
+/// dimensions that split with it; without it, the kernel's
 /// `strata.parallel_block` and `strata.parallel_dims` attributes do when
 /// present, else the heuristic decides, over the most leading dimensions
 /// that split. Returns nullopt when the kernel's rows are not independent,

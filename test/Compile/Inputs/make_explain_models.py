@@ -7,6 +7,7 @@ poi.onnx     Reshape (a view of the input) -> Add -> Relu        pointwise
 red.onnx     Exp -> ReduceSum over 10000 elements per row         reduction
 rows.onnx    (x * 2 + b) -> LayerNorm -> Softmax -> ReduceSum, Add: 256 rows
              of 96, a persistent reduction split into row blocks
+rows3.onnx   LayerNorm over x [4, 16, 96]: 64 rows over two dimensions
 mlp.onnx     MatMul (3x8x6) -> Add -> Relu -> Softmax             matmul
 conv.onnx    Conv 3x3 (+bias) -> Add (residual) -> Relu           conv / library
 attn.onnx    MatMul(x, x^T) -> Mul -> Softmax -> MatMul(., x)     attention
@@ -93,6 +94,18 @@ def rows(out, rng):
          [const(np.array(2.0, np.float32), "two"), const(b, "b"),
           const(scale, "scale"), const(np.array([1], np.int64), "axes")],
          x, sm + sm.sum(1, keepdims=True))
+
+
+def rows3(out, rng):
+    scale = rng.standard_normal(96).astype(np.float32)
+    nodes = [helper.make_node("LayerNormalization", ["x", "scale"], ["y"],
+                              name="norm3", axis=-1, epsilon=1e-5)]
+    x = rng.standard_normal((4, 16, 96)).astype(np.float32)
+    a = x.astype(np.float64)
+    y = (a - a.mean(-1, keepdims=True)) / np.sqrt(
+        a.var(-1, keepdims=True) + 1e-5) * scale
+    save(out, "rows3", nodes, [tensor("x", [4, 16, 96])],
+         [tensor("y", [4, 16, 96])], [const(scale, "scale")], x, y)
 
 
 def mlp(out, rng):
@@ -197,7 +210,8 @@ def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     rng = np.random.default_rng(5)
-    for make in (poi, red, rows, mlp, conv, attn, chain, imatmul, gelu):
+    for make in (poi, red, rows, mlp, conv, attn, chain, imatmul, gelu,
+                 rows3):
         make(out, rng)
 
 
