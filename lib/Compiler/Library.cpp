@@ -602,6 +602,21 @@ static std::optional<LibraryMatch> matchCublasLt(Operation *op,
              "fp32 product)"
            : "cuBLASLt's tensor-core kernels with fp32 accumulation") +
       "; generated GPU matrix products compute one output per thread";
+  // Output rows that are not 16-byte aligned (GPT-2's 50257 logits): the
+  // runtime's row classes, or cuBLASLt's slower kernels (docs/gpu.md,
+  // "Output rows that are not 16-byte aligned").
+  int64_t bytes = element.getIntOrFloatBitWidth() / 8;
+  if ((n * bytes) % 16 != 0) {
+    match.reason += "; its output rows (" + std::to_string(n * bytes) +
+                    " bytes) are not 16-byte aligned: ";
+    if (!transA && transB && (k * bytes) % 16 == 0)
+      match.reason += "the runtime runs a large one as classes of rows that "
+                      "are";
+    else
+      match.reason += std::string(transA ? "A is transposed"
+                                         : "its weight is stored [K, N]") +
+                      ", so cuBLASLt runs it on its slower kernels";
+  }
   if (request.forced)
     match.reason += " (also asked for by the decisions file)";
   return match;
