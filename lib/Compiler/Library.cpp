@@ -609,7 +609,7 @@ static std::optional<LibraryMatch> matchCublasLt(Operation *op,
   if ((n * bytes) % 16 != 0) {
     match.reason += "; its output rows (" + std::to_string(n * bytes) +
                     " bytes) are not 16-byte aligned: ";
-    if (!transA && transB && (k * bytes) % 16 == 0)
+    if (!transA && transB && strata::rowClassesNeedWeightRowsOfK(n, k, element))
       match.reason += "the runtime runs a large one as classes of rows that "
                       "are";
     else
@@ -620,6 +620,14 @@ static std::optional<LibraryMatch> matchCublasLt(Operation *op,
   if (request.forced)
     match.reason += " (also asked for by the decisions file)";
   return match;
+}
+
+bool strata::rowClassesNeedWeightRowsOfK(int64_t n, int64_t k,
+                                         Type elementType) {
+  if (!isa<FloatType>(elementType))
+    return false;
+  int64_t bytes = elementType.getIntOrFloatBitWidth() / 8;
+  return bytes > 0 && (n * bytes) % 16 != 0 && (k * bytes) % 16 == 0;
 }
 
 std::string strata::libraryVendor(StringRef library) {

@@ -50,6 +50,14 @@ struct LibraryRequest {
 /// "dnnl.matmul", "cuBLASLt" for "cublaslt.matmul", "the runtime" otherwise.
 std::string libraryVendor(llvm::StringRef library);
 
+/// Whether a cuBLASLt product with rows of N results over K (of float
+/// `elementType`) has output rows that are not 16-byte aligned while rows of
+/// K are: the runtime runs such a product as classes of rows with aligned
+/// rows (runtime/lib/cuda/CublasLt.h) when its weight is stored [N, K]
+/// (trans_b) and A is not transposed; a weight stored [K, N] has rows of N,
+/// unaligned like the result's, which keeps cuBLASLt on its slow kernels.
+bool rowClassesNeedWeightRowsOfK(int64_t n, int64_t k, mlir::Type elementType);
+
 /// Whether `op` is a kind of op some library kernel takes (a matmul, gemm
 /// or convolution), whatever its types and sizes.
 bool isLibraryAnchor(mlir::Operation *op);

@@ -737,6 +737,26 @@ static Value reshapeTo(OpBuilder &b, Location loc, Value v,
   return graph::ReshapeOp::create(b, loc, type, v, shapeValue);
 }
 
+/// x @ wᵀ (+ bias over N) for a matrix w [N, K], as one Gemm with transB:
+/// x's leading dimensions folded into rows by views, the product viewed
+/// with `yType`'s shape. cuBLASLt reads w's rows of K, which are 16-byte
+/// aligned when the product's rows of N need not be: the runtime then runs
+/// it as classes of rows that are (runtime/lib/cuda/CublasLt.h).
+static Value gemmByRowsOfK(OpBuilder &b, Location loc, Value x, Value w,
+                           Value bias, RankedTensorType yType) {
+  auto wType = cast<RankedTensorType>(w.getType());
+  int64_t n = wType.getDimSize(0), k = wType.getDimSize(1);
+  int64_t rows = cast<RankedTensorType>(x.getType()).getNumElements() /
+                 std::max<int64_t>(k, 1);
+  if (bias)
+    bias = reshapeTo(b, loc, bias, {n});
+  Value product = graph::GemmOp::create(
+      b, loc, RankedTensorType::get({rows, n}, yType.getElementType()),
+      reshapeTo(b, loc, x, {rows, k}), w, bias, b.getF32FloatAttr(1.0f),
+      b.getF32FloatAttr(1.0f), b.getI64IntegerAttr(0), b.getI64IntegerAttr(1));
+  return reshapeTo(b, loc, product, yType.getShape());
+}
+
 /// A constant matrix's elements transposed: [rows, cols] -> [cols, rows].
 static DenseElementsAttr transposeMatrix(DenseElementsAttr weights) {
   auto type = cast<RankedTensorType>(weights.getType());
@@ -752,24 +772,10 @@ static DenseElementsAttr transposeMatrix(DenseElementsAttr weights) {
       RankedTensorType::get({cols, rows}, type.getElementType()), to);
 }
 
-/// Whether a product with rows of N results over K is better served, on the
-/// GPU with libraries, by its weight stored [N, K] (read with transB): its
-/// results' rows are not 16-byte aligned but rows of K are. The runtime
-/// runs such a product as classes of rows with aligned rows
-/// (runtime/lib/cuda/CublasLt.h), which needs the weight's rows aligned; a
-/// weight stored [K, N] has rows of N, unaligned like the result's, which
-/// keeps cuBLASLt on its slow kernels.
-static bool wantsWeightRowsOfK(int64_t n, int64_t k, Type elementType) {
-  if (!isa<FloatType>(elementType))
-    return false;
-  int64_t bytes = elementType.getIntOrFloatBitWidth() / 8;
-  return bytes > 0 && (n * bytes) % 16 != 0 && (k * bytes) % 16 == 0;
-}
-
 /// Gemm's constant transB weights (as PyTorch's Linear exports them) are
 /// transposed once here instead of on every run; on the GPU with
 /// libraries, not when the product's rows are unaligned and the weight's
-/// stored rows are not (wantsWeightRowsOfK).
+/// stored rows are not (rowClassesNeedWeightRowsOfK).
 static void pretransposeGemmWeights(func::FuncOp entry, bool gpuLibraries) {
   for (auto gemm : llvm::make_early_inc_range(entry.getOps<graph::GemmOp>())) {
     DenseElementsAttr weights;
@@ -780,8 +786,8 @@ static void pretransposeGemmWeights(func::FuncOp entry, bool gpuLibraries) {
         type.getElementType().isInteger(1) || weights.isSplat())
       continue;
     if (gpuLibraries &&
-        wantsWeightRowsOfK(type.getDimSize(0), type.getDimSize(1),
-                           type.getElementType()))
+        rowClassesNeedWeightRowsOfK(type.getDimSize(0), type.getDimSize(1),
+                                    type.getElementType()))
       continue;
     OpBuilder builder(gemm);
     auto transposed =
@@ -793,8 +799,8 @@ static void pretransposeGemmWeights(func::FuncOp entry, bool gpuLibraries) {
 }
 
 /// On the GPU with libraries, MatMul(x, w) with a constant matrix w [K, N]
-/// whose product has unaligned rows (wantsWeightRowsOfK: a Linear to 30522
-/// or 50257 outputs, exported with its weight pretransposed) becomes
+/// whose product has unaligned rows (rowClassesNeedWeightRowsOfK: a Linear to
+/// 30522 or 50257 outputs, exported with its weight pretransposed) becomes
 /// Gemm(x, wᵀ) with transB, wᵀ stored [N, K] once here, x's batch
 /// dimensions folded into its rows by views; an Add of N values right
 /// after it becomes the Gemm's C (cuBLASLt's bias epilogue).
@@ -810,11 +816,10 @@ static void storeUnalignedWeightsByRows(func::FuncOp entry) {
       continue;
     auto wType = cast<RankedTensorType>(weights.getType());
     if (wType.getRank() != 2 ||
-        !wantsWeightRowsOfK(wType.getDimSize(1), wType.getDimSize(0),
-                            wType.getElementType()))
+        !rowClassesNeedWeightRowsOfK(wType.getDimSize(1), wType.getDimSize(0),
+                                     wType.getElementType()))
       continue;
-    int64_t k = wType.getDimSize(0), n = wType.getDimSize(1);
-    int64_t rows = xType.getNumElements() / std::max<int64_t>(k, 1);
+    int64_t n = wType.getDimSize(1);
     // The bias: an Add of [N] (or [1, ..., N]) values, the product's only
     // reader.
     Operation *last = matmul;
@@ -837,21 +842,11 @@ static void storeUnalignedWeightsByRows(func::FuncOp entry) {
         last == matmul.getOperation()
             ? matmul.getLoc()
             : FusedLoc::get(b.getContext(), {matmul.getLoc(), last->getLoc()});
-    auto reshape = [&](Value v, ArrayRef<int64_t> shape) {
-      return reshapeTo(b, loc, v, shape);
-    };
-    Value x = reshape(matmul.getLhs(), {rows, k});
     Value w =
         graph::ConstantOp::create(b, matmul.getRhs().getLoc(),
                                   cast<ElementsAttr>(transposeMatrix(weights)));
-    if (bias)
-      bias = reshape(bias, {n});
-    auto gemmType = RankedTensorType::get({rows, n}, yType.getElementType());
-    Value product =
-        graph::GemmOp::create(b, loc, gemmType, x, w, bias,
-                              b.getF32FloatAttr(1.0f), b.getF32FloatAttr(1.0f),
-                              b.getI64IntegerAttr(0), b.getI64IntegerAttr(1));
-    last->getResult(0).replaceAllUsesWith(reshape(product, yType.getShape()));
+    Value y = gemmByRowsOfK(b, loc, matmul.getLhs(), w, bias, yType);
+    last->getResult(0).replaceAllUsesWith(y);
     if (last != matmul)
       last->erase();
     matmul.erase();
@@ -884,23 +879,8 @@ static void foldTransposedWeights(func::FuncOp entry) {
     OpBuilder b(matmul);
     Location loc =
         FusedLoc::get(b.getContext(), {transpose.getLoc(), matmul.getLoc()});
-    auto reshape = [&](Value v, ArrayRef<int64_t> shape) {
-      return reshapeTo(b, loc, v, shape);
-    };
-    int64_t k = xType.getShape().back(), n = wType.getDimSize(0);
-    int64_t rows = xType.getNumElements() / std::max<int64_t>(k, 1);
-    Value x = reshape(matmul.getLhs(), {rows, k});
-    // Rows of the product that are not a multiple of 16 bytes (N = 50257
-    // logits) keep cuBLASLt off its TMA kernels, several times slower; the
-    // runtime splits such a product into classes of rows that each start
-    // 16-byte aligned (runtime/lib/cuda/CublasLt.h), which needs w as it is
-    // here, [N, K] with trans_b.
-    auto gemmType = RankedTensorType::get({rows, n}, yType.getElementType());
-    Value product = graph::GemmOp::create(
-        b, loc, gemmType, x, transpose.getInput(), Value(),
-        b.getF32FloatAttr(1.0f), b.getF32FloatAttr(1.0f),
-        b.getI64IntegerAttr(0), b.getI64IntegerAttr(1));
-    Value y = reshape(product, yType.getShape());
+    Value y = gemmByRowsOfK(b, loc, matmul.getLhs(), transpose.getInput(),
+                            Value(), yType);
     matmul.replaceAllUsesWith(y);
     matmul.erase();
     transpose.erase();

@@ -314,7 +314,6 @@ void LtMatmul::prepare(const Module &module, const Step &step,
   size_t element = dtypeSize(type);
   auto addPart = [&](Operand a, Operand b, Operand c, Operand d, int64_t count,
                      CUdeviceptr biasPointer) {
-    Part part;
     auto layout = [&](cublasLtMatrixLayout_t *out, const Operand &x) {
       check(lt_.cublasLtMatrixLayoutCreate(out, dt, x.rows, x.cols, x.ld),
             "cublasLtMatrixLayoutCreate");
@@ -329,15 +328,13 @@ void LtMatmul::prepare(const Module &module, const Step &step,
                 sizeof(x.stride)),
             "cublasLtMatrixLayoutSetAttribute");
     };
-    parts_.push_back(part);
-    Part &p = parts_.back();
+    Part &p = parts_.emplace_back();
     describe(&p.desc, biasPointer);
     layout(&p.layoutA, a);
     layout(&p.layoutB, b);
     layout(&p.layoutC, c);
     layout(&p.layoutD, d);
     p.a = a.p, p.b = b.p, p.c = c.p, p.d = d.p;
-    p.flops = 2.0 * double(count) * double(d.rows) * double(d.cols) * double(k);
     p.m = d.cols * count, p.n = d.rows;
 
     // The heuristic's choice for these buffers' alignment (its default
@@ -372,9 +369,8 @@ void LtMatmul::prepare(const Module &module, const Step &step,
           preference, kCandidates, results, &found);
     lt_.cublasLtMatmulPreferenceDestroy(preference);
     std::string what = summary_;
-    if (parts_.size() > 1 || d.rows != n || d.cols * count != batch * m)
-      what += " (its " + std::to_string(d.cols) + "x" + std::to_string(k) +
-              "x" + std::to_string(d.rows) + " part)";
+    if (p.m != batch * m || p.n != n)
+      what += " (its " + partShape(parts_.size() - 1) + " part)";
     if (s != CUBLAS_STATUS_SUCCESS)
       fail("choosing a cuBLASLt algorithm for " + what +
            ": cublasLtMatmulAlgoGetHeuristic failed with " +

@@ -126,7 +126,9 @@ public:
   float tunedMs(size_t part) const { return parts_[part].tunedMs; }
   size_t chosen(size_t part) const { return parts_[part].chosen; }
   /// 2 M N K of one part: its nominal floating-point operations.
-  double flops(size_t part) const { return parts_[part].flops; }
+  double flops(size_t part) const {
+    return 2.0 * double(parts_[part].m) * double(parts_[part].n) * double(k_);
+  }
   /// Enqueues one part alone (for timing its candidates).
   cublasStatus_t runPart(size_t part, CUdeviceptr workspace,
                          size_t workspaceBytes, CUstream stream) const;
@@ -143,7 +145,6 @@ private:
     CUdeviceptr a = 0, b = 0, c = 0, d = 0;
     std::vector<cublasLtMatmulAlgo_t> algos;
     size_t chosen = 0;
-    double flops = 0;
     int64_t m = 0, n = 0; // of the step's product: D's rows and columns
     float tunedMs = -1;
   };
