@@ -47,6 +47,9 @@
 //    reduction reduces the whole row block to one point, the ops over the
 //    row give each thread the same groups of elements, and the buffers only
 //    they touch stay in the threads' registers instead (planRegisters).
+//    Rows that short a block would have fewer than 128 threads take one
+//    warp each instead, several row blocks to a CUDA block, and reduce by
+//    warp shuffles alone (planPack).
 //  - block_serial: one thread per row block runs the body as the CPU would
 //    (when a value computed by such an op is needed by later ops).
 //
@@ -82,6 +85,7 @@
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/bit.h"
 
+#include <cstdlib>
 #include <limits>
 #include <numeric>
 #include <set>
@@ -128,6 +132,13 @@ constexpr int64_t kRowRegisters1024 = 40;
 /// 1 (512); layer_norm(gelu) over 4096 f32 95% at 2 (512 threads), 90% at
 /// 4 (256); softmax over 4096 f32 93% at 2, 91% at 4.
 constexpr int64_t kRowGroups = 2;
+/// Short rows in registers (planPack): when the one-row block planRegisters
+/// chose has fewer threads than this, a row block takes one warp instead
+/// and a CUDA block holds kPackedRowBlocks of them (fewer when they do not
+/// divide the row blocks). STRATA_GPU_PACK_ROWS=N at compile time asks for
+/// N (1: no packing), for measuring.
+constexpr int64_t kPackBelowThreads = 128;
+constexpr int64_t kPackedRowBlocks = 4;
 
 int64_t product(ArrayRef<int64_t> values) {
   int64_t p = 1;
@@ -334,13 +345,23 @@ struct RegisterRows {
   int64_t threads = 0;
   /// Groups per thread.
   int64_t groups = 0;
+  /// The row's groups, and the most registers of row values a thread holds
+  /// at once with `threads` threads, and with one warp (0: one warp cannot
+  /// hold the row within kRowRegisters, or does not share it evenly).
+  int64_t rowGroups = 0;
+  int64_t peakRegisters = 0, warpPeakRegisters = 0;
+  /// The number of buffers kept in registers.
+  int64_t buffers = 0;
   /// The ops that run over the row in registers.
   llvm::SmallPtrSet<Operation *, 8> ops;
   /// The buffers kept in registers: temporaries (their allocations) and
   /// parameters (by argument number). For an output, the op that writes
-  /// the output itself (every earlier write stays in registers).
+  /// the output itself (every earlier write stays in registers), and the
+  /// outputs whose values later ops read from registers (writeThrough: the
+  /// first op writes the output whole, as a residual sum a norm then reads).
   llvm::SmallPtrSet<Operation *, 4> allocs;
   llvm::SmallDenseMap<unsigned, Operation *, 4> arguments;
+  llvm::SmallDenseSet<unsigned, 4> writeThrough;
 };
 
 /// What the pass decided for one kernel.
@@ -349,6 +370,9 @@ struct Plan {
   int64_t threads = 1;
   /// Blocks per row block (elementwise).
   int64_t chunks = 1;
+  /// block_ops: row blocks per CUDA block, each computed by its own
+  /// `threads` threads (planPack); the launch's block has threads * pack.
+  int64_t pack = 1;
   int64_t vector = 1;
   /// elementwise: lanes are consecutive iterations of the flat iteration
   /// space, each read element by element, the results written in 16-byte
@@ -383,6 +407,8 @@ private:
 
   LogicalResult analyze();
   void planRegisters();
+  void planPack();
+  void noteRegisters();
   bool rowAccess(linalg::LinalgOp op, OpOperand &operand, int64_t row);
   void planShared();
   Operation *scratchOutputWriter(BlockArgument output,
@@ -397,6 +423,8 @@ private:
   void emitRegisterRow(linalg::LinalgOp op, Strategy strategy);
   void emitBlockCombine(linalg::LinalgOp op, const Combiner &c,
                         ArrayRef<Value> ivs, Value partial);
+  void emitWarpCombine(linalg::LinalgOp op, const Combiner &c,
+                       ArrayRef<Value> ivs, Value partial);
   Value combineLanes(linalg::LinalgOp op, const Combiner &c, LanePoints &points,
                      int64_t vector);
   void storeCombined(linalg::LinalgOp op, const Combiner &c,
@@ -457,7 +485,10 @@ private:
   Plan plan;
   int64_t extent = 1;
   SmallVector<int64_t> strides;
-  Value tid, bid, row;
+  /// The thread's index among its row block's threads, the CUDA block's
+  /// index, the row block's index, and (packed blocks) the row block's
+  /// index within the CUDA block.
+  Value tid, bid, row, sub;
   /// Byte alignment of the views made at entry.
   llvm::DenseMap<Value, int64_t> rootAlignment;
   SmallVector<Parameter> parameters;
@@ -469,8 +500,10 @@ private:
   /// and the group emitLanes/storeLanes are at (-1: not in such an op).
   llvm::DenseMap<Value, SmallVector<Value>> registerValues;
   llvm::SmallPtrSet<Value, 4> registerRoots;
-  /// For an output kept in registers: the op that writes the output itself.
+  /// For an output kept in registers: the op that writes the output itself,
+  /// and the outputs whose writer keeps the values in registers too.
   llvm::DenseMap<Value, Operation *> registerFinalWriters;
+  llvm::SmallPtrSet<Value, 2> registerWriteThrough;
   int64_t registerGroup = -1;
   /// Rows in registers: the value each thread read of a one-element buffer
   /// (a row's maximum, sum, mean) after the reduction that computed it, by
@@ -715,6 +748,7 @@ void KernelMapper::planRegisters() {
     Operation *alloc = nullptr;
     int64_t arg = -1;
     Operation *finalWriter = nullptr;
+    bool writeThrough = false;
     int64_t registers = 0;
     // Positions in `ordered` of the first op that defines its values and
     // the last that reads them.
@@ -730,19 +764,35 @@ void KernelMapper::planRegisters() {
       users.insert(use->getOwner());
     if (!input && buffer.arg >= 0) {
       // An output: the last op that uses it writes it, without reading
-      // it; the earlier ones keep their values in registers.
+      // it, and the earlier ones keep their values in registers; or the
+      // first op writes it, without reading it, no other op writes it, and
+      // the later ones read its values from registers (write-through).
+      auto writesOnly = [&](linalg::LinalgOp op) {
+        bool writes = false;
+        for (OpOperand *use : uses)
+          if (use->getOwner() == op && op.isDpsInit(use)) {
+            if (reads(op, use))
+              return false;
+            writes = true;
+          }
+        return writes;
+      };
       auto last = llvm::find_if(llvm::reverse(ordered),
                                 [&](auto op) { return users.contains(op); });
-      bool writes = false;
-      for (OpOperand *use : uses)
-        if (use->getOwner() == *last && (*last).isDpsInit(use)) {
-          if (reads(*last, use))
-            return;
-          writes = true;
-        }
-      if (!writes)
+      auto first =
+          llvm::find_if(ordered, [&](auto op) { return users.contains(op); });
+      if (writesOnly(*last)) {
+        buffer.finalWriter = *last;
+      } else if (writesOnly(*first) && llvm::all_of(uses, [&](OpOperand *use) {
+                   return use->getOwner() == *first ||
+                          !cast<linalg::LinalgOp>(use->getOwner())
+                               .isDpsInit(use);
+                 })) {
+        buffer.finalWriter = *first;
+        buffer.writeThrough = true;
+      } else {
         return;
-      buffer.finalWriter = *last;
+      }
     }
     // Values are defined before they are read: inputs by their first read,
     // the others by an op that writes them whole.
@@ -755,7 +805,8 @@ void KernelMapper::planRegisters() {
       for (OpOperand *use : uses)
         if (use->getOwner() == op) {
           read |= reads(op, use);
-          write |= op.isDpsInit(use) && op != buffer.finalWriter;
+          write |= op.isDpsInit(use) &&
+                   (op != buffer.finalWriter || buffer.writeThrough);
         }
       if (read) {
         if (!defined)
@@ -849,20 +900,81 @@ void KernelMapper::planRegisters() {
     rows.group = group;
     rows.threads = threads;
     rows.groups = groups / threads;
+    rows.rowGroups = groups;
+    rows.peakRegisters = registers;
+    if (groups % kWarpSize == 0) {
+      int64_t warpPeak = peak(groups / kWarpSize * group);
+      rows.warpPeakRegisters = warpPeak <= kRowRegisters ? warpPeak : 0;
+    }
+    rows.buffers = buffers.size();
     rows.ops = std::move(ops);
     for (const Buffer &buffer : buffers) {
       if (buffer.alloc)
         rows.allocs.insert(buffer.alloc);
       else
         rows.arguments[buffer.arg] = buffer.finalWriter;
+      if (buffer.writeThrough)
+        rows.writeThrough.insert(buffer.arg);
     }
-    plan.notes.push_back(
-        "the row (" + std::to_string(row) +
-        " elements) in registers: " + std::to_string(rows.groups) +
-        " group(s) of " + std::to_string(group) + " elements per thread, " +
-        std::to_string(buffers.size()) + " buffer(s) kept there (at most " +
-        std::to_string(registers) + " registers of row values per thread)");
   }
+}
+
+/// Short rows in registers: a row that planRegisters gave a block of fewer
+/// than kPackBelowThreads threads (GPT-2's and BERT's LayerNorms over 768
+/// values: 96 threads with one 16-byte group each) leaves each thread a
+/// single load in flight, and every reduction costs the block two barriers
+/// and a round trip through shared memory. When one warp can hold the row
+/// (its groups a multiple of 32, within kRowRegisters), the row block takes
+/// one warp instead (3 groups per thread there): its reductions are warp
+/// shuffles alone, which leave the total in every lane, so no barrier and
+/// no shared memory. A CUDA block then computes kPackedRowBlocks row
+/// blocks, one per warp, so that blocks keep a useful size.
+///
+/// Only kernels whose row blocks need nothing shared across a CUDA block
+/// are packed: no staged inputs, no temporaries beyond static shared memory
+/// (each row block gets its own slice), no op on thread 0.
+void KernelMapper::planPack() {
+  RegisterRows &rows = plan.registers;
+  if (!rows.enabled || extent < 2 || rows.threads >= kPackBelowThreads ||
+      !rows.warpPeakRegisters)
+    return;
+  const SharedLayout &layout = plan.shared;
+  if (!layout.staged.empty() || layout.dynamic || !layout.sharedTemporaries)
+    return;
+  if (llvm::any_of(plan.ops, [](const auto &entry) {
+        return entry.second == Role::Thread0;
+      }))
+    return;
+  int64_t pack = kPackedRowBlocks;
+  if (const char *forced = std::getenv("STRATA_GPU_PACK_ROWS"))
+    pack = std::clamp<int64_t>(std::atoll(forced), 1,
+                               kMaxThreadsLongRows / kWarpSize);
+  while (pack > 1 && extent % pack != 0)
+    --pack;
+  if (pack < 2)
+    return;
+  rows.threads = kWarpSize;
+  rows.groups = rows.rowGroups / kWarpSize;
+  rows.peakRegisters = rows.warpPeakRegisters;
+  plan.pack = pack;
+}
+
+void KernelMapper::noteRegisters() {
+  const RegisterRows &rows = plan.registers;
+  if (!rows.enabled)
+    return;
+  plan.notes.push_back(
+      "the row (" + std::to_string(rows.rowGroups * rows.group) +
+      " elements) in registers: " + std::to_string(rows.groups) +
+      " group(s) of " + std::to_string(rows.group) + " elements per thread, " +
+      std::to_string(rows.buffers) + " buffer(s) kept there (at most " +
+      std::to_string(rows.peakRegisters) +
+      " registers of row values per thread)");
+  if (plan.pack > 1)
+    plan.notes.push_back(
+        std::to_string(plan.pack) +
+        " row blocks per CUDA block, one warp each: reductions by warp "
+        "shuffles alone");
 }
 
 /// The distributed ops that read `value` (directly or through reshapes).
@@ -1051,7 +1163,7 @@ void KernelMapper::chooseBlock() {
 void KernelMapper::emitEntry() {
   Block &entry = body.getBody().front();
   b.setInsertionPointToStart(&entry);
-  tid = plan.threads > 1
+  tid = plan.threads * plan.pack > 1
             ? gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x).getResult()
             : constIndex(b, loc, 0);
   bid = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
@@ -1061,6 +1173,16 @@ void KernelMapper::emitEntry() {
                                 b, loc, bid, constIndex(b, loc, plan.chunks))
                                 .getResult()
                           : bid;
+  if (plan.pack > 1) {
+    // Packed row blocks: threads [k * threads, (k + 1) * threads) compute
+    // row block bid * pack + k; `tid` counts within it.
+    Value threads = constIndex(b, loc, plan.threads);
+    sub = arith::DivUIOp::create(b, loc, tid, threads);
+    tid = arith::RemUIOp::create(b, loc, tid, threads);
+    row = arith::AddIOp::create(
+        b, loc,
+        arith::MulIOp::create(b, loc, bid, constIndex(b, loc, plan.pack)), sub);
+  }
   // Each parameter becomes an untyped buffer of its whole size, viewed at
   // this block's rows with the body's type.
   SmallVector<Type> types;
@@ -1126,8 +1248,10 @@ void KernelMapper::emitScratch() {
     dynamicSharedBytes = layout.total;
     sharedAlignment = kDynamicSharedAlignment;
   } else if (layout.total) {
-    shared = makeGlobal(true, layout.total);
-    sharedBytes = layout.total;
+    // Packed row blocks each have their own slice (planPack: only
+    // temporaries, no staged inputs).
+    shared = makeGlobal(true, layout.total * plan.pack);
+    sharedBytes = layout.total * plan.pack;
   }
 
   // The staged inputs: copied by the block's threads, then read from
@@ -1161,7 +1285,10 @@ void KernelMapper::emitScratch() {
     return;
   Value base = layout.sharedTemporaries ? shared : Value();
   int64_t temporaryAlignment = layout.sharedTemporaries ? sharedAlignment : 64;
-  Value blockBase = constIndex(b, loc, 0);
+  Value blockBase =
+      sub ? arith::MulIOp::create(b, loc, sub, constIndex(b, loc, layout.total))
+                .getResult()
+          : constIndex(b, loc, 0);
   if (!layout.sharedTemporaries) {
     int64_t temporaries = layout.temporaries;
     base = makeGlobal(false, temporaries * extent * plan.chunks);
@@ -1631,13 +1758,18 @@ void KernelMapper::emitRegisterRow(linalg::LinalgOp op, Strategy strategy) {
       partial = combine(c, partial, combineLanes(op, c, points, rows.group));
     }
     registerGroup = -1;
-    emitBlockCombine(op, c, ivs, partial);
-    OpOperand &init = op.getDpsInitsMutable()[0];
-    forgetScalars(op);
-    staleScalars.remove(viewRoot(init.get()));
-    if (cast<MemRefType>(init.get().getType()).getNumElements() == 1)
-      knownScalars[viewRoot(init.get())] = memref::LoadOp::create(
-          b, loc, init.get(), applyMap(op.getMatchingIndexingMap(&init), ivs));
+    if (rows.threads == kWarpSize) {
+      emitWarpCombine(op, c, ivs, partial);
+    } else {
+      emitBlockCombine(op, c, ivs, partial);
+      OpOperand &init = op.getDpsInitsMutable()[0];
+      forgetScalars(op);
+      staleScalars.remove(viewRoot(init.get()));
+      if (cast<MemRefType>(init.get().getType()).getNumElements() == 1)
+        knownScalars[viewRoot(init.get())] = memref::LoadOp::create(
+            b, loc, init.get(),
+            applyMap(op.getMatchingIndexingMap(&init), ivs));
+    }
   }
   // emitBlockCombine ends with a barrier. After an all-parallel op, the
   // next op needs one only when this op touched memory that threads share
@@ -1869,6 +2001,33 @@ void KernelMapper::emitBlockCombine(linalg::LinalgOp op, const Combiner &c,
     ifThen(isZero(lane), [&] { storeCombined(op, c, ivs, blockTotal); });
   });
   gpu::BarrierOp::create(b, loc);
+}
+
+/// A row block of one warp (planPack): warp shuffles leave the total of
+/// each lane's `partial` in every lane. Combined with the output's value,
+/// it becomes a known value of every thread, written to memory only when
+/// something reads the memory (flushScalars), as emitUniformScalar's are:
+/// no barrier, no shared memory. An output of more than one element (which
+/// the reduction still reduces to one point) is written by lane 0, then a
+/// barrier publishes it.
+void KernelMapper::emitWarpCombine(linalg::LinalgOp op, const Combiner &c,
+                                   ArrayRef<Value> ivs, Value partial) {
+  Value total = warpReduce(c, partial);
+  OpOperand &init = op.getDpsInitsMutable()[0];
+  Value root = viewRoot(init.get());
+  if (cast<MemRefType>(init.get().getType()).getNumElements() != 1) {
+    forgetScalars(op);
+    staleScalars.remove(root);
+    ifThen(isZero(tid), [&] { storeCombined(op, c, ivs, total); });
+    gpu::BarrierOp::create(b, loc);
+    return;
+  }
+  Value old = knownScalars.lookup(root);
+  if (!old)
+    old = memref::LoadOp::create(
+        b, loc, init.get(), applyMap(op.getMatchingIndexingMap(&init), ivs));
+  knownScalars[root] = combine(c, old, total);
+  staleScalars.insert(root);
 }
 
 void KernelMapper::emitElementwise(linalg::LinalgOp op) {
@@ -2200,13 +2359,16 @@ void KernelMapper::storeLanes(linalg::LinalgOp op, LanePoints &points,
       values.push_back(lane.lookupOrDefault(yield->getOperand(k)));
     Type element = cast<MemRefType>(init.get().getType()).getElementType();
     if (registerGroup >= 0)
-      if (Value root = registerRoot(init.get());
-          root && registerFinalWriters.lookup(root) != op.getOperation()) {
-        SmallVector<Value> &groups = registerValues[root];
-        groups.resize(plan.registers.groups);
-        groups[registerGroup] = vector::FromElementsOp::create(
-            b, loc, VectorType::get({vector}, element), values);
-        continue;
+      if (Value root = registerRoot(init.get())) {
+        bool final = registerFinalWriters.lookup(root) == op.getOperation();
+        if (!final || registerWriteThrough.contains(root)) {
+          SmallVector<Value> &groups = registerValues[root];
+          groups.resize(plan.registers.groups);
+          groups[registerGroup] = vector::FromElementsOp::create(
+              b, loc, VectorType::get({vector}, element), values);
+        }
+        if (!final)
+          continue;
       }
     if (accessOf(op, init, vector) == Access::Vector) {
       Value v = vector::FromElementsOp::create(
@@ -2251,6 +2413,8 @@ LogicalResult KernelMapper::run() {
     return failure();
   planRegisters();
   planShared();
+  planPack();
+  noteRegisters();
   if (plan.mapping == "block_ops")
     chooseBlock();
 
@@ -2271,7 +2435,7 @@ LogicalResult KernelMapper::run() {
         std::clamp(roundUp(threadsNeeded, kWarpSize), kWarpSize, kMaxThreads);
     plan.chunks = std::max<int64_t>(1, ceilDiv(threadsNeeded, plan.threads));
   }
-  int64_t blocks = extent * plan.chunks;
+  int64_t blocks = extent * plan.chunks / plan.pack;
   if (blocks > std::numeric_limits<int32_t>::max())
     return decl.emitError("kernel ")
            << decl.getSymName() << " needs " << blocks
@@ -2282,6 +2446,8 @@ LogicalResult KernelMapper::run() {
     registerRoots.insert(parameters[arg].view);
     if (finalWriter)
       registerFinalWriters[parameters[arg].view] = finalWriter;
+    if (plan.registers.writeThrough.contains(arg))
+      registerWriteThrough.insert(parameters[arg].view);
   }
   for (Operation *alloc : plan.registers.allocs)
     registerRoots.insert(alloc->getResult(0));
@@ -2327,11 +2493,11 @@ void KernelMapper::squarePowers() {
 
 void KernelMapper::recordDecision() {
   MLIRContext *context = decl.getContext();
-  int64_t blocks = extent * plan.chunks;
+  int64_t blocks = extent * plan.chunks / plan.pack;
+  int64_t threads = plan.threads * plan.pack;
   decl->setAttr("strata.gpu_mapping", StringAttr::get(context, plan.mapping));
   decl->setAttr("strata.gpu_grid", b.getDenseI64ArrayAttr({blocks, 1, 1}));
-  decl->setAttr("strata.gpu_block",
-                b.getDenseI64ArrayAttr({plan.threads, 1, 1}));
+  decl->setAttr("strata.gpu_block", b.getDenseI64ArrayAttr({threads, 1, 1}));
   decl->setAttr("strata.gpu_shared_bytes",
                 b.getI64IntegerAttr(dynamicSharedBytes));
   decl->setAttr("strata.gpu_static_shared_bytes",
@@ -2339,9 +2505,8 @@ void KernelMapper::recordDecision() {
   // The launch's block size is this: ptxas keeps each thread's registers
   // within what that many threads may have (64 at 1024 threads), so the
   // launch cannot fail for want of registers.
-  body->setAttr(
-      "nvvm.maxntid",
-      b.getDenseI32ArrayAttr({static_cast<int32_t>(plan.threads), 1, 1}));
+  body->setAttr("nvvm.maxntid",
+                b.getDenseI32ArrayAttr({static_cast<int32_t>(threads), 1, 1}));
   if (globalScratchBytes)
     decl->setAttr("strata.gpu_scratch_bytes",
                   b.getI64IntegerAttr(globalScratchBytes));
@@ -2360,6 +2525,11 @@ void KernelMapper::recordDecision() {
                           "vector)"
               : plan.vector > 1 ? " in 16-byte accesses"
                                 : "");
+  else if (plan.mapping == "block_ops" && plan.pack > 1)
+    reason = "one block of " + std::to_string(threads) + " threads for " +
+             std::to_string(plan.pack) + " of the " + std::to_string(extent) +
+             " row blocks, " + std::to_string(plan.threads) +
+             " threads each, their ops one after another over those threads";
   else if (plan.mapping == "block_ops")
     reason = "one block of " + std::to_string(plan.threads) + " threads for " +
              blocksText + ", its ops one after another over the threads";

@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""Writes row-reduction cases in the ONNX backend-test layout for
+test/Gpu/packed-rows.test: norms and softmaxes over rows short enough that
+the cuda target computes one row block per warp, several to a CUDA block
+(docs/gpu.md, "Short rows"), and one whose row blocks do not pack.
+
+Usage: make_row_cases.py OUT_DIR
+
+ln_residual_bf16  s = a + b, y = LayerNormalization(s, g, beta) over rows of
+                  768 bf16 ([4, 16, 768]: 64 row blocks, 4 per CUDA block),
+                  both outputs: GPT-2's residual stream and its norm.
+ln_stats_f32      LayerNormalization of f32 [24, 512] with its Mean and
+                  InvStdDev outputs (one value per row, written after the
+                  warp's shuffles).
+softmax_f32       Softmax of f32 [18, 512] (3 row blocks per CUDA block).
+rmsnorm_bf16      x / sqrt(mean(x^2) + eps) * w over bf16 [14, 768], as
+                  Llama's code writes it (2 row blocks per CUDA block).
+ln_odd_bf16       LayerNormalization of bf16 [13, 768]: 13 row blocks do not
+                  pack, one CUDA block each.
+
+The references are float64 computations on the inputs (bf16 inputs rounded
+first; a bf16 intermediate the model rounds, rounded too), stored in the
+outputs' types.
+"""
+
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper
+
+BF16, F32 = TensorProto.BFLOAT16, TensorProto.FLOAT
+
+
+def to_bf16_bits(x):
+    a = np.asarray(x, np.float32)
+    bits = a.reshape(-1).view(np.uint32).astype(np.uint64)
+    sixteen = np.uint64(16)
+    rounded = (bits + np.uint64(0x7FFF) +
+               ((bits >> sixteen) & np.uint64(1))) >> sixteen
+    return rounded.astype(np.uint16).reshape(a.shape)  # nearest even
+
+
+def bf16(x):
+    words = to_bf16_bits(x)
+    flat = words.reshape(-1).astype(np.uint32) << np.uint32(16)
+    return flat.view(np.float32).astype(np.float64).reshape(words.shape)
+
+
+def tensor(x, name, dtype):
+    t = TensorProto()
+    t.name = name
+    t.data_type = dtype
+    t.dims.extend(np.shape(x))
+    if dtype == BF16:
+        t.raw_data = to_bf16_bits(x).tobytes()
+    else:
+        t.raw_data = np.asarray(x, np.float32).tobytes()
+    return t
+
+
+def save_case(out, name, nodes, inputs, outputs, initializers=()):
+    """inputs, outputs: (name, array, dtype) triples."""
+    info = [helper.make_tensor_value_info(n, t, list(a.shape))
+            for n, a, t in inputs]
+    results = [helper.make_tensor_value_info(n, t, list(a.shape))
+               for n, a, t in outputs]
+    graph = helper.make_graph(nodes, name, info, results,
+                              [tensor(a, n, t) for n, a, t in initializers])
+    model = helper.make_model(graph,
+                              opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.checker.check_model(model, full_check=True)
+    data = os.path.join(out, name, "test_data_set_0")
+    os.makedirs(data, exist_ok=True)
+    onnx.save(model, os.path.join(out, name, "model.onnx"))
+    for kind, entries in (("input", inputs), ("output", outputs)):
+        for i, (n, a, t) in enumerate(entries):
+            with open(os.path.join(data, f"{kind}_{i}.pb"), "wb") as f:
+                f.write(tensor(a, n, t).SerializeToString())
+
+
+def layer_norm(x, g, b, eps=1e-5):
+    mean = x.mean(axis=-1, keepdims=True)
+    var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
+    inv = 1 / np.sqrt(var + eps)
+    return (x - mean) * inv * g + b, mean, inv
+
+
+def main(out):
+    rng = np.random.default_rng(11)
+
+    a = bf16(rng.standard_normal((4, 16, 768)))
+    b = bf16(0.5 * rng.standard_normal((4, 16, 768)) + 0.25)
+    g = bf16(1 + 0.1 * rng.standard_normal(768))
+    beta = bf16(0.1 * rng.standard_normal(768))
+    s = bf16(a + b)
+    y, _, _ = layer_norm(s, g, beta)
+    save_case(out, "ln_residual_bf16",
+              [helper.make_node("Add", ["a", "b"], ["s"], name="residual"),
+               helper.make_node("LayerNormalization", ["s", "g", "beta"],
+                                ["y"], name="ln", axis=-1, epsilon=1e-5)],
+              [("a", a, BF16), ("b", b, BF16)],
+              [("s", s, BF16), ("y", y, BF16)],
+              [("g", g, BF16), ("beta", beta, BF16)])
+
+    x = np.float32(3 * rng.standard_normal((24, 512)) + 1).astype(np.float64)
+    g = np.float32(1 + 0.1 * rng.standard_normal(512)).astype(np.float64)
+    beta = np.float32(0.1 * rng.standard_normal(512)).astype(np.float64)
+    y, mean, inv = layer_norm(x, g, beta)
+    save_case(out, "ln_stats_f32",
+              [helper.make_node("LayerNormalization", ["x", "g", "beta"],
+                                ["y", "mean", "inv"], name="ln", axis=-1,
+                                epsilon=1e-5)],
+              [("x", x, F32), ("g", g, F32), ("beta", beta, F32)],
+              [("y", y, F32), ("mean", mean, F32), ("inv", inv, F32)])
+
+    x = np.float32(4 * rng.standard_normal((18, 512))).astype(np.float64)
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    save_case(out, "softmax_f32",
+              [helper.make_node("Softmax", ["x"], ["y"], name="softmax",
+                                axis=-1)],
+              [("x", x, F32)], [("y", e / e.sum(axis=-1, keepdims=True), F32)])
+
+    x = bf16(rng.standard_normal((14, 768)))
+    w = bf16(1 + 0.1 * rng.standard_normal(768))
+    two, eps = np.float32(2), np.float32(1e-6)
+    ms = (x * x).mean(axis=-1, keepdims=True)
+    nodes = [helper.make_node("Cast", ["x"], ["xf"], name="to_f32", to=F32),
+             helper.make_node("Constant", [], ["two"], name="two",
+                              value=tensor(two, "two", F32)),
+             helper.make_node("Constant", [], ["eps"], name="eps",
+                              value=tensor(eps, "eps", F32)),
+             helper.make_node("Pow", ["xf", "two"], ["sq"], name="square"),
+             helper.make_node("ReduceMean", ["sq"], ["ms"], name="mean",
+                              axes=[-1], keepdims=1),
+             helper.make_node("Add", ["ms", "eps"], ["mse"], name="plus_eps"),
+             helper.make_node("Sqrt", ["mse"], ["rms"], name="root"),
+             helper.make_node("Div", ["xf", "rms"], ["n"], name="normalize"),
+             helper.make_node("Cast", ["n"], ["nb"], name="to_bf16", to=BF16),
+             helper.make_node("Mul", ["nb", "w"], ["y"], name="scale")]
+    save_case(out, "rmsnorm_bf16", nodes, [("x", x, BF16)],
+              [("y", bf16(x / np.sqrt(ms + 1e-6)) * w, BF16)],
+              [("w", w, BF16)])
+
+    x = bf16(rng.standard_normal((13, 768)))
+    g = bf16(1 + 0.1 * rng.standard_normal(768))
+    beta = bf16(0.1 * rng.standard_normal(768))
+    y, _, _ = layer_norm(x, g, beta)
+    save_case(out, "ln_odd_bf16",
+              [helper.make_node("LayerNormalization", ["x", "g", "beta"],
+                                ["y"], name="ln", axis=-1, epsilon=1e-5)],
+              [("x", x, BF16)], [("y", y, BF16)],
+              [("g", g, BF16), ("beta", beta, BF16)])
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit("usage: make_row_cases.py OUT_DIR")
+    main(sys.argv[1])
