@@ -284,14 +284,16 @@ TEST(CudaLt, F32UnalignedRowsRunInParts) {
 
 // Every product tuned (CudaSession.cpp, tuneLibrarySteps: each of the
 // heuristic's candidates timed on the step's buffers): the chosen
-// algorithm computes the same product.
+// algorithm computes the same product, with the default number of
+// candidates and with the most the session asks for.
 TEST(CudaLt, TunedAlgorithmsStayCorrect) {
   STRATA_REQUIRE_CUDA();
-  setenv("STRATA_CUBLASLT_TUNE_MIN_FLOPS", "0", 1);
-  Case k{DType::BF16, {3, 64, 96}, {96, 80}, false, false, true};
-  k.activation = "gelu_tanh";
-  runCase(k, 1e-2);
-  unsetenv("STRATA_CUBLASLT_TUNE_MIN_FLOPS");
+  withEnv("STRATA_CUBLASLT_TUNE_MIN_FLOPS", "0", [] {
+    Case k{DType::BF16, {3, 64, 96}, {96, 80}, false, false, true};
+    k.activation = "gelu_tanh";
+    runCase(k, 1e-2);
+    withEnv("STRATA_CUBLASLT_CANDIDATES", "64", [&] { runCase(k, 1e-2); });
+  });
 }
 
 TEST(CudaLt, F16BroadcastAlphaBeta) {

@@ -19,6 +19,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <vector>
@@ -361,12 +362,15 @@ void LtMatmul::prepare(const Module &module, const Step &step,
     for (int i = 0; i < 4 && s == CUBLAS_STATUS_SUCCESS; ++i)
       s = lt_.cublasLtMatmulPreferenceSetAttribute(
           preference, alignKeys[i], &alignments[i], sizeof(alignments[i]));
-    cublasLtMatmulHeuristicResult_t results[kCandidates] = {};
+    int wanted = kCandidates;
+    if (const char *env = std::getenv("STRATA_CUBLASLT_CANDIDATES"))
+      wanted = std::clamp(std::atoi(env), 1, kMaxCandidates);
+    cublasLtMatmulHeuristicResult_t results[kMaxCandidates] = {};
     int found = 0;
     if (s == CUBLAS_STATUS_SUCCESS)
       s = lt_.cublasLtMatmulAlgoGetHeuristic(
           handle_, p.desc, p.layoutA, p.layoutB, p.layoutC, p.layoutD,
-          preference, kCandidates, results, &found);
+          preference, wanted, results, &found);
     lt_.cublasLtMatmulPreferenceDestroy(preference);
     std::string what = summary_;
     if (p.m != batch * m || p.n != n)
