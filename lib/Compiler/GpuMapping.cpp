@@ -439,6 +439,7 @@ private:
   void emitUniformScalar(linalg::LinalgOp op);
   void flushScalars(Operation *before, bool outputsOnly = false);
   void eraseRegisterBuffers();
+  void dropUnusedShared();
   void emitThread0(Operation *op);
   void squarePowers();
   void recordDecision();
@@ -493,6 +494,8 @@ private:
   llvm::DenseMap<Value, int64_t> rootAlignment;
   SmallVector<Parameter> parameters;
   int64_t stagedBytes = 0, scratchOutputBytes = 0;
+  /// The block's static shared memory (emitScratch), as a generic buffer.
+  Value staticShared;
   int64_t sharedBytes = 0, dynamicSharedBytes = 0, globalScratchBytes = 0,
           reductionBytes = 0;
   llvm::DenseMap<Type, Value> reductionBuffers;
@@ -1252,6 +1255,7 @@ void KernelMapper::emitScratch() {
     // temporaries, no staged inputs).
     shared = makeGlobal(true, layout.total * plan.pack);
     sharedBytes = layout.total * plan.pack;
+    staticShared = shared;
   }
 
   // The staged inputs: copied by the block's threads, then read from
@@ -1920,6 +1924,36 @@ void KernelMapper::eraseRegisterBuffers() {
     eraseUnused(alloc);
 }
 
+/// Static shared memory that no op reads or writes after the rewrite (the
+/// one-element temporaries of a kernel whose reductions' results every
+/// thread knows: planPack) goes, with its views: neither the launch's
+/// shared bytes nor the reason count it.
+void KernelMapper::dropUnusedShared() {
+  if (!staticShared)
+    return;
+  std::function<bool(Value)> unused = [&](Value value) {
+    return llvm::all_of(value.getUsers(), [&](Operation *user) {
+      return isa<memref::ViewOp, memref::ExpandShapeOp, memref::CollapseShapeOp,
+                 memref::CastOp>(user) &&
+             unused(user->getResult(0));
+    });
+  };
+  if (!unused(staticShared))
+    return;
+  std::function<void(Operation *)> erase = [&](Operation *op) {
+    for (Operation *user : llvm::make_early_inc_range(op->getUsers()))
+      erase(user);
+    op->erase();
+  };
+  auto cast = staticShared.getDefiningOp<memref::MemorySpaceCastOp>();
+  auto get = cast.getSource().getDefiningOp<memref::GetGlobalOp>();
+  Operation *global = kernels.lookupSymbol(get.getNameAttr());
+  erase(get);
+  global->erase();
+  staticShared = Value();
+  sharedBytes = 0;
+}
+
 /// What `vector` consecutive reduced elements from `points` contribute to
 /// reduction `op`, combined pairwise.
 Value KernelMapper::combineLanes(linalg::LinalgOp op, const Combiner &c,
@@ -2465,6 +2499,7 @@ LogicalResult KernelMapper::run() {
     }
   }
   eraseRegisterBuffers();
+  dropUnusedShared();
   squarePowers();
   recordDecision();
   return success();
