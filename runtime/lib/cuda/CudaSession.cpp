@@ -49,6 +49,8 @@ constexpr uint64_t kDeviceAlign = 256;
 constexpr uint64_t kKernelAlign = 64;
 /// cuBLASLt's workspace: NVIDIA recommends 32 MiB on Hopper.
 constexpr uint64_t kLtWorkspaceBytes = 32ull << 20;
+/// cuBLASLt candidates timed a second time, with more runs (tuneLibrarySteps).
+constexpr size_t kFinalists = 4;
 /// The library kernel the CUDA executor runs (CublasLt.h).
 constexpr const char *kLtMatmul = "cublaslt.matmul";
 
@@ -602,21 +604,28 @@ void CudaSession::allocate() {
 }
 
 #if STRATA_HAVE_CUBLASLT
-/// "; parts 8192x768x7 (0.019 ms), 1024x768x50256 (0.111 ms), ...": each
-/// call of a step that runs in parts, with what one run of it took when
-/// the session timed its algorithms (tuneLibrarySteps); "" for one call.
+/// " (algorithm 3 of 32, 0.111 ms)": the candidate the session chose for
+/// a call and what one run of it took when it timed them
+/// (tuneLibrarySteps); "" when it did not time them.
+static std::string tunedChoice(const cuda::LtMatmul &lt, size_t part) {
+  float ms = lt.tunedMs(part);
+  if (ms < 0)
+    return "";
+  char text[64];
+  std::snprintf(text, sizeof(text), " (algorithm %zu of %zu, %.3f ms)",
+                lt.chosen(part) + 1, lt.candidates(part), ms);
+  return text;
+}
+
+/// "; parts 8192x768x7 (algorithm 1 of 32, 0.019 ms), 1024x768x50256
+/// (...), ...": each call of a step that runs in parts; for one call, its
+/// tuned choice.
 static std::string libraryParts(const cuda::LtMatmul &lt) {
   if (lt.parts() < 2)
-    return "";
+    return tunedChoice(lt, 0);
   std::string out = "; parts";
-  for (size_t p = 0; p < lt.parts(); ++p) {
-    out += (p ? ", " : " ") + lt.partShape(p);
-    if (float ms = lt.tunedMs(p); ms >= 0) {
-      char text[32];
-      std::snprintf(text, sizeof(text), " (%.3f ms)", ms);
-      out += text;
-    }
-  }
+  for (size_t p = 0; p < lt.parts(); ++p)
+    out += (p ? ", " : " ") + lt.partShape(p) + tunedChoice(lt, p);
   return out;
 }
 #endif
@@ -662,7 +671,11 @@ void CudaSession::prepareLibrarySteps() {
 /// (LtMatmul::candidates) on the step's own buffers and keeps the fastest:
 /// cuBLASLt's heuristic ranks them without running them, and its first
 /// pick is not always the fastest. Each candidate runs once to warm up,
-/// then three times between two events. Products below
+/// then three times between two events; the (up to kFinalists) fastest,
+/// within 10% of the best, are then timed again over about 2 ms of runs
+/// each (3 to 20), twice in turn, and the fastest of those is kept: with
+/// 32 candidates, three runs alone let a lucky measurement win. Products
+/// below
 /// $STRATA_CUBLASLT_TUNE_MIN_FLOPS (default 1e9 operations, a few
 /// microseconds, where one measurement cannot tell them apart) keep the
 /// heuristic's pick; STRATA_CUBLASLT_TUNE=0 keeps it for all. The buffers
@@ -685,9 +698,9 @@ void CudaSession::tuneLibrarySteps() {
     for (size_t part = 0; lt && part < lt->parts(); ++part) {
       if (lt->candidates(part) < 2 || lt->flops(part) < minFlops)
         continue;
-      size_t best = 0;
-      float bestMs = -1;
-      for (size_t c = 0; c < lt->candidates(part); ++c) {
+      // One run of candidate c, averaged over `runs` after a warm-up
+      // run; -1 when it fails.
+      auto timeCandidate = [&](size_t c, int runs) -> float {
         lt->choose(part, c);
         auto run = [&] {
           return lt->runPart(part, ltWorkspace_, kLtWorkspaceBytes, stream_) ==
@@ -695,20 +708,42 @@ void CudaSession::tuneLibrarySteps() {
         };
         bool ok = run();
         ok = ok && d.cuEventRecord(start, stream_) == CUDA_SUCCESS;
-        for (int r = 0; r < 3 && ok; ++r)
+        for (int r = 0; r < runs && ok; ++r)
           ok = run();
         ok = ok && d.cuEventRecord(stop, stream_) == CUDA_SUCCESS;
         check(d, d.cuStreamSynchronize(stream_), "cuStreamSynchronize",
               where + " (" + lt->summary() + ")");
         float ms = 0;
         if (!ok || d.cuEventElapsedTime(&ms, start, stop) != CUDA_SUCCESS)
-          continue;
-        if (bestMs < 0 || ms < bestMs) {
-          best = c;
-          bestMs = ms;
-        }
+          return -1;
+        return ms / runs;
+      };
+      std::vector<std::pair<float, size_t>> timed;
+      for (size_t c = 0; c < lt->candidates(part); ++c)
+        if (float ms = timeCandidate(c, 3); ms >= 0)
+          timed.push_back({ms, c});
+      if (timed.empty()) {
+        lt->choose(part, 0);
+        continue;
       }
-      lt->choose(part, best, bestMs < 0 ? -1 : bestMs / 3);
+      std::sort(timed.begin(), timed.end());
+      size_t finalists = 1;
+      while (finalists < std::min(timed.size(), kFinalists) &&
+             timed[finalists].first <= 1.1f * timed[0].first)
+        ++finalists;
+      if (finalists > 1) {
+        int runs = std::clamp(static_cast<int>(2.0f / timed[0].first), 3, 20);
+        std::vector<float> best(finalists, -1);
+        for (int round = 0; round < 2; ++round)
+          for (size_t f = 0; f < finalists; ++f)
+            if (float ms = timeCandidate(timed[f].second, runs);
+                ms >= 0 && (best[f] < 0 || ms < best[f]))
+              best[f] = ms;
+        for (size_t f = 0; f < finalists; ++f)
+          timed[f].first = best[f] < 0 ? timed[f].first * 2 : best[f];
+        std::sort(timed.begin(), timed.begin() + finalists);
+      }
+      lt->choose(part, timed[0].second, timed[0].first);
     }
   }
 #endif
