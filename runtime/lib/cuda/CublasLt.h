@@ -114,9 +114,9 @@ public:
   /// chosen one, the first until choose(). The session times them on the
   /// step's own buffers (CudaSession.cpp, tuneLibrarySteps): the heuristic's
   /// first pick is not always the fastest. $STRATA_CUBLASLT_CANDIDATES
-  /// (1 to kMaxCandidates) asks the heuristic for another number. On the
-  /// H200 (bench/RESULTS.md, 2026-11-30 10:22) 32 candidates took the GEMM
-  /// + GELU workload from 0.433/0.418 to 0.401/0.392 ms against 6.
+  /// (1 to kMaxCandidates) asks the heuristic for another number. cuBLASLt
+  /// 13 returns 8 for the benchmarks' products on the H200 (6 were asked
+  /// for before): bench/RESULTS.md, 2026-11-30 10:22.
   static constexpr int kCandidates = 32;
   static constexpr int kMaxCandidates = 64;
   size_t parts() const { return parts_.size(); }
