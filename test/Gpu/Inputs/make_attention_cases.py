@@ -74,53 +74,9 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+from onnx_cases import BF16, F16, F32, round_to, tensor, write_pb
+
 TOL = 2e-2
-BF16, F16, F32 = TensorProto.BFLOAT16, TensorProto.FLOAT16, TensorProto.FLOAT
-
-
-# ---------------------------------------------------------------------------
-# Rounding and storage.
-
-def round_to(x, dtype):
-    """x (float64) rounded to dtype's values, returned as float64."""
-    if dtype == F32:
-        return np.asarray(x, np.float32).astype(np.float64)
-    if dtype == F16:
-        return np.asarray(x, np.float16).astype(np.float64)
-    return bf16_bits_to_f64(f64_to_bf16_bits(x))
-
-
-def f64_to_bf16_bits(x):
-    """Round to nearest even bfloat16, as uint16 words (infinities keep their
-    bits). Goes through float32: the double rounding can land one bf16 unit
-    off on a float64 value just beside a tie, far inside the tolerance."""
-    bits = np.atleast_1d(np.asarray(x, np.float32)).view(np.uint32)
-    one, half, sixteen = np.uint32(1), np.uint32(0x7FFF), np.uint32(16)
-    rounded = (bits + half + ((bits >> sixteen) & one)) >> sixteen
-    return rounded.astype(np.uint16).reshape(np.shape(x))
-
-
-def bf16_bits_to_f64(words):
-    bits = np.atleast_1d(words).astype(np.uint32) << np.uint32(16)
-    return bits.view(np.float32).astype(np.float64).reshape(np.shape(words))
-
-
-def tensor_proto(x, dtype, name):
-    """A TensorProto holding x (float64, already representable) as dtype."""
-    if dtype == BF16:
-        t = onnx.TensorProto()
-        t.name = name
-        t.data_type = BF16
-        t.dims.extend(np.shape(x))
-        t.raw_data = f64_to_bf16_bits(x).astype("<u2").tobytes()
-        return t
-    np_type = np.float16 if dtype == F16 else np.float32
-    return numpy_helper.from_array(np.asarray(x, np_type), name)
-
-
-def write_pb(path, proto):
-    with open(path, "wb") as f:
-        f.write(proto.SerializeToString())
 
 
 # ---------------------------------------------------------------------------
@@ -229,7 +185,7 @@ def build_model(c):
         op, _ = c.scale
         nodes.append(helper.make_node(
             "Constant", [], ["scale"], name="scale_const",
-            value=tensor_proto(c.scale_value(), c.score_type, "scale")))
+            value=tensor(c.scale_value(), "scale", c.score_type)))
         nodes.append(helper.make_node(op, [x, "scale"], ["scaled"],
                                       name="scale_" + op.lower()))
         x = "scaled"
@@ -253,7 +209,7 @@ def build_model(c):
                                       upper=1 if form == "upper" else 0))
         nodes.append(helper.make_node(
             "Constant", [], ["neg_inf"], name="neg_inf",
-            value=tensor_proto(np.array(-np.inf), c.score_type, "neg_inf")))
+            value=tensor(np.array(-np.inf), "neg_inf", c.score_type)))
         where_inputs = (["tri", "neg_inf", x] if form == "upper"
                         else ["tri", x, "neg_inf"])
         nodes.append(helper.make_node("Where", where_inputs, ["masked"],
@@ -433,16 +389,16 @@ def write_case(out, c, seed):
         qkv = np.stack([q, k, v]).transpose(1, 3, 0, 2, 4).reshape(
             bsz, seq, 3 * heads * dim)
         write_pb(os.path.join(data, "input_0.pb"),
-                 tensor_proto(qkv, c.dtype, "qkv"))
+                 tensor(qkv, "qkv", c.dtype))
         y = expected.transpose(0, 2, 1, 3).reshape(bsz, seq, heads * dim)
         write_pb(os.path.join(data, "output_0.pb"),
-                 tensor_proto(round_to(y, c.dtype), c.dtype, "y"))
+                 tensor(round_to(y, c.dtype), "y", c.dtype))
         return checked
     for i, (name, x) in enumerate((("q", q), ("k", k), ("v", v))):
         write_pb(os.path.join(data, f"input_{i}.pb"),
-                 tensor_proto(x, c.dtype, name))
+                 tensor(x, name, c.dtype))
     write_pb(os.path.join(data, "output_0.pb"),
-             tensor_proto(round_to(expected, c.dtype), c.dtype, "o"))
+             tensor(round_to(expected, c.dtype), "o", c.dtype))
     return checked
 
 

@@ -35,63 +35,20 @@ with the model's rounded constants), stored in bf16.
 """
 
 import math
-import os
 import sys
 
 import numpy as np
-import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper, numpy_helper
 
-BF16 = TensorProto.BFLOAT16
-
-
-def to_bf16_bits(x):
-    a = np.asarray(x, np.float32)
-    bits = a.reshape(-1).view(np.uint32).astype(np.uint64)
-    sixteen = np.uint64(16)
-    rounded = (bits + np.uint64(0x7FFF) + ((bits >> sixteen) & np.uint64(1))) >> sixteen
-    return rounded.astype(np.uint16).reshape(a.shape)  # nearest even
-
-
-def from_bf16_bits(words):
-    flat = words.reshape(-1).astype(np.uint32) << np.uint32(16)
-    return flat.view(np.float32).astype(np.float64).reshape(words.shape)
-
-
-def bf16(x):
-    return from_bf16_bits(to_bf16_bits(x))
-
-
-def tensor(x, name):
-    t = TensorProto()
-    t.name = name
-    t.data_type = BF16
-    t.dims.extend(np.shape(x))
-    t.raw_data = to_bf16_bits(x).tobytes()
-    return t
+from onnx_cases import BF16, bf16, save_case as save_typed_case, tensor
 
 
 def save_case(out, name, nodes, inputs, output, initializers=()):
-    """inputs: (name, array) pairs; output: (name, array)."""
-    graph = helper.make_graph(
-        nodes, name,
-        [helper.make_tensor_value_info(n, BF16, list(a.shape))
-         for n, a in inputs],
-        [helper.make_tensor_value_info(output[0], BF16,
-                                       list(output[1].shape))],
-        list(initializers))
-    model = helper.make_model(graph,
-                              opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    onnx.checker.check_model(model, full_check=True)
-    data = os.path.join(out, name, "test_data_set_0")
-    os.makedirs(data, exist_ok=True)
-    onnx.save(model, os.path.join(out, name, "model.onnx"))
-    for i, (n, a) in enumerate(inputs):
-        with open(os.path.join(data, f"input_{i}.pb"), "wb") as f:
-            f.write(tensor(a, n).SerializeToString())
-    with open(os.path.join(data, "output_0.pb"), "wb") as f:
-        f.write(tensor(output[1], output[0]).SerializeToString())
+    """inputs, initializers: (name, array) pairs; output: (name, array);
+    all bf16."""
+    save_typed_case(out, name, nodes, [(n, a, BF16) for n, a in inputs],
+                    [(output[0], output[1], BF16)],
+                    [(n, a, BF16) for n, a in initializers])
 
 
 def constant(name, value):
@@ -122,7 +79,7 @@ def main(out):
               [helper.make_node("MatMul", ["x", "w"], ["xw"], name="fc"),
                helper.make_node("Add", ["xw", "b"], ["y"], name="bias")],
               [("x", x)], ("y", x @ w + b),
-              [tensor(w, "w"), tensor(b, "b")])
+              [("w", w), ("b", b)])
 
     x = bf16(rng.standard_normal((8, 64)))
     w = bf16(0.125 * rng.standard_normal((37, 64)))
@@ -131,7 +88,7 @@ def main(out):
               [helper.make_node("Gemm", ["x", "w", "b"], ["y"], name="fc",
                                 transB=1)],
               [("x", x)], ("y", x @ w.T + b),
-              [tensor(w, "w"), tensor(b, "b")])
+              [("w", w), ("b", b)])
 
     x = bf16(rng.standard_normal((8, 40)))
     save_case(out, "slice_rows",

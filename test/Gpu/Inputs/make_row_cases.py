@@ -23,62 +23,12 @@ first; a bf16 intermediate the model rounds, rounded too), stored in the
 outputs' types.
 """
 
-import os
 import sys
 
 import numpy as np
-import onnx
-from onnx import TensorProto, helper
+from onnx import helper
 
-BF16, F32 = TensorProto.BFLOAT16, TensorProto.FLOAT
-
-
-def to_bf16_bits(x):
-    a = np.asarray(x, np.float32)
-    bits = a.reshape(-1).view(np.uint32).astype(np.uint64)
-    sixteen = np.uint64(16)
-    rounded = (bits + np.uint64(0x7FFF) +
-               ((bits >> sixteen) & np.uint64(1))) >> sixteen
-    return rounded.astype(np.uint16).reshape(a.shape)  # nearest even
-
-
-def bf16(x):
-    words = to_bf16_bits(x)
-    flat = words.reshape(-1).astype(np.uint32) << np.uint32(16)
-    return flat.view(np.float32).astype(np.float64).reshape(words.shape)
-
-
-def tensor(x, name, dtype):
-    t = TensorProto()
-    t.name = name
-    t.data_type = dtype
-    t.dims.extend(np.shape(x))
-    if dtype == BF16:
-        t.raw_data = to_bf16_bits(x).tobytes()
-    else:
-        t.raw_data = np.asarray(x, np.float32).tobytes()
-    return t
-
-
-def save_case(out, name, nodes, inputs, outputs, initializers=()):
-    """inputs, outputs: (name, array, dtype) triples."""
-    info = [helper.make_tensor_value_info(n, t, list(a.shape))
-            for n, a, t in inputs]
-    results = [helper.make_tensor_value_info(n, t, list(a.shape))
-               for n, a, t in outputs]
-    graph = helper.make_graph(nodes, name, info, results,
-                              [tensor(a, n, t) for n, a, t in initializers])
-    model = helper.make_model(graph,
-                              opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    onnx.checker.check_model(model, full_check=True)
-    data = os.path.join(out, name, "test_data_set_0")
-    os.makedirs(data, exist_ok=True)
-    onnx.save(model, os.path.join(out, name, "model.onnx"))
-    for kind, entries in (("input", inputs), ("output", outputs)):
-        for i, (n, a, t) in enumerate(entries):
-            with open(os.path.join(data, f"{kind}_{i}.pb"), "wb") as f:
-                f.write(tensor(a, n, t).SerializeToString())
+from onnx_cases import BF16, F32, bf16, save_case, tensor
 
 
 def layer_norm(x, g, b, eps=1e-5):
