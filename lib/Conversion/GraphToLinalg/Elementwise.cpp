@@ -175,6 +175,48 @@ static Value buildGelu(OpBuilder &b, Location loc, Value x, bool tanhApprox) {
                                factor);
 }
 
+/// The exact GELU of a bf16 value widened to f32 (`x`), to be rounded back
+/// to bf16: GELU(x) = x * Phi(x), and with t = |x| and E = Phi(-t) =
+/// erfc(t / sqrt 2) / 2, GELU(x) = x * E for x < 0 and x * (1 - E) for
+/// x >= 0, neither side cancelling. E = exp2(P(s)), P a degree-14
+/// polynomial in s = min(t, 14.5) * 2/14.5 - 1 within about 1.8e-6 of
+/// log2 Phi(-t) (scripts/fit-gelu-bf16.py fits it and checks it), which is
+/// -156.9 at 14.5, so E is 0 in f32 from there on. Every finite bf16 input
+/// then rounds as float64's GELU does (with a correctly rounded exp2: the
+/// CPU's; the GPU's ex2.approx is within 2 ulps), where erff in f32 leaves
+/// 1 + erf(x / sqrt 2) = 0 below about -5.3. It is also about two thirds of
+/// the instructions of libdevice's erff (which evaluates two polynomials and
+/// selects): the bf16 GELU kernels after BERT's and the GEMM + GELU
+/// workload's products were as much compute- as memory-bound. For bf16
+/// only: f16's 10 bits of mantissa would need a closer fit.
+static Value buildGeluBf16(OpBuilder &b, Location loc, Value x) {
+  static constexpr double kCoefficients[] = {
+      -42.12580775018364,   -77.224039407025018,   -37.26591616761246,
+      -0.39245079921162079, 0.25872730453904502,   -0.16940001841128133,
+      0.1124096956264905,   -0.10828585488402977,  0.084946175314081565,
+      0.020403825316905082, -0.034287180366890047, -0.075789680290815592,
+      0.066276332260043161, 0.022646968533820165,  -0.023261617842437316};
+  constexpr int kDegree = 14;
+  constexpr double kRange = 14.5;
+  Type type = x.getType();
+  Value t = math::AbsFOp::create(b, loc, x);
+  t = arith::MinimumFOp::create(b, loc, t, floatConstant(b, loc, type, kRange));
+  Value s =
+      math::FmaOp::create(b, loc, t, floatConstant(b, loc, type, 2.0 / kRange),
+                          floatConstant(b, loc, type, -1.0));
+  Value p = floatConstant(b, loc, type, kCoefficients[kDegree]);
+  for (int i = kDegree - 1; i >= 0; --i)
+    p = math::FmaOp::create(b, loc, p, s,
+                            floatConstant(b, loc, type, kCoefficients[i]));
+  Value e = math::Exp2Op::create(b, loc, p);
+  Value negative = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x,
+                                         floatConstant(b, loc, type, 0.0));
+  Value phi = arith::SelectOp::create(
+      b, loc, negative, e,
+      arith::SubFOp::create(b, loc, floatConstant(b, loc, type, 1.0), e));
+  return arith::MulFOp::create(b, loc, x, phi);
+}
+
 /// ONNX Mod. `fmod`: the remainder has the dividend's sign (C fmod, arith's
 /// remf/remsi); otherwise the divisor's, like Python's `%`: a nonzero
 /// remainder whose sign differs from the divisor's gets the divisor added.
@@ -565,8 +607,10 @@ static BodyBuilder getBodyBuilder(Operation *op) {
         // the narrow type, 1/sqrt(2), erf, 1 + erf and the products would
         // each be rounded to 8 bits (bf16) of mantissa.
         return [tanhApprox](OpBuilder &b, Location loc, Args args) -> Value {
+          bool bf16 = args[0].getType().isBF16();
           return computeWide(b, loc, args[0].getType(), args[0], [&](Value x) {
-            return buildGelu(b, loc, x, tanhApprox);
+            return bf16 && !tanhApprox ? buildGeluBf16(b, loc, x)
+                                       : buildGelu(b, loc, x, tanhApprox);
           });
         };
       })

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes six cases in the ONNX backend-test layout for test/Gpu/lm-head.test.
+"""Writes seven cases in the ONNX backend-test layout for test/Gpu/lm-head.test.
 
 Usage: make_lm_head_cases.py OUT_DIR
 
@@ -29,6 +29,10 @@ gelu_erf_bf16    y = x * 0.5 * (1 + erf(x / sqrt(2))) in bf16 as BERT's
                  bf16, 1 + erf(x / sqrt 2) cancels for x below about -2:
                  the result is 6% off at x = -2.5 and 0 instead of -1.3e-4
                  at x = -4.)
+gelu_all_bf16    the same pattern over every finite bf16 value ([255, 256]),
+                 against float64's exact GELU: strata's bf16 GELU rounds as
+                 float64's does wherever |GELU(x)| > 1e-30 (scripts/
+                 fit-gelu-bf16.py).
 
 The references are float64 computations on the bf16-rounded inputs (the GELU
 with the model's rounded constants), stored in bf16.
@@ -133,6 +137,16 @@ def main(out):
              helper.make_node("Mul", ["x", "f"], ["g"], name="gate"),
              helper.make_node("Mul", ["g", "half"], ["y"], name="half_of")]
     save_case(out, "gelu_erf_bf16", nodes, [("x", x)], ("y", y))
+
+    # Every finite bf16 value through the same pattern, against float64's
+    # exact GELU (the graph layer makes the pattern Gelu, exact: 1/sqrt(2)
+    # rather than the bf16 constant's reciprocal).
+    words = np.arange(65536, dtype=np.uint32)
+    x = (words << np.uint32(16)).view(np.float32)
+    x = x[np.isfinite(x)].astype(np.float64).reshape(255, 256)
+    erfc = np.vectorize(math.erfc)
+    save_case(out, "gelu_all_bf16", nodes, [("x", x)],
+              ("y", x * 0.5 * erfc(-x / math.sqrt(2))))
 
 
 if __name__ == "__main__":

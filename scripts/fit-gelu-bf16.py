@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""Fits the polynomial of strata's bf16 GELU (lib/Conversion/GraphToLinalg/
+Elementwise.cpp, buildGeluBf16) and checks it on every bf16 input.
+
+GELU(x) = x * Phi(x), and Phi(-t) = erfc(t / sqrt 2) / 2 for t = |x|, so with
+E = Phi(-t): GELU(x) = x * E for x < 0 and x * (1 - E) for x >= 0, with no
+cancellation on either side. log2 Phi(-t) is smooth on [0, 14.5] and
+-156.9 at 14.5, so exp2 of it is 0 in f32 there (as GELU(x) is -0 or x in
+bf16 from there on): a degree-14 polynomial in s = min(t, 14.5) * 2/14.5 - 1,
+fitted by least squares at Chebyshev nodes, is close enough that every
+finite bf16 input rounds as float64's GELU does (--check). E = exp2(P(s)).
+
+Usage: fit-gelu-bf16.py [--check]   prints the coefficients (a0 first), and
+with --check how many of the 65280 finite bf16 inputs round differently
+from float64's GELU when computed in f32 this way (numpy's float32
+operations, exp2 correctly rounded: the CPU's; the GPU's ex2.approx is
+within 2 ulps).
+"""
+import math
+import sys
+
+import numpy as np
+
+T, DEGREE = 14.5, 14
+
+
+def log2_phi_neg(t):
+    erfc = np.vectorize(math.erfc)
+    return np.log2(0.5 * erfc(t / math.sqrt(2)))
+
+
+def coefficients():
+    n = 4000
+    k = np.arange(n)
+    t = (np.cos((2 * k + 1) * np.pi / (2 * n)) + 1) * T / 2
+    c = np.polynomial.chebyshev.chebfit(t * 2 / T - 1, log2_phi_neg(t), DEGREE)
+    return np.polynomial.chebyshev.cheb2poly(c)
+
+
+def to_bf16_bits(x):
+    b = np.asarray(x, np.float32).view(np.uint32).astype(np.uint64)
+    return ((b + 0x7FFF + ((b >> 16) & 1)) >> 16).astype(np.uint16)
+
+
+def check(a):
+    f32 = np.float32
+    words = np.arange(65536, dtype=np.uint32)
+    x = (words << 16).view(np.float32)
+    x = x[np.isfinite(x)]
+    xd = x.astype(np.float64)
+    erfc = np.vectorize(math.erfc)
+    ref = to_bf16_bits(xd * 0.5 * erfc(-xd / math.sqrt(2)))
+    s = (np.minimum(np.abs(x), f32(T)) * f32(2 / T) - f32(1)).astype(f32)
+    a32 = a.astype(f32)
+    h = np.full_like(s, a32[-1])
+    for coefficient in a32[-2::-1]:
+        h = (h * s + coefficient).astype(f32)
+    e = np.exp2(h.astype(np.float64)).astype(f32)
+    y = (x * np.where(x < 0, e, (f32(1) - e).astype(f32))).astype(f32)
+    got = to_bf16_bits(y)
+    refv = (ref.astype(np.uint32) << 16).view(np.float32)
+    differ = got != ref
+    large = differ & (np.abs(refv) > 1e-30)
+    print(f"{differ.sum()} of {len(x)} bf16 inputs round differently from "
+          f"float64's GELU, {large.sum()} of them with |GELU| > 1e-30")
+    return large.sum() == 0
+
+
+if __name__ == "__main__":
+    a = coefficients()
+    for i, v in enumerate(a):
+        print(f"a{i} = {v:.17g}")
+    if "--check" in sys.argv[1:]:
+        sys.exit(0 if check(a) else 1)
