@@ -345,10 +345,9 @@ struct RegisterRows {
   int64_t threads = 0;
   /// Groups per thread.
   int64_t groups = 0;
-  /// The row's groups, and the most registers of row values a thread holds
-  /// at once with `threads` threads, and with one warp (0: one warp cannot
-  /// hold the row within kRowRegisters, or does not share it evenly).
-  int64_t rowGroups = 0;
+  /// The most registers of row values a thread holds at once with
+  /// `threads` threads, and with one warp (0: one warp cannot hold the row
+  /// within kRowRegisters, or does not share it evenly).
   int64_t peakRegisters = 0, warpPeakRegisters = 0;
   /// The number of buffers kept in registers.
   int64_t buffers = 0;
@@ -903,7 +902,6 @@ void KernelMapper::planRegisters() {
     rows.group = group;
     rows.threads = threads;
     rows.groups = groups / threads;
-    rows.rowGroups = groups;
     rows.peakRegisters = registers;
     if (groups % kWarpSize == 0) {
       int64_t warpPeak = peak(groups / kWarpSize * group);
@@ -956,8 +954,8 @@ void KernelMapper::planPack() {
     --pack;
   if (pack < 2)
     return;
+  rows.groups = rows.groups * rows.threads / kWarpSize;
   rows.threads = kWarpSize;
-  rows.groups = rows.rowGroups / kWarpSize;
   rows.peakRegisters = rows.warpPeakRegisters;
   plan.pack = pack;
 }
@@ -967,7 +965,7 @@ void KernelMapper::noteRegisters() {
   if (!rows.enabled)
     return;
   plan.notes.push_back(
-      "the row (" + std::to_string(rows.rowGroups * rows.group) +
+      "the row (" + std::to_string(rows.groups * rows.threads * rows.group) +
       " elements) in registers: " + std::to_string(rows.groups) +
       " group(s) of " + std::to_string(rows.group) + " elements per thread, " +
       std::to_string(rows.buffers) + " buffer(s) kept there (at most " +
@@ -1913,13 +1911,16 @@ void KernelMapper::flushScalars(Operation *before, bool outputsOnly) {
 }
 
 /// The temporaries kept in registers have no uses left but views: they go.
+/// Erases `op` and, first, the users of its results that end up unused
+/// (views of a buffer nothing reads or writes any more).
+static void eraseUnused(Operation *op) {
+  for (Operation *user : llvm::make_early_inc_range(op->getUsers()))
+    eraseUnused(user);
+  if (op->use_empty())
+    op->erase();
+}
+
 void KernelMapper::eraseRegisterBuffers() {
-  std::function<void(Operation *)> eraseUnused = [&](Operation *op) {
-    for (Operation *user : llvm::make_early_inc_range(op->getUsers()))
-      eraseUnused(user);
-    if (op->use_empty())
-      op->erase();
-  };
   for (Operation *alloc : plan.registers.allocs)
     eraseUnused(alloc);
 }
@@ -1940,15 +1941,10 @@ void KernelMapper::dropUnusedShared() {
   };
   if (!unused(staticShared))
     return;
-  std::function<void(Operation *)> erase = [&](Operation *op) {
-    for (Operation *user : llvm::make_early_inc_range(op->getUsers()))
-      erase(user);
-    op->erase();
-  };
   auto cast = staticShared.getDefiningOp<memref::MemorySpaceCastOp>();
   auto get = cast.getSource().getDefiningOp<memref::GetGlobalOp>();
   Operation *global = kernels.lookupSymbol(get.getNameAttr());
-  erase(get);
+  eraseUnused(get);
   global->erase();
   staticShared = Value();
   sharedBytes = 0;

@@ -676,8 +676,8 @@ void CudaSession::prepareLibrarySteps() {
 /// pick is not always the fastest. Each candidate runs once to warm up,
 /// then three times between two events; the (up to kFinalists) fastest,
 /// within 10% of the best, are then timed again over about 2 ms of runs
-/// each (3 to 20), twice in turn, and the fastest of those is kept: with
-/// 32 candidates, three runs alone let a lucky measurement win. Products
+/// each (3 to 20), twice in turn, and the fastest of those is kept: among
+/// 8 or more candidates, three runs alone let a lucky measurement win. Products
 /// below
 /// $STRATA_CUBLASLT_TUNE_MIN_FLOPS (default 1e9 operations, a few
 /// microseconds, where one measurement cannot tell them apart) keep the
@@ -689,8 +689,6 @@ void CudaSession::tuneLibrarySteps() {
   if (const char *tune = std::getenv("STRATA_CUBLASLT_TUNE");
       tune && std::string(tune) == "0")
     return;
-  fillForTuning(arena_, module_.arenaSize());
-  fillForTuning(inputs_, inputBytes_);
   double minFlops = 1e9;
   if (const char *env = std::getenv("STRATA_CUBLASLT_TUNE_MIN_FLOPS"))
     minFlops = std::strtod(env, nullptr);
@@ -698,11 +696,18 @@ void CudaSession::tuneLibrarySteps() {
   std::string where = prefix_ + ": timing cuBLASLt's algorithms";
   EventSet events(d, 2, where);
   CUevent start = events[0], stop = events[1];
+  bool filled = false;
   for (Launch &l : launches_) {
     cuda::LtMatmul *lt = l.lt.get();
     for (size_t part = 0; lt && part < lt->parts(); ++part) {
       if (lt->candidates(part) < 2 || lt->flops(part) < minFlops)
         continue;
+      // Only a session that times something fills its buffers.
+      if (!filled) {
+        fillForTuning(arena_, module_.arenaSize());
+        fillForTuning(inputs_, inputBytes_);
+        filled = true;
+      }
       // One run of candidate c, averaged over `runs` after a warm-up
       // run; -1 when it fails.
       auto timeCandidate = [&](size_t c, int runs) -> float {
@@ -754,10 +759,11 @@ void CudaSession::tuneLibrarySteps() {
 #endif
 }
 
-/// Before tuneLibrarySteps: the arena and the inputs' buffers, which hold
-/// nothing until a run, get pseudo-random 16-bit words that are finite
-/// values between 0.5 and 2 in bf16 and f16 and, as pairs, in f32, so that
-/// cuBLASLt's candidates are timed on data like a model's. On buffers of
+/// For tuneLibrarySteps, before the first product it times: the arena and
+/// the inputs' buffers, which hold nothing until a run, get pseudo-random
+/// 16-bit words that are finite values between 0.5 and 2 in bf16 and f16
+/// and, as pairs, in f32, so that cuBLASLt's candidates are timed on data
+/// like a model's. On buffers of
 /// zeros the tensor cores draw less power and the clocks stay up: the
 /// 8192^3 bf16 product timed 1.184 ms there against about 1.40 ms on random
 /// data (H200, bench/RESULTS.md 2026-11-30 10:44). Constants already hold
