@@ -130,6 +130,32 @@ bool isLibdeviceMath(Operation *op) {
   });
 }
 
+/// A float (or 1-D float vector) type that LLVM's intrinsics take.
+bool isLlvmFloat(Type type) {
+  if (auto vector = dyn_cast<VectorType>(type))
+    return vector.getRank() == 1 && !vector.isScalable() &&
+           isa<FloatType>(vector.getElementType());
+  return isa<Float16Type, BFloat16Type, Float32Type, Float64Type>(type);
+}
+
+/// arith's float min and max as the LLVM intrinsics of the same semantics
+/// (maxnumf: llvm.maxnum, maximumf: llvm.maximum, ...), which NVPTX emits
+/// as one max/min instruction (max.f32, max.NaN.f32). arith-expand, which
+/// the pipeline needs for other ops, would otherwise turn each into two
+/// compares and two selects: a third of the flash-attention kernel's
+/// softmax instructions (docs/gpu.md, "From the llvm stage to a cubin").
+template <typename From, typename To>
+struct FloatMinMaxToLlvm : OpRewritePattern<From> {
+  using OpRewritePattern<From>::OpRewritePattern;
+  LogicalResult matchAndRewrite(From op,
+                                PatternRewriter &rewriter) const override {
+    if (!isLlvmFloat(op.getType()))
+      return failure();
+    rewriter.replaceOpWithNewOp<To>(op, op.getType(), op.getLhs(), op.getRhs());
+    return success();
+  }
+};
+
 struct GpuToNvvmPass : PassWrapper<GpuToNvvmPass, OperationPass<ModuleOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(GpuToNvvmPass)
   StringRef getArgument() const final { return "strata-gpu-to-nvvm"; }
@@ -149,9 +175,17 @@ struct GpuToNvvmPass : PassWrapper<GpuToNvvmPass, OperationPass<ModuleOp>> {
     RewritePatternSet patterns(context);
     populateGpuToNVVMConversionPatterns(converter, patterns);
     populateLibDeviceConversionPatterns(converter, patterns);
+    patterns.add<FloatMinMaxToLlvm<arith::MaxNumFOp, LLVM::MaxNumOp>,
+                 FloatMinMaxToLlvm<arith::MinNumFOp, LLVM::MinNumOp>,
+                 FloatMinMaxToLlvm<arith::MaximumFOp, LLVM::MaximumOp>,
+                 FloatMinMaxToLlvm<arith::MinimumFOp, LLVM::MinimumOp>>(
+        context);
     ConversionTarget target(*context);
     target.addLegalDialect<LLVM::LLVMDialect, NVVM::NVVMDialect>();
     target.addIllegalDialect<gpu::GPUDialect>();
+    target.addDynamicallyLegalOp<arith::MaxNumFOp, arith::MinNumFOp,
+                                 arith::MaximumFOp, arith::MinimumFOp>(
+        [](Operation *op) { return !isLlvmFloat(op->getResult(0).getType()); });
     target.markUnknownOpDynamicallyLegal(
         [](Operation *op) { return !isLibdeviceMath(op); });
     if (failed(applyPartialConversion(getOperation(), target,
