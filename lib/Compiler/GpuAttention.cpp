@@ -13,7 +13,8 @@
 //     S = Q Kᵀ          bf16 or f16 in, f32 accumulators
 //     online softmax    scaled into the log2 domain, the running row max m
 //                       and sum l per row, exp2; the accumulated O rescaled
-//                       by exp2(m_old - m_new) when the max grows
+//                       by exp2(m_old - m_new) when the max grows (few
+//                       instructions per step: the kernel is issue-bound)
 //     O += P V          P re-packed from S's accumulators in registers
 //                       (their layout is the A operand's)
 //
@@ -228,7 +229,33 @@ private:
     return gpu::ShuffleOp::create(b, loc, v, mask, 32, gpu::ShuffleMode::XOR)
         .getShuffleResult();
   }
-  Value exp2(Value x) { return LLVM::Exp2Op::create(b, loc, x); }
+  /// `values` combined pairwise, a tree of depth log2(n) instead of a
+  /// chain of n - 1 dependent ops: the softmax's row max and sum are on
+  /// each key step's critical path, and a warp has no other work to hide
+  /// a chain's latency behind.
+  template <typename Combine>
+  Value tree(SmallVector<Value> values, Combine combine) {
+    while (values.size() > 1) {
+      SmallVector<Value> next;
+      for (size_t i = 0; i + 1 < values.size(); i += 2)
+        next.push_back(combine(values[i], values[i + 1]));
+      if (values.size() % 2)
+        next.push_back(values.back());
+      values = std::move(next);
+    }
+    return values.front();
+  }
+  /// 2^x with subnormal results flushed to zero: one MUFU.EX2, where
+  /// llvm.exp2's ex2.approx.f32 (which keeps them) costs three more
+  /// instructions. The kernel's exponents are x - max <= 0 and what they
+  /// give is summed against the max's own 1, so a result below 2^-126
+  /// changes nothing.
+  Value exp2(Value x) {
+    return LLVM::CallIntrinsicOp::create(
+               b, loc, f32(), b.getStringAttr("llvm.nvvm.ex2.approx.ftz.f32"),
+               ValueRange{x})
+        .getResult(0);
+  }
 
   func::FuncOp decl, body;
   ModuleOp kernels;
@@ -623,7 +650,10 @@ LogicalResult FlashEmitter::run() {
         b.setInsertionPointToEnd(nested.getInsertionBlock());
         Value step = arith::IndexCastOp::create(b, loc, i32(), iv);
         Value stage = band(step, 1);
-        // The next tiles load while this one is used.
+        // The next tiles load while this one is used. (Issuing them after
+        // this step's wait and barrier instead, which saves the barrier at
+        // the end of the step, was 4% slower at head dimension 64 on the
+        // H200: bench/RESULTS.md, 2026-11-30 12:54.)
         Value next = add(step, c32(1));
         Value more = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
                                            next, stepCount);
@@ -747,19 +777,21 @@ LogicalResult FlashEmitter::run() {
                              state.begin() + oCount + 2 * mTiles);
         SmallVector<Value> l(state.begin() + oCount + 2 * mTiles, state.end());
         bool positive = scaleLog2 > 0;
+        SmallVector<Value> corrections;
         for (int64_t mt = 0; mt < mTiles; ++mt)
           for (int64_t h = 0; h < 2; ++h) {
             int64_t r = 2 * mt + h;
-            Value rowMax;
+            SmallVector<Value> row;
             for (int64_t nt = 0; nt < kKeys / 8; ++nt)
               for (int64_t e = 0; e < 2; ++e) {
                 Value &x = s[mt][nt][2 * h + e];
                 if (!positive)
                   x = arith::MulFOp::create(b, loc, x, cf(scaleLog2));
-                rowMax = rowMax ? arith::MaxNumFOp::create(b, loc, rowMax, x)
-                                      .getResult()
-                                : x;
+                row.push_back(x);
               }
+            Value rowMax = tree(row, [&](Value x, Value y) -> Value {
+              return arith::MaxNumFOp::create(b, loc, x, y);
+            });
             for (int32_t mask : {1, 2})
               rowMax = arith::MaxNumFOp::create(b, loc, rowMax,
                                                 shuffleXor(rowMax, mask));
@@ -768,7 +800,7 @@ LogicalResult FlashEmitter::run() {
             Value mNew = arith::MaxNumFOp::create(b, loc, m[r], rowMax);
             Value correction =
                 exp2(arith::SubFOp::create(b, loc, m[r], mNew).getResult());
-            Value sum = cf(0.0);
+            SmallVector<Value> terms;
             for (int64_t nt = 0; nt < kKeys / 8; ++nt)
               for (int64_t e = 0; e < 2; ++e) {
                 Value &x = s[mt][nt][2 * h + e];
@@ -783,17 +815,27 @@ LogicalResult FlashEmitter::run() {
                               .getResult()
                         : arith::SubFOp::create(b, loc, x, mNew).getResult();
                 x = exp2(exponent);
-                sum = arith::AddFOp::create(b, loc, sum, x);
+                terms.push_back(x);
               }
+            Value sum = tree(terms, [&](Value x, Value y) -> Value {
+              return arith::AddFOp::create(b, loc, x, y);
+            });
             l[r] = arith::AddFOp::create(
                 b, loc, arith::MulFOp::create(b, loc, l[r], correction), sum);
             m[r] = mNew;
+            corrections.push_back(correction);
+          }
+        // O rescaled by each row's correction (exactly 1 where the row's
+        // max did not grow: skipping those behind a branch was slower on
+        // the H200, bench/RESULTS.md, 2026-11-30 12:41).
+        for (int64_t mt = 0; mt < mTiles; ++mt)
+          for (int64_t h = 0; h < 2; ++h)
             for (int64_t dt = 0; dt < oTiles; ++dt)
               for (int64_t e = 0; e < 2; ++e) {
                 Value &acc = o[oIndex(mt, dt, 2 * h + e)];
-                acc = arith::MulFOp::create(b, loc, acc, correction);
+                acc =
+                    arith::MulFOp::create(b, loc, acc, corrections[2 * mt + h]);
               }
-          }
 
         // O += P V: P's A fragments are S's accumulators, packed: per
         // m-tile, four words per 16 keys.
