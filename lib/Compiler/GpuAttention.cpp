@@ -117,6 +117,7 @@ public:
     }
     rows = strata::attentionQueryRows(dim, seqQ);
     mTiles = rows / (16 * kWarps);
+    minBlocks = wgmma && dim <= 64 && rows == 128 ? 3 : 0;
   }
 
   LogicalResult run();
@@ -269,6 +270,8 @@ private:
   bool f16 = false;
   /// Query rows per block, and 16-row m-tiles per warp.
   int64_t rows = 64, mTiles = 1;
+  /// The blocks per SM that ptxas must leave registers for (0: its choice).
+  int64_t minBlocks = 0;
   /// Q's batch dimensions, and where Q, K, V and O are (Attention.h's
   /// AttentionOperand; `arg` is the buffer's parameter, -1 for O: the last).
   SmallVector<int64_t> batchDims;
@@ -471,6 +474,14 @@ LogicalResult FlashEmitter::run() {
   }
   body.setType(FunctionType::get(context, types, {}));
   body->setAttr("nvvm.maxntid", b.getDenseI32ArrayAttr({kThreads, 1, 1}));
+  // wgmma, 128 rows at head dimension 64: shared memory (49 KiB a block)
+  // leaves room for 4 blocks per SM, and ptxas would take 172 registers a
+  // thread, which fits 2. Asking for 3 caps it at 168, for 16-20 bytes of
+  // spills: on the H200, d64 s4k 2.587 -> 2.473 ms, causal 1.461 -> 1.365
+  // (bench/RESULTS.md, 2026-11-30 13:20). (mma.sync's form of the kernel,
+  // 32 rows per warp, takes 253 registers and would spill 292 bytes.)
+  if (minBlocks)
+    body->setAttr("nvvm.minctasm", b.getI32IntegerAttr(minBlocks));
 
   if (!kernels.lookupSymbol(kSharedName)) {
     OpBuilder mb = OpBuilder::atBlockEnd(kernels.getBody());
@@ -953,8 +964,11 @@ LogicalResult FlashEmitter::run() {
                  : std::to_string(16 * mTiles) + " rows per warp") +
           "), keys in steps of " + std::to_string(kKeys) +
           " through shared memory, double-buffered with cp.async (" +
-          std::to_string(shared) +
-          " bytes of dynamic shared memory); Q K^T and P V on tensor cores "
+          std::to_string(shared) + " bytes of dynamic shared memory" +
+          (minBlocks ? "; registers for " + std::to_string(minBlocks) +
+                           " blocks per SM"
+                     : std::string()) +
+          "); Q K^T and P V on tensor cores "
           "(" +
           (wgmma ? "wgmma m64n" + std::to_string(kKeys) + "k16 and m64n" +
                        std::to_string(dim) +
