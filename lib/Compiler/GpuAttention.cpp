@@ -478,7 +478,7 @@ LogicalResult FlashEmitter::run() {
   // leaves room for 4 blocks per SM, and ptxas would take 172 registers a
   // thread, which fits 2. Asking for 3 caps it at 168, for 16-20 bytes of
   // spills: on the H200, d64 s4k 2.587 -> 2.473 ms, causal 1.461 -> 1.365
-  // (bench/RESULTS.md, 2026-11-30 13:20). (mma.sync's form of the kernel,
+  // (bench/RESULTS.md, 2026-11-30 13:16). (mma.sync's form of the kernel,
   // 32 rows per warp, takes 253 registers and would spill 292 bytes.)
   if (minBlocks)
     body->setAttr("nvvm.minctasm", b.getI32IntegerAttr(minBlocks));

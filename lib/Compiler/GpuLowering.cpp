@@ -130,11 +130,14 @@ bool isLibdeviceMath(Operation *op) {
   });
 }
 
-/// A float (or 1-D float vector) type that LLVM's intrinsics take.
+/// f16, bf16, f32 or f64, or a 1-D vector of one: what LLVM's float
+/// intrinsics take as they are (8-bit floats become integers).
 bool isLlvmFloat(Type type) {
-  if (auto vector = dyn_cast<VectorType>(type))
-    return vector.getRank() == 1 && !vector.isScalable() &&
-           isa<FloatType>(vector.getElementType());
+  if (auto vector = dyn_cast<VectorType>(type)) {
+    if (vector.getRank() != 1 || vector.isScalable())
+      return false;
+    type = vector.getElementType();
+  }
   return isa<Float16Type, BFloat16Type, Float32Type, Float64Type>(type);
 }
 
@@ -142,8 +145,9 @@ bool isLlvmFloat(Type type) {
 /// (maxnumf: llvm.maxnum, maximumf: llvm.maximum, ...), which NVPTX emits
 /// as one max/min instruction (max.f32, max.NaN.f32). arith-expand, which
 /// the pipeline needs for other ops, would otherwise turn each into two
-/// compares and two selects: a third of the flash-attention kernel's
-/// softmax instructions (docs/gpu.md, "From the llvm stage to a cubin").
+/// compares and two selects: in the flash-attention kernel, about a
+/// fifth of each key step's instructions (docs/gpu.md, "From the llvm stage
+/// to a cubin").
 template <typename From, typename To>
 struct FloatMinMaxToLlvm : OpRewritePattern<From> {
   using OpRewritePattern<From>::OpRewritePattern;
