@@ -37,6 +37,14 @@ std::vector<PassEntry> gpuLlvmPipeline(const CompileOptions &options);
 /// Registers strata-gpu-map and strata-gpu-to-nvvm.
 void registerGpuPasses();
 
+/// `values` (at least one) combined pairwise: a tree of depth log2(n)
+/// instead of a chain of n - 1 dependent ops, whose latency a warp with
+/// little other work cannot hide (strata-gpu-map's lane groups, the
+/// flash-attention kernel's row max and sum).
+mlir::Value combinePairwise(
+    llvm::SmallVector<mlir::Value> values,
+    llvm::function_ref<mlir::Value(mlir::Value, mlir::Value)> combine);
+
 /// The most dynamic shared memory strata-gpu-map gives a block on the GPU
 /// `arch` (its dynamic-shared-limit option): what a block may opt in to
 /// there, less room for static shared memory; 0 (static shared memory only)

@@ -230,22 +230,6 @@ private:
     return gpu::ShuffleOp::create(b, loc, v, mask, 32, gpu::ShuffleMode::XOR)
         .getShuffleResult();
   }
-  /// `values` combined pairwise, a tree of depth log2(n) instead of a
-  /// chain of n - 1 dependent ops: the softmax's row max and sum are on
-  /// each key step's critical path, and a warp has no other work to hide
-  /// a chain's latency behind.
-  template <typename Combine>
-  Value tree(SmallVector<Value> values, Combine combine) {
-    while (values.size() > 1) {
-      SmallVector<Value> next;
-      for (size_t i = 0; i + 1 < values.size(); i += 2)
-        next.push_back(combine(values[i], values[i + 1]));
-      if (values.size() % 2)
-        next.push_back(values.back());
-      values = std::move(next);
-    }
-    return values.front();
-  }
   /// 2^x with subnormal results flushed to zero: one MUFU.EX2, where
   /// llvm.exp2's ex2.approx.f32 (which keeps them) costs three more
   /// instructions. The kernel's exponents are x - max <= 0 and what they
@@ -800,9 +784,12 @@ LogicalResult FlashEmitter::run() {
                   x = arith::MulFOp::create(b, loc, x, cf(scaleLog2));
                 row.push_back(x);
               }
-            Value rowMax = tree(row, [&](Value x, Value y) -> Value {
-              return arith::MaxNumFOp::create(b, loc, x, y);
-            });
+            // Trees (combinePairwise): the row max and sum are on each key
+            // step's critical path.
+            Value rowMax =
+                strata::combinePairwise(row, [&](Value x, Value y) -> Value {
+                  return arith::MaxNumFOp::create(b, loc, x, y);
+                });
             for (int32_t mask : {1, 2})
               rowMax = arith::MaxNumFOp::create(b, loc, rowMax,
                                                 shuffleXor(rowMax, mask));
@@ -828,9 +815,10 @@ LogicalResult FlashEmitter::run() {
                 x = exp2(exponent);
                 terms.push_back(x);
               }
-            Value sum = tree(terms, [&](Value x, Value y) -> Value {
-              return arith::AddFOp::create(b, loc, x, y);
-            });
+            Value sum =
+                strata::combinePairwise(terms, [&](Value x, Value y) -> Value {
+                  return arith::AddFOp::create(b, loc, x, y);
+                });
             l[r] = arith::AddFOp::create(
                 b, loc, arith::MulFOp::create(b, loc, l[r], correction), sum);
             m[r] = mNew;

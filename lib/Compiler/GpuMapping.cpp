@@ -1957,15 +1957,8 @@ Value KernelMapper::combineLanes(linalg::LinalgOp op, const Combiner &c,
   SmallVector<Value> values;
   for (IRMapping &lane : emitLanes(op, points, vector, c.op))
     values.push_back(lane.lookupOrDefault(c.x));
-  while (values.size() > 1) {
-    SmallVector<Value> next;
-    for (size_t i = 0; i + 1 < values.size(); i += 2)
-      next.push_back(combine(c, values[i], values[i + 1]));
-    if (values.size() % 2)
-      next.push_back(values.back());
-    values = std::move(next);
-  }
-  return values.front();
+  return strata::combinePairwise(
+      std::move(values), [&](Value x, Value y) { return combine(c, x, y); });
 }
 
 /// Combines `total` into `op`'s output point at `ivs` (so fills and
@@ -2702,6 +2695,19 @@ struct GpuMapPass : PassWrapper<GpuMapPass, OperationPass<ModuleOp>> {
 };
 
 } // namespace
+
+Value strata::combinePairwise(SmallVector<Value> values,
+                              function_ref<Value(Value, Value)> combine) {
+  while (values.size() > 1) {
+    SmallVector<Value> next;
+    for (size_t i = 0; i + 1 < values.size(); i += 2)
+      next.push_back(combine(values[i], values[i + 1]));
+    if (values.size() % 2)
+      next.push_back(values.back());
+    values = std::move(next);
+  }
+  return values.front();
+}
 
 int64_t strata::gpuDynamicSharedLimit(llvm::StringRef arch) {
   // What a block may opt in to (CUDA's "maximum shared memory per block
