@@ -442,6 +442,9 @@ private:
   void emitThread0(Operation *op);
   void squarePowers();
   void recordDecision();
+  /// The launch's thread blocks: the row blocks' chunks, packed pack to a
+  /// block.
+  int64_t gridBlocks() const { return extent * plan.chunks / plan.pack; }
 
   // Code for one iteration point.
   IRMapping emitPayload(linalg::LinalgOp op, ArrayRef<Value> ivs,
@@ -2458,7 +2461,7 @@ LogicalResult KernelMapper::run() {
         std::clamp(roundUp(threadsNeeded, kWarpSize), kWarpSize, kMaxThreads);
     plan.chunks = std::max<int64_t>(1, ceilDiv(threadsNeeded, plan.threads));
   }
-  int64_t blocks = extent * plan.chunks / plan.pack;
+  int64_t blocks = gridBlocks();
   if (blocks > std::numeric_limits<int32_t>::max())
     return decl.emitError("kernel ")
            << decl.getSymName() << " needs " << blocks
@@ -2517,7 +2520,7 @@ void KernelMapper::squarePowers() {
 
 void KernelMapper::recordDecision() {
   MLIRContext *context = decl.getContext();
-  int64_t blocks = extent * plan.chunks / plan.pack;
+  int64_t blocks = gridBlocks();
   int64_t threads = plan.threads * plan.pack;
   decl->setAttr("strata.gpu_mapping", StringAttr::get(context, plan.mapping));
   decl->setAttr("strata.gpu_grid", b.getDenseI64ArrayAttr({blocks, 1, 1}));

@@ -110,8 +110,8 @@ public:
   const std::string &summary() const { return summary_; }
 
   /// The cuBLASLt calls the step makes, and each one's algorithms: the
-  /// heuristic's, best first (at most kCandidates). run() uses each part's
-  /// chosen one, the first until choose(). The session times them on the
+  /// heuristic's, best first (at most the number asked for). run() uses each
+  /// part's chosen one, the first until choose(). The session times them on the
   /// step's own buffers (CudaSession.cpp, tuneLibrarySteps): the heuristic's
   /// first pick is not always the fastest. $STRATA_CUBLASLT_CANDIDATES
   /// (1 to kMaxCandidates) asks the heuristic for another number. cuBLASLt

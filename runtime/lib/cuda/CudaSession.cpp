@@ -677,11 +677,10 @@ void CudaSession::prepareLibrarySteps() {
 /// then three times between two events; the (up to kFinalists) fastest,
 /// within 10% of the best, are then timed again over about 2 ms of runs
 /// each (3 to 20), twice in turn, and the fastest of those is kept: among
-/// 8 or more candidates, three runs alone let a lucky measurement win. Products
-/// below
-/// $STRATA_CUBLASLT_TUNE_MIN_FLOPS (default 1e9 operations, a few
-/// microseconds, where one measurement cannot tell them apart) keep the
-/// heuristic's pick; STRATA_CUBLASLT_TUNE=0 keeps it for all. The buffers
+/// 8 or more candidates, three runs alone let a lucky measurement win.
+/// Products below $STRATA_CUBLASLT_TUNE_MIN_FLOPS (default 1e9 operations,
+/// a few microseconds, where one measurement cannot tell them apart) keep
+/// the heuristic's pick; STRATA_CUBLASLT_TUNE=0 keeps it for all. The buffers
 /// hold no model data yet: the products read what is there, at the same
 /// cost. A candidate that fails is skipped.
 void CudaSession::tuneLibrarySteps() {
@@ -763,11 +762,11 @@ void CudaSession::tuneLibrarySteps() {
 /// the inputs' buffers, which hold nothing until a run, get pseudo-random
 /// 16-bit words that are finite values between 0.5 and 2 in bf16 and f16
 /// and, as pairs, in f32, so that cuBLASLt's candidates are timed on data
-/// like a model's. On buffers of
-/// zeros the tensor cores draw less power and the clocks stay up: the
-/// 8192^3 bf16 product timed 1.184 ms there against about 1.40 ms on random
-/// data (H200, bench/RESULTS.md 2026-11-30 10:44). Constants already hold
-/// theirs. A megabyte is written from the host, then doubled on the device.
+/// like a model's. On buffers of zeros the tensor cores draw less power and
+/// the clocks stay up: the 8192^3 bf16 product timed 1.184 ms there against
+/// about 1.40 ms on random data (H200, bench/RESULTS.md 2026-11-30 10:44).
+/// Constants already hold theirs. A megabyte is written from the host, then
+/// doubled on the device.
 void CudaSession::fillForTuning(CUdeviceptr base, uint64_t bytes) {
   if (!base || bytes < 2)
     return;
