@@ -923,6 +923,50 @@ static bool isolatedOnGpu(Operation *op) {
              graph::TriluOp>(op);
 }
 
+/// Whether `group` with the elementwise op `op` added stays one all-parallel
+/// op once the kernel stage's elementwise fusion has run: its ops are
+/// elementwise ops and gathers (Gather and GatherElements lower to one
+/// all-parallel linalg.generic each, reading their data with tensor.extract),
+/// and every gather's result is read only inside the kernel, so that fusion
+/// folds each gather into its readers instead of keeping it as an op of its
+/// own. The GPU mapping then spreads that one op over the whole grid, as it
+/// does a gather alone (GPT-2's token and position embeddings and their sum:
+/// three kernels and two trips through memory become one kernel).
+static bool staysOneParallelOp(const Group &group, Operation *op) {
+  if (!strata::isLowerableElementwise(op))
+    return false;
+  for (Operation *member : group.ops) {
+    if (isa<graph::GatherOp, graph::GatherElementsOp>(member)) {
+      for (Operation *user : member->getResult(0).getUsers())
+        if (user != op && !group.members.contains(user))
+          return false;
+    } else if (!strata::isLowerableElementwise(member)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/// Whether `op` is a gather of a model input or constant at constant or
+/// input indices (a position embedding) that may join `current`, a kernel
+/// of elementwise ops and gathers, as a prologue: the ops after it that
+/// read both (their sum) then fuse with both into one all-parallel op.
+static bool isGatherPrologue(Operation *op, const Group &current) {
+  if (!isa<graph::GatherOp, graph::GatherElementsOp>(op))
+    return false;
+  for (Value v : op->getOperands()) {
+    Operation *def = v.getDefiningOp();
+    if (def && !isa<graph::ConstantOp>(def))
+      return false;
+  }
+  auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  return type && type.hasStaticShape() &&
+         llvm::all_of(current.ops, [](Operation *member) {
+           return isa<graph::GatherOp, graph::GatherElementsOp>(member) ||
+                  strata::isLowerableElementwise(member);
+         });
+}
+
 /// An operand of `op` that is broadcast over one of the leading dimensions
 /// of `op`'s result (all but the last) but not over a later one: a position
 /// embedding [S, D] added to [B, S, D], a mask [1, 1, S, T] on [B, H, S, T].
@@ -930,7 +974,9 @@ static bool isolatedOnGpu(Operation *op) {
 /// one stride, so a kernel holding `op` splits only over the dimensions
 /// before the broadcast one.
 static Value partlyBroadcastOperand(Operation *op) {
-  if (op->getNumResults() != 1)
+  // A gather's data is indexed, not broadcast.
+  if (op->getNumResults() != 1 ||
+      isa<graph::GatherOp, graph::GatherElementsOp, graph::GatherNDOp>(op))
     return {};
   auto out = dyn_cast<RankedTensorType>(op->getResult(0).getType());
   if (!out || out.getRank() < 3 || !out.hasStaticShape())
@@ -974,15 +1020,19 @@ static std::string gpuJoinRefusal(const Group &group, Operation *op) {
                strata::describeOp(member) +
                "): fused, its rows could split only over the dimensions "
                "before the broadcast one";
+  if (staysOneParallelOp(group, op))
+    return "";
   if (isolatedOnGpu(op))
     return "on the GPU " + op->getName().stripDialect().str() +
-           " is a kernel of its own (fused, its kernel could not spread "
-           "over thread blocks)";
+           " starts a kernel of its own (fused with the ops that compute "
+           "its operands, the kernel could not spread over thread blocks)";
   for (Operation *member : group.ops)
     if (isolatedOnGpu(member))
-      return "on the GPU " + member->getName().stripDialect().str() +
-             " is a kernel of its own (" + strata::describeOp(member) +
-             " is in the kernel)";
+      return "on the GPU a kernel holding a " +
+             member->getName().stripDialect().str() + " (" +
+             strata::describeOp(member) +
+             ") takes only elementwise ops, and only while nothing outside "
+             "it reads the gathers' results";
   return "";
 }
 
@@ -1281,6 +1331,23 @@ LogicalResult strata::partitionIntoKernels(ModuleOp module,
       } else {
         group = start(&op);
       }
+    } else if (current && options.target == "cuda" &&
+               isGatherPrologue(&op, *current) &&
+               current->ops.size() < kMaxKernelOps &&
+               decisions.apartReason(current->ops, &op).empty()) {
+      // A position embedding next to the token embedding's gather: it
+      // joins as a prologue, and their sum (which reads both) then joins
+      // too (staysOneParallelOp). If a kernel other than this one reads
+      // it, it gets its own after all (below).
+      group = current;
+      group->joined.push_back(
+          label + ": a prologue (a gather of the model's inputs and "
+                  "constants), fused into the elementwise ops after it "
+                  "that read it");
+      group->ops.push_back(&op);
+      group->members.insert(&op);
+      ledger.groupOf[&op] = group;
+      joinedPrologues.push_back(&op);
     } else {
       close(&op, label + ", next in program order, does not read its results");
     }
@@ -1308,7 +1375,7 @@ LogicalResult strata::partitionIntoKernels(ModuleOp module,
       continue;
     group->ops.erase(llvm::find(group->ops, op));
     group->members.erase(op);
-    std::string why = describeOp(op) + ": a weight's prologue";
+    std::string why = describeOp(op) + ": a ";
     llvm::erase_if(group->joined, [&](const std::string &reason) {
       return StringRef(reason).starts_with(why);
     });

@@ -3,8 +3,9 @@
 
 heads.onnx  a head split as BERT's: x [2, 8, 3, 4, 16] transposed to
             [3, 2, 4, 8, 16], Gather index 0 of it, then Sigmoid, and a
-            Reshape of the transposed tensor: on the GPU the gather is a
-            kernel of its own and the reshape a view
+            Reshape of the transposed tensor: on the GPU the gather and
+            the Sigmoid after it are a kernel of their own and the reshape
+            a view
 mask.onnx   a causal mask (Trilu of ones) applied with Where before a
             Softmax over [2, 4, 64, 64]: the Trilu is a kernel of its own
 rms_castw.onnx

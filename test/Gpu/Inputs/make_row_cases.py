@@ -17,6 +17,11 @@ rmsnorm_bf16      x / sqrt(mean(x^2) + eps) * w over bf16 [14, 768], as
                   Llama's code writes it (2 row blocks per CUDA block).
 ln_odd_bf16       LayerNormalization of bf16 [13, 768]: 13 row blocks do not
                   pack, one CUDA block each.
+embed_ln_bf16     GPT-2's embeddings: s = wte[tokens] + wpe[positions] (two
+                  Gathers, tokens [4, 64] with negative ones among them,
+                  positions a constant) and y = LayerNormalization(s) over
+                  768 bf16, both outputs: on the GPU the gathers and their
+                  sum are one all-parallel kernel, the norm a row kernel.
 
 The references are float64 computations on the inputs (bf16 inputs rounded
 first; a bf16 intermediate the model rounds, rounded too), stored in the
@@ -28,7 +33,7 @@ import sys
 import numpy as np
 from onnx import helper
 
-from onnx_cases import BF16, F32, bf16, save_case, tensor
+from onnx_cases import BF16, F32, I64, bf16, save_case, tensor
 
 
 def layer_norm(x, g, b, eps=1e-5):
@@ -103,6 +108,29 @@ def main(out):
                                 ["y"], name="ln", axis=-1, epsilon=1e-5)],
               [("x", x, BF16)], [("y", y, BF16)],
               [("g", g, BF16), ("beta", beta, BF16)])
+
+    vocab, seq = 500, 64
+    wte = bf16(rng.standard_normal((vocab, 768)))
+    wpe = bf16(0.1 * rng.standard_normal((seq, 768)))
+    tokens = rng.integers(-vocab, vocab, (4, seq))
+    positions = np.arange(seq)
+    g = bf16(1 + 0.1 * rng.standard_normal(768))
+    beta = bf16(0.1 * rng.standard_normal(768))
+    s = bf16(wte[tokens] + wpe[positions])
+    y, _, _ = layer_norm(s, g, beta)
+    save_case(out, "embed_ln_bf16",
+              [helper.make_node("Gather", ["wte", "tokens"], ["te"],
+                                name="token_embedding", axis=0),
+               helper.make_node("Gather", ["wpe", "positions"], ["pe"],
+                                name="position_embedding", axis=0),
+               helper.make_node("Add", ["te", "pe"], ["s"], name="sum"),
+               helper.make_node("LayerNormalization", ["s", "g", "beta"],
+                                ["y"], name="ln", axis=-1, epsilon=1e-5)],
+              [("tokens", tokens, I64), ("wte", wte, BF16),
+               ("wpe", wpe, BF16)],
+              [("s", s, BF16), ("y", y, BF16)],
+              [("positions", positions, I64), ("g", g, BF16),
+               ("beta", beta, BF16)])
 
 
 if __name__ == "__main__":

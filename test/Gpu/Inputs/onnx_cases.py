@@ -14,6 +14,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 BF16, F16, F32 = TensorProto.BFLOAT16, TensorProto.FLOAT16, TensorProto.FLOAT
+I64 = TensorProto.INT64
 
 
 def to_bf16_bits(x):
@@ -50,6 +51,8 @@ def round_to(x, dtype):
 
 def tensor(x, name, dtype=BF16):
     """A TensorProto holding x (rounded to dtype) as dtype."""
+    if dtype == I64:
+        return numpy_helper.from_array(np.asarray(x, np.int64), name)
     if dtype == BF16:
         t = TensorProto()
         t.name = name
