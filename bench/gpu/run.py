@@ -363,7 +363,8 @@ def run_strata(w, inputs, ref, dev, o, dims):
         res["check"] = compare(out, ref, w.tol)
         del out
         for k in ("time", "method", "session_replay", "session_replay_error", "profile",
-                  "device", "loaded_image", "library_calls", "session_run", "steps"):
+                  "device", "loaded_image", "programmatic_launches", "library_calls",
+                  "session_run", "steps"):
             if k in r:
                 res[k] = r[k]
         if p.stderr.strip():

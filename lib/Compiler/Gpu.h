@@ -66,6 +66,12 @@ mlir::LogicalResult emitFlashAttention(mlir::func::FuncOp decl,
 /// later GPUs have other tensor-core instructions).
 bool gpuHasWgmma(llvm::StringRef arch);
 
+/// Whether the GPU `arch` has programmatic dependent launch (sm_90 on): a
+/// kernel may start while the kernel before it on the stream finishes, and
+/// waits for it with `griddepcontrol.wait` (strata-gpu-map's grid-dependency
+/// option).
+bool gpuHasGridDependency(llvm::StringRef arch);
+
 /// Whether strata-gpu-map would emit any kernel of `module` (at the kernel
 /// stage) differently with wgmma: its templates (flash attention).
 bool gpuHasWgmmaForms(mlir::ModuleOp module);

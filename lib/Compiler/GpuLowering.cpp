@@ -81,9 +81,11 @@ strata::gpuStagePipeline(const CompileOptions &options) {
       {nested("canonicalize"), nested("strata-copy-to-linalg"),
        // Dynamic shared memory as far as the GPU allows it; wgmma where the
        // GPU has it.
-       top("strata-gpu-map", "dynamic-shared-limit=" +
-                                 std::to_string(gpuDynamicSharedLimit(arch)) +
-                                 (gpuHasWgmma(arch) ? " wgmma=true" : "")),
+       top("strata-gpu-map",
+           "dynamic-shared-limit=" +
+               std::to_string(gpuDynamicSharedLimit(arch)) +
+               (gpuHasWgmma(arch) ? " wgmma=true" : "") +
+               (gpuHasGridDependency(arch) ? " grid-dependency=true" : "")),
        nested("convert-linalg-to-loops"), nested("canonicalize")});
   return entries;
 }

@@ -83,6 +83,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/bit.h"
 
 #include <cstdlib>
@@ -2652,6 +2653,14 @@ struct GpuMapPass : PassWrapper<GpuMapPass, OperationPass<ModuleOp>> {
                                     "(wgmma; sm_90a only) in the kernels "
                                     "that have tensor-core forms"),
                      llvm::cl::init(false)};
+  Option<bool> gridDependency{
+      *this, "grid-dependency",
+      llvm::cl::desc("Begin every kernel by waiting for the grids before it "
+                     "(griddepcontrol.wait; sm_90 on), then letting the "
+                     "next kernel's blocks start, so that the runtime may "
+                     "launch it with programmatic dependent launch "
+                     "(strata.gpu_waits_for_grids on its declaration)"),
+      llvm::cl::init(false)};
   StringRef getArgument() const final { return "strata-gpu-map"; }
   StringRef getDescription() const final {
     return "Map each bufferized kernel onto a grid of thread blocks "
@@ -2689,11 +2698,37 @@ struct GpuMapPass : PassWrapper<GpuMapPass, OperationPass<ModuleOp>> {
         if (failed(strata::emitFlashAttention(decl, body, kernels,
                                               dynamicSharedLimit, wgmma)))
           return signalPassFailure();
-        continue;
-      }
-      if (failed(KernelMapper(decl, body, kernels, dynamicSharedLimit).run()))
+      } else if (failed(KernelMapper(decl, body, kernels, dynamicSharedLimit)
+                            .run())) {
         return signalPassFailure();
+      }
+      if (gridDependency)
+        waitForEarlierGrids(decl, body);
     }
+  }
+
+  /// Programmatic dependent launch (docs/gpu.md, "Launches that overlap"):
+  /// launched with it, a kernel's blocks may start while the kernel before
+  /// it on the stream is still running; `griddepcontrol.wait` blocks until
+  /// every grid it depends on has completed and its writes are visible.
+  /// It comes first, before any load or store, so nothing the kernel does
+  /// can see or disturb the earlier kernel's buffers (the arena reuses
+  /// them), and each kernel finishes only after the one before it did,
+  /// which makes the order transitive along the stream. Then
+  /// `griddepcontrol.launch_dependents` lets the next kernel's blocks be
+  /// scheduled once all of this grid's blocks have passed their wait: into
+  /// the slots this grid's last wave leaves free, instead of after its
+  /// last block has ended and the launch has gone through the front end.
+  /// Launched without it (older runtimes, STRATA_CUDA_PDL=0), the wait
+  /// returns at once and the trigger does nothing.
+  static void waitForEarlierGrids(func::FuncOp decl, func::FuncOp body) {
+    OpBuilder b(body.getContext());
+    b.setInsertionPointToStart(&body.front());
+    NVVM::GriddepcontrolOp::create(b, body.getLoc(),
+                                   NVVM::GridDepActionKind::wait);
+    NVVM::GriddepcontrolOp::create(b, body.getLoc(),
+                                   NVVM::GridDepActionKind::launch_dependents);
+    decl->setAttr("strata.gpu_waits_for_grids", b.getUnitAttr());
   }
 };
 
@@ -2729,6 +2764,13 @@ int64_t strata::gpuDynamicSharedLimit(llvm::StringRef arch) {
 }
 
 bool strata::gpuHasWgmma(llvm::StringRef arch) { return arch == "sm_90a"; }
+
+bool strata::gpuHasGridDependency(llvm::StringRef arch) {
+  unsigned version = 0;
+  return arch.consume_front("sm_") &&
+         !arch.take_while(llvm::isDigit).getAsInteger(10, version) &&
+         version >= 90;
+}
 
 bool strata::gpuHasWgmmaForms(ModuleOp module) {
   return llvm::any_of(module.getOps<func::FuncOp>(), [](func::FuncOp f) {

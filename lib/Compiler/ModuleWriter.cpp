@@ -278,6 +278,14 @@ LogicalResult Planner::addLaunch(func::FuncOp kernel, rt::Step &step) {
   auto bytes = kernel->getAttrOfType<IntegerAttr>("strata.gpu_shared_bytes");
   shared.ints.push_back(bytes ? bytes.getInt() : 0);
   step.attributes.push_back(std::move(shared));
+  // The kernel waits for the grids before it at its entry: the runtime may
+  // launch it with programmatic dependent launch (docs/runtime.md).
+  if (kernel->hasAttr("strata.gpu_waits_for_grids")) {
+    rt::Attribute wait;
+    wait.key = "grid_dependency";
+    wait.ints.push_back(1);
+    step.attributes.push_back(std::move(wait));
+  }
   return success();
 }
 

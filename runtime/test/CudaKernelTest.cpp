@@ -311,6 +311,79 @@ TEST(CudaKernel, GraphReplayMatchesDirectLaunches) {
   EXPECT_EQ(l.directRuns, 6u);
 }
 
+/// A chain of `steps` strata_cuda_rotate_add_one kernels over f32[n], each
+/// reading the one before's output and marked grid_dependency.
+std::shared_ptr<const Module> rotateChainModule(int steps, int64_t n) {
+  ModuleBuilder b;
+  b.setTarget("cuda");
+  uint32_t value = b.addInput("x", DType::F32, {n});
+  for (int k = 0; k < steps; ++k) {
+    uint32_t next = b.addArenaBuffer(DType::F32, {n});
+    Step step =
+        gpuStep("strata_cuda_rotate_add_one", {value}, {next}, {n / 256, 1, 1},
+                {256, 1, 1}, "Rotate_" + std::to_string(k));
+    step.attributes.push_back({"grid_dependency", {1}, {}, ""});
+    b.addStep(std::move(step));
+    value = next;
+  }
+  b.addOutput("y", value);
+  setImage(b, Image::Cubin);
+  return Module::loadFromMemory(b.finish(), "rotate.strata");
+}
+
+TEST(CudaKernel, ProgrammaticLaunchesWaitForTheKernelBefore) {
+  REQUIRE_GPU();
+  // 32 steps over 2^20 elements (4096 blocks each): every element of a
+  // step's output depends on one written half a grid away by the step
+  // before, so a kernel that started early without waiting would read a
+  // stale value. y[i] = x[(i + 32 (n/2 + 1)) % n] + 32 = x[(i + 32) % n] +
+  // 32, exact for the small integers of x.
+  constexpr int kSteps = 32;
+  constexpr int64_t n = 1 << 20;
+  auto module = rotateChainModule(kSteps, n);
+  std::vector<float> x(n);
+  for (int64_t i = 0; i < n; ++i)
+    x[i] = static_cast<float>((i * 7919) % 4096);
+  auto check = [&](Session &session, const char *what) {
+    for (int run = 0; run < 3; ++run) {
+      session.setInput("x", Tensor::fromValues<float>(DType::F32, {n}, x));
+      session.run();
+      std::vector<float> y = values(session.output("y"));
+      ASSERT_EQ(y.size(), static_cast<size_t>(n));
+      size_t bad = 0;
+      for (int64_t i = 0; i < n; ++i)
+        if (y[i] != x[(i + kSteps) % n] + kSteps && ++bad <= 5)
+          ADD_FAILURE() << what << ", run " << run << ", element " << i << ": "
+                        << y[i] << " (expected " << x[(i + kSteps) % n] + kSteps
+                        << ")";
+      EXPECT_EQ(bad, 0u) << what << ", run " << run;
+    }
+  };
+  Session graphed(module);
+  check(graphed, "graph replay");
+  CudaSessionInfo g = cudaSessionInfo(graphed);
+  EXPECT_EQ(g.programmaticLaunches, static_cast<size_t>(kSteps));
+  EXPECT_EQ(g.graphFallback, "");
+  EXPECT_EQ(g.graphRuns, 3u);
+  SessionOptions direct;
+  direct.cuda.graphs = false;
+  Session launched(module, direct);
+  check(launched, "direct launches");
+  EXPECT_EQ(cudaSessionInfo(launched).programmaticLaunches,
+            static_cast<size_t>(kSteps));
+  // STRATA_CUDA_PDL=0: plain launches, the same results.
+  const char *old = std::getenv("STRATA_CUDA_PDL");
+  std::string saved = old ? old : "";
+  setenv("STRATA_CUDA_PDL", "0", 1);
+  Session plain(module);
+  if (old)
+    setenv("STRATA_CUDA_PDL", saved.c_str(), 1);
+  else
+    unsetenv("STRATA_CUDA_PDL");
+  check(plain, "STRATA_CUDA_PDL=0");
+  EXPECT_EQ(cudaSessionInfo(plain).programmaticLaunches, 0u);
+}
+
 TEST(CudaKernel, TimedRunsReplayTheGraph) {
   REQUIRE_GPU();
   Session session(addScaleModule(Image::Cubin, "timed.strata"));

@@ -206,6 +206,7 @@ int runCommand(const Options &o) {
     js << ", \"device\": " << jsonString(info.deviceName)
        << ", \"arch\": " << jsonString(info.deviceArch)
        << ", \"loaded_image\": " << jsonString(info.loadedImage)
+       << ", \"programmatic_launches\": " << info.programmaticLaunches
        << ", \"library_calls\": [";
     for (size_t i = 0; i < info.libraryCalls.size(); ++i)
       js << (i ? ", " : "") << jsonString(info.libraryCalls[i]);

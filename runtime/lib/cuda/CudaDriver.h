@@ -68,8 +68,11 @@ namespace strata::rt::cuda {
 
 // Entry points the executor can do without (nullptr when the driver lacks
 // them): cuFuncGetParamInfo (CUDA 12.4) checks a kernel's parameters
-// against its step.
-#define STRATA_CUDA_OPTIONAL_FUNCTIONS(X) X(cuFuncGetParamInfo)
+// against its step; cuLaunchKernelEx launches kernels with programmatic
+// dependent launch (CudaSession.cpp).
+#define STRATA_CUDA_OPTIONAL_FUNCTIONS(X)                                      \
+  X(cuFuncGetParamInfo)                                                        \
+  X(cuLaunchKernelEx)
 
 /// The driver's entry points, resolved once per process.
 struct Driver {

@@ -117,6 +117,10 @@ struct Launch {
   unsigned grid[3] = {1, 1, 1};
   unsigned block[3] = {1, 1, 1};
   unsigned sharedBytes = 0;
+  /// Launched with programmatic dependent launch: the kernel waits for the
+  /// grids before it at its entry (the step's grid_dependency attribute),
+  /// so it may start while the kernel before it finishes.
+  bool gridDependency = false;
   /// The device pointers of the step's inputs, then its outputs; `params`
   /// points at each (cuLaunchKernel's kernelParams).
   std::vector<CUdeviceptr> args;
@@ -127,6 +131,7 @@ struct Launch {
 struct LaunchShape {
   unsigned grid[3], block[3];
   unsigned sharedBytes = 0;
+  bool gridDependency = false;
 };
 
 class CudaSession final : public detail::CudaExecutor {
@@ -184,6 +189,9 @@ private:
   void *ltHandle_ = nullptr;
   CUdeviceptr ltWorkspace_ = 0;
   bool useGraph_ = true;
+  /// Whether kernels that wait for the grids before them are launched
+  /// with programmatic dependent launch (initialize()).
+  bool gridDependency_ = false;
   CUgraph graph_ = nullptr;
   CUgraphExec graphExec_ = nullptr;
   /// Profiling: one start and one end event per step, created on demand.
@@ -282,6 +290,15 @@ void CudaSession::checkPlan() {
         failPlan(who + ": attribute 'shared_bytes' must be one integer >= 0");
       shape.sharedBytes = static_cast<unsigned>(a.ints[0]);
     }
+    for (const Attribute &a : step.attributes) {
+      if (a.key != "grid_dependency")
+        continue;
+      if (a.ints.size() != 1 || a.ints[0] != 1 || !a.floats.empty() ||
+          !a.str.empty())
+        failPlan(who + ": attribute 'grid_dependency' must be the integer 1 "
+                       "(the kernel waits for the grids before it)");
+      shape.gridDependency = true;
+    }
   }
   if (hasKernels && !m.gpuCubin() && !m.gpuPtx())
     failPlan("has generated-kernel steps but no GPU code (the module has "
@@ -311,6 +328,11 @@ void CudaSession::initialize() {
             &minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device_),
         "cuDeviceGetAttribute", where);
   info_.deviceArch = "sm_" + std::to_string(major) + std::to_string(minor);
+  // Programmatic dependent launch: Hopper on, with cuLaunchKernelEx (CUDA
+  // 12 drivers); STRATA_CUDA_PDL=0 turns it off, to measure what it gives.
+  const char *pdl = std::getenv("STRATA_CUDA_PDL");
+  gridDependency_ =
+      major >= 9 && d.cuLaunchKernelEx && !(pdl && std::string(pdl) == "0");
   // The primary context is the one the CUDA runtime (and so PyTorch and
   // the vendor libraries) uses: sharing it keeps one context per device.
   check(d, d.cuDevicePrimaryCtxRetain(&context_, device_),
@@ -434,6 +456,8 @@ void CudaSession::resolveKernels() {
     std::copy(shape.grid, shape.grid + 3, l.grid);
     std::copy(shape.block, shape.block + 3, l.block);
     l.sharedBytes = shape.sharedBytes;
+    l.gridDependency = shape.gridDependency && gridDependency_;
+    info_.programmaticLaunches += l.gridDependency;
 
     // The ABI: one device pointer per input, then per output. Drivers with
     // cuFuncGetParamInfo let a mismatch surface here, not as a fault.
@@ -839,6 +863,28 @@ std::string CudaSession::launch(size_t index) const {
     return l.lt->run(ltWorkspace_, kLtWorkspaceBytes, stream_);
   }
 #endif
+  if (l.gridDependency) {
+    CUlaunchAttribute overlap = {};
+    overlap.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    overlap.value.programmaticStreamSerializationAllowed = 1;
+    CUlaunchConfig config = {};
+    config.gridDimX = l.grid[0];
+    config.gridDimY = l.grid[1];
+    config.gridDimZ = l.grid[2];
+    config.blockDimX = l.block[0];
+    config.blockDimY = l.block[1];
+    config.blockDimZ = l.block[2];
+    config.sharedMemBytes = l.sharedBytes;
+    config.hStream = stream_;
+    config.attrs = &overlap;
+    config.numAttrs = 1;
+    CUresult r = d_->cuLaunchKernelEx(
+        &config, l.function, const_cast<void **>(l.params.data()), nullptr);
+    if (r == CUDA_SUCCESS)
+      return {};
+    return "cuLaunchKernelEx (programmatic dependent launch) failed with " +
+           errorText(*d_, r);
+  }
   CUresult r = d_->cuLaunchKernel(
       l.function, l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1],
       l.block[2], l.sharedBytes, stream_, const_cast<void **>(l.params.data()),

@@ -27,6 +27,23 @@ extern "C" __global__ void strata_cuda_scale_bias(const float *z,
   w[i] = 2.5f * z[i] + bias[c];
 }
 
+/// out[i] = in[(i + n / 2 + 1) % n] + 1 over n = gridDim.x * blockDim.x
+/// elements, after waiting for the grids before it: a kernel the runtime
+/// may launch with programmatic dependent launch (the step's
+/// grid_dependency attribute), as strata's own kernels begin. Each element
+/// reads one that a block half the grid away wrote in the step before, so
+/// a launch that did not wait would read stale values.
+extern "C" __global__ void strata_cuda_rotate_add_one(const float *in,
+                                                      float *out) {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+  unsigned n = gridDim.x * blockDim.x;
+  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  out[i] = in[(i + n / 2 + 1) % n] + 1.0f;
+}
+
 /// Reverses each block's chunk of `in` through dynamic shared memory (the
 /// step's shared_bytes, at least blockDim.x floats). The block's last
 /// thread also writes, at the chunk's end of `sizes`, how many bytes of

@@ -50,6 +50,11 @@ struct CudaSessionInfo {
   uint64_t graphCaptures = 0;
   /// Why graphs are not used: the capture failure, or empty.
   std::string graphFallback;
+  /// Kernel steps launched with programmatic dependent launch (each may
+  /// start while the kernel before it finishes, and waits for it at its
+  /// entry; docs/runtime.md): those whose kernel waits so, on a GPU of
+  /// sm_90 or later, unless STRATA_CUDA_PDL=0.
+  size_t programmaticLaunches = 0;
   /// What each library step computes and how, in plan order: "step 88
   /// (MatMul_3): cuBLASLt bf16 8192x768x50257, as 10 products: rows of
   /// 100514 bytes; parts 8192x768x7 (0.019 ms), ..." (a product whose output
