@@ -268,6 +268,31 @@ TEST(CudaLt, Bf16UnalignedRowsRunInParts) {
   });
 }
 
+// bf16 rows of 75 values (150 bytes) over 2 x 64 rows, with C and ReLU and
+// no bias: the 8 classes of 16 rows are one batched product (class j from
+// column 5 j, 40 columns each), between the products of the 35 columns
+// before and after them; with STRATA_CUBLASLT_CLASS_BATCH=0, a call per
+// class as with a bias.
+TEST(CudaLt, Bf16UnalignedRowsAsOneBatchedProduct) {
+  STRATA_REQUIRE_CUDA();
+  withEnv("STRATA_CUBLASLT_SPLIT_MIN_FLOPS", "0", [] {
+    withEnv("STRATA_CUBLASLT_TUNE_MIN_FLOPS", "0", [] {
+      Case k{DType::BF16, {2, 64, 64}, {75, 64}, false, true};
+      k.c = {2, 64, 75};
+      k.beta = 0.5;
+      k.activation = "relu";
+      std::string call = runCase(k, 1e-2);
+      EXPECT_THAT(call, HasSubstr("as 3 products: rows of 150 bytes, 8 "
+                                  "classes of aligned rows in one batched "
+                                  "product; parts 128x64x35"));
+      EXPECT_THAT(call, HasSubstr(", 8 x 16x64x40 (algorithm"));
+      withEnv("STRATA_CUBLASLT_CLASS_BATCH", "0", [&] {
+        EXPECT_THAT(runCase(k, 1e-2), HasSubstr("as 10 products"));
+      });
+    });
+  });
+}
+
 // f32 rows of 1001 values (4 classes) with fewer rows than classes' worth
 // in the last: 10 rows; and the same product below the size that pays for
 // the extra calls (the default threshold) stays one call.

@@ -414,10 +414,45 @@ void LtMatmul::prepare(const Module &module, const Step &step,
                (!hasC || alignmentOf(stepC) >= 16) &&
                2.0 * double(rowsAll) * double(n) * double(k) >= minFlops;
   CUdeviceptr cOrD = hasC ? stepC : stepD; // beta is 0 without C: unread
+  auto at = [&](CUdeviceptr p, int64_t elements) {
+    return p + CUdeviceptr(elements) * element;
+  };
+  // The classes as one batched product (docs/gpu.md, "Output rows that
+  // are not 16-byte aligned"): class j starts at column j * s with
+  // s = u - n mod u, which is aligned in row j (j n + j s = j (n + s), a
+  // multiple of u), so consecutive classes are n + s elements apart in D
+  // and C, s rows apart in the weight and one row apart in A: strided
+  // batches. They take the same columns (a multiple of u, so that every
+  // class ends in range) and the same rows (every u-th). One launch
+  // instead of u: no ramp and tail per class (GPT-2's LM head, 8 classes).
+  // Not with a bias, whose classes would start unaligned (7 elements
+  // apart for bf16); STRATA_CUBLASLT_CLASS_BATCH=0 keeps the class calls.
+  int64_t s = u - n % u;
+  int64_t batchedColumns = (n - (u - 1) * s) / u * u;
+  const char *classBatch = std::getenv("STRATA_CUBLASLT_CLASS_BATCH");
+  if (split && !hasBias && rowsAll % u == 0 && batchedColumns >= u &&
+      !(classBatch && std::string(classBatch) == "0")) {
+    int64_t rows = rowsAll / u, left = (u - 1) * s;
+    // Columns [0, left) and [batchedColumns, n) of every row, in D's own
+    // (unaligned) rows; the classes write some of those again, with the
+    // same values.
+    addPart({stepB, k, left, k, 0}, {stepA, k, rowsAll, k, 0},
+            {cOrD, left, rowsAll, n, 0}, {stepD, left, rowsAll, n, 0}, 1, 0);
+    addPart({stepB, k, batchedColumns, k, s * k}, {stepA, k, rows, u * k, k},
+            {cOrD, batchedColumns, rows, u * n, n + s},
+            {stepD, batchedColumns, rows, u * n, n + s}, u, 0);
+    parts_.back().classes = u;
+    addPart({at(stepB, batchedColumns * k), k, n - batchedColumns, k, 0},
+            {stepA, k, rowsAll, k, 0},
+            {at(cOrD, batchedColumns), n - batchedColumns, rowsAll, n, 0},
+            {at(stepD, batchedColumns), n - batchedColumns, rowsAll, n, 0}, 1,
+            0);
+    summary_ += ", as 3 products: rows of " + std::to_string(n * element) +
+                " bytes, " + std::to_string(u) +
+                " classes of aligned rows in one batched product";
+    return;
+  }
   if (split) {
-    auto at = [&](CUdeviceptr p, int64_t elements) {
-      return p + CUdeviceptr(elements) * element;
-    };
     // Class j's first column whose address is 16-byte aligned, and how
     // many columns from there it takes: a multiple of 16 bytes too, since
     // cuBLASLt's fast kernels also need that of the rows' extent (on the
@@ -524,6 +559,9 @@ cublasStatus_t LtMatmul::runPart(size_t index, CUdeviceptr workspace,
 
 std::string LtMatmul::partShape(size_t index) const {
   const Part &p = parts_[index];
+  if (p.classes > 1)
+    return std::to_string(p.classes) + " x " + std::to_string(p.m / p.classes) +
+           "x" + std::to_string(k_) + "x" + std::to_string(p.n);
   return std::to_string(p.m) + "x" + std::to_string(k_) + "x" +
          std::to_string(p.n);
 }

@@ -150,6 +150,9 @@ private:
     std::vector<cublasLtMatmulAlgo_t> algos;
     size_t chosen = 0;
     int64_t m = 0, n = 0; // of the step's product: D's rows and columns
+    /// Batched classes of rows (CublasLt.cpp): `classes` products of
+    /// m / classes rows each in one call; 1 otherwise.
+    int64_t classes = 1;
     float tunedMs = -1;
   };
 
