@@ -1121,6 +1121,14 @@ LogicalResult strata::partitionIntoKernels(ModuleOp module,
     ledger.groupOf[op] = &group;
     return &group;
   };
+  // `op` joins the current kernel, for the reason `why` (fused_because).
+  auto join = [&](Operation *op, std::string why) {
+    current->joined.push_back(std::move(why));
+    current->ops.push_back(op);
+    current->members.insert(op);
+    ledger.groupOf[op] = current;
+    return current;
+  };
   LibraryRequest request;
   request.target = options.target;
   request.epilogueVeto = [&](ArrayRef<Operation *> group,
@@ -1292,11 +1300,7 @@ LogicalResult strata::partitionIntoKernels(ModuleOp module,
       if (refused.empty())
         refused = decisions.apartReason(current->ops, &op);
       if (refused.empty()) {
-        group = current;
-        group->joined.push_back(label + ": " + joinReason(*group, &op));
-        group->ops.push_back(&op);
-        group->members.insert(&op);
-        ledger.groupOf[&op] = group;
+        group = join(&op, label + ": " + joinReason(*current, &op));
       } else {
         ledger.refusedJoin[&op] = {current, refused};
         close(&op, label + ": " + refused);
@@ -1319,14 +1323,10 @@ LogicalResult strata::partitionIntoKernels(ModuleOp module,
                        }) &&
           current->ops.size() < kMaxKernelOps &&
           decisions.apartReason(current->ops, &op).empty()) {
-        group = current;
-        group->joined.push_back(
-            label + ": a weight's prologue (it reads only the model's inputs "
-                    "and constants), computed whole by each block of the "
-                    "kernel that reads it");
-        group->ops.push_back(&op);
-        group->members.insert(&op);
-        ledger.groupOf[&op] = group;
+        group = join(&op, label + ": a weight's prologue (it reads only the "
+                                  "model's inputs and constants), computed "
+                                  "whole by each block of the kernel that "
+                                  "reads it");
         joinedPrologues.push_back(&op);
       } else {
         group = start(&op);
@@ -1339,14 +1339,9 @@ LogicalResult strata::partitionIntoKernels(ModuleOp module,
       // joins as a prologue, and their sum (which reads both) then joins
       // too (staysOneParallelOp). If a kernel other than this one reads
       // it, it gets its own after all (below).
-      group = current;
-      group->joined.push_back(
-          label + ": a prologue (a gather of the model's inputs and "
-                  "constants), fused into the elementwise ops after it "
-                  "that read it");
-      group->ops.push_back(&op);
-      group->members.insert(&op);
-      ledger.groupOf[&op] = group;
+      group = join(&op, label + ": a prologue (a gather of the model's inputs "
+                                "and constants), fused into the elementwise "
+                                "ops after it that read it");
       joinedPrologues.push_back(&op);
     } else {
       close(&op, label + ", next in program order, does not read its results");
