@@ -947,18 +947,22 @@ static bool staysOneParallelOp(const Group &group, Operation *op) {
   return true;
 }
 
+/// Whether every operand of `op` is a model input or a constant.
+static bool readsOnlyInputsAndConstants(Operation *op) {
+  return llvm::all_of(op->getOperands(), [](Value v) {
+    Operation *def = v.getDefiningOp();
+    return !def || isa<graph::ConstantOp>(def);
+  });
+}
+
 /// Whether `op` is a gather of a model input or constant at constant or
 /// input indices (a position embedding) that may join `current`, a kernel
 /// of elementwise ops and gathers, as a prologue: the ops after it that
 /// read both (their sum) then fuse with both into one all-parallel op.
 static bool isGatherPrologue(Operation *op, const Group &current) {
-  if (!isa<graph::GatherOp, graph::GatherElementsOp>(op))
+  if (!isa<graph::GatherOp, graph::GatherElementsOp>(op) ||
+      !readsOnlyInputsAndConstants(op))
     return false;
-  for (Value v : op->getOperands()) {
-    Operation *def = v.getDefiningOp();
-    if (def && !isa<graph::ConstantOp>(def))
-      return false;
-  }
   auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
   return type && type.hasStaticShape() &&
          llvm::all_of(current.ops, [](Operation *member) {
@@ -1063,13 +1067,8 @@ static std::string joinReason(const Group &group, Operation *op) {
 /// next to the activations, not a second branch on the activations).
 static bool isWeightPrologue(Operation *op, const Group &current) {
   if (op->getNumOperands() == 0 || op->getNumResults() != 1 ||
-      !strata::isLowerableElementwise(op))
+      !strata::isLowerableElementwise(op) || !readsOnlyInputsAndConstants(op))
     return false;
-  for (Value v : op->getOperands()) {
-    Operation *def = v.getDefiningOp();
-    if (def && !isa<graph::ConstantOp>(def))
-      return false;
-  }
   auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
   auto anchor =
       dyn_cast<RankedTensorType>(current.ops.front()->getResult(0).getType());
