@@ -227,13 +227,17 @@ TEST_F(CudaPlan, LaunchAttributesAreChecked) {
        "attribute 'shared_bytes' must be one integer >= 0"},
       {{"shared_bytes", {1, 2}, {}, ""},
        "attribute 'shared_bytes' must be one integer >= 0"},
+      {{"grid_dependency", {2}, {}, ""},
+       "attribute 'grid_dependency' must be the integer 1"},
+      {{"grid_dependency", {}, {}, "yes"},
+       "attribute 'grid_dependency' must be the integer 1"},
   };
   for (const auto &[attr, expected] : cases) {
     ModuleBuilder b;
     b.setTarget("cuda");
     uint32_t z = b.addArenaBuffer(DType::F32, {4});
     Step step = gpuStep("k", {}, {z});
-    if (attr.key == "shared_bytes")
+    if (attr.key == "shared_bytes" || attr.key == "grid_dependency")
       step.attributes.push_back(attr);
     else
       step.attributes[attr.key == "grid" ? 0 : 1] = attr;
