@@ -1030,13 +1030,18 @@ static std::string gpuJoinRefusal(const Group &group, Operation *op) {
     return "on the GPU " + op->getName().stripDialect().str() +
            " starts a kernel of its own (fused with the ops that compute "
            "its operands, the kernel could not spread over thread blocks)";
-  for (Operation *member : group.ops)
-    if (isolatedOnGpu(member))
+  for (Operation *member : group.ops) {
+    if (isa<graph::GatherOp, graph::GatherElementsOp>(member))
       return "on the GPU a kernel holding a " +
              member->getName().stripDialect().str() + " (" +
              strata::describeOp(member) +
              ") takes only elementwise ops, and only while nothing outside "
              "it reads the gathers' results";
+    if (isolatedOnGpu(member))
+      return "on the GPU " + member->getName().stripDialect().str() +
+             " is a kernel of its own (" + strata::describeOp(member) +
+             " is in the kernel)";
+  }
   return "";
 }
 
