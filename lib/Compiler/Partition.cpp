@@ -923,11 +923,22 @@ static bool isolatedOnGpu(Operation *op) {
              graph::TriluOp>(op);
 }
 
+/// Gather and GatherElements: each lowers to one all-parallel linalg.generic
+/// reading its data with tensor.extract, which elementwise fusion folds into
+/// the ops that read it.
+static bool isFusibleGather(Operation *op) {
+  return isa<graph::GatherOp, graph::GatherElementsOp>(op);
+}
+
+/// What a GPU kernel that stays one all-parallel op may hold.
+static bool isElementwiseOrFusibleGather(Operation *op) {
+  return isFusibleGather(op) || strata::isLowerableElementwise(op);
+}
+
 /// Whether `group` with the elementwise op `op` added stays one all-parallel
 /// op once the kernel stage's elementwise fusion has run: its ops are
-/// elementwise ops and gathers (Gather and GatherElements lower to one
-/// all-parallel linalg.generic each, reading their data with tensor.extract),
-/// and every gather's result is read only inside the kernel, so that fusion
+/// elementwise ops and fusible gathers, and every gather's result is read
+/// only inside the kernel, so that fusion
 /// folds each gather into its readers instead of keeping it as an op of its
 /// own. The GPU mapping then spreads that one op over the whole grid, as it
 /// does a gather alone (GPT-2's token and position embeddings and their sum:
@@ -936,13 +947,12 @@ static bool staysOneParallelOp(const Group &group, Operation *op) {
   if (!strata::isLowerableElementwise(op))
     return false;
   for (Operation *member : group.ops) {
-    if (isa<graph::GatherOp, graph::GatherElementsOp>(member)) {
+    if (!isElementwiseOrFusibleGather(member))
+      return false;
+    if (isFusibleGather(member))
       for (Operation *user : member->getResult(0).getUsers())
         if (user != op && !group.members.contains(user))
           return false;
-    } else if (!strata::isLowerableElementwise(member)) {
-      return false;
-    }
   }
   return true;
 }
@@ -960,15 +970,11 @@ static bool readsOnlyInputsAndConstants(Operation *op) {
 /// of elementwise ops and gathers, as a prologue: the ops after it that
 /// read both (their sum) then fuse with both into one all-parallel op.
 static bool isGatherPrologue(Operation *op, const Group &current) {
-  if (!isa<graph::GatherOp, graph::GatherElementsOp>(op) ||
-      !readsOnlyInputsAndConstants(op))
+  if (!isFusibleGather(op) || !readsOnlyInputsAndConstants(op))
     return false;
   auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
   return type && type.hasStaticShape() &&
-         llvm::all_of(current.ops, [](Operation *member) {
-           return isa<graph::GatherOp, graph::GatherElementsOp>(member) ||
-                  strata::isLowerableElementwise(member);
-         });
+         llvm::all_of(current.ops, isElementwiseOrFusibleGather);
 }
 
 /// An operand of `op` that is broadcast over one of the leading dimensions
@@ -1031,7 +1037,7 @@ static std::string gpuJoinRefusal(const Group &group, Operation *op) {
            " starts a kernel of its own (fused with the ops that compute "
            "its operands, the kernel could not spread over thread blocks)";
   for (Operation *member : group.ops) {
-    if (isa<graph::GatherOp, graph::GatherElementsOp>(member))
+    if (isFusibleGather(member))
       return "on the GPU a kernel holding a " +
              member->getName().stripDialect().str() + " (" +
              strata::describeOp(member) +
@@ -1374,7 +1380,7 @@ LogicalResult strata::partitionIntoKernels(ModuleOp module,
       continue;
     group->ops.erase(llvm::find(group->ops, op));
     group->members.erase(op);
-    std::string why = describeOp(op) + ": a ";
+    std::string why = describeOp(op) + ": ";
     llvm::erase_if(group->joined, [&](const std::string &reason) {
       return StringRef(reason).starts_with(why);
     });
