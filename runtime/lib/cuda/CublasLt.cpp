@@ -417,6 +417,14 @@ void LtMatmul::prepare(const Module &module, const Step &step,
   auto at = [&](CUdeviceptr p, int64_t elements) {
     return p + CUdeviceptr(elements) * element;
   };
+  // Columns [first, first + columns) of every row, in D's own (unaligned)
+  // rows: the thin products beside the classes of aligned rows (below).
+  auto addColumns = [&](int64_t first, int64_t columns,
+                        CUdeviceptr biasPointer) {
+    addPart({at(stepB, first * k), k, columns, k, 0}, {stepA, k, rowsAll, k, 0},
+            {at(cOrD, first), columns, rowsAll, n, 0},
+            {at(stepD, first), columns, rowsAll, n, 0}, 1, biasPointer);
+  };
   // The classes as one batched product (docs/gpu.md, "Output rows that
   // are not 16-byte aligned"): class j starts at column j * s with
   // s = u - n mod u, which is aligned in row j (j n + j s = j (n + s), a
@@ -436,17 +444,12 @@ void LtMatmul::prepare(const Module &module, const Step &step,
     // Columns [0, left) and [batchedColumns, n) of every row, in D's own
     // (unaligned) rows; the classes write some of those again, with the
     // same values.
-    addPart({stepB, k, left, k, 0}, {stepA, k, rowsAll, k, 0},
-            {cOrD, left, rowsAll, n, 0}, {stepD, left, rowsAll, n, 0}, 1, 0);
+    addColumns(0, left, 0);
     addPart({stepB, k, batchedColumns, k, s * k}, {stepA, k, rows, u * k, k},
             {cOrD, batchedColumns, rows, u * n, n + s},
             {stepD, batchedColumns, rows, u * n, n + s}, u, 0);
     parts_.back().classes = u;
-    addPart({at(stepB, batchedColumns * k), k, n - batchedColumns, k, 0},
-            {stepA, k, rowsAll, k, 0},
-            {at(cOrD, batchedColumns), n - batchedColumns, rowsAll, n, 0},
-            {at(stepD, batchedColumns), n - batchedColumns, rowsAll, n, 0}, 1,
-            0);
+    addColumns(batchedColumns, n - batchedColumns, 0);
     summary_ += ", as 3 products: rows of " + std::to_string(n * element) +
                 " bytes, " + std::to_string(u) +
                 " classes of aligned rows in one batched product";
@@ -500,9 +503,7 @@ void LtMatmul::prepare(const Module &module, const Step &step,
     // Columns [0, left) and [n - right, n) of every row, in D's own
     // (unaligned) rows, around the classes; they write some of those
     // columns again, with the same values.
-    addPart({stepB, k, left, k, 0}, {stepA, k, rowsAll, k, 0},
-            {cOrD, left, rowsAll, n, 0}, {stepD, left, rowsAll, n, 0}, 1,
-            biasAt(0));
+    addColumns(0, left, biasAt(0));
     for (int64_t j = 0; j < u; ++j) {
       int64_t first = firstColumn(j), columns = classColumns(j);
       int64_t rows = (rowsAll - j + u - 1) / u;
@@ -512,10 +513,7 @@ void LtMatmul::prepare(const Module &module, const Step &step,
               {at(stepD, j * n + first), columns, rows, u * n, 0}, 1,
               biasAt(first));
     }
-    addPart({at(stepB, (n - right) * k), k, right, k, 0},
-            {stepA, k, rowsAll, k, 0},
-            {at(cOrD, n - right), right, rowsAll, n, 0},
-            {at(stepD, n - right), right, rowsAll, n, 0}, 1, biasAt(n - right));
+    addColumns(n - right, right, biasAt(n - right));
     summary_ += ", as " + std::to_string(parts_.size()) +
                 " products: rows of " + std::to_string(n * element) + " bytes";
     if (!biasCopies_.empty())
