@@ -283,21 +283,17 @@ void CudaSession::checkPlan() {
     dims("grid", shape.grid);
     dims("block", shape.block);
     for (const Attribute &a : step.attributes) {
-      if (a.key != "shared_bytes")
-        continue;
-      if (a.ints.size() != 1 || !a.floats.empty() || !a.str.empty() ||
-          a.ints[0] < 0 || a.ints[0] > UINT_MAX)
-        failPlan(who + ": attribute 'shared_bytes' must be one integer >= 0");
-      shape.sharedBytes = static_cast<unsigned>(a.ints[0]);
-    }
-    for (const Attribute &a : step.attributes) {
-      if (a.key != "grid_dependency")
-        continue;
-      if (a.ints.size() != 1 || a.ints[0] != 1 || !a.floats.empty() ||
-          !a.str.empty())
-        failPlan(who + ": attribute 'grid_dependency' must be the integer 1 "
-                       "(the kernel waits for the grids before it)");
-      shape.gridDependency = true;
+      bool oneInteger = a.ints.size() == 1 && a.floats.empty() && a.str.empty();
+      if (a.key == "shared_bytes") {
+        if (!oneInteger || a.ints[0] < 0 || a.ints[0] > UINT_MAX)
+          failPlan(who + ": attribute 'shared_bytes' must be one integer >= 0");
+        shape.sharedBytes = static_cast<unsigned>(a.ints[0]);
+      } else if (a.key == "grid_dependency") {
+        if (!oneInteger || a.ints[0] != 1)
+          failPlan(who + ": attribute 'grid_dependency' must be the integer "
+                         "1 (the kernel waits for the grids before it)");
+        shape.gridDependency = true;
+      }
     }
   }
   if (hasKernels && !m.gpuCubin() && !m.gpuPtx())
