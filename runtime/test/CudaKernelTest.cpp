@@ -372,16 +372,11 @@ TEST(CudaKernel, ProgrammaticLaunchesWaitForTheKernelBefore) {
   EXPECT_EQ(cudaSessionInfo(launched).programmaticLaunches,
             static_cast<size_t>(kSteps));
   // STRATA_CUDA_PDL=0: plain launches, the same results.
-  const char *old = std::getenv("STRATA_CUDA_PDL");
-  std::string saved = old ? old : "";
-  setenv("STRATA_CUDA_PDL", "0", 1);
-  Session plain(module);
-  if (old)
-    setenv("STRATA_CUDA_PDL", saved.c_str(), 1);
-  else
-    unsetenv("STRATA_CUDA_PDL");
-  check(plain, "STRATA_CUDA_PDL=0");
-  EXPECT_EQ(cudaSessionInfo(plain).programmaticLaunches, 0u);
+  withEnv("STRATA_CUDA_PDL", "0", [&] {
+    Session plain(module);
+    check(plain, "STRATA_CUDA_PDL=0");
+    EXPECT_EQ(cudaSessionInfo(plain).programmaticLaunches, 0u);
+  });
 }
 
 TEST(CudaKernel, TimedRunsReplayTheGraph) {

@@ -206,14 +206,6 @@ std::string runCase(const Case &k, double tolerance) {
   return calls.empty() ? "" : calls[0];
 }
 
-/// Runs `body` with $name set to `value`, then unsets it.
-template <typename F>
-void withEnv(const char *name, const char *value, F body) {
-  setenv(name, value, 1);
-  body();
-  unsetenv(name);
-}
-
 } // namespace
 
 TEST(CudaLt, F32Plain) {

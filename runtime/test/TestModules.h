@@ -1,7 +1,8 @@
 //===- TestModules.h - Modules shared by the runtime tests ------*- C++ -*-===//
 //
-// The small modules the tests build with ModuleBuilder, and a helper that
-// checks that a call throws rt::Error with a given piece of text.
+// The small modules the tests build with ModuleBuilder, a helper that
+// checks that a call throws rt::Error with a given piece of text, and one
+// that runs code with an environment variable set.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,7 +15,27 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <optional>
+#include <string>
+
 namespace strata::rt::test {
+
+/// Runs `body` with $name set to `value`, then gives $name back the value
+/// it had (or unsets it).
+template <typename F>
+void withEnv(const char *name, const char *value, F body) {
+  const char *old = std::getenv(name);
+  std::optional<std::string> saved;
+  if (old)
+    saved = old;
+  setenv(name, value, 1);
+  body();
+  if (saved)
+    setenv(name, saved->c_str(), 1);
+  else
+    unsetenv(name);
+}
 
 /// y = x + c with x: f32[2, 3] (input), c: a constant, y: arena output.
 inline ModuleBuilder addModuleBuilder(std::vector<int64_t> xShape = {2, 3}) {
