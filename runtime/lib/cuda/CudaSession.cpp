@@ -349,7 +349,13 @@ void CudaSession::loadImage() {
     return; // No kernel steps (checkPlan): nothing to load.
   std::string cubinArch =
       m.gpuArch().empty() ? "an unnamed architecture" : m.gpuArch();
-  if (m.gpuCubin()) {
+  // STRATA_CUDA_IMAGE=ptx loads the PTX even where the cubin would run: the
+  // path later GPUs take (the portable PTX, docs/gpu.md), tested on this one.
+  const char *image = std::getenv("STRATA_CUDA_IMAGE");
+  bool ptxOnly = image && std::string(image) == "ptx" && m.gpuPtx();
+  if (ptxOnly) {
+    info_.cubinRejected = "STRATA_CUDA_IMAGE=ptx";
+  } else if (m.gpuCubin()) {
     CUresult r = d.cuModuleLoadData(&image_, m.gpuCubin());
     if (r == CUDA_SUCCESS) {
       info_.loadedImage = "cubin";
@@ -377,7 +383,9 @@ void CudaSession::loadImage() {
     static std::set<std::string> told;
     std::lock_guard<std::mutex> lock(mutex);
     if (told.insert(m.name() + "\n" + info_.deviceArch).second)
-      std::cerr << "strata: no cubin for " << info_.deviceArch
+      std::cerr << "strata: "
+                << (ptxOnly ? "STRATA_CUDA_IMAGE=ptx: not loading the cubin"
+                            : "no cubin for " + info_.deviceArch)
                 << " in the module '" << m.name() << "'; JIT-compiling its PTX"
                 << (m.gpuCubin() ? " (its cubin is for " + cubinArch + ")"
                                  : std::string())
