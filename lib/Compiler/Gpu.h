@@ -61,6 +61,14 @@ mlir::LogicalResult emitFlashAttention(mlir::func::FuncOp decl,
                                        mlir::ModuleOp kernels,
                                        int64_t dynamicSharedLimit, bool wgmma);
 
+/// Generates the body of a GEMM kernel with its epilogue (GpuGemm.cpp) in
+/// place of `body`'s generic one, and records its launch on `decl`, the
+/// kernel's declaration carrying strata.gemm (Gemm.h). `wgmma`: Hopper's
+/// warpgroup products (sm_90a only), else mma.sync (sm_80 on).
+mlir::LogicalResult emitGemm(mlir::func::FuncOp decl, mlir::func::FuncOp body,
+                             mlir::ModuleOp kernels, int64_t dynamicSharedLimit,
+                             bool wgmma);
+
 /// Whether strata-gpu-map may use wgmma on the GPU `arch`: Hopper's
 /// architecture-specific sm_90a (PTX for plain sm_90 has no wgmma, and
 /// later GPUs have other tensor-core instructions).
@@ -73,7 +81,8 @@ bool gpuHasWgmma(llvm::StringRef arch);
 bool gpuHasGridDependency(llvm::StringRef arch);
 
 /// Whether strata-gpu-map would emit any kernel of `module` (at the kernel
-/// stage) differently with wgmma: its templates (flash attention).
+/// stage) differently with wgmma: its templates (flash attention, the GEMM
+/// kernel).
 bool gpuHasWgmmaForms(mlir::ModuleOp module);
 
 /// The name of the kernel that copies `bytes` bytes (the plan copies model

@@ -49,6 +49,7 @@
 
 #include "Attention.h"
 #include "Gpu.h"
+#include "GpuTensorCore.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -72,23 +73,19 @@ constexpr int64_t kThreads = 32 * kWarps;
 constexpr int64_t kKeys = strata::kAttentionBlockRows; // keys per step
 constexpr const char *kSharedName = "__strata_attention_shared";
 
-/// wgmma reads swizzled tiles from 1024-byte boundaries: the kernel rounds
-/// its dynamic shared memory's start up to one.
-constexpr int64_t kWgmmaAlign = 1024;
-
 /// The kernel's dynamic shared memory: Q's tile, then two stages of K's and
 /// V's (and the slack to align them for wgmma).
 int64_t sharedBytes(int64_t dim, int64_t seqQ, bool wgmma) {
   return (strata::attentionQueryRows(dim, seqQ) + 4 * kKeys) * dim * 2 +
-         (wgmma ? kWgmmaAlign : 0);
+         (wgmma ? strata::kWgmmaAlign : 0);
 }
 
-class FlashEmitter {
+class FlashEmitter : strata::TensorCoreEmitter {
 public:
   FlashEmitter(func::FuncOp decl, func::FuncOp body, ModuleOp kernels,
                DictionaryAttr params, bool wgmma)
-      : decl(decl), body(body), kernels(kernels), b(body.getContext()),
-        loc(body.getLoc()), wgmma(wgmma) {
+      : TensorCoreEmitter(body.getContext(), body.getLoc()), decl(decl),
+        body(body), kernels(kernels), wgmma(wgmma) {
     auto i64 = [&](StringRef name) {
       return cast<IntegerAttr>(params.get(name)).getInt();
     };
@@ -137,98 +134,17 @@ private:
     return batch * perHead <= kInterleaveBytes ? batch : 1;
   }
 
-  // Types and constants.
-  Type i32() { return b.getI32Type(); }
-  Type f32() { return b.getF32Type(); }
-  Value c32(int64_t v) {
-    return arith::ConstantIntOp::create(b, loc, i32(), v);
-  }
-  Value c64(int64_t v) {
-    return arith::ConstantIntOp::create(b, loc, b.getI64Type(), v);
-  }
-  Value cf(double v) {
-    return arith::ConstantFloatOp::create(b, loc, b.getF32Type(),
-                                          APFloat(static_cast<float>(v)));
-  }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
-  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
-  Value shr(Value x, int64_t n) {
-    return arith::ShRUIOp::create(b, loc, x, c32(n));
-  }
-  Value shl(Value x, int64_t n) {
-    return arith::ShLIOp::create(b, loc, x, c32(n));
-  }
-  Value band(Value x, int64_t m) {
-    return arith::AndIOp::create(b, loc, x, c32(m));
-  }
-  Value bxor(Value x, Value y) { return arith::XOrIOp::create(b, loc, x, y); }
-  Value wide(Value x) {
-    return arith::ExtUIOp::create(b, loc, b.getI64Type(), x);
-  }
-
-  /// A byte address `offset` past `base` (an LLVM pointer).
-  Value at(Value base, Value offset) {
-    return LLVM::GEPOp::create(b, loc, base.getType(), b.getI8Type(), base,
-                               ValueRange{offset});
-  }
-  /// The byte offset of 16-byte chunk `chunk` of row `row` in a tile of
-  /// `tileRows` rows. A tile is one or two column halves of 64 elements,
-  /// each `tileRows` rows of 128 bytes, and chunk c of a half's row r is
-  /// stored at c xor (r mod 8): wgmma's 128-byte swizzle (its tiles start
-  /// at 1024-byte boundaries), under which the 8 rows one ldmatrix reads
-  /// at one column also fall in 8 distinct bank groups.
+  /// The byte offset of 16-byte chunk `chunk` of row `row` in a K, V or Q
+  /// tile of `tileRows` rows (GpuTensorCore.h).
   Value swizzled(Value row, Value chunk, int64_t tileRows) {
-    Value inHalf = add(shl(row, 7), shl(bxor(band(chunk, 7), band(row, 7)), 4));
-    if (dim <= 64)
-      return inHalf;
-    return add(mul(shr(chunk, 3), c32(tileRows * 128)), inHalf);
+    return TensorCoreEmitter::swizzled(row, chunk, tileRows, dim / 8);
   }
-
   /// Issues the cp.async copies of a [count, dim] tile whose first row is
   /// at global `src`, rows `rowStride` elements apart, into the shared tile
   /// at `tile`.
-  void loadTile(Value src, Value tile, int64_t count, int64_t rowStride);
-  /// wgmma's descriptor of a swizzled tile (128-byte swizzle) at `tile`:
-  /// `leading` bytes between the 64-element column halves of an MN-major
-  /// operand, `stride` bytes between groups of 8 rows.
-  Value descriptor(Value tile, int64_t leading, int64_t stride);
-  /// D = A B + D (or A B when !accumulate) for one m64nNk16 step of the
-  /// warpgroup: A from shared memory (a descriptor) or from registers (four
-  /// words per thread, the layout of mma.sync's A fragments per warp), B
-  /// from shared memory, MN-major when `transposeB`. `acc` holds the
-  /// thread's N/2 accumulators, in mma.sync's C-fragment order per 8
-  /// columns.
-  SmallVector<Value> wgmmaStep(ArrayRef<Value> acc, Value aDescriptor,
-                               ArrayRef<Value> aWords, Value bDescriptor,
-                               bool transposeB, bool accumulate);
-  /// An inline PTX statement with side effects (LLVM's $N operands).
-  LLVM::InlineAsmOp inlineAsm(Type result, ValueRange operands, StringRef text,
-                              StringRef constraints) {
-    return LLVM::InlineAsmOp::create(
-        b, loc, result, operands, text, constraints,
-        /*has_side_effects=*/true, /*is_align_stack=*/false,
-        LLVM::tailcallkind::TailCallKind::None,
-        LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
-        ArrayAttr());
-  }
-  /// An instruction of wgmma's protocol with no operands (fence,
-  /// commit_group, wait_group, fence.proxy.async); it orders memory.
-  void asmBarrier(StringRef text);
-  /// `values` through an empty asm statement: what computes them cannot
-  /// move below it, nor what reads the results above it (CUTLASS's
-  /// warpgroup_fence_operand). Keeps accumulator arithmetic out of the
-  /// span between wgmma.fence and wgmma.wait_group.
-  SmallVector<Value> fenceOperands(ArrayRef<Value> values);
-  /// ldmatrix.x4 of the four 8x8 matrices whose rows this lane addresses.
-  SmallVector<Value> ldmatrix(Value address, bool transpose);
-  /// d = a b + c on one m16n8k16 tile.
-  SmallVector<Value> mma(ArrayRef<Value> a, ArrayRef<Value> bFrag,
-                         ArrayRef<Value> c);
-  /// Two f32 values as the packed pair of the kernel's type (lo first).
-  Value pack(Value lo, Value hi);
-  Value shuffleXor(Value v, int32_t mask) {
-    return gpu::ShuffleOp::create(b, loc, v, mask, 32, gpu::ShuffleMode::XOR)
-        .getShuffleResult();
+  void loadTile(Value src, Value tile, int64_t count, int64_t rowStride) {
+    TensorCoreEmitter::loadTile(tid, kThreads, src, tile, count, dim / 8,
+                                rowStride * 2);
   }
   /// 2^x with subnormal results flushed to zero: one MUFU.EX2, where
   /// llvm.exp2's ex2.approx.f32 (which keeps them) costs three more
@@ -244,14 +160,11 @@ private:
 
   func::FuncOp decl, body;
   ModuleOp kernels;
-  OpBuilder b;
-  Location loc;
   /// Hopper's warpgroup products (sm_90a) rather than mma.sync.
   bool wgmma;
   int64_t batch = 1, seqQ = 0, seqK = 0, dim = 0;
   double scale = 1.0;
   std::optional<int64_t> causalOffset;
-  bool f16 = false;
   /// Query rows per block, and 16-row m-tiles per warp.
   int64_t rows = 64, mTiles = 1;
   /// The blocks per SM that ptxas must leave registers for (0: its choice).
@@ -268,158 +181,7 @@ private:
   Value tid, lane, sharedBase;
 };
 
-void FlashEmitter::loadTile(Value src, Value tile, int64_t count,
-                            int64_t rowStride) {
-  int64_t chunksPerRow = dim / 8;
-  int64_t perThread = count * chunksPerRow / kThreads;
-  int64_t rowShift = llvm::Log2_64(chunksPerRow);
-  for (int64_t i = 0; i < perThread; ++i) {
-    Value index = add(tid, c32(i * kThreads));
-    Value row = shr(index, rowShift);
-    Value chunk = band(index, chunksPerRow - 1);
-    Value from =
-        at(src, arith::AddIOp::create(b, loc,
-                                      arith::MulIOp::create(b, loc, wide(row),
-                                                            c64(rowStride * 2)),
-                                      wide(shl(chunk, 4))));
-    Value to = at(tile, swizzled(row, chunk, count));
-    NVVM::CpAsyncOp::create(b, loc, to, from, 16,
-                            NVVM::LoadCacheModifierKind::CG, Value());
-  }
-}
-
-SmallVector<Value> FlashEmitter::ldmatrix(Value address, bool transpose) {
-  auto structType = LLVM::LLVMStructType::getLiteral(
-      b.getContext(), {i32(), i32(), i32(), i32()});
-  Value result = NVVM::LdMatrixOp::create(
-      b, loc, structType, address, 4,
-      transpose ? NVVM::MMALayout::col : NVVM::MMALayout::row,
-      NVVM::LdStMatrixShapeAttr::get(b.getContext(), 8, 8),
-      NVVM::LdStMatrixEltType::B16);
-  SmallVector<Value> regs;
-  for (int64_t i = 0; i < 4; ++i)
-    regs.push_back(LLVM::ExtractValueOp::create(b, loc, result, i));
-  return regs;
-}
-
-SmallVector<Value> FlashEmitter::mma(ArrayRef<Value> a, ArrayRef<Value> bFrag,
-                                     ArrayRef<Value> c) {
-  SmallVector<Value> args;
-  // bf16 fragments are passed as i32 words, f16 ones as <2 x half>.
-  auto operand = [&](Value word) -> Value {
-    if (!f16)
-      return word;
-    return LLVM::BitcastOp::create(b, loc, VectorType::get({2}, b.getF16Type()),
-                                   word);
-  };
-  for (Value v : a)
-    args.push_back(operand(v));
-  for (Value v : bFrag)
-    args.push_back(operand(v));
-  args.append(c.begin(), c.end());
-  auto structType = LLVM::LLVMStructType::getLiteral(
-      b.getContext(), {f32(), f32(), f32(), f32()});
-  StringRef name = f16 ? "llvm.nvvm.mma.m16n8k16.row.col.f32.f32"
-                       : "llvm.nvvm.mma.m16n8k16.row.col.bf16";
-  Value d = LLVM::CallIntrinsicOp::create(b, loc, structType,
-                                          b.getStringAttr(name), args)
-                .getResult(0);
-  SmallVector<Value> out;
-  for (int64_t i = 0; i < 4; ++i)
-    out.push_back(LLVM::ExtractValueOp::create(b, loc, d, i));
-  return out;
-}
-
-Value FlashEmitter::pack(Value lo, Value hi) {
-  Type half = f16 ? Type(b.getF16Type()) : Type(b.getBF16Type());
-  Value pair = vector::FromElementsOp::create(
-      b, loc, VectorType::get({2}, half),
-      ValueRange{arith::TruncFOp::create(b, loc, half, lo),
-                 arith::TruncFOp::create(b, loc, half, hi)});
-  Value word =
-      vector::BitCastOp::create(b, loc, VectorType::get({1}, i32()), pair);
-  return vector::ExtractOp::create(b, loc, word, ArrayRef<int64_t>{0});
-}
-
-Value FlashEmitter::descriptor(Value tile, int64_t leading, int64_t stride) {
-  Value address = LLVM::PtrToIntOp::create(b, loc, i32(), tile);
-  // Bits 0-13: the start address / 16; 16-29: the leading byte offset / 16;
-  // 32-45: the stride byte offset / 16; 62-63: 1, the 128-byte swizzle.
-  Value low = arith::OrIOp::create(b, loc, shr(band(address, 0x3FFFF), 4),
-                                   c32((leading >> 4) << 16));
-  int64_t high = (stride >> 4) | (int64_t(1) << 30);
-  return arith::OrIOp::create(b, loc, wide(low), c64(high << 32));
-}
-
-SmallVector<Value> FlashEmitter::wgmmaStep(ArrayRef<Value> acc,
-                                           Value aDescriptor,
-                                           ArrayRef<Value> aWords,
-                                           Value bDescriptor, bool transposeB,
-                                           bool accumulate) {
-  int64_t count = acc.size();
-  std::string text, constraints;
-  llvm::raw_string_ostream os(text), cs(constraints);
-  os << "{\n.reg .pred p;\nsetp.ne.b32 p, $"
-     << (2 * count + (aDescriptor ? 2 : 5))
-     << ", 0;\nwgmma.mma_async.sync.aligned.m64n" << 2 * count << "k16.f32."
-     << (f16 ? "f16.f16" : "bf16.bf16") << " {";
-  for (int64_t i = 0; i < count; ++i)
-    os << (i ? ", $" : "$") << i;
-  os << "}, ";
-  SmallVector<Value> operands(acc.begin(), acc.end());
-  for (int64_t i = 0; i < count; ++i)
-    cs << "=f,";
-  for (int64_t i = 0; i < count; ++i)
-    cs << i << ",";
-  if (aDescriptor) {
-    os << "$" << 2 * count << ", $" << 2 * count + 1 << ", p, 1, 1, 0, "
-       << (transposeB ? 1 : 0) << ";\n}";
-    operands.append({aDescriptor, bDescriptor});
-    cs << "l,l,r";
-  } else {
-    os << "{$" << 2 * count << ", $" << 2 * count + 1 << ", $" << 2 * count + 2
-       << ", $" << 2 * count + 3 << "}, $" << 2 * count + 4 << ", p, 1, 1, "
-       << (transposeB ? 1 : 0) << ";\n}";
-    operands.append(aWords.begin(), aWords.end());
-    operands.push_back(bDescriptor);
-    cs << "r,r,r,r,l,r";
-  }
-  operands.push_back(c32(accumulate ? 1 : 0));
-  auto structType = LLVM::LLVMStructType::getLiteral(
-      b.getContext(), SmallVector<Type>(count, f32()));
-  Value d = inlineAsm(structType, operands, text, constraints).getResult(0);
-  SmallVector<Value> out;
-  for (int64_t i = 0; i < count; ++i)
-    out.push_back(LLVM::ExtractValueOp::create(b, loc, d, i));
-  return out;
-}
-
-void FlashEmitter::asmBarrier(StringRef text) {
-  inlineAsm(Type(), ValueRange(), text, "~{memory}");
-}
-
-SmallVector<Value> FlashEmitter::fenceOperands(ArrayRef<Value> values) {
-  std::string constraints;
-  llvm::raw_string_ostream cs(constraints);
-  SmallVector<Type> types;
-  for (Value v : values) {
-    types.push_back(v.getType());
-    cs << (v.getType().isF32() ? "=f," : "=r,");
-  }
-  for (size_t i = 0; i < values.size(); ++i)
-    cs << (i ? "," : "") << i;
-  Value fenced =
-      inlineAsm(LLVM::LLVMStructType::getLiteral(b.getContext(), types), values,
-                "", constraints)
-          .getResult(0);
-  SmallVector<Value> out;
-  for (size_t i = 0; i < values.size(); ++i)
-    out.push_back(LLVM::ExtractValueOp::create(b, loc, fenced, i));
-  return out;
-}
-
 LogicalResult FlashEmitter::run() {
-  MLIRContext *context = b.getContext();
   Block &entry = body.getBody().front();
   int64_t inputs = decl.getNumArguments();
   if (entry.getNumArguments() != inputs + 1 ||
@@ -430,34 +192,9 @@ LogicalResult FlashEmitter::run() {
            << " buffers for its " << inputs
            << " inputs and one result, or names another";
 
-  // The generic body is replaced whole; the globals only it read go too
-  // (a causal mask's constant of S x T values among them).
-  llvm::SetVector<StringAttr> globals;
-  body.walk([&](memref::GetGlobalOp get) {
-    globals.insert(get.getNameAttr().getAttr());
-  });
-  entry.getTerminator()->erase();
-  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(entry))) {
-    op.dropAllUses();
-    op.erase();
-  }
-  for (StringAttr name : globals)
-    if (Operation *global = SymbolTable::lookupSymbolIn(kernels, name))
-      if (SymbolTable::symbolKnownUseEmpty(global, kernels))
-        global->erase();
-
-  // Each buffer as an untyped byte buffer (the executor's bare pointers).
-  SmallVector<Type> types;
-  for (BlockArgument arg : entry.getArguments()) {
-    auto type = cast<MemRefType>(arg.getType());
-    int64_t bytes = type.getNumElements() *
-                    std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
-    auto raw = MemRefType::get({bytes}, b.getI8Type());
-    arg.setType(raw);
-    types.push_back(raw);
-  }
-  body.setType(FunctionType::get(context, types, {}));
-  body->setAttr("nvvm.maxntid", b.getDenseI32ArrayAttr({kThreads, 1, 1}));
+  // The generic body is replaced whole (a causal mask's constant of S x T
+  // values goes with it).
+  SmallVector<Value> pointers = resetBody(body, kernels, kThreads);
   // wgmma, 128 rows at head dimension 64: shared memory (49 KiB a block)
   // leaves room for 4 blocks per SM, and ptxas would take 172 registers a
   // thread, which fits 2. Asking for 3 caps it at 168, for 16-20 bytes of
@@ -466,36 +203,10 @@ LogicalResult FlashEmitter::run() {
   // 32 rows per warp, takes 253 registers and would spill 292 bytes.)
   if (minBlocks)
     body->setAttr("nvvm.minctasm", b.getI32IntegerAttr(minBlocks));
+  sharedBase = sharedMemory(kernels, kSharedName, wgmma);
 
-  if (!kernels.lookupSymbol(kSharedName)) {
-    OpBuilder mb = OpBuilder::atBlockEnd(kernels.getBody());
-    LLVM::GlobalOp::create(mb, loc, LLVM::LLVMArrayType::get(mb.getI8Type(), 0),
-                           /*isConstant=*/false, LLVM::Linkage::External,
-                           kSharedName, Attribute(), /*alignment=*/16,
-                           /*addrSpace=*/3);
-  }
-
-  b.setInsertionPointToStart(&entry);
-  auto globalPtr = LLVM::LLVMPointerType::get(context, 1);
-  auto sharedPtr = LLVM::LLVMPointerType::get(context, 3);
-  SmallVector<Value> pointers;
-  for (BlockArgument arg : entry.getArguments()) {
-    Value address = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, arg);
-    address = arith::IndexCastOp::create(b, loc, b.getI64Type(), address);
-    pointers.push_back(LLVM::IntToPtrOp::create(b, loc, globalPtr, address));
-  }
-  sharedBase = LLVM::AddressOfOp::create(b, loc, sharedPtr, kSharedName);
-  if (wgmma) {
-    Value address = LLVM::PtrToIntOp::create(b, loc, i32(), sharedBase);
-    sharedBase =
-        at(sharedBase, band(arith::SubIOp::create(b, loc, c32(0), address),
-                            kWgmmaAlign - 1));
-  }
-
-  tid = arith::IndexCastOp::create(
-      b, loc, i32(), gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x));
-  Value bid = arith::IndexCastOp::create(
-      b, loc, i32(), gpu::BlockIdOp::create(b, loc, gpu::Dimension::x));
+  tid = threadIndex();
+  Value bid = blockIndex();
   Value warp = shr(tid, 5);
   lane = band(tid, 31);
   Value group = shr(lane, 2), quad = band(lane, 3);
@@ -613,13 +324,6 @@ LogicalResult FlashEmitter::run() {
     kDesc0 = descriptor(kTile(c32(0)), 0, 1024);
     vDesc0 = descriptor(vTile(c32(0)), kKeys * 128, 1024);
   }
-  // A descriptor `bytes` further on.
-  auto advance = [&](Value desc, int64_t bytes) -> Value {
-    if (bytes == 0)
-      return desc;
-    return arith::AddIOp::create(b, loc, desc, c64(bytes >> 4));
-  };
-
   // Loop state, per m-tile: O's accumulators (dim/8 tiles of 4), then m and
   // l for the thread's two rows (group and group + 8).
   int64_t oTiles = dim / 8;

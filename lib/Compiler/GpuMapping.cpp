@@ -2694,9 +2694,12 @@ struct GpuMapPass : PassWrapper<GpuMapPass, OperationPass<ModuleOp>> {
             << decl.getSymName() << " has no body in module @kernels";
         return signalPassFailure();
       }
-      if (decl->hasAttr("strata.template")) {
-        if (failed(strata::emitFlashAttention(decl, body, kernels,
-                                              dynamicSharedLimit, wgmma)))
+      if (auto kind = decl->getAttrOfType<StringAttr>("strata.template")) {
+        if (failed(kind.getValue() == "gemm"
+                       ? strata::emitGemm(decl, body, kernels,
+                                          dynamicSharedLimit, wgmma)
+                       : strata::emitFlashAttention(decl, body, kernels,
+                                                    dynamicSharedLimit, wgmma)))
           return signalPassFailure();
       } else if (failed(KernelMapper(decl, body, kernels, dynamicSharedLimit)
                             .run())) {

@@ -33,6 +33,8 @@
 #include "Attention.h"
 #include "CompilerUtils.h"
 #include "Decisions.h"
+#include "Gemm.h"
+#include "Gpu.h"
 #include "Library.h"
 #include "RowParallel.h"
 
@@ -128,6 +130,11 @@ struct Group {
   std::optional<strata::LibraryMatch> library;
   /// Set for a flash-attention kernel (inputs Q, K, V).
   std::optional<strata::AttentionMatch> attention;
+  /// Set for the GEMM kernel with its epilogue (Gemm.h), with the reason.
+  std::optional<strata::GemmMatch> gemm;
+  std::string gemmReason;
+  /// Products of generated code that the GEMM kernel does not take, and why.
+  SmallVector<std::pair<std::string, std::string>> notGemm;
   /// Generated kernels: why each op after the first joined.
   SmallVector<std::string> joined;
   /// Generated kernels: each anchor op (matmul, gemm, conv) and why it is
@@ -445,8 +452,11 @@ static SmallVector<std::string> notFusedLines(const Ledger &ledger,
 /// strata.reason of a generated kernel: why it is not a library call.
 /// Anchors that share a reason are listed together.
 static std::string codegenReason(const Group &group) {
+  std::string notGemm;
+  for (auto &[op, why] : group.notGemm)
+    notGemm += "; " + op + ": not the GEMM kernel: " + why;
   if (group.noLibraries)
-    return "--no-libraries: every kernel is generated code";
+    return "--no-libraries: every kernel is generated code" + notGemm;
   SmallVector<std::pair<std::string, std::string>> byReason; // reason, ops
   for (auto &[op, why] : group.anchorsNotLibrary) {
     auto it = llvm::find_if(byReason, [&](auto &e) { return e.first == why; });
@@ -464,7 +474,7 @@ static std::string codegenReason(const Group &group) {
       ops += (ops.empty() ? "" : ", ") + op.str();
     reason += (reason.empty() ? "" : "; ") + ("no library kernel for " + ops);
   }
-  return reason;
+  return reason + notGemm;
 }
 
 static ArrayAttr stringArray(MLIRContext *context, ArrayRef<std::string> list) {
@@ -569,6 +579,13 @@ static LogicalResult outline(ModuleOp module, func::FuncOp entry,
     for (auto [op, why] : llvm::zip(group.ops, group.library->joinReasons))
       if (!why.empty())
         fusedBecause.push_back(strata::describeOp(op) + ": " + why);
+  } else if (group.gemm) {
+    kernel->setAttr("strata.kind", StringAttr::get(context, "codegen"));
+    kernel->setAttr("strata.template", StringAttr::get(context, "gemm"));
+    kernel->setAttr("strata.gemm", group.gemm->toAttr(builder, inputs));
+    kernel->setAttr("strata.reason",
+                    StringAttr::get(context, group.gemmReason));
+    fusedBecause.assign(group.joined.begin(), group.joined.end());
   } else if (group.attention) {
     kernel->setAttr("strata.kind", StringAttr::get(context, "codegen"));
     kernel->setAttr("strata.template",
@@ -633,6 +650,20 @@ static LogicalResult outline(ModuleOp module, func::FuncOp entry,
                                         libraryVendor(group.library->library) +
                                         " chooses its own blocking and "
                                         "threads"));
+  } else if (group.gemm) {
+    const GemmMatch &g = *group.gemm;
+    tile.set("rows", IntegerAttr::get(i64, g.rows));
+    tile.set("rows_per_block", IntegerAttr::get(i64, kGemmTileRows));
+    tile.set("blocks",
+             IntegerAttr::get(i64, g.rows / kGemmTileRows *
+                                       (g.columns / kGemmTileColumns)));
+    tile.set("source",
+             StringAttr::get(
+                 context,
+                 "the GEMM kernel's tile: " + std::to_string(kGemmTileRows) +
+                     "x" + std::to_string(kGemmTileColumns) +
+                     " of the result per block, " +
+                     std::to_string(kGemmTileDepth) + " of K per step"));
   } else if (group.attention) {
     const AttentionMatch &a = *group.attention;
     int64_t rows = attentionQueryRows(a.headDim, a.seqQ);
@@ -1203,6 +1234,16 @@ LogicalResult strata::partitionIntoKernels(ModuleOp module,
     claimed.insert(masks.begin(), masks.end());
   }
 
+  // A product that is generated code (no library takes it: --no-libraries,
+  // the decisions file, or cuBLASLt refuses it) is strata's GEMM kernel on
+  // Hopper (Gemm.h, GpuGemm.cpp), with the elementwise ops after it as its
+  // epilogue, rather than the generic mapping's one output per thread.
+  // Where cuBLASLt takes the product it stays cuBLASLt's, also when its
+  // epilogue cannot take all of the ops after it (the exact GELU): on the
+  // H200 cuBLASLt and a GELU kernel of its own were faster (docs/gpu.md,
+  // "The GEMM kernel").
+  bool gemmKernels =
+      options.target == "cuda" && gpuHasWgmma(gpuArchitecture(options));
   for (Operation &op : entry.getBody().front().without_terminator()) {
     if (isa<graph::ConstantOp>(op) || claimed.contains(&op))
       continue;
@@ -1268,6 +1309,36 @@ LogicalResult strata::partitionIntoKernels(ModuleOp module,
       if (!forcedLibrary.empty())
         return decisions.error(module, forcedLibrary)
                << "no library kernel can take this node: " << whyNotLibrary;
+    }
+    std::pair<std::string, std::string> notGemm;
+    if (gemmKernels && isa<graph::MatMulOp>(op)) {
+      std::string whyNotGemm;
+      std::optional<GemmMatch> gemm = matchGemm(
+          &op, [](Operation *def) { return isInlinableConstant(def); },
+          request.epilogueVeto, whyNotGemm);
+      if (gemm) {
+        close(&op, label + " starts a GEMM kernel (" + gemm->describe() +
+                       "), a kernel of its own");
+        Group *group = start(&op);
+        for (Operation *member : ArrayRef(gemm->ops).drop_front()) {
+          group->joined.push_back(describeOp(member) +
+                                  ": the GEMM's epilogue, applied to its "
+                                  "accumulators in registers");
+          group->ops.push_back(member);
+          group->members.insert(member);
+          ledger.groupOf[member] = group;
+        }
+        claimed.insert(gemm->ops.begin(), gemm->ops.end());
+        group->gemmReason =
+            "a GEMM kernel (" + gemm->describe() +
+            "): tensor-core products into f32 accumulators, the epilogue "
+            "applied to them in registers, one write of the result; not a "
+            "library call: " +
+            whyNotLibrary;
+        group->gemm = std::move(*gemm);
+        continue;
+      }
+      notGemm = {label, whyNotGemm};
     }
     bool feedsFromCurrent =
         current && llvm::any_of(op.getOperands(), [&](Value v) {
@@ -1360,6 +1431,8 @@ LogicalResult strata::partitionIntoKernels(ModuleOp module,
       current = group = start(&op);
     if (auto it = notAttention.find(&op); it != notAttention.end())
       whyNotLibrary += "; not a flash-attention kernel: " + it->second;
+    if (!notGemm.first.empty())
+      group->notGemm.push_back(std::move(notGemm));
     if (StringRef(whyNotLibrary).starts_with("--no-libraries"))
       group->noLibraries = true;
     else if (isLibraryAnchor(&op))

@@ -4,9 +4,10 @@
 # (docs/gpu.md, "Running the conformance suites on a GPU").
 #
 #   test/Gpu/device-conformance.sh pack <build-dir> <out-dir> [--cpu=GPU]
-#                                       [suite dir...]
+#                                       [--no-libraries] [suite dir...]
 #       compiles every case of the suites (default: the four suites of
-#       libonnx-testdata) for --target=cuda (and --cpu=GPU, e.g. sm_90a) with
+#       libonnx-testdata) for --target=cuda (and --cpu=GPU, e.g. sm_90a;
+#       --no-libraries: every kernel generated) with
 #       `strata conformance --compile-only`, and packs the modules, the cases' data (model.onnx
 #       files are left empty: only the data sets are read), strata-run-cases
 #       with the shared libraries it needs beyond the C library, the CUDA
@@ -23,8 +24,10 @@ case "${1:-}" in
 pack)
   build=$2 out=$3
   shift 3
-  cpu=()
-  case "${1:-}" in --cpu=*) cpu=("$1"); shift ;; esac
+  flags=()
+  while :; do
+    case "${1:-}" in --cpu=* | --no-libraries) flags+=("$1"); shift ;; *) break ;; esac
+  done
   data=/usr/share/libonnx-testdata/data
   suites=("$@")
   [ ${#suites[@]} -eq 0 ] &&
@@ -34,7 +37,7 @@ pack)
   mkdir -p "$stage/pack/bin" "$stage/pack/lib" "$stage/pack/compat" \
     "$stage/pack/data" || exit 1
   echo "== compiling for cuda"
-  "$build/bin/strata" conformance --target=cuda "${cpu[@]}" --quiet \
+  "$build/bin/strata" conformance --target=cuda "${flags[@]}" --quiet \
     --compile-only "$stage/pack/modules" "${suites[@]}" \
     --json "$stage/pack/compile.json" >"$stage/pack/compile.log" 2>&1
   tail -1 "$stage/pack/compile.log"

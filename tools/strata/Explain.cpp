@@ -346,9 +346,10 @@ int strata::driver::runExplain() {
     ptxArch = archs.ptx;
     if (ptxArch != cubinArch)
       gpuCode = "a cubin for " + cubinArch +
-                " (the attention kernels use wgmma) and PTX for " + ptxArch +
-                ", compiled a second time from the kernel stage (attention "
-                "with mma.sync), which later GPUs JIT-compile";
+                " (its attention and GEMM kernels use wgmma) and PTX for " +
+                ptxArch +
+                ", compiled a second time from the kernel stage (those "
+                "kernels with mma.sync), which later GPUs JIT-compile";
     else
       gpuCode = "a cubin and its PTX for " + cubinArch +
                 (cubinArch == gpuArchitecture(options)

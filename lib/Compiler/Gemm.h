@@ -1,0 +1,69 @@
+//===- Gemm.h - products whose epilogue the GEMM kernel fuses ---*- C++ -*-===//
+//
+// The graph layer's view of a matrix product with an elementwise epilogue,
+// as the partitioner hands it to strata's own GEMM kernel on Hopper
+// (GpuGemm.cpp, docs/gpu.md "GEMM with a fused epilogue"):
+//
+//   Y = f_n(... f_1(MatMul(A, W), ...) ...)   A [..., M, K], W [K, N]
+//
+// where each f_i is an elementwise op whose other operands are kernel
+// inputs read once per column ([N], a bias), once per element (the
+// product's shape, a residual) or once (one element). The partitioner takes
+// it for a product that is generated code (no library call) when the GPU
+// has wgmma (sm_90a): the product's result never goes through memory before
+// its epilogue, and it runs on tensor cores instead of the generic
+// mapping's one output per thread.
+//
+//===----------------------------------------------------------------------===//
+#ifndef STRATA_LIB_COMPILER_GEMM_H
+#define STRATA_LIB_COMPILER_GEMM_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Operation.h"
+
+#include <functional>
+#include <optional>
+#include <string>
+
+namespace strata {
+
+/// The GEMM kernel's tile: 128 rows by 128 columns of the result per block,
+/// 64 of K per step.
+constexpr int64_t kGemmTileRows = 128;
+constexpr int64_t kGemmTileColumns = 128;
+constexpr int64_t kGemmTileDepth = 64;
+
+struct GemmMatch {
+  /// The product first, then its epilogue in order.
+  llvm::SmallVector<mlir::Operation *> ops;
+  /// The product's rows (A's leading dimensions folded), columns and depth.
+  int64_t rows = 0, columns = 0, depth = 0;
+  /// The operands' and the result's type: "bf16" or "f16".
+  std::string type;
+
+  /// "bf16 16384x768x3072 with bias add and gelu" for reasons.
+  std::string describe() const;
+  /// strata.gemm on the kernel's declaration: rows, columns, depth, type,
+  /// and the arguments that hold A and W (`inputs` are the kernel's).
+  mlir::DictionaryAttr toAttr(mlir::Builder &b,
+                              llvm::ArrayRef<mlir::Value> inputs) const;
+};
+
+/// The GEMM kernel's match for the product `op`: a MatMul of bf16 or f16
+/// with A [..., M, K] and W [K, N] (M, N multiples of 128, K of 64) and the
+/// longest elementwise chain after it that the kernel can fuse (each value
+/// read only by the next op; no operand of the chain that `isCloned` says
+/// the kernel would take in as a constant). `veto` says why an op may not
+/// join ("" when it may: the decisions file's entries). nullopt, with
+/// `whyNot` set, when `op` is not such a product.
+std::optional<GemmMatch>
+matchGemm(mlir::Operation *op,
+          const std::function<bool(mlir::Operation *)> &isCloned,
+          const std::function<std::string(llvm::ArrayRef<mlir::Operation *>,
+                                          mlir::Operation *)> &veto,
+          std::string &whyNot);
+
+} // namespace strata
+
+#endif // STRATA_LIB_COMPILER_GEMM_H

@@ -1,0 +1,275 @@
+//===- GpuTensorCore.cpp - building blocks of tensor-core kernels ---------===//
+//
+// See GpuTensorCore.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GpuTensorCore.h"
+
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/SymbolTable.h"
+
+#include "llvm/ADT/SetVector.h"
+#include "llvm/Support/MathExtras.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+
+namespace strata {
+
+Value TensorCoreEmitter::cf(double v) {
+  return arith::ConstantFloatOp::create(b, loc, b.getF32Type(),
+                                        APFloat(static_cast<float>(v)));
+}
+
+Value TensorCoreEmitter::threadIndex() {
+  return arith::IndexCastOp::create(
+      b, loc, i32(), gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x));
+}
+
+Value TensorCoreEmitter::blockIndex() {
+  return arith::IndexCastOp::create(
+      b, loc, i32(), gpu::BlockIdOp::create(b, loc, gpu::Dimension::x));
+}
+
+Value TensorCoreEmitter::swizzled(Value row, Value chunk, int64_t tileRows,
+                                  int64_t chunksPerRow) {
+  Value inHalf = add(shl(row, 7), shl(bxor(band(chunk, 7), band(row, 7)), 4));
+  if (chunksPerRow <= 8)
+    return inHalf;
+  return add(mul(shr(chunk, 3), c32(tileRows * 128)), inHalf);
+}
+
+void TensorCoreEmitter::loadTile(Value tid, int64_t threads, Value src,
+                                 Value tile, int64_t count,
+                                 int64_t chunksPerRow, int64_t rowBytes) {
+  int64_t perThread = count * chunksPerRow / threads;
+  int64_t rowShift = llvm::Log2_64(chunksPerRow);
+  for (int64_t i = 0; i < perThread; ++i) {
+    Value index = add(tid, c32(i * threads));
+    Value row = shr(index, rowShift);
+    Value chunk = band(index, chunksPerRow - 1);
+    Value from =
+        at(src,
+           arith::AddIOp::create(
+               b, loc, arith::MulIOp::create(b, loc, wide(row), c64(rowBytes)),
+               wide(shl(chunk, 4))));
+    Value to = at(tile, swizzled(row, chunk, count, chunksPerRow));
+    NVVM::CpAsyncOp::create(b, loc, to, from, 16,
+                            NVVM::LoadCacheModifierKind::CG, Value());
+  }
+}
+
+LLVM::InlineAsmOp TensorCoreEmitter::inlineAsm(Type result, ValueRange operands,
+                                               StringRef text,
+                                               StringRef constraints) {
+  return LLVM::InlineAsmOp::create(
+      b, loc, result, operands, text, constraints,
+      /*has_side_effects=*/true, /*is_align_stack=*/false,
+      LLVM::tailcallkind::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+      ArrayAttr());
+}
+
+void TensorCoreEmitter::asmBarrier(StringRef text) {
+  inlineAsm(Type(), ValueRange(), text, "~{memory}");
+}
+
+SmallVector<Value> TensorCoreEmitter::fenceOperands(ArrayRef<Value> values) {
+  std::string constraints;
+  llvm::raw_string_ostream cs(constraints);
+  SmallVector<Type> types;
+  for (Value v : values) {
+    types.push_back(v.getType());
+    cs << (v.getType().isF32() ? "=f," : "=r,");
+  }
+  for (size_t i = 0; i < values.size(); ++i)
+    cs << (i ? "," : "") << i;
+  Value fenced =
+      inlineAsm(LLVM::LLVMStructType::getLiteral(b.getContext(), types), values,
+                "", constraints)
+          .getResult(0);
+  SmallVector<Value> out;
+  for (size_t i = 0; i < values.size(); ++i)
+    out.push_back(LLVM::ExtractValueOp::create(b, loc, fenced, i));
+  return out;
+}
+
+Value TensorCoreEmitter::descriptor(Value tile, int64_t leading,
+                                    int64_t stride) {
+  Value address = LLVM::PtrToIntOp::create(b, loc, i32(), tile);
+  // Bits 0-13: the start address / 16; 16-29: the leading byte offset / 16;
+  // 32-45: the stride byte offset / 16; 62-63: 1, the 128-byte swizzle.
+  Value low = arith::OrIOp::create(b, loc, shr(band(address, 0x3FFFF), 4),
+                                   c32((leading >> 4) << 16));
+  int64_t high = (stride >> 4) | (int64_t(1) << 30);
+  return arith::OrIOp::create(b, loc, wide(low), c64(high << 32));
+}
+
+Value TensorCoreEmitter::advance(Value desc, int64_t bytes) {
+  if (bytes == 0)
+    return desc;
+  return arith::AddIOp::create(b, loc, desc, c64(bytes >> 4));
+}
+
+SmallVector<Value>
+TensorCoreEmitter::wgmmaStep(ArrayRef<Value> acc, Value aDescriptor,
+                             ArrayRef<Value> aWords, Value bDescriptor,
+                             bool transposeB, bool accumulate) {
+  int64_t count = acc.size();
+  std::string text, constraints;
+  llvm::raw_string_ostream os(text), cs(constraints);
+  os << "{\n.reg .pred p;\nsetp.ne.b32 p, $"
+     << (2 * count + (aDescriptor ? 2 : 5))
+     << ", 0;\nwgmma.mma_async.sync.aligned.m64n" << 2 * count << "k16.f32."
+     << (f16 ? "f16.f16" : "bf16.bf16") << " {";
+  for (int64_t i = 0; i < count; ++i)
+    os << (i ? ", $" : "$") << i;
+  os << "}, ";
+  SmallVector<Value> operands(acc.begin(), acc.end());
+  for (int64_t i = 0; i < count; ++i)
+    cs << "=f,";
+  for (int64_t i = 0; i < count; ++i)
+    cs << i << ",";
+  if (aDescriptor) {
+    os << "$" << 2 * count << ", $" << 2 * count + 1 << ", p, 1, 1, 0, "
+       << (transposeB ? 1 : 0) << ";\n}";
+    operands.append({aDescriptor, bDescriptor});
+    cs << "l,l,r";
+  } else {
+    os << "{$" << 2 * count << ", $" << 2 * count + 1 << ", $" << 2 * count + 2
+       << ", $" << 2 * count + 3 << "}, $" << 2 * count + 4 << ", p, 1, 1, "
+       << (transposeB ? 1 : 0) << ";\n}";
+    operands.append(aWords.begin(), aWords.end());
+    operands.push_back(bDescriptor);
+    cs << "r,r,r,r,l,r";
+  }
+  operands.push_back(c32(accumulate ? 1 : 0));
+  auto structType = LLVM::LLVMStructType::getLiteral(
+      b.getContext(), SmallVector<Type>(count, f32()));
+  Value d = inlineAsm(structType, operands, text, constraints).getResult(0);
+  SmallVector<Value> out;
+  for (int64_t i = 0; i < count; ++i)
+    out.push_back(LLVM::ExtractValueOp::create(b, loc, d, i));
+  return out;
+}
+
+SmallVector<Value> TensorCoreEmitter::ldmatrix(Value address, bool transpose) {
+  auto structType = LLVM::LLVMStructType::getLiteral(
+      b.getContext(), {i32(), i32(), i32(), i32()});
+  Value result = NVVM::LdMatrixOp::create(
+      b, loc, structType, address, 4,
+      transpose ? NVVM::MMALayout::col : NVVM::MMALayout::row,
+      NVVM::LdStMatrixShapeAttr::get(b.getContext(), 8, 8),
+      NVVM::LdStMatrixEltType::B16);
+  SmallVector<Value> regs;
+  for (int64_t i = 0; i < 4; ++i)
+    regs.push_back(LLVM::ExtractValueOp::create(b, loc, result, i));
+  return regs;
+}
+
+SmallVector<Value> TensorCoreEmitter::mma(ArrayRef<Value> a,
+                                          ArrayRef<Value> bFrag,
+                                          ArrayRef<Value> c) {
+  SmallVector<Value> args;
+  // bf16 fragments are passed as i32 words, f16 ones as <2 x half>.
+  auto operand = [&](Value word) -> Value {
+    if (!f16)
+      return word;
+    return LLVM::BitcastOp::create(b, loc, VectorType::get({2}, b.getF16Type()),
+                                   word);
+  };
+  for (Value v : a)
+    args.push_back(operand(v));
+  for (Value v : bFrag)
+    args.push_back(operand(v));
+  args.append(c.begin(), c.end());
+  auto structType = LLVM::LLVMStructType::getLiteral(
+      b.getContext(), {f32(), f32(), f32(), f32()});
+  StringRef name = f16 ? "llvm.nvvm.mma.m16n8k16.row.col.f32.f32"
+                       : "llvm.nvvm.mma.m16n8k16.row.col.bf16";
+  Value d = LLVM::CallIntrinsicOp::create(b, loc, structType,
+                                          b.getStringAttr(name), args)
+                .getResult(0);
+  SmallVector<Value> out;
+  for (int64_t i = 0; i < 4; ++i)
+    out.push_back(LLVM::ExtractValueOp::create(b, loc, d, i));
+  return out;
+}
+
+Value TensorCoreEmitter::pack(Value lo, Value hi) {
+  Type half = f16 ? Type(b.getF16Type()) : Type(b.getBF16Type());
+  Value pair = vector::FromElementsOp::create(
+      b, loc, VectorType::get({2}, half),
+      ValueRange{arith::TruncFOp::create(b, loc, half, lo),
+                 arith::TruncFOp::create(b, loc, half, hi)});
+  Value word =
+      vector::BitCastOp::create(b, loc, VectorType::get({1}, i32()), pair);
+  return vector::ExtractOp::create(b, loc, word, ArrayRef<int64_t>{0});
+}
+
+SmallVector<Value> TensorCoreEmitter::resetBody(func::FuncOp body,
+                                                ModuleOp kernels,
+                                                int64_t threads) {
+  MLIRContext *context = b.getContext();
+  Block &entry = body.getBody().front();
+  // The generic body is replaced whole; the globals only it read go too.
+  llvm::SetVector<StringAttr> globals;
+  body.walk([&](memref::GetGlobalOp get) {
+    globals.insert(get.getNameAttr().getAttr());
+  });
+  entry.getTerminator()->erase();
+  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(entry))) {
+    op.dropAllUses();
+    op.erase();
+  }
+  for (StringAttr name : globals)
+    if (Operation *global = SymbolTable::lookupSymbolIn(kernels, name))
+      if (SymbolTable::symbolKnownUseEmpty(global, kernels))
+        global->erase();
+
+  // Each buffer as an untyped byte buffer (the executor's bare pointers).
+  SmallVector<Type> types;
+  for (BlockArgument arg : entry.getArguments()) {
+    auto type = cast<MemRefType>(arg.getType());
+    int64_t bytes = type.getNumElements() *
+                    std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+    auto raw = MemRefType::get({bytes}, b.getI8Type());
+    arg.setType(raw);
+    types.push_back(raw);
+  }
+  body.setType(FunctionType::get(context, types, {}));
+  body->setAttr("nvvm.maxntid",
+                b.getDenseI32ArrayAttr({int32_t(threads), 1, 1}));
+
+  b.setInsertionPointToStart(&entry);
+  auto globalPtr = LLVM::LLVMPointerType::get(context, 1);
+  SmallVector<Value> pointers;
+  for (BlockArgument arg : entry.getArguments()) {
+    Value address = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, arg);
+    address = arith::IndexCastOp::create(b, loc, b.getI64Type(), address);
+    pointers.push_back(LLVM::IntToPtrOp::create(b, loc, globalPtr, address));
+  }
+  return pointers;
+}
+
+Value TensorCoreEmitter::sharedMemory(ModuleOp kernels, StringRef name,
+                                      bool align) {
+  if (!kernels.lookupSymbol(name)) {
+    OpBuilder mb = OpBuilder::atBlockEnd(kernels.getBody());
+    LLVM::GlobalOp::create(mb, loc, LLVM::LLVMArrayType::get(mb.getI8Type(), 0),
+                           /*isConstant=*/false, LLVM::Linkage::External, name,
+                           Attribute(), /*alignment=*/16, /*addrSpace=*/3);
+  }
+  auto sharedPtr = LLVM::LLVMPointerType::get(b.getContext(), 3);
+  Value base = LLVM::AddressOfOp::create(b, loc, sharedPtr, name);
+  if (!align)
+    return base;
+  Value address = LLVM::PtrToIntOp::create(b, loc, i32(), base);
+  return at(base, band(arith::SubIOp::create(b, loc, c32(0), address),
+                       kWgmmaAlign - 1));
+}
+
+} // namespace strata

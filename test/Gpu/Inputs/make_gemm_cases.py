@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""Writes the cases of test/Gpu/gemm.test in the ONNX backend-test layout:
+matrix products whose epilogue the GEMM kernel fuses on Hopper (Gemm.h,
+GpuGemm.cpp; docs/gpu.md "GEMM with a fused epilogue").
+
+Usage: make_gemm_cases.py OUT_DIR
+
+gelu_bf16          y = gelu(x @ w + b) as BERT's code writes the GELU
+                   (x * 0.5 * (1 + erf(x / sqrt 2))), x bf16 [2, 128, 320],
+                   w a constant [320, 256], b [256]: 256 rows, five steps of
+                   K (more than the kernel's stages), two tile columns.
+gelu_f16           the same in f16, x [384, 128], w [128, 384]: three tile
+                   rows (a group of tile rows smaller than 8), two K steps.
+gelu_k64_bf16      x [128, 64], w [64, 128]: one tile, one step of K.
+gelu_residual_bf16 y = gelu(x @ w + b) + r, r [256, 128] an input: the
+                   epilogue reads r per element.
+gelu_scale_bf16    y = gelu(x @ w) * s * t, s [128] per column, t [1] once,
+                   without a bias.
+gelu_rows100_bf16  x [100, 64]: 100 rows are no multiple of the tile's 128,
+                   so the product stays cuBLASLt's and the GELU a kernel of
+                   its own (the reason says why).
+
+The references are float64 computations on the rounded inputs (the GELU
+exact), stored in the cases' type.
+"""
+
+import math
+import sys
+
+import numpy as np
+from onnx import helper
+
+from onnx_cases import BF16, F16, round_to, save_case, tensor
+
+ERF = np.vectorize(math.erf)
+
+
+def gelu(h):
+    return h * 0.5 * (1 + ERF(h / math.sqrt(2)))
+
+
+def constant(name, value, dtype):
+    return helper.make_node("Constant", [], [name], name=name,
+                            value=tensor(np.array(value), name, dtype))
+
+
+def gelu_nodes(src, dst, dtype, prefix=""):
+    """BERT's GELU: Div, Erf, Add, Mul, Mul (the graph layer makes it Gelu)."""
+    p = prefix
+    return [constant(p + "sqrt2", np.sqrt(2), dtype),
+            constant(p + "one", 1.0, dtype), constant(p + "half", 0.5, dtype),
+            helper.make_node("Div", [src, p + "sqrt2"], [p + "s"],
+                             name=p + "scale"),
+            helper.make_node("Erf", [p + "s"], [p + "e"], name=p + "erf"),
+            helper.make_node("Add", [p + "e", p + "one"], [p + "f"],
+                             name=p + "plus_one"),
+            helper.make_node("Mul", [src, p + "f"], [p + "g"], name=p + "gate"),
+            helper.make_node("Mul", [p + "g", p + "half"], [dst],
+                             name=p + "half_of")]
+
+
+def product(rng, dtype, x_shape, n):
+    k = x_shape[-1]
+    x = round_to(rng.standard_normal(x_shape), dtype)
+    w = round_to(rng.standard_normal((k, n)) / math.sqrt(k), dtype)
+    b = round_to(0.5 * rng.standard_normal(n), dtype)
+    return x, w, b
+
+
+def biased_gelu_case(out, name, dtype, x_shape, n, seed):
+    rng = np.random.default_rng(seed)
+    x, w, b = product(rng, dtype, x_shape, n)
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["xw"], name="fc"),
+             helper.make_node("Add", ["xw", "b"], ["h"], name="bias")]
+    nodes += gelu_nodes("h", "y", dtype)
+    save_case(out, name, nodes, [("x", x, dtype)],
+              [("y", gelu(x @ w + b), dtype)],
+              [("w", w, dtype), ("b", b, dtype)])
+
+
+def main(out):
+    biased_gelu_case(out, "gelu_bf16", BF16, (2, 128, 320), 256, 1)
+    biased_gelu_case(out, "gelu_f16", F16, (384, 128), 384, 2)
+    biased_gelu_case(out, "gelu_k64_bf16", BF16, (128, 64), 128, 3)
+    biased_gelu_case(out, "gelu_rows100_bf16", BF16, (100, 64), 128, 4)
+
+    rng = np.random.default_rng(5)
+    x, w, b = product(rng, BF16, (256, 192), 128)
+    r = round_to(rng.standard_normal((256, 128)), BF16)
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["xw"], name="fc"),
+             helper.make_node("Add", ["xw", "b"], ["h"], name="bias")]
+    nodes += gelu_nodes("h", "g1", BF16)
+    nodes += [helper.make_node("Add", ["g1", "r"], ["y"], name="residual")]
+    save_case(out, "gelu_residual_bf16", nodes, [("x", x, BF16), ("r", r, BF16)],
+              [("y", gelu(x @ w + b) + r, BF16)],
+              [("w", w, BF16), ("b", b, BF16)])
+
+    rng = np.random.default_rng(6)
+    x, w, _ = product(rng, BF16, (128, 128), 128)
+    s = round_to(1 + 0.5 * rng.standard_normal(128), BF16)
+    t = round_to(np.array([0.75]), BF16)
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["h"], name="fc")]
+    nodes += gelu_nodes("h", "g1", BF16)
+    nodes += [helper.make_node("Mul", ["g1", "col"], ["g2"], name="per_column"),
+              helper.make_node("Mul", ["g2", "one_value"], ["y"], name="once")]
+    save_case(out, "gelu_scale_bf16", nodes,
+              [("x", x, BF16), ("col", s, BF16), ("one_value", t, BF16)],
+              [("y", gelu(x @ w) * s * t, BF16)], [("w", w, BF16)])
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit("usage: make_gemm_cases.py OUT_DIR")
+    main(sys.argv[1])
