@@ -84,8 +84,7 @@ class FlashEmitter : strata::TensorCoreEmitter {
 public:
   FlashEmitter(func::FuncOp decl, func::FuncOp body, ModuleOp kernels,
                DictionaryAttr params, bool wgmma)
-      : TensorCoreEmitter(body.getContext(), body.getLoc()), decl(decl),
-        body(body), kernels(kernels), wgmma(wgmma) {
+      : TensorCoreEmitter(decl, body, kernels, wgmma) {
     auto i64 = [&](StringRef name) {
       return cast<IntegerAttr>(params.get(name)).getInt();
     };
@@ -158,10 +157,6 @@ private:
         .getResult(0);
   }
 
-  func::FuncOp decl, body;
-  ModuleOp kernels;
-  /// Hopper's warpgroup products (sm_90a) rather than mma.sync.
-  bool wgmma;
   int64_t batch = 1, seqQ = 0, seqK = 0, dim = 0;
   double scale = 1.0;
   std::optional<int64_t> causalOffset;
@@ -182,19 +177,13 @@ private:
 };
 
 LogicalResult FlashEmitter::run() {
-  Block &entry = body.getBody().front();
-  int64_t inputs = decl.getNumArguments();
-  if (entry.getNumArguments() != inputs + 1 ||
-      llvm::any_of(ArrayRef(views, 3),
-                   [&](const View &v) { return v.arg < 0 || v.arg >= inputs; }))
-    return decl.emitError("internal error: the attention kernel ")
-           << decl.getSymName() << " has " << entry.getNumArguments()
-           << " buffers for its " << inputs
-           << " inputs and one result, or names another";
+  if (failed(checkBuffers("the attention kernel",
+                          {views[0].arg, views[1].arg, views[2].arg})))
+    return failure();
 
   // The generic body is replaced whole (a causal mask's constant of S x T
   // values goes with it).
-  SmallVector<Value> pointers = resetBody(body, kernels, kThreads);
+  SmallVector<Value> pointers = resetBody(kThreads);
   // wgmma, 128 rows at head dimension 64: shared memory (49 KiB a block)
   // leaves room for 4 blocks per SM, and ptxas would take 172 registers a
   // thread, which fits 2. Asking for 3 caps it at 168, for 16-20 bytes of
@@ -203,7 +192,7 @@ LogicalResult FlashEmitter::run() {
   // 32 rows per warp, takes 253 registers and would spill 292 bytes.)
   if (minBlocks)
     body->setAttr("nvvm.minctasm", b.getI32IntegerAttr(minBlocks));
-  sharedBase = sharedMemory(kernels, kSharedName, wgmma);
+  sharedBase = sharedMemory(kSharedName, wgmma);
 
   tid = threadIndex();
   Value bid = blockIndex();

@@ -115,8 +115,7 @@ class GemmEmitter : strata::TensorCoreEmitter {
 public:
   GemmEmitter(func::FuncOp decl, func::FuncOp body, ModuleOp kernels,
               DictionaryAttr params, bool wgmma)
-      : TensorCoreEmitter(body.getContext(), body.getLoc()), decl(decl),
-        body(body), kernels(kernels), wgmma(wgmma) {
+      : TensorCoreEmitter(decl, body, kernels, wgmma) {
     auto i64 = [&](StringRef name) {
       return cast<IntegerAttr>(params.get(name)).getInt();
     };
@@ -140,9 +139,6 @@ private:
   /// Loads one element of type `type` at element `index` of `base`.
   Value loadElement(Value base, Type type, Value index);
 
-  func::FuncOp decl, body;
-  ModuleOp kernels;
-  bool wgmma;
   int64_t rows = 0, columns = 0, depth = 0, aArg = -1, wArg = -1;
   std::unique_ptr<Block> holder;
   SmallVector<EpilogueStep> steps;
@@ -282,24 +278,17 @@ Value GemmEmitter::epilogue(Value acc, Value row, Value col) {
 }
 
 LogicalResult GemmEmitter::run() {
-  Block &entry = body.getBody().front();
-  int64_t inputs = decl.getNumArguments();
-  if (entry.getNumArguments() != inputs + 1 || aArg < 0 || aArg >= inputs ||
-      wArg < 0 || wArg >= inputs)
-    return decl.emitError("internal error: the GEMM kernel ")
-           << decl.getSymName() << " has " << entry.getNumArguments()
-           << " buffers for its " << inputs
-           << " inputs and one result, or names another";
-  if (failed(takeEpilogue()))
+  if (failed(checkBuffers("the GEMM kernel", {aArg, wArg})) ||
+      failed(takeEpilogue()))
     return failure();
 
-  pointers = resetBody(body, kernels, kThreads);
+  pointers = resetBody(kThreads);
   // Registers for kMinBlocks blocks per SM (64 accumulators a thread).
   body->setAttr("nvvm.minctasm", b.getI32IntegerAttr(kMinBlocks));
   for (Operation &op : *holder)
     if (!isa<linalg::GenericOp>(op))
       b.clone(op, hoisted);
-  Value shared = sharedMemory(kernels, kSharedName, /*align=*/true);
+  Value shared = sharedMemory(kSharedName, /*align=*/true);
   Value tid = threadIndex();
   Value bid = blockIndex();
   Value warp = shr(tid, 5);

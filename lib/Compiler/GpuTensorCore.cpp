@@ -210,9 +210,20 @@ Value TensorCoreEmitter::pack(Value lo, Value hi) {
   return vector::ExtractOp::create(b, loc, word, ArrayRef<int64_t>{0});
 }
 
-SmallVector<Value> TensorCoreEmitter::resetBody(func::FuncOp body,
-                                                ModuleOp kernels,
-                                                int64_t threads) {
+LogicalResult TensorCoreEmitter::checkBuffers(StringRef what,
+                                              ArrayRef<int64_t> args) {
+  int64_t inputs = decl.getNumArguments();
+  int64_t buffers = body.getBody().front().getNumArguments();
+  if (buffers == inputs + 1 &&
+      llvm::all_of(args, [&](int64_t arg) { return arg >= 0 && arg < inputs; }))
+    return success();
+  return decl.emitError("internal error: ")
+         << what << " " << decl.getSymName() << " has " << buffers
+         << " buffers for its " << inputs
+         << " inputs and one result, or names another";
+}
+
+SmallVector<Value> TensorCoreEmitter::resetBody(int64_t threads) {
   MLIRContext *context = b.getContext();
   Block &entry = body.getBody().front();
   // The generic body is replaced whole; the globals only it read go too.
@@ -255,8 +266,7 @@ SmallVector<Value> TensorCoreEmitter::resetBody(func::FuncOp body,
   return pointers;
 }
 
-Value TensorCoreEmitter::sharedMemory(ModuleOp kernels, StringRef name,
-                                      bool align) {
+Value TensorCoreEmitter::sharedMemory(StringRef name, bool align) {
   if (!kernels.lookupSymbol(name)) {
     OpBuilder mb = OpBuilder::atBlockEnd(kernels.getBody());
     LLVM::GlobalOp::create(mb, loc, LLVM::LLVMArrayType::get(mb.getI8Type(), 0),

@@ -31,8 +31,19 @@ constexpr int64_t kWgmmaAlign = 1024;
 
 class TensorCoreEmitter {
 protected:
-  TensorCoreEmitter(mlir::MLIRContext *context, mlir::Location loc)
-      : b(context), loc(loc) {}
+  /// Emits the body of the kernel declared by `decl` into `body` (in
+  /// module @kernels); `wgmma`: Hopper's warpgroup products (sm_90a), else
+  /// mma.sync.
+  TensorCoreEmitter(mlir::func::FuncOp decl, mlir::func::FuncOp body,
+                    mlir::ModuleOp kernels, bool wgmma)
+      : decl(decl), body(body), kernels(kernels), wgmma(wgmma),
+        b(body.getContext()), loc(body.getLoc()) {}
+
+  /// Checks that the body has a buffer per input and one for the result,
+  /// and that each of `args` names an input; else an internal error naming
+  /// `what` ("the GEMM kernel").
+  mlir::LogicalResult checkBuffers(llvm::StringRef what,
+                                   llvm::ArrayRef<int64_t> args);
 
   // Types and constants.
   mlir::Type i32() { return b.getI32Type(); }
@@ -132,17 +143,19 @@ protected:
         .getShuffleResult();
   }
 
-  /// Replaces `body`'s contents (and the globals only they read) with an
+  /// Replaces the body's contents (and the globals only they read) with an
   /// empty entry block whose buffers are untyped byte buffers (the
   /// executor's bare pointers); returns a global pointer per buffer, in
   /// order, built at the block's start. `threads` becomes nvvm.maxntid.
-  llvm::SmallVector<mlir::Value>
-  resetBody(mlir::func::FuncOp body, mlir::ModuleOp kernels, int64_t threads);
+  llvm::SmallVector<mlir::Value> resetBody(int64_t threads);
   /// The start of the kernel's dynamic shared memory (the module's
   /// external shared array `name`), rounded up to kWgmmaAlign when `align`.
-  mlir::Value sharedMemory(mlir::ModuleOp kernels, llvm::StringRef name,
-                           bool align);
+  mlir::Value sharedMemory(llvm::StringRef name, bool align);
 
+  mlir::func::FuncOp decl, body;
+  mlir::ModuleOp kernels;
+  /// Hopper's warpgroup products (sm_90a) rather than mma.sync.
+  bool wgmma;
   mlir::OpBuilder b;
   mlir::Location loc;
   /// The 16-bit type of the products' operands: f16, else bf16.
