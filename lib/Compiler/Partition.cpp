@@ -651,18 +651,18 @@ static LogicalResult outline(ModuleOp module, func::FuncOp entry,
                                         " chooses its own blocking and "
                                         "threads"));
   } else if (group.gemm) {
+    // Tiles of rows and columns, not row blocks: no rows_per_block.
     const GemmMatch &g = *group.gemm;
-    tile.set("rows", IntegerAttr::get(i64, g.rows));
-    tile.set("rows_per_block", IntegerAttr::get(i64, kGemmTileRows));
-    tile.set("blocks",
-             IntegerAttr::get(i64, g.rows / kGemmTileRows *
-                                       (g.columns / kGemmTileColumns)));
+    int64_t blocks = g.rows / kGemmTileRows * (g.columns / kGemmTileColumns);
+    tile.set("blocks", IntegerAttr::get(i64, blocks));
     tile.set("source",
              StringAttr::get(
                  context,
-                 "the GEMM kernel's tile: " + std::to_string(kGemmTileRows) +
+                 "the GEMM kernel's tiles: " + std::to_string(kGemmTileRows) +
                      "x" + std::to_string(kGemmTileColumns) +
-                     " of the result per block, " +
+                     " of the result per block (" + std::to_string(blocks) +
+                     " blocks for " + std::to_string(g.rows) + "x" +
+                     std::to_string(g.columns) + "), " +
                      std::to_string(kGemmTileDepth) + " of K per step"));
   } else if (group.attention) {
     const AttentionMatch &a = *group.attention;
