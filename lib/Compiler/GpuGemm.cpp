@@ -16,7 +16,7 @@
 // The partitioner makes it for products that are generated code on sm_90a
 // (--no-libraries, the decisions file's "codegen", a product cuBLASLt does
 // not take). Where cuBLASLt takes the product, it stays cuBLASLt's: on the
-// H200 (bench/RESULTS.md, 2026-11-30 18:50) this kernel multiplies 8192^3
+// H200 (bench/RESULTS.md, 2026-11-30 18:29) this kernel multiplies 8192^3
 // at 82% of cuBLAS's rate, and its GELU epilogue costs more than the GELU
 // kernel it saves (GEMM + GELU 0.47 against 0.36 + 0.04 ms; BERT's FFN1
 // 0.196 against 0.117 + 0.065 ms): the two blocks on an SM start together
@@ -47,11 +47,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
-#include "mlir/IR/Matchers.h"
 
 #include <memory>
 
@@ -70,7 +67,7 @@ constexpr const char *kSharedName = "__strata_gemm_shared";
 /// Columns per tile, shared-memory stages of A's and W's tiles (32 KiB
 /// each) and blocks per SM. Three stages leave room for two blocks per SM,
 /// which hide each other's waits for their products. Measured on the H200
-/// against three others (bench/RESULTS.md, 2026-11-30 18:50): 128x256
+/// against three others (bench/RESULTS.md, 2026-11-30 18:29): 128x256
 /// tiles with four stages and one block per SM multiply faster (8192^3
 /// 1.51 against 1.66 ms, with one batch of products left in flight per
 /// step; 1.89 ms waiting for each), but their epilogue is exposed: the GEMM
@@ -449,19 +446,13 @@ LogicalResult GemmEmitter::run() {
       col = add(n0, col);
       Value lo = epilogue(acc[4 * t + 2 * h], row, col);
       Value hi = epilogue(acc[4 * t + 2 * h + 1], row, add(col, c32(1)));
-      Type half = f16 ? Type(b.getF16Type()) : Type(b.getBF16Type());
-      if (lo.getType() != half || hi.getType() != half) {
+      if (lo.getType() != halfType() || hi.getType() != halfType()) {
         decl.emitError("internal error: the GEMM kernel ")
             << decl.getSymName() << "'s epilogue yields " << lo.getType()
             << ", not its result's type";
         return failure();
       }
-      Value pair = vector::FromElementsOp::create(
-          b, loc, VectorType::get({2}, half), ValueRange{lo, hi});
-      Value word = vector::ExtractOp::create(
-          b, loc,
-          vector::BitCastOp::create(b, loc, VectorType::get({1}, i32()), pair),
-          ArrayRef<int64_t>{0});
+      Value word = packPair(lo, hi);
       Value offset = arith::MulIOp::create(
           b, loc,
           arith::AddIOp::create(

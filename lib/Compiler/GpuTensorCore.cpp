@@ -199,15 +199,18 @@ SmallVector<Value> TensorCoreEmitter::mma(ArrayRef<Value> a,
   return out;
 }
 
-Value TensorCoreEmitter::pack(Value lo, Value hi) {
-  Type half = f16 ? Type(b.getF16Type()) : Type(b.getBF16Type());
+Value TensorCoreEmitter::packPair(Value lo, Value hi) {
   Value pair = vector::FromElementsOp::create(
-      b, loc, VectorType::get({2}, half),
-      ValueRange{arith::TruncFOp::create(b, loc, half, lo),
-                 arith::TruncFOp::create(b, loc, half, hi)});
+      b, loc, VectorType::get({2}, halfType()), ValueRange{lo, hi});
   Value word =
       vector::BitCastOp::create(b, loc, VectorType::get({1}, i32()), pair);
   return vector::ExtractOp::create(b, loc, word, ArrayRef<int64_t>{0});
+}
+
+Value TensorCoreEmitter::pack(Value lo, Value hi) {
+  Type half = halfType();
+  return packPair(arith::TruncFOp::create(b, loc, half, lo),
+                  arith::TruncFOp::create(b, loc, half, hi));
 }
 
 LogicalResult TensorCoreEmitter::checkBuffers(StringRef what,

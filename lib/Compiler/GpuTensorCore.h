@@ -135,7 +135,13 @@ protected:
   llvm::SmallVector<mlir::Value> mma(llvm::ArrayRef<mlir::Value> a,
                                      llvm::ArrayRef<mlir::Value> bFrag,
                                      llvm::ArrayRef<mlir::Value> c);
-  /// Two f32 values as the packed pair of the kernel's type (lo first).
+  /// The products' 16-bit type: f16 or bf16.
+  mlir::Type halfType() {
+    return f16 ? mlir::Type(b.getF16Type()) : mlir::Type(b.getBF16Type());
+  }
+  /// Two values of halfType() as one 32-bit word (lo in the low half).
+  mlir::Value packPair(mlir::Value lo, mlir::Value hi);
+  /// Two f32 values rounded to halfType(), as one word (packPair).
   mlir::Value pack(mlir::Value lo, mlir::Value hi);
   mlir::Value shuffleXor(mlir::Value v, int32_t mask) {
     return mlir::gpu::ShuffleOp::create(b, loc, v, mask, 32,
