@@ -278,6 +278,23 @@ LogicalResult Planner::addLaunch(func::FuncOp kernel, rt::Step &step) {
   auto bytes = kernel->getAttrOfType<IntegerAttr>("strata.gpu_shared_bytes");
   shared.ints.push_back(bytes ? bytes.getInt() : 0);
   step.attributes.push_back(std::move(shared));
+  // A persistent kernel walks its tiles with a stride of its grid: the
+  // runtime launches at most `persistent` blocks per SM.
+  if (auto perSM =
+          kernel->getAttrOfType<IntegerAttr>("strata.gpu_persistent")) {
+    rt::Attribute persistent;
+    persistent.key = "persistent";
+    persistent.ints.push_back(perSM.getInt());
+    step.attributes.push_back(std::move(persistent));
+  }
+  // TMA tensor maps the runtime encodes and passes after the outputs.
+  if (auto maps =
+          kernel->getAttrOfType<DenseI64ArrayAttr>("strata.gpu_tensor_maps")) {
+    rt::Attribute tensorMaps;
+    tensorMaps.key = "tensor_maps";
+    tensorMaps.ints.assign(maps.asArrayRef().begin(), maps.asArrayRef().end());
+    step.attributes.push_back(std::move(tensorMaps));
+  }
   // The kernel waits for the grids before it at its entry: the runtime may
   // launch it with programmatic dependent launch (docs/runtime.md).
   if (kernel->hasAttr("strata.gpu_waits_for_grids")) {

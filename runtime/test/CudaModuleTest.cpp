@@ -247,6 +247,58 @@ TEST_F(CudaPlan, LaunchAttributesAreChecked) {
   }
 }
 
+// TMA tensor maps (docs/runtime.md, "Tensor maps"): 7 integers a map,
+// checked against the step's operands before any driver call.
+TEST_F(CudaPlan, TensorMapsAreChecked) {
+  // A valid map over z (f32[64], 256 bytes): 4 rows of 16 elements, 64
+  // bytes apart, in boxes of 16 x 4 with a 64-byte swizzle.
+  const std::vector<int64_t> valid = {0, 16, 4, 64, 16, 4, 64};
+  auto edit = [&](size_t at, int64_t value) {
+    std::vector<int64_t> v = valid;
+    v[at] = value;
+    return v;
+  };
+  std::vector<std::pair<Attribute, std::string>> cases = {
+      {{"tensor_maps", {0, 16, 4, 64, 16, 4}, {}, ""},
+       "attribute 'tensor_maps' must be 7 integers per map"},
+      {{"tensor_maps", edit(0, 3), {}, ""},
+       "attribute 'tensor_maps' (map 0) names operand 3; the step has 1"},
+      {{"tensor_maps", edit(2, 5), {}, ""},
+       "(map 0) describes 5 rows of 16 elements 64 bytes apart; buffer 0 "
+       "holds 256 bytes"},
+      {{"tensor_maps", edit(3, 40), {}, ""},
+       "rows must be 16-byte multiples apart"},
+      {{"tensor_maps", edit(4, 32), {}, ""},
+       "(map 0) has boxes of 32x4 and a swizzle of 64 bytes"},
+      {{"tensor_maps", edit(5, 300), {}, ""}, "boxes are 1 to 256 a side"},
+      {{"tensor_maps", edit(6, 48), {}, ""},
+       "the swizzle 0, 32, 64 or 128 bytes"},
+      {{"persistent", {0}, {}, ""},
+       "attribute 'persistent' must be one integer from 1 to 64"},
+  };
+  for (const auto &[attr, expected] : cases) {
+    ModuleBuilder b;
+    b.setTarget("cuda");
+    uint32_t z = b.addArenaBuffer(DType::F32, {64});
+    Step step = gpuStep("k", {}, {z});
+    step.attributes.push_back(attr);
+    b.addStep(step);
+    b.setGpuPtx(kPtx);
+    EXPECT_THAT(sessionError(b), HasSubstr(expected)) << expected;
+  }
+  // Maps over other element types are refused.
+  ModuleBuilder b;
+  b.setTarget("cuda");
+  uint32_t z = b.addArenaBuffer(DType::I32, {64});
+  Step step = gpuStep("k", {}, {z});
+  step.attributes.push_back({"tensor_maps", valid, {}, ""});
+  b.addStep(step);
+  b.setGpuPtx(kPtx);
+  EXPECT_THAT(sessionError(b),
+              HasSubstr("(map 0) is over buffer 0 of i32; tensor maps take "
+                        "bf16, f16 and f32"));
+}
+
 TEST_F(CudaPlan, DynamicInputsAreRefused) {
   ModuleBuilder b;
   b.setTarget("cuda");

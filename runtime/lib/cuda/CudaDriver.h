@@ -69,10 +69,12 @@ namespace strata::rt::cuda {
 // Entry points the executor can do without (nullptr when the driver lacks
 // them): cuFuncGetParamInfo (CUDA 12.4) checks a kernel's parameters
 // against its step; cuLaunchKernelEx launches kernels with programmatic
-// dependent launch (CudaSession.cpp).
+// dependent launch (CudaSession.cpp); cuTensorMapEncodeTiled (CUDA 12.0)
+// encodes the TMA tensor maps of the steps that have them.
 #define STRATA_CUDA_OPTIONAL_FUNCTIONS(X)                                      \
   X(cuFuncGetParamInfo)                                                        \
-  X(cuLaunchKernelEx)
+  X(cuLaunchKernelEx)                                                          \
+  X(cuTensorMapEncodeTiled)
 
 /// The driver's entry points, resolved once per process.
 struct Driver {

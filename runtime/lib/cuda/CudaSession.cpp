@@ -127,11 +127,27 @@ struct Launch {
   std::vector<void *> params;
 };
 
+/// A TMA tensor map of one of a step's operands (its `tensor_maps`
+/// attribute, 7 integers a map; docs/runtime.md): a 2-D view of the
+/// operand, `outer` rows of `inner` elements, rows `strideBytes` apart,
+/// copied in boxes of `boxInner` x `boxOuter` with a `swizzle`-byte
+/// shared-memory swizzle (0: none).
+struct TensorMapSpec {
+  uint32_t operand = 0;
+  uint64_t inner = 0, outer = 0, strideBytes = 0;
+  uint32_t boxInner = 0, boxOuter = 0, swizzle = 0;
+};
+
 /// A kernel step's launch attributes, checked without a device.
 struct LaunchShape {
   unsigned grid[3], block[3];
   unsigned sharedBytes = 0;
   bool gridDependency = false;
+  /// A persistent kernel (it walks its work with a stride of its grid):
+  /// at most this many blocks per SM are launched; 0: the grid as it is.
+  unsigned persistent = 0;
+  /// Passed, encoded, after the outputs: one device pointer to them.
+  std::vector<TensorMapSpec> tensorMaps;
 };
 
 class CudaSession final : public detail::CudaExecutor {
@@ -176,6 +192,8 @@ private:
   CUstream stream_ = nullptr;
   CUmodule image_ = nullptr;
   CUdeviceptr arena_ = 0, constants_ = 0, inputs_ = 0;
+  /// The steps' TMA tensor maps (allocate()), or 0.
+  CUdeviceptr tensorMaps_ = 0;
   uint64_t inputBytes_ = 0;
   /// Page-locked staging for inputs and outputs, or nullptr.
   uint8_t *staging_ = nullptr;
@@ -211,6 +229,71 @@ CudaSession::CudaSession(const Module &module, const SessionOptions &options)
     release();
     throw;
   }
+}
+
+/// The tensor maps of `step`'s attribute `a`, checked against its operands
+/// and what cuTensorMapEncodeTiled accepts (so that a bad module fails
+/// here, naming the step, not in the driver).
+static std::vector<TensorMapSpec> checkTensorMaps(const Module &m,
+                                                  const Step &step,
+                                                  const std::string &who,
+                                                  const Attribute &a) {
+  auto fail = [&](const std::string &what) -> void {
+    throw Error("strata module '" + m.name() + "': " + who +
+                ": attribute 'tensor_maps' " + what);
+  };
+  if (a.ints.empty() || a.ints.size() % 7 != 0 || !a.floats.empty() ||
+      !a.str.empty())
+    fail("must be 7 integers per map (operand, inner and outer extents, "
+         "outer stride in bytes, box inner and outer, swizzle bytes)");
+  size_t operands = step.inputs.size() + step.outputs.size();
+  std::vector<TensorMapSpec> maps;
+  for (size_t k = 0; k < a.ints.size(); k += 7) {
+    const int64_t *v = &a.ints[k];
+    std::string map = "map " + std::to_string(k / 7);
+    if (v[0] < 0 || static_cast<size_t>(v[0]) >= operands)
+      fail("(" + map + ") names operand " + std::to_string(v[0]) +
+           "; the step has " + std::to_string(operands));
+    uint32_t id = static_cast<size_t>(v[0]) < step.inputs.size()
+                      ? step.inputs[v[0]]
+                      : step.outputs[v[0] - step.inputs.size()];
+    const BufferInfo &b = m.buffers()[id];
+    if (b.dtype != DType::BF16 && b.dtype != DType::F16 &&
+        b.dtype != DType::F32)
+      fail("(" + map + ") is over buffer " + std::to_string(id) + " of " +
+           dtypeName(b.dtype) + "; tensor maps take bf16, f16 and f32");
+    uint64_t element = dtypeSize(b.dtype);
+    uint64_t bytes = numElements(b.shape) * element;
+    TensorMapSpec t;
+    t.operand = static_cast<uint32_t>(v[0]);
+    bool positive = v[1] > 0 && v[2] > 0 && v[3] > 0;
+    t.inner = positive ? uint64_t(v[1]) : 0;
+    t.outer = positive ? uint64_t(v[2]) : 0;
+    t.strideBytes = positive ? uint64_t(v[3]) : 0;
+    if (!positive || t.inner >> 32 || t.outer >> 32 ||
+        t.inner * element > t.strideBytes || t.strideBytes % 16 != 0 ||
+        t.outer * t.strideBytes > bytes)
+      fail("(" + map + ") describes " + std::to_string(v[2]) + " rows of " +
+           std::to_string(v[1]) + " elements " + std::to_string(v[3]) +
+           " bytes apart; buffer " + std::to_string(id) + " holds " +
+           std::to_string(bytes) +
+           " bytes, and rows must be 16-byte multiples apart");
+    bool boxes = v[4] >= 1 && v[4] <= 256 && v[5] >= 1 && v[5] <= 256;
+    bool swizzle = v[6] == 0 || v[6] == 32 || v[6] == 64 || v[6] == 128;
+    if (!boxes || !swizzle ||
+        (v[6] ? uint64_t(v[4]) * element > uint64_t(v[6])
+              : uint64_t(v[4]) * element % 16 != 0))
+      fail("(" + map + ") has boxes of " + std::to_string(v[4]) + "x" +
+           std::to_string(v[5]) + " and a swizzle of " + std::to_string(v[6]) +
+           " bytes: boxes are 1 to 256 a side, the swizzle 0, 32, 64 or 128 "
+           "bytes, a box's rows at most the swizzle's bytes (16-byte "
+           "multiples without one)");
+    t.boxInner = static_cast<uint32_t>(v[4]);
+    t.boxOuter = static_cast<uint32_t>(v[5]);
+    t.swizzle = static_cast<uint32_t>(v[6]);
+    maps.push_back(t);
+  }
+  return maps;
 }
 
 /// What can be checked without a GPU: that every step is a kernel with
@@ -293,6 +376,13 @@ void CudaSession::checkPlan() {
           failPlan(who + ": attribute 'grid_dependency' must be the integer "
                          "1 (the kernel waits for the grids before it)");
         shape.gridDependency = true;
+      } else if (a.key == "persistent") {
+        if (!oneInteger || a.ints[0] < 1 || a.ints[0] > 64)
+          failPlan(who + ": attribute 'persistent' must be one integer from "
+                         "1 to 64 (blocks per SM)");
+        shape.persistent = static_cast<unsigned>(a.ints[0]);
+      } else if (a.key == "tensor_maps") {
+        shape.tensorMaps = checkTensorMaps(m, step, who, a);
       }
     }
   }
@@ -431,6 +521,8 @@ void CudaSession::resolveKernels() {
       deviceAttr(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z, where)};
   const int maxShared =
       deviceAttr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, where);
+  const int multiprocessors =
+      deviceAttr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, where);
   const char *image = info_.loadedImage == "cubin" ? "cubin" : "PTX";
 
   std::map<std::string, CUfunction> functions;
@@ -465,7 +557,18 @@ void CudaSession::resolveKernels() {
 
     // The ABI: one device pointer per input, then per output. Drivers with
     // cuFuncGetParamInfo let a mismatch surface here, not as a fault.
-    size_t numArgs = step.inputs.size() + step.outputs.size();
+    size_t numArgs = step.inputs.size() + step.outputs.size() +
+                     (shape.tensorMaps.empty() ? 0 : 1);
+    if (shape.persistent) {
+      // A persistent kernel's blocks each take every grid-th piece of its
+      // work: no more of them than the SMs hold at once.
+      uint64_t most = uint64_t(multiprocessors) * shape.persistent;
+      if (most && l.grid[0] > most)
+        l.grid[0] = static_cast<unsigned>(most);
+    }
+    if (!shape.tensorMaps.empty() && !d.cuTensorMapEncodeTiled)
+      throw Error(who + " copies through TMA tensor maps, but the NVIDIA "
+                        "driver lacks cuTensorMapEncodeTiled (CUDA 12.0)");
     if (d.cuFuncGetParamInfo) {
       // The driver answers CUDA_ERROR_INVALID_VALUE past the last
       // parameter; a kernel's parameters take at most 32764 bytes, which
@@ -627,6 +730,64 @@ void CudaSession::allocate() {
       l.args.push_back(address_[id]);
     for (uint32_t id : step.outputs)
       l.args.push_back(address_[id]);
+  }
+
+  // The TMA tensor maps, encoded now that the buffers have addresses (they
+  // never move), in one allocation: each step with maps gets a pointer to
+  // its own after its outputs.
+  std::vector<CUtensorMap> maps;
+  std::vector<size_t> firstMap(launches_.size(), 0);
+  for (size_t i = 0; i < launches_.size(); ++i) {
+    const Step &step = m.steps()[i];
+    firstMap[i] = maps.size();
+    for (size_t k = 0; k < shapes_[i].tensorMaps.size(); ++k) {
+      const TensorMapSpec &t = shapes_[i].tensorMaps[k];
+      uint32_t id = t.operand < step.inputs.size()
+                        ? step.inputs[t.operand]
+                        : step.outputs[t.operand - step.inputs.size()];
+      DType dtype = buffers[id].dtype;
+      CUtensorMapDataType type =
+          dtype == DType::BF16  ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+          : dtype == DType::F16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                                : CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+      cuuint64_t dims[2] = {t.inner, t.outer};
+      cuuint64_t strides[1] = {t.strideBytes};
+      cuuint32_t box[2] = {t.boxInner, t.boxOuter};
+      cuuint32_t elementStrides[2] = {1, 1};
+      CUtensorMapSwizzle swizzle = t.swizzle == 128 ? CU_TENSOR_MAP_SWIZZLE_128B
+                                   : t.swizzle == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
+                                   : t.swizzle == 32
+                                       ? CU_TENSOR_MAP_SWIZZLE_32B
+                                       : CU_TENSOR_MAP_SWIZZLE_NONE;
+      CUtensorMap map;
+      check(d,
+            d.cuTensorMapEncodeTiled(
+                &map, type, 2, reinterpret_cast<void *>(address_[id]), dims,
+                strides, box, elementStrides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+            "cuTensorMapEncodeTiled",
+            stepWhere(i) + ": encoding tensor map " + std::to_string(k) +
+                " (buffer " + std::to_string(id) + ", " +
+                std::to_string(t.outer) + "x" + std::to_string(t.inner) +
+                " in boxes of " + std::to_string(t.boxOuter) + "x" +
+                std::to_string(t.boxInner) + ")");
+      maps.push_back(map);
+    }
+  }
+  if (!maps.empty()) {
+    size_t bytes = maps.size() * sizeof(CUtensorMap);
+    std::string what = prefix_ + ": its " + std::to_string(maps.size()) +
+                       " TMA tensor maps (" + std::to_string(bytes) + " bytes)";
+    check(d, d.cuMemAlloc(&tensorMaps_, bytes), "cuMemAlloc",
+          what + ", allocating them");
+    check(d, d.cuMemcpyHtoDAsync(tensorMaps_, maps.data(), bytes, stream_),
+          "cuMemcpyHtoDAsync", what + ", copying them to the GPU");
+  }
+  for (size_t i = 0; i < launches_.size(); ++i) {
+    Launch &l = launches_[i];
+    if (!shapes_[i].tensorMaps.empty())
+      l.args.push_back(tensorMaps_ + firstMap[i] * sizeof(CUtensorMap));
     for (CUdeviceptr &arg : l.args)
       l.params.push_back(&arg);
   }
@@ -846,7 +1007,8 @@ void CudaSession::release() noexcept {
     if (ltHandle_)
       cuda::blasLt().cublasLtDestroy(static_cast<cublasLtHandle_t>(ltHandle_));
 #endif
-    for (CUdeviceptr p : {arena_, constants_, inputs_, ltWorkspace_})
+    for (CUdeviceptr p :
+         {arena_, constants_, inputs_, ltWorkspace_, tensorMaps_})
       if (p)
         d.cuMemFree(p);
     if (staging_)
