@@ -34,6 +34,12 @@ constexpr int64_t kGemmTileRows = 128;
 constexpr int64_t kGemmTileColumns = 128;
 constexpr int64_t kGemmTileDepth = 64;
 
+/// The least K at which the GEMM kernel takes a product from the library
+/// when the library's call would leave part of the epilogue to a kernel
+/// of its own (Partition.cpp): with few steps of K a tile's epilogue is
+/// not hidden behind the next tile's products.
+constexpr int64_t kGemmOverLibraryDepth = 2048;
+
 struct GemmMatch {
   /// The product first, then its epilogue in order.
   llvm::SmallVector<mlir::Operation *> ops;

@@ -1,34 +1,38 @@
-//===- GpuGemm.cpp - the GEMM kernel with a fused epilogue -------*- C++
-//-*-===//
+//===- GpuGemm.cpp - the GEMM kernel with a fused epilogue ----------------===//
 //
 // Generates the body of a GEMM kernel (Gemm.h: the partitioner marks it
 // strata.template = "gemm" and records its shape in strata.gemm) in place
-// of strata-gpu-map's generic mapping:
+// of strata-gpu-map's generic mapping. On sm_90a (docs/gpu.md, "The GEMM
+// kernel"):
 //
-//   one block of 8 warps per 128x128 tile of the result; A's [128, 64] and
-//   W's [64, 128] tiles stream through shared memory in kGemmStages stages
-//   of cp.async copies (two steps load while one is multiplied); the
-//   products accumulate in f32 registers, and the epilogue (the bias, the
-//   exact GELU, ...) is applied to the accumulators in registers before the
-//   one write of the result. The blocks walk the tiles in groups of 8 rows
-//   of tiles, so that a wave's blocks share A's and W's tiles in L2.
+//   - Persistent: at most one block per SM (the step's "persistent"
+//     attribute; the runtime caps the grid), each walking every grid-th
+//     128x128 tile of the result, in groups of 8 tile rows so that the
+//     tiles at work at one time share A's and W's rows in L2.
+//   - A block is three warpgroups. A producer thread issues TMA copies of
+//     A's [128, 64] and W's [64, 128] tiles (tensor maps the runtime
+//     encodes: "tensor_maps") into a ring of kStages shared-memory stages,
+//     each with a full and an empty mbarrier. Warp 1 watches the full
+//     barriers in the ring's order and hands each stage to its consumer
+//     through that consumer's hardware barrier.
+//   - Two consumer warpgroups take the block's tiles in turn, each all 128
+//     rows of its tile: 8 wgmma m64n128k16 per step of 64 of K, one step's
+//     products left running while the next step's are issued. Their turns
+//     at the tensor cores follow the ring, so one multiplies while the
+//     other applies its epilogue and stores: the epilogue is hidden where a
+//     tile's products take longer than its epilogue (long K).
+//   - setmaxnreg moves registers from the producer warpgroup to the
+//     consumers (128 f32 accumulators a thread).
+//
+// The portable PTX (sm_80 and plain sm_90: mma.sync m16n8k16, no TMA) runs
+// the same launch: 8 of the 12 warps, each 32 rows by 64 columns of the
+// block's tiles one after another, fed by cp.async through three stages
+// and ldmatrix (W's with ldmatrix.trans); the tensor maps go unread.
 //
 // The partitioner makes it for products that are generated code on sm_90a
 // (--no-libraries, the decisions file's "codegen", a product cuBLASLt does
-// not take). Where cuBLASLt takes the product, it stays cuBLASLt's: on the
-// H200 (bench/RESULTS.md, 2026-11-30 18:29) this kernel multiplies 8192^3
-// at 82% of cuBLAS's rate, and its GELU epilogue costs more than the GELU
-// kernel it saves (GEMM + GELU 0.47 against 0.36 + 0.04 ms; BERT's FFN1
-// 0.196 against 0.117 + 0.065 ms): the two blocks on an SM start together
-// and reach their epilogues together, so nothing multiplies meanwhile.
-//
-// The products, by GPU:
-//   - sm_90a (wgmma): the 8 warps are two warpgroups, each 64 rows of the
-//     tile, m64n128k16 steps with A (K-major) and W (MN-major) read from
-//     shared memory by descriptor.
-//   - sm_80 and plain sm_90 (mma.sync m16n8k16, the portable PTX's form):
-//     each warp owns 32 rows by 64 columns; fragments are read with
-//     ldmatrix (W's with ldmatrix.trans).
+// not take) and for long products whose epilogue cuBLASLt would leave in
+// part to a kernel of its own (kGemmOverLibraryDepth).
 //
 // The epilogue is the kernel stage's own: the elementwise linalg.generic ops
 // that read the product's accumulator buffer (the kernel stage fused the
@@ -56,29 +60,46 @@ using namespace mlir;
 
 namespace {
 
-constexpr int64_t kWarps = 8;
-constexpr int64_t kThreads = 32 * kWarps;
 constexpr int64_t kRows = strata::kGemmTileRows;
+constexpr int64_t kColumns = strata::kGemmTileColumns;
 constexpr int64_t kDepth = strata::kGemmTileDepth;
 /// Tile rows whose blocks run next to each other (L2 reuse of W's tiles).
 constexpr int64_t kGroupRows = 8;
 constexpr const char *kSharedName = "__strata_gemm_shared";
 
-/// Columns per tile, shared-memory stages of A's and W's tiles (32 KiB
-/// each) and blocks per SM. Three stages leave room for two blocks per SM,
-/// which hide each other's waits for their products. Measured on the H200
-/// against three others (bench/RESULTS.md, 2026-11-30 18:29): 128x256
-/// tiles with four stages and one block per SM multiply faster (8192^3
-/// 1.51 against 1.66 ms, with one batch of products left in flight per
-/// step; 1.89 ms waiting for each), but their epilogue is exposed: the GEMM
-/// + GELU workload 0.55 against 0.47 ms.
-constexpr int64_t kColumns = strata::kGemmTileColumns;
-constexpr int64_t kGemmStages = 3;
-constexpr int64_t kMinBlocks = 2;
+/// A block is three warpgroups: a producer and two consumers (the
+/// mma.sync form uses 8 of its 12 warps).
+constexpr int64_t kThreads = 3 * 128;
+constexpr int64_t kConsumerThreads = 128;
+constexpr int64_t kMmaThreads = 256;
+/// Registers a thread after setmaxnreg: the producer gives up what the
+/// consumers' 128 accumulators need (40 x 128 + 232 x 256 <= 65536).
+constexpr int64_t kProducerRegisters = 40;
+constexpr int64_t kConsumerRegisters = 232;
+/// Shared-memory stages of A's [128, 64] and W's [64, 128] tiles, 32 KiB
+/// each: six for the TMA copies (one block per SM), three for the
+/// mma.sync form's cp.async copies.
 constexpr int64_t kStageBytes = (kRows + kColumns) * kDepth * 2;
+constexpr int64_t kStages = 6;
+constexpr int64_t kMmaStages = 3;
+/// f32 accumulators a thread for 64 rows by 128 columns (one m64n128
+/// wgmma), or for a warp's 32 x 64 (mma.sync).
+constexpr int64_t kAccumulators = kColumns / 2;
+
+/// Accumulator quads whose epilogue inputs are loaded together (8 pairs)
+/// when the epilogue reads an input per element (a residual): more would
+/// not fit next to the 128 accumulators in the 168 registers ptxas gives
+/// every thread of a 384-thread block (it does not allocate past that
+/// after setmaxnreg.inc). Measured on the H200 (bench/RESULTS.md,
+/// 2026-11-30 21:55): BERT's output projection (bias and residual)
+/// 0.061 ms a quad at a time, 0.052 four at a time; but gelu(x@w+b), per
+/// column only, 0.384 a quad at a time and 0.411 four: epilogues without
+/// per-element reads take one quad at a time.
+constexpr int64_t kEpilogueChunk = 4;
 
 int64_t sharedBytes() {
-  return kGemmStages * kStageBytes + strata::kWgmmaAlign;
+  // The stages, then a full and an empty mbarrier per stage.
+  return kStages * kStageBytes + 2 * kStages * 8 + strata::kWgmmaAlign;
 }
 
 /// How the epilogue reads one input of one of its linalg.generic ops.
@@ -130,11 +151,37 @@ private:
   /// Finds the epilogue's generic ops in the body and clones them (and the
   /// constants they use) into `holder`.
   LogicalResult takeEpilogue();
-  /// The epilogue's value at (row, col) of the result from the product's
-  /// f32 accumulator `acc`: each step's body cloned on scalars.
-  Value epilogue(Value acc, Value row, Value col);
+  /// Where an accumulator pair goes: its row and (even) column in the
+  /// result, and a number that is equal for pairs of one column (the
+  /// column's part that does not depend on the tile), so that a per-column
+  /// input is loaded once per thread.
+  struct Place {
+    Value row, col;
+    int64_t columnKey;
+  };
+  /// The values of one pair's inputs: per step, per input, the pair's two
+  /// (null for the chain's).
+  using PairInputs = SmallVector<SmallVector<std::pair<Value, Value>>>;
+  /// The epilogue's value for element `e` (0, 1) of a pair from the
+  /// product's f32 accumulator `acc`: each step's body cloned on scalars.
+  Value epilogue(Value acc, const PairInputs &inputs, int64_t e);
+  /// Two adjacent elements of type `type` at element `index` of `base`.
+  std::pair<Value, Value> loadPair(Value base, Type type, Value index);
   /// Loads one element of type `type` at element `index` of `base`.
   Value loadElement(Value base, Type type, Value index);
+  /// How many tiles this block takes (i32); sets its index and the grid's
+  /// size.
+  Value blockTiles(Value &bid, Value &grid);
+  /// The first row and column of tile `tile` (i32).
+  void tileOrigin(mlir::Value tile, mlir::Value &m0, mlir::Value &n0);
+  /// The epilogue on accumulator pairs and their stores; `where(t, h)` is
+  /// the row and column of accumulator 4 t + 2 h.
+  LogicalResult storePairs(ArrayRef<Value> acc,
+                           function_ref<Place(int64_t t, int64_t h)> where);
+  /// The kernel's body on sm_90a: TMA, mbarriers, wgmma.
+  LogicalResult emitWarpSpecialized(Value shared, Value tid);
+  /// The portable form: cp.async, ldmatrix, mma.sync.
+  LogicalResult emitMmaSync(Value shared, Value tid);
 
   int64_t rows = 0, columns = 0, depth = 0, aArg = -1, wArg = -1;
   std::unique_ptr<Block> holder;
@@ -240,33 +287,32 @@ Value GemmEmitter::loadElement(Value base, Type type, Value index) {
   return LLVM::LoadOp::create(b, loc, type, at(base, offset), bytes);
 }
 
-Value GemmEmitter::epilogue(Value acc, Value row, Value col) {
+std::pair<Value, Value> GemmEmitter::loadPair(Value base, Type type,
+                                              Value index) {
+  int64_t bits = type.getIntOrFloatBitWidth();
+  if (bits < 8)
+    return {
+        loadElement(base, type, index),
+        loadElement(base, type, arith::AddIOp::create(b, loc, index, c64(1)))};
+  Value offset = arith::MulIOp::create(b, loc, index, c64(bits / 8));
+  // Both elements in one load: the column is even and rows hold a
+  // multiple of 128 elements, so the pair is aligned to its size.
+  Value pair = LLVM::LoadOp::create(b, loc, VectorType::get({2}, type),
+                                    at(base, offset), bits / 4);
+  return {LLVM::ExtractElementOp::create(b, loc, pair, c32(0)),
+          LLVM::ExtractElementOp::create(b, loc, pair, c32(1))};
+}
+
+Value GemmEmitter::epilogue(Value acc, const PairInputs &inputs, int64_t e) {
   Value value = acc;
-  for (EpilogueStep &step : steps) {
+  for (auto [step, values] : llvm::zip(steps, inputs)) {
     Block &payload = step.op.getRegion().front();
     IRMapping mapping = hoisted;
-    for (auto [in, arg] : llvm::zip(step.inputs, payload.getArguments())) {
-      Value loaded;
-      switch (in.kind) {
-      case EpilogueInput::Chain:
-        loaded = value;
-        break;
-      case EpilogueInput::Once:
-        loaded = loadElement(pointers[in.arg], in.type, c64(0));
-        break;
-      case EpilogueInput::Column:
-        loaded = loadElement(pointers[in.arg], in.type, wide(col));
-        break;
-      case EpilogueInput::Element:
-        loaded = loadElement(
-            pointers[in.arg], in.type,
-            arith::AddIOp::create(
-                b, loc, arith::MulIOp::create(b, loc, wide(row), c64(columns)),
-                wide(col)));
-        break;
-      }
-      mapping.map(arg, loaded);
-    }
+    for (auto [in, arg, pair] :
+         llvm::zip(step.inputs, payload.getArguments(), values))
+      mapping.map(arg, in.kind == EpilogueInput::Chain ? value
+                       : e == 0                        ? pair.first
+                                                       : pair.second);
     for (Operation &op : payload.without_terminator())
       b.clone(op, mapping);
     value = mapping.lookupOrDefault(payload.getTerminator()->getOperand(0));
@@ -274,220 +320,541 @@ Value GemmEmitter::epilogue(Value acc, Value row, Value col) {
   return value;
 }
 
+Value GemmEmitter::blockTiles(Value &bid, Value &grid) {
+  // Block bid takes tiles bid, bid + grid, ...: ceil((tiles - bid) / grid)
+  // of them (the grid is at most the tiles).
+  int64_t tiles = (rows / kRows) * (columns / kColumns);
+  bid = blockIndex();
+  grid = arith::IndexCastOp::create(
+      b, loc, i32(), gpu::GridDimOp::create(b, loc, gpu::Dimension::x));
+  return arith::DivUIOp::create(
+      b, loc,
+      add(arith::SubIOp::create(b, loc, c32(tiles), bid),
+          arith::SubIOp::create(b, loc, grid, c32(1))),
+      grid);
+}
+
+void GemmEmitter::tileOrigin(Value tile, Value &m0, Value &n0) {
+  // Tile rows in groups of kGroupRows, each group's tiles column by column:
+  // the blocks at work at one time share A's and W's tiles in L2.
+  int64_t tilesM = rows / kRows, tilesN = columns / kColumns;
+  Value perGroup = c32(kGroupRows * tilesN);
+  Value firstM =
+      mul(arith::DivUIOp::create(b, loc, tile, perGroup), c32(kGroupRows));
+  Value groupSize = arith::MinUIOp::create(
+      b, loc, c32(kGroupRows),
+      arith::SubIOp::create(b, loc, c32(tilesM), firstM));
+  Value inGroup = arith::RemUIOp::create(b, loc, tile, perGroup);
+  Value tileM = add(firstM, arith::RemUIOp::create(b, loc, inGroup, groupSize));
+  Value tileN = arith::DivUIOp::create(b, loc, inGroup, groupSize);
+  m0 = mul(tileM, c32(kRows));
+  n0 = mul(tileN, c32(kColumns));
+}
+
+LogicalResult
+GemmEmitter::storePairs(ArrayRef<Value> acc,
+                        function_ref<Place(int64_t t, int64_t h)> where) {
+  // Accumulators 4 t + 2 h and 4 t + 2 h + 1 are two adjacent columns of
+  // one row: the epilogue on each, one 32-bit store of the pair. In chunks
+  // of t (kEpilogueChunk), each chunk's loads issued before its arithmetic,
+  // so that they overlap (one load at a time, each waited for where it is
+  // used, left the epilogue waiting on L1: ncu, 2026-11-30 21:47); a
+  // per-column input is loaded once per column of the chunk, a value read
+  // once once.
+  Value out = pointers[decl.getNumArguments()];
+  std::map<int64_t, Value> once;
+  int64_t count = int64_t(acc.size()) / 4;
+  bool perElement = llvm::any_of(steps, [](const EpilogueStep &step) {
+    return llvm::any_of(step.inputs, [](const EpilogueInput &in) {
+      return in.kind == EpilogueInput::Element;
+    });
+  });
+  int64_t chunkSize = perElement ? kEpilogueChunk : 1;
+  for (int64_t chunk = 0; chunk < count; chunk += chunkSize) {
+    // Per chunk: kept for the whole epilogue, the values would take
+    // registers the accumulators need.
+    std::map<std::pair<int64_t, int64_t>, std::pair<Value, Value>> perColumn;
+    SmallVector<Place> places;
+    SmallVector<PairInputs> inputs;
+    for (int64_t t = chunk; t < std::min(count, chunk + chunkSize); ++t)
+      for (int64_t h = 0; h < 2; ++h) {
+        Place place = where(t, h);
+        PairInputs &pair = inputs.emplace_back();
+        for (EpilogueStep &step : steps) {
+          auto &values = pair.emplace_back();
+          for (const EpilogueInput &in : step.inputs) {
+            std::pair<Value, Value> loaded;
+            switch (in.kind) {
+            case EpilogueInput::Chain:
+              break;
+            case EpilogueInput::Once: {
+              Value &v = once[in.arg];
+              if (!v)
+                v = loadElement(pointers[in.arg], in.type, c64(0));
+              loaded = {v, v};
+              break;
+            }
+            case EpilogueInput::Column: {
+              auto &v = perColumn[{in.arg, place.columnKey}];
+              if (!v.first)
+                v = loadPair(pointers[in.arg], in.type, wide(place.col));
+              loaded = v;
+              break;
+            }
+            case EpilogueInput::Element:
+              loaded = loadPair(pointers[in.arg], in.type,
+                                arith::AddIOp::create(
+                                    b, loc,
+                                    arith::MulIOp::create(
+                                        b, loc, wide(place.row), c64(columns)),
+                                    wide(place.col)));
+              break;
+            }
+            values.push_back(loaded);
+          }
+        }
+        places.push_back(place);
+      }
+    for (auto [index, place] : llvm::enumerate(places)) {
+      int64_t t = chunk + int64_t(index) / 2, h = int64_t(index) % 2;
+      Value lo = epilogue(acc[4 * t + 2 * h], inputs[index], 0);
+      Value hi = epilogue(acc[4 * t + 2 * h + 1], inputs[index], 1);
+      if (lo.getType() != halfType() || hi.getType() != halfType())
+        return decl.emitError("internal error: the GEMM kernel ")
+               << decl.getSymName() << "'s epilogue yields " << lo.getType()
+               << ", not its result's type";
+      Value word = packPair(lo, hi);
+      Value offset = arith::MulIOp::create(
+          b, loc,
+          arith::AddIOp::create(
+              b, loc,
+              arith::MulIOp::create(b, loc, wide(place.row), c64(columns)),
+              wide(place.col)),
+          c64(2));
+      LLVM::StoreOp::create(b, loc, word, at(out, offset), 4);
+    }
+  }
+  return success();
+}
+
+/// A loop from `lower` to `upper` (i32 values) by `step`, whose body gets
+/// the i32 induction variable and the state; returns the final state.
+static ValueRange
+forLoop(OpBuilder &b, Location loc, Value lower, Value upper, int64_t step,
+        ValueRange init,
+        function_ref<SmallVector<Value>(Value, ValueRange)> bodyBuilder) {
+  auto index = [&](Value v) {
+    return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
+  };
+  auto loop = scf::ForOp::create(
+      b, loc, index(lower), index(upper),
+      arith::ConstantIndexOp::create(b, loc, step), init,
+      [&](OpBuilder &nested, Location, Value iv, ValueRange state) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToEnd(nested.getInsertionBlock());
+        Value i = arith::IndexCastOp::create(b, loc, b.getI32Type(), iv);
+        scf::YieldOp::create(b, loc, bodyBuilder(i, state));
+      });
+  return loop.getResults();
+}
+
+/// `then` under `condition` (i1), with no results.
+static void ifThen(OpBuilder &b, Location loc, Value condition,
+                   function_ref<void()> then) {
+  auto op = scf::IfOp::create(b, loc, condition, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&op.getThenRegion().front());
+  then();
+}
+
+LogicalResult GemmEmitter::emitWarpSpecialized(Value shared, Value tid) {
+  Value warp = shr(tid, 5);
+  // Through a shuffle from lane 0, so that ptxas knows the roles' branches
+  // are uniform in each warp (else it serializes the products).
+  Value warpgroup =
+      gpu::ShuffleOp::create(b, loc, shr(tid, 7), 0, 32, gpu::ShuffleMode::IDX)
+          .getShuffleResult();
+  Value lane = band(tid, 31);
+  auto eq = [&](Value x, int64_t v) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x, c32(v));
+  };
+  // The tensor maps: A's, then W's (128 bytes each, in global memory).
+  Value mapA =
+      LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), pointers.back());
+  Value mapW = arith::AddIOp::create(b, loc, mapA, c64(128));
+  auto stage = [&](Value s) { return at(shared, mul(s, c32(kStageBytes))); };
+  auto wPart = [&](Value s, int64_t half) {
+    return at(stage(s), c32(kRows * kDepth * 2 + half * kDepth * 128));
+  };
+  Value barriers = sharedAddress(at(shared, c32(kStages * kStageBytes)));
+  auto full = [&](Value s) { return add(barriers, shl(s, 3)); };
+  auto empty = [&](Value s) {
+    return add(barriers, add(shl(s, 3), c32(8 * kStages)));
+  };
+
+  // Thread 0 sets up the barriers: a stage is full when the producer has
+  // arrived and its TMA copies have landed, empty when the 128 threads of
+  // the warpgroup that read it have arrived.
+  ifThen(b, loc, eq(tid, 0), [&] {
+    for (int64_t s = 0; s < kStages; ++s) {
+      mbarrierInit(full(c32(s)), 1);
+      mbarrierInit(empty(c32(s)), kConsumerThreads);
+    }
+    asmBarrier("fence.mbarrier_init.release.cluster;");
+  });
+  gpu::BarrierOp::create(b, loc);
+
+  // The block's tiles: blockIdx.x, then every gridDim.x-th (the runtime
+  // launches at most one block per SM: the "persistent" attribute).
+  int64_t kSteps = depth / kDepth;
+  Value bid, grid;
+  Value mine = blockTiles(bid, grid);
+  auto tileOf = [&](Value j) { return add(bid, mul(j, grid)); };
+  auto slot = [&](Value i) {
+    return arith::RemUIOp::create(b, loc, i, c32(kStages));
+  };
+  // The ring's next position: (stage, parity of its phase).
+  auto next = [&](Value s, Value ph) -> SmallVector<Value> {
+    Value n = add(s, c32(1));
+    Value wrap = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, n,
+                                       c32(kStages));
+    return {arith::SelectOp::create(b, loc, wrap, c32(0), n),
+            arith::SelectOp::create(b, loc, wrap, bxor(ph, c32(1)), ph)};
+  };
+
+  // Named barrier 1 + c: consumer c's 128 threads and its watcher's 32.
+  auto stepBarrier = [&](Value id) {
+    inlineAsm(Type(), ValueRange{id},
+              "bar.sync $0, " + std::to_string(kConsumerThreads + 32) + ";",
+              "r,~{memory}");
+  };
+  auto roles = scf::IfOp::create(b, loc, eq(warpgroup, 0), /*withElse=*/true);
+  {
+    // The producer: one thread issues every TMA copy, stage after stage,
+    // each into a stage its readers have released.
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&roles.getThenRegion().front());
+    asmBarrier("setmaxnreg.dec.sync.aligned.u32 " +
+               std::to_string(kProducerRegisters) + ";");
+    ifThen(b, loc, eq(tid, 0), [&] {
+      inlineAsm(Type(), ValueRange{mapA, mapW},
+                "prefetch.tensormap [$0];\nprefetch.tensormap [$1];",
+                "l,l,~{memory}");
+      forLoop(b, loc, c32(0), mine, 1, {c32(0), c32(0)},
+              [&](Value j, ValueRange ring) {
+                Value m0, n0;
+                tileOrigin(tileOf(j), m0, n0);
+                return SmallVector<Value>(forLoop(
+                    b, loc, c32(0), c32(kSteps), 1, ring,
+                    [&](Value step, ValueRange at) -> SmallVector<Value> {
+                      Value s = at[0], k = mul(step, c32(kDepth));
+                      // The first pass finds every stage empty (parity 1 of a
+                      // fresh barrier is the phase before its first).
+                      mbarrierWait(empty(s), bxor(at[1], c32(1)));
+                      mbarrierArriveExpect(full(s), kStageBytes);
+                      tmaLoad2d(sharedAddress(stage(s)), mapA, k, m0, full(s));
+                      for (int64_t half = 0; half < 2; ++half)
+                        tmaLoad2d(sharedAddress(wPart(s, half)), mapW,
+                                  add(n0, c32(half * kDepth)), k, full(s));
+                      return next(s, at[1]);
+                    }));
+              });
+    });
+    // Warp 1 watches the full barriers, stage after stage in the ring's
+    // order, and hands each to the consumer whose tile it holds through
+    // that consumer's hardware barrier (bar.sync, one step at a time).
+    // - In ring order, each wait is for the phase after the one it saw
+    //   complete last, so a barrier's parity names the phase: a consumer
+    //   waiting on its own could be a whole tile ahead of the ring, where
+    //   the parity it waits for is an earlier phase's.
+    // - A wait loop of the consumers' own between a product's issue and
+    //   its retirement makes ptxas serialize the products (C7514).
+    ifThen(b, loc, eq(warp, 1), [&] {
+      forLoop(b, loc, c32(0), mine, 1, {c32(0), c32(0)},
+              [&](Value j, ValueRange ring) {
+                Value id = add(band(j, 1), c32(1));
+                return SmallVector<Value>(
+                    forLoop(b, loc, c32(0), c32(kSteps), 1, ring,
+                            [&](Value, ValueRange at) -> SmallVector<Value> {
+                              mbarrierWait(full(at[0]), at[1]);
+                              stepBarrier(id);
+                              return next(at[0], at[1]);
+                            }));
+              });
+    });
+  }
+  LogicalResult stored = success();
+  {
+    // The consumers: warpgroups 1 and 2 take the block's tiles in turn,
+    // each all 128 rows of its tile. Their turns at the tensor cores
+    // follow the stages' order, so one multiplies while the other applies
+    // its epilogue and stores.
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&roles.getElseRegion().front());
+    asmBarrier("setmaxnreg.inc.sync.aligned.u32 " +
+               std::to_string(kConsumerRegisters) + ";");
+    Value consumer = arith::SubIOp::create(b, loc, warpgroup, c32(1));
+    Value wm = band(warp, 3);
+    Value group = shr(lane, 2), quad = band(lane, 3);
+    forLoop(b, loc, consumer, mine, 2, {}, [&](Value j, ValueRange) {
+      Value m0, n0;
+      tileOrigin(tileOf(j), m0, n0);
+      // Only wgmma touches the accumulators from here to the last wait:
+      // one fence before the first.
+      SmallVector<Value> init =
+          fenceOperands(SmallVector<Value>(2 * kAccumulators, cf(0.0)));
+      asmBarrier("wgmma.fence.sync.aligned;");
+      // One step of 64 of K: 4 x 2 products on the stage the watcher
+      // released; each step leaves its products running and retires the
+      // step before's, releasing that stage. The last step waits for its
+      // own: ptxas moves reads of the accumulators above a final wait that
+      // follows a wait for "all but the last group" (seen in the SASS of
+      // ptxas 13.0: the epilogue's conversions of one half ran before it).
+      auto step = [&](Value k, Value s, ValueRange state,
+                      bool last) -> SmallVector<Value> {
+        stepBarrier(add(consumer, c32(1)));
+        Value aDesc = descriptor(stage(s), 0, 1024);
+        Value wDesc = descriptor(wPart(s, 0), kDepth * 128, 1024);
+        SmallVector<Value> acc = fenceOperands(SmallVector<Value>(state));
+        SmallVector<Value> upper(acc.begin(), acc.begin() + kAccumulators);
+        SmallVector<Value> lower(acc.begin() + kAccumulators, acc.end());
+        for (int64_t kk = 0; kk < kDepth / 16; ++kk) {
+          Value w = advance(wDesc, kk * 16 * 128);
+          upper = wgmmaStep(upper, advance(aDesc, kk * 32), {}, w,
+                            /*transposeB=*/true, /*accumulate=*/true);
+          lower = wgmmaStep(lower, advance(aDesc, 64 * 128 + kk * 32), {}, w,
+                            /*transposeB=*/true, /*accumulate=*/true);
+        }
+        asmBarrier("wgmma.commit_group.sync.aligned;");
+        asmBarrier(last ? "wgmma.wait_group.sync.aligned 0;"
+                        : "wgmma.wait_group.sync.aligned 1;");
+        Value previous = arith::SelectOp::create(
+            b, loc,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, s, c32(0)),
+            c32(kStages - 1), arith::SubIOp::create(b, loc, s, c32(1)));
+        mbarrierArrive(empty(previous),
+                       arith::ExtUIOp::create(
+                           b, loc, i32(),
+                           arith::CmpIOp::create(
+                               b, loc, arith::CmpIPredicate::ne, k, c32(0))));
+        if (last)
+          mbarrierArrive(empty(s));
+        acc.assign(upper.begin(), upper.end());
+        acc.append(lower.begin(), lower.end());
+        return fenceOperands(acc);
+      };
+      // The stage of the tile's first step (the consumers need no phase:
+      // the watcher waits for them).
+      Value first = mul(j, c32(kSteps));
+      init.push_back(slot(first));
+      ValueRange done = forLoop(b, loc, c32(0), c32(kSteps - 1), 1, init,
+                                [&](Value k, ValueRange state) {
+                                  Value s = state.back();
+                                  SmallVector<Value> out =
+                                      step(k, s, state.drop_back(), false);
+                                  out.push_back(next(s, c32(0))[0]);
+                                  return out;
+                                });
+      SmallVector<Value> acc =
+          step(c32(kSteps - 1), done.back(), done.drop_back(), true);
+      // Accumulator 4 t + 2 h + e of half u is column 8 t + 2 (lane mod 4)
+      // + e of row (lane / 4) + 8 h of warp w's slice 16 (w mod 4) of rows
+      // 64 u...
+      if (failed(storePairs(acc, [&](int64_t t, int64_t h) {
+            int64_t u = t / (kAccumulators / 4), tt = t % (kAccumulators / 4);
+            Value row = add(add(m0, c32(64 * u)),
+                            add(shl(wm, 4), add(group, c32(8 * h))));
+            Value col = add(n0, add(c32(8 * tt), shl(quad, 1)));
+            return Place{row, col, tt};
+          })))
+        stored = failure();
+      return SmallVector<Value>();
+    });
+  }
+  return stored;
+}
+
+LogicalResult GemmEmitter::emitMmaSync(Value shared, Value tid) {
+  // Warps 8-11 have nothing to do in this form: the block's shape is the
+  // warp-specialized form's (one launch for both).
+  LogicalResult stored = success();
+  ifThen(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, tid,
+                            c32(kMmaThreads)),
+      [&] {
+        Value warp = shr(tid, 5);
+        Value lane = band(tid, 31);
+        auto sync = [&] {
+          asmBarrier("bar.sync 1, " + std::to_string(kMmaThreads) + ";");
+        };
+        int64_t kSteps = depth / kDepth;
+        Value bid, grid;
+        Value mine = blockTiles(bid, grid);
+        auto aTile = [&](Value slot) {
+          return at(shared, mul(slot, c32(kStageBytes)));
+        };
+        auto wTile = [&](Value slot) {
+          return at(shared,
+                    add(mul(slot, c32(kStageBytes)), c32(kRows * kDepth * 2)));
+        };
+        forLoop(b, loc, c32(0), mine, 1, {}, [&](Value j, ValueRange) {
+          Value m0, n0;
+          tileOrigin(add(bid, mul(j, grid)), m0, n0);
+          // Where the tile's rows of A and columns of W start, and each step's
+          // tiles: A's [128, 64] K-major, W's [64, 128] as two column halves.
+          Value aSrc =
+              at(pointers[aArg],
+                 arith::MulIOp::create(b, loc, wide(m0), c64(depth * 2)));
+          Value wSrc = at(pointers[wArg], wide(shl(n0, 1)));
+          auto load = [&](Value step, Value slot) {
+            Value aOffset = wide(mul(step, c32(kDepth * 2)));
+            Value wOffset = arith::MulIOp::create(b, loc, wide(step),
+                                                  c64(kDepth * columns * 2));
+            loadTile(tid, kMmaThreads, at(aSrc, aOffset), aTile(slot), kRows,
+                     kDepth / 8, depth * 2);
+            loadTile(tid, kMmaThreads, at(wSrc, wOffset), wTile(slot), kDepth,
+                     kColumns / 8, columns * 2);
+          };
+          // Prologue: the first kMmaStages - 1 steps, a commit group each.
+          for (int64_t s = 0; s + 1 < kMmaStages; ++s) {
+            if (s < kSteps)
+              load(c32(s), c32(s));
+            NVVM::CpAsyncCommitGroupOp::create(b, loc);
+          }
+          Value wm = band(warp, 3), wn = shr(warp, 2);
+          SmallVector<Value> init(kAccumulators, cf(0.0));
+          ValueRange done = forLoop(
+              b, loc, c32(0), c32(kSteps), 1, init,
+              [&](Value step, ValueRange state) {
+                Value slot =
+                    arith::RemUIOp::create(b, loc, step, c32(kMmaStages));
+                // This step's tiles have landed (each thread waits for its own
+                // copies; the barrier, for everyone's), and every warp is done
+                // with the slot the next load overwrites (last step's).
+                NVVM::CpAsyncWaitGroupOp::create(b, loc, kMmaStages - 2);
+                sync();
+                // Past the last step, the last step's tiles again, into a slot
+                // no later step reads: no branch around the copies.
+                Value ahead = add(step, c32(kMmaStages - 1));
+                load(arith::MinUIOp::create(b, loc, ahead, c32(kSteps - 1)),
+                     arith::RemUIOp::create(b, loc, ahead, c32(kMmaStages)));
+                NVVM::CpAsyncCommitGroupOp::create(b, loc);
+
+                // Warp (wm, wn): rows 32 wm.., columns 64 wn...
+                SmallVector<Value> acc(state.begin(), state.end());
+                Value aBase = aTile(slot), wBase = wTile(slot);
+                Value aRow = add(shl(wm, 5), band(lane, 15));
+                Value aHalf = shr(lane, 4);
+                Value wRow = add(band(lane, 7), shl(band(shr(lane, 3), 1), 3));
+                Value wHalf = shr(lane, 4);
+                int64_t warpColumns = kColumns / 2, nTiles = warpColumns / 8;
+                for (int64_t kk = 0; kk < kDepth / 16; ++kk) {
+                  SmallVector<SmallVector<Value>> aFrag;
+                  for (int64_t mt = 0; mt < 2; ++mt)
+                    aFrag.push_back(ldmatrix(
+                        at(aBase, swizzled(add(aRow, c32(16 * mt)),
+                                           add(c32(kk * 2), aHalf), kRows, 8)),
+                        false));
+                  for (int64_t dp = 0; dp < nTiles / 2; ++dp) {
+                    Value chunk = add(
+                        add(mul(wn, c32(warpColumns / 8)), c32(dp * 2)), wHalf);
+                    SmallVector<Value> r = ldmatrix(
+                        at(wBase, swizzled(add(wRow, c32(kk * 16)), chunk,
+                                           kDepth, kColumns / 8)),
+                        true);
+                    for (int64_t mt = 0; mt < 2; ++mt)
+                      for (int64_t jj = 0; jj < 2; ++jj) {
+                        int64_t at0 = (mt * nTiles + 2 * dp + jj) * 4;
+                        SmallVector<Value> d =
+                            mma(aFrag[mt], {r[2 * jj], r[2 * jj + 1]},
+                                ArrayRef<Value>(acc).slice(at0, 4));
+                        std::copy(d.begin(), d.end(), acc.begin() + at0);
+                      }
+                  }
+                }
+                return acc;
+              });
+          // Every warp is done with the stages before the next tile loads.
+          NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
+          sync();
+          // Accumulator 4 t + 2 h + e is column 8 nt + 2 (lane mod 4) + e of
+          // row (lane / 4) + 8 h of the warp's 16-row tile mt, t = 8 mt + nt.
+          Value group = shr(lane, 2), quad = band(lane, 3);
+          SmallVector<Value> acc(done.begin(), done.end());
+          if (failed(storePairs(acc, [&](int64_t t, int64_t h) {
+                int64_t nTiles = kColumns / 16, mt = t / nTiles,
+                        nt = t % nTiles;
+                Value row =
+                    add(add(shl(wm, 5), c32(16 * mt)), add(group, c32(8 * h)));
+                Value col = add(add(mul(wn, c32(kColumns / 2)), c32(8 * nt)),
+                                shl(quad, 1));
+                return Place{add(m0, row), add(n0, col), nt};
+              })))
+            stored = failure();
+          return SmallVector<Value>();
+        });
+      });
+  return stored;
+}
+
 LogicalResult GemmEmitter::run() {
   if (failed(checkBuffers("the GEMM kernel", {aArg, wArg})) ||
       failed(takeEpilogue()))
     return failure();
 
+  // One more parameter after the result: the tensor maps (A's, W's) the
+  // runtime encodes for the step (docs/runtime.md, "Tensor maps").
+  body.getBody().front().addArgument(MemRefType::get({256}, b.getI8Type()),
+                                     loc);
   pointers = resetBody(kThreads);
-  // Registers for kMinBlocks blocks per SM (64 accumulators a thread).
-  body->setAttr("nvvm.minctasm", b.getI32IntegerAttr(kMinBlocks));
   for (Operation &op : *holder)
     if (!isa<linalg::GenericOp>(op))
       b.clone(op, hoisted);
   Value shared = sharedMemory(kSharedName, /*align=*/true);
   Value tid = threadIndex();
-  Value bid = blockIndex();
-  Value warp = shr(tid, 5);
-  Value lane = band(tid, 31);
-
-  // The block's tile: tile rows in groups of kGroupRows, each group's
-  // tiles column by column.
-  int64_t tilesM = rows / kRows, tilesN = columns / kColumns;
-  Value perGroup = c32(kGroupRows * tilesN);
-  Value firstM =
-      mul(arith::DivUIOp::create(b, loc, bid, perGroup), c32(kGroupRows));
-  Value groupSize = arith::MinUIOp::create(
-      b, loc, c32(kGroupRows),
-      arith::SubIOp::create(b, loc, c32(tilesM), firstM));
-  Value inGroup = arith::RemUIOp::create(b, loc, bid, perGroup);
-  Value tileM = add(firstM, arith::RemUIOp::create(b, loc, inGroup, groupSize));
-  Value tileN = arith::DivUIOp::create(b, loc, inGroup, groupSize);
-  Value m0 = mul(tileM, c32(kRows)), n0 = mul(tileN, c32(kColumns));
-
-  // Where the block's rows of A and columns of W start, and each step's
-  // tiles: A's [128, 64] K-major, W's [64, 128] as two column halves.
-  Value aSrc = at(pointers[aArg],
-                  arith::MulIOp::create(b, loc, wide(m0), c64(depth * 2)));
-  Value wSrc = at(pointers[wArg], wide(shl(n0, 1)));
-  auto aTile = [&](Value slot) {
-    return at(shared, mul(slot, c32(kStageBytes)));
-  };
-  auto wTile = [&](Value slot) {
-    return at(shared,
-              add(mul(slot, c32(kStageBytes)), c32(kRows * kDepth * 2)));
-  };
-  int64_t kSteps = depth / kDepth;
-  auto load = [&](Value step, Value slot) {
-    Value aOffset = wide(mul(step, c32(kDepth * 2)));
-    Value wOffset =
-        arith::MulIOp::create(b, loc, wide(step), c64(kDepth * columns * 2));
-    loadTile(tid, kThreads, at(aSrc, aOffset), aTile(slot), kRows, kDepth / 8,
-             depth * 2);
-    loadTile(tid, kThreads, at(wSrc, wOffset), wTile(slot), kDepth,
-             kColumns / 8, columns * 2);
-  };
-
-  // Prologue: the first kGemmStages - 1 steps, a commit group each.
-  for (int64_t s = 0; s + 1 < kGemmStages; ++s) {
-    if (s < kSteps)
-      load(c32(s), c32(s));
-    NVVM::CpAsyncCommitGroupOp::create(b, loc);
-  }
-
-  // The accumulators: wgmma's m64n128 (64 a thread) or 2 x 8 mma.sync
-  // tiles of 16x8 (64 a thread), in C-fragment order per 8 columns.
-  constexpr int64_t kAcc = kColumns / 2;
-  Value aDesc0, wDesc0;
-  if (wgmma) {
-    Value group = shr(warp, 2);
-    aDesc0 = descriptor(at(aTile(c32(0)), mul(group, c32(64 * 128))), 0, 1024);
-    wDesc0 = descriptor(wTile(c32(0)), kDepth * 128, 1024);
-  }
-  Value wm = band(warp, 3), wn = shr(warp, 2);
-  SmallVector<Value> init(kAcc, cf(0.0));
-  Value lower = arith::ConstantIndexOp::create(b, loc, 0);
-  Value upper = arith::ConstantIndexOp::create(b, loc, kSteps);
-  Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  auto loop = scf::ForOp::create(
-      b, loc, lower, upper, one, init,
-      [&](OpBuilder &nested, Location, Value iv, ValueRange state) {
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToEnd(nested.getInsertionBlock());
-        Value step = arith::IndexCastOp::create(b, loc, i32(), iv);
-        Value slot = arith::RemUIOp::create(b, loc, step, c32(kGemmStages));
-        // This step's tiles have landed (each thread waits for its own
-        // copies; the barrier, for everyone's), and every warp is done
-        // with the slot the next load overwrites (last step's).
-        NVVM::CpAsyncWaitGroupOp::create(b, loc, kGemmStages - 2);
-        if (wgmma)
-          asmBarrier("fence.proxy.async.shared::cta;");
-        gpu::BarrierOp::create(b, loc);
-        // Past the last step, the last step's tiles again, into a slot no
-        // later step reads: no branch around the copies.
-        Value ahead = add(step, c32(kGemmStages - 1));
-        load(arith::MinUIOp::create(b, loc, ahead, c32(kSteps - 1)),
-             arith::RemUIOp::create(b, loc, ahead, c32(kGemmStages)));
-        NVVM::CpAsyncCommitGroupOp::create(b, loc);
-
-        SmallVector<Value> acc(state.begin(), state.end());
-        if (wgmma) {
-          Value offset = wide(mul(slot, c32(kStageBytes >> 4)));
-          Value aDesc = arith::AddIOp::create(b, loc, aDesc0, offset);
-          Value wDesc = arith::AddIOp::create(b, loc, wDesc0, offset);
-          acc = fenceOperands(acc);
-          asmBarrier("wgmma.fence.sync.aligned;");
-          for (int64_t kk = 0; kk < kDepth / 16; ++kk)
-            acc = wgmmaStep(acc, advance(aDesc, kk * 32), {},
-                            advance(wDesc, kk * 16 * 128),
-                            /*transposeB=*/true, /*accumulate=*/true);
-          asmBarrier("wgmma.commit_group.sync.aligned;");
-          asmBarrier("wgmma.wait_group.sync.aligned 0;");
-          acc = fenceOperands(acc);
-        } else {
-          // Warp (wm, wn): rows 32 wm.., columns 64 wn...
-          Value aBase = aTile(slot), wBase = wTile(slot);
-          Value aRow = add(shl(wm, 5), band(lane, 15));
-          Value aHalf = shr(lane, 4);
-          Value wRow = add(band(lane, 7), shl(band(shr(lane, 3), 1), 3));
-          Value wHalf = shr(lane, 4);
-          int64_t warpColumns = kColumns / 2, nTiles = warpColumns / 8;
-          for (int64_t kk = 0; kk < kDepth / 16; ++kk) {
-            SmallVector<SmallVector<Value>> aFrag;
-            for (int64_t mt = 0; mt < 2; ++mt)
-              aFrag.push_back(ldmatrix(
-                  at(aBase, swizzled(add(aRow, c32(16 * mt)),
-                                     add(c32(kk * 2), aHalf), kRows, 8)),
-                  false));
-            for (int64_t dp = 0; dp < nTiles / 2; ++dp) {
-              Value chunk =
-                  add(add(mul(wn, c32(warpColumns / 8)), c32(dp * 2)), wHalf);
-              SmallVector<Value> r =
-                  ldmatrix(at(wBase, swizzled(add(wRow, c32(kk * 16)), chunk,
-                                              kDepth, kColumns / 8)),
-                           true);
-              for (int64_t mt = 0; mt < 2; ++mt)
-                for (int64_t j = 0; j < 2; ++j) {
-                  int64_t first = (mt * nTiles + 2 * dp + j) * 4;
-                  SmallVector<Value> d =
-                      mma(aFrag[mt], {r[2 * j], r[2 * j + 1]},
-                          ArrayRef<Value>(acc).slice(first, 4));
-                  std::copy(d.begin(), d.end(), acc.begin() + first);
-                }
-            }
-          }
-        }
-        scf::YieldOp::create(b, loc, acc);
-      });
-  NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
-  ValueRange acc = loop.getResults();
-
-  // The epilogue, per pair of accumulators (two adjacent columns of one
-  // row), written as one 32-bit store. Accumulator 4 t + 2 h + e is column
-  // 8 t + 2 (lane mod 4) + e of row (lane / 4) + 8 h of the thread's
-  // 16-row slice: with wgmma, t counts the 16 tiles of 8 columns of warp w's
-  // slice 16 (w mod 4) of its warpgroup's 64 rows; with mma.sync, t = 8 mt +
-  // nt over the warp's 2 x 8 tiles.
-  Value group = shr(lane, 2), quad = band(lane, 3);
-  Value out = pointers.back();
-  for (int64_t t = 0; t < kAcc / 4; ++t)
-    for (int64_t h = 0; h < 2; ++h) {
-      Value row, col;
-      if (wgmma) {
-        row = add(add(mul(shr(warp, 2), c32(64)), shl(wm, 4)),
-                  add(group, c32(8 * h)));
-        col = add(c32(8 * t), shl(quad, 1));
-      } else {
-        int64_t nTiles = kColumns / 16, mt = t / nTiles, nt = t % nTiles;
-        row = add(add(shl(wm, 5), c32(16 * mt)), add(group, c32(8 * h)));
-        col = add(add(mul(wn, c32(kColumns / 2)), c32(8 * nt)), shl(quad, 1));
-      }
-      row = add(m0, row);
-      col = add(n0, col);
-      Value lo = epilogue(acc[4 * t + 2 * h], row, col);
-      Value hi = epilogue(acc[4 * t + 2 * h + 1], row, add(col, c32(1)));
-      if (lo.getType() != halfType() || hi.getType() != halfType()) {
-        decl.emitError("internal error: the GEMM kernel ")
-            << decl.getSymName() << "'s epilogue yields " << lo.getType()
-            << ", not its result's type";
-        return failure();
-      }
-      Value word = packPair(lo, hi);
-      Value offset = arith::MulIOp::create(
-          b, loc,
-          arith::AddIOp::create(
-              b, loc, arith::MulIOp::create(b, loc, wide(row), c64(columns)),
-              wide(col)),
-          c64(2));
-      LLVM::StoreOp::create(b, loc, word, at(out, offset), 4);
-    }
+  if (failed(wgmma ? emitWarpSpecialized(shared, tid)
+                   : emitMmaSync(shared, tid)))
+    return failure();
   func::ReturnOp::create(b, loc);
   for (Operation &op : *holder)
     op.dropAllUses();
   holder.reset();
 
-  int64_t blocks = tilesM * tilesN;
+  int64_t tiles = (rows / kRows) * (columns / kColumns);
   decl->setAttr("strata.gpu_mapping", b.getStringAttr("gemm"));
-  decl->setAttr("strata.gpu_grid", b.getDenseI64ArrayAttr({blocks, 1, 1}));
+  decl->setAttr("strata.gpu_grid", b.getDenseI64ArrayAttr({tiles, 1, 1}));
   decl->setAttr("strata.gpu_block", b.getDenseI64ArrayAttr({kThreads, 1, 1}));
+  decl->setAttr("strata.gpu_persistent", b.getI64IntegerAttr(1));
   decl->setAttr("strata.gpu_shared_bytes", b.getI64IntegerAttr(sharedBytes()));
   decl->setAttr("strata.gpu_static_shared_bytes", b.getI64IntegerAttr(0));
+  // The tensor maps, 7 numbers each (docs/runtime.md): the step operand,
+  // its inner and outer extents, the outer stride in bytes, the box, the
+  // swizzle. A [rows, depth] in boxes of 64 x 128 rows; W [depth, columns]
+  // in boxes of 64 columns x 64.
+  decl->setAttr("strata.gpu_tensor_maps",
+                b.getDenseI64ArrayAttr({aArg, depth, rows, depth * 2, kDepth,
+                                        kRows, 128, wArg, columns, depth,
+                                        columns * 2, kDepth, kDepth, 128}));
   decl->setAttr(
       "strata.gpu_reason",
       b.getStringAttr(
-          "GEMM: one block of " + std::to_string(kWarps) + " warps per " +
+          "GEMM: " + std::to_string(tiles) + " tiles of " +
           std::to_string(kRows) + "x" + std::to_string(kColumns) +
-          " tile of the result (" + std::to_string(blocks) +
-          " blocks, in groups of " + std::to_string(kGroupRows) +
-          " tile rows), K in steps of " + std::to_string(kDepth) + " through " +
-          std::to_string(kGemmStages) + " shared-memory stages of cp.async (" +
-          std::to_string(sharedBytes()) +
-          " bytes of dynamic shared memory; registers for " +
-          std::to_string(kMinBlocks) + " blocks per SM); " +
-          (wgmma ? std::string("wgmma m64n128k16 from 128-byte swizzled "
-                               "shared tiles, one warpgroup per 64 rows")
-                 : std::string("mma.sync m16n8k16, 32x64 per warp")) +
-          ", f32 accumulators; the epilogue (" + std::to_string(steps.size()) +
+          " (in groups of " + std::to_string(kGroupRows) +
+          " tile rows) over at most one block per SM, K in steps of " +
+          std::to_string(kDepth) + "; " +
+          (wgmma ? "a producer warp's TMA copies through " +
+                       std::to_string(kStages) +
+                       " shared-memory stages, two consumer warpgroups "
+                       "taking tiles in turn, each tile's 128 rows as two "
+                       "wgmma m64n128k16 per 16 of K"
+                 : "8 warps, cp.async through " + std::to_string(kMmaStages) +
+                       " shared-memory stages, mma.sync m16n8k16, 32x64 per "
+                       "warp") +
+          " (" + std::to_string(sharedBytes()) +
+          " bytes of dynamic shared memory), f32 accumulators; the epilogue (" +
+          std::to_string(steps.size()) +
           " elementwise op(s) of the kernel stage) on them in registers"));
   return success();
 }

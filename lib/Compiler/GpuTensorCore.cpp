@@ -156,6 +156,51 @@ TensorCoreEmitter::wgmmaStep(ArrayRef<Value> acc, Value aDescriptor,
   return out;
 }
 
+Value TensorCoreEmitter::sharedAddress(Value pointer) {
+  return LLVM::PtrToIntOp::create(b, loc, i32(), pointer);
+}
+
+void TensorCoreEmitter::mbarrierInit(Value barrier, int64_t count) {
+  inlineAsm(Type(), ValueRange{barrier, c32(count)},
+            "mbarrier.init.shared::cta.b64 [$0], $1;", "r,r,~{memory}");
+}
+
+void TensorCoreEmitter::mbarrierWait(Value barrier, Value parity) {
+  // try_wait suspends the thread for a while before it answers; the labels
+  // are local to the braces.
+  inlineAsm(Type(), ValueRange{barrier, parity},
+            "{\n.reg .pred done;\nstrata_wait:\n"
+            "mbarrier.try_wait.parity.shared::cta.b64 done, [$0], $1;\n"
+            "@!done bra strata_wait;\n}",
+            "r,r,~{memory}");
+}
+
+void TensorCoreEmitter::mbarrierArrive(Value barrier, Value predicate) {
+  if (!predicate) {
+    inlineAsm(Type(), ValueRange{barrier},
+              "mbarrier.arrive.shared::cta.b64 _, [$0];", "r,~{memory}");
+    return;
+  }
+  inlineAsm(Type(), ValueRange{barrier, predicate},
+            "{\n.reg .pred p;\nsetp.ne.b32 p, $1, 0;\n"
+            "@p mbarrier.arrive.shared::cta.b64 _, [$0];\n}",
+            "r,r,~{memory}");
+}
+
+void TensorCoreEmitter::mbarrierArriveExpect(Value barrier, int64_t bytes) {
+  inlineAsm(Type(), ValueRange{barrier, c32(bytes)},
+            "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;",
+            "r,r,~{memory}");
+}
+
+void TensorCoreEmitter::tmaLoad2d(Value to, Value map, Value x, Value y,
+                                  Value barrier) {
+  inlineAsm(Type(), ValueRange{to, map, x, y, barrier},
+            "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::"
+            "complete_tx::bytes [$0], [$1, {$2, $3}], [$4];",
+            "r,l,r,r,r,~{memory}");
+}
+
 SmallVector<Value> TensorCoreEmitter::ldmatrix(Value address, bool transpose) {
   auto structType = LLVM::LLVMStructType::getLiteral(
       b.getContext(), {i32(), i32(), i32(), i32()});

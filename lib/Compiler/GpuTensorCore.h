@@ -129,6 +129,28 @@ protected:
                                            llvm::ArrayRef<mlir::Value> aWords,
                                            mlir::Value bDescriptor,
                                            bool transposeB, bool accumulate);
+  // Hopper's asynchronous copies (sm_90): mbarriers in shared memory (their
+  // 32-bit shared addresses) and the tensor memory accelerator (TMA), whose
+  // copies are described by tensor maps the runtime encodes
+  // (cuTensorMapEncodeTiled) and passes in global memory (docs/runtime.md,
+  // "Tensor maps").
+
+  /// The 32-bit shared-memory address of `pointer` (addrspace 3).
+  mlir::Value sharedAddress(mlir::Value pointer);
+  /// mbarrier.init with `count` arrivals per phase.
+  void mbarrierInit(mlir::Value barrier, int64_t count);
+  /// Waits until the phase of parity `parity` (0 or 1, i32) has completed.
+  void mbarrierWait(mlir::Value barrier, mlir::Value parity);
+  /// Arrives (one arrival), when `predicate` (i32) is nonzero or null.
+  void mbarrierArrive(mlir::Value barrier, mlir::Value predicate = {});
+  /// Arrives and expects `bytes` of asynchronous copies in this phase.
+  void mbarrierArriveExpect(mlir::Value barrier, int64_t bytes);
+  /// A TMA copy of the box at coordinates (x: innermost, y) of the tensor
+  /// map at global address `map` (i64) into shared address `to`; its bytes
+  /// complete on `barrier`.
+  void tmaLoad2d(mlir::Value to, mlir::Value map, mlir::Value x, mlir::Value y,
+                 mlir::Value barrier);
+
   /// ldmatrix.x4 of the four 8x8 matrices whose rows this lane addresses.
   llvm::SmallVector<mlir::Value> ldmatrix(mlir::Value address, bool transpose);
   /// d = a b + c on one m16n8k16 tile.

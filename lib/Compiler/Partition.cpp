@@ -651,18 +651,21 @@ static LogicalResult outline(ModuleOp module, func::FuncOp entry,
                                         " chooses its own blocking and "
                                         "threads"));
   } else if (group.gemm) {
-    // Tiles of rows and columns, not row blocks: no rows_per_block.
+    // Tiles of rows and columns, not row blocks: no rows_per_block. The
+    // blocks are persistent: at most one per SM, each taking every
+    // grid-th tile ("blocks" is the most there can be).
     const GemmMatch &g = *group.gemm;
-    int64_t blocks = g.rows / kGemmTileRows * (g.columns / kGemmTileColumns);
-    tile.set("blocks", IntegerAttr::get(i64, blocks));
+    int64_t tiles = g.rows / kGemmTileRows * (g.columns / kGemmTileColumns);
+    tile.set("blocks", IntegerAttr::get(i64, tiles));
     tile.set("source",
              StringAttr::get(
                  context,
                  "the GEMM kernel's tiles: " + std::to_string(kGemmTileRows) +
                      "x" + std::to_string(kGemmTileColumns) +
-                     " of the result per block (" + std::to_string(blocks) +
-                     " blocks for " + std::to_string(g.rows) + "x" +
-                     std::to_string(g.columns) + "), " +
+                     " of the result (" + std::to_string(tiles) +
+                     " tiles for " + std::to_string(g.rows) + "x" +
+                     std::to_string(g.columns) +
+                     ") walked by at most one block per SM, " +
                      std::to_string(kGemmTileDepth) + " of K per step"));
   } else if (group.attention) {
     const AttentionMatch &a = *group.attention;
@@ -1238,10 +1241,9 @@ LogicalResult strata::partitionIntoKernels(ModuleOp module,
   // the decisions file, or cuBLASLt refuses it) is strata's GEMM kernel on
   // Hopper (Gemm.h, GpuGemm.cpp), with the elementwise ops after it as its
   // epilogue, rather than the generic mapping's one output per thread.
-  // Where cuBLASLt takes the product it stays cuBLASLt's, also when its
-  // epilogue cannot take all of the ops after it (the exact GELU): on the
-  // H200 cuBLASLt and a GELU kernel of its own were faster (docs/gpu.md,
-  // "The GEMM kernel").
+  // Where cuBLASLt takes the product it stays cuBLASLt's, unless its
+  // epilogue cannot take all of the ops after it (the exact GELU) and the
+  // product is long enough (kGemmOverLibraryDepth, below).
   bool gemmKernels =
       options.target == "cuda" && gpuHasWgmma(gpuArchitecture(options));
   for (Operation &op : entry.getBody().front().without_terminator()) {
@@ -1291,6 +1293,32 @@ LogicalResult strata::partitionIntoKernels(ModuleOp module,
       request.forced = !forcedLibrary.empty();
       std::optional<LibraryMatch> match =
           matchLibraryKernel(&op, request, whyNotLibrary);
+      // A long product whose epilogue the library call would leave, in
+      // part, to a kernel after it: the GEMM kernel fuses all of it and
+      // there multiplies at the library's rate (docs/gpu.md, "The GEMM
+      // kernel": measured on the H200, gelu(x@w+b) 8192x4096x4096 0.37 ms
+      // against cuBLASLt's 0.35 + the GELU kernel's 0.04; at K = 768,
+      // BERT's FFN1, 0.21 against 0.12 + 0.06, so short products stay the
+      // library's).
+      if (match && !request.forced && gemmKernels && isa<graph::MatMulOp>(op)) {
+        std::string whyNotGemm;
+        std::optional<GemmMatch> gemm = matchGemm(
+            &op, [](Operation *def) { return isInlinableConstant(def); },
+            request.epilogueVeto, whyNotGemm);
+        if (gemm && gemm->ops.size() > match->ops.size() &&
+            gemm->depth >= kGemmOverLibraryDepth) {
+          whyNotLibrary =
+              "its library call would fuse " +
+              std::to_string(match->ops.size()) + " of the " +
+              std::to_string(gemm->ops.size()) +
+              " ops the GEMM kernel fuses and leave the rest to a kernel "
+              "after it; at K = " +
+              std::to_string(gemm->depth) +
+              " (>= " + std::to_string(kGemmOverLibraryDepth) +
+              ") the GEMM kernel multiplies at the library's rate";
+          match.reset();
+        }
+      }
       if (match) {
         if (auto it = notAttention.find(&op); it != notAttention.end())
           match->reason += "; not a flash-attention kernel: " + it->second;

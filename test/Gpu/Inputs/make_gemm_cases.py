@@ -8,10 +8,17 @@ Usage: make_gemm_cases.py OUT_DIR
 gelu_bf16          y = gelu(x @ w + b) as BERT's code writes the GELU
                    (x * 0.5 * (1 + erf(x / sqrt 2))), x bf16 [2, 128, 320],
                    w a constant [320, 256], b [256]: 256 rows, five steps of
-                   K (more than the kernel's stages), two tile columns.
+                   K, two tile columns.
 gelu_f16           the same in f16, x [384, 128], w [128, 384]: three tile
                    rows (a group of tile rows smaller than 8), two K steps.
 gelu_k64_bf16      x [128, 64], w [64, 128]: one tile, one step of K.
+gelu_k2048_bf16    x [128, 2048], w [2048, 256]: 32 steps of K, more than
+                   the kernel's stages (its ring of them turns over five
+                   times); long enough that the GEMM kernel takes it from
+                   cuBLASLt, whose epilogue would leave the GELU.
+gelu_tiles144_bf16 x [1536, 64], w [64, 1536]: 144 tiles, more than an
+                   H100's or H200's SMs, so some blocks take two (one per
+                   consumer warpgroup).
 gelu_residual_bf16 y = gelu(x @ w + b) + r, r [256, 128] an input: the
                    epilogue reads r per element.
 gelu_scale_bf16    y = gelu(x @ w) * s * t, s [128] per column, t [1] once,
@@ -83,6 +90,8 @@ def main(out):
     biased_gelu_case(out, "gelu_f16", F16, (384, 128), 384, 2)
     biased_gelu_case(out, "gelu_k64_bf16", BF16, (128, 64), 128, 3)
     biased_gelu_case(out, "gelu_rows100_bf16", BF16, (100, 64), 128, 4)
+    biased_gelu_case(out, "gelu_k2048_bf16", BF16, (128, 2048), 256, 7)
+    biased_gelu_case(out, "gelu_tiles144_bf16", BF16, (1536, 64), 1536, 8)
 
     rng = np.random.default_rng(5)
     x, w, b = product(rng, BF16, (256, 192), 128)
