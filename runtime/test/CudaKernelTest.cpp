@@ -5,8 +5,9 @@
 // kernels will be: results against a host reference, the cubin and the PTX
 // fallback (PTX only; a cubin for another architecture plus PTX), CUDA graph
 // replay against direct launches over runs with changing inputs, dynamic
-// shared memory beyond 48 KiB, and the errors for missing kernels, kernels
-// whose parameters do not match their step and launches the GPU cannot do.
+// shared memory beyond 48 KiB, TMA tensor maps, and the errors for missing
+// kernels, kernels whose parameters do not match their step and launches
+// the GPU cannot do.
 // Every test needs a GPU and skips with the reason when there is none.
 //
 //===----------------------------------------------------------------------===//
@@ -533,6 +534,37 @@ TEST(CudaKernel, DynamicSharedMemoryBeyond48KiB) {
     const Tensor &sizes = session.output("sizes");
     for (int64_t b = 0; b < blocks; ++b)
       EXPECT_EQ(sizes.data<uint32_t>()[b], static_cast<uint32_t>(shared));
+  }
+  EXPECT_EQ(cudaSessionInfo(session).graphRuns, 2u);
+}
+
+// A step with a tensor map: the executor encodes it over the step's input
+// and passes it after the output; the kernel copies the input box by box
+// with TMA, so the output equals the input only if the map's address,
+// extents, stride and box are right.
+TEST(CudaKernel, TensorMapsDescribeTheStepsOperands) {
+  REQUIRE_GPU();
+  ModuleBuilder b;
+  b.setTarget("cuda");
+  uint32_t in = b.addInput("in", DType::F32, {64, 64});
+  uint32_t out = b.addArenaBuffer(DType::F32, {64, 64});
+  Step step = gpuStep("strata_cuda_tma_copy", {in}, {out}, {2, 4, 1},
+                      {128, 1, 1}, "Identity_0");
+  step.attributes.push_back(
+      {"tensor_maps", {0, 64, 64, 256, 32, 16, 0}, {}, ""});
+  b.addStep(step);
+  b.addOutput("out", out);
+  setImage(b, Image::Cubin);
+  Session session(Module::loadFromMemory(b.finish(), "tma.strata"));
+  std::mt19937 rng(7);
+  for (int run = 0; run < 2; ++run) {
+    std::vector<float> x = randomValues(rng, 64 * 64);
+    session.setInput("in", Tensor::fromValues<float>(DType::F32, {64, 64}, x));
+    session.run();
+    std::vector<float> y = values(session.output("out"));
+    ASSERT_EQ(y.size(), x.size());
+    for (size_t i = 0; i < x.size(); ++i)
+      ASSERT_EQ(y[i], x[i]) << "element " << i;
   }
   EXPECT_EQ(cudaSessionInfo(session).graphRuns, 2u);
 }

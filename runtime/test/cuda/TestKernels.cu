@@ -67,3 +67,44 @@ strata_cuda_reverse_blocks(const float *in, float *out, unsigned *sizes) {
 extern "C" __global__ void strata_cuda_scalar_param(float *out, int value) {
   out[threadIdx.x] = static_cast<float>(value);
 }
+
+/// Copies box (blockIdx.x, blockIdx.y) of `in`, a [64, 64] f32 tensor in
+/// boxes of 32 x 16, to the same place of `out` through shared memory, by
+/// one TMA copy that the step's first tensor map describes (no swizzle):
+/// the executor's tensor maps (docs/runtime.md, "Tensor maps") are right
+/// when `out` equals `in`. `maps` is the pointer the executor passes after
+/// the outputs.
+extern "C" __global__ void strata_cuda_tma_copy(const float *in, float *out,
+                                                const void *maps) {
+#if __CUDA_ARCH__ >= 900
+  __shared__ alignas(128) float box[16][32];
+  __shared__ alignas(8) unsigned long long barrier;
+  unsigned bar = static_cast<unsigned>(__cvta_generic_to_shared(&barrier));
+  unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(box));
+  int x = blockIdx.x * 32, y = blockIdx.y * 16;
+  if (threadIdx.x == 0) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bar));
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    asm volatile(
+        "mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar),
+        "r"(16 * 32 * 4)
+        : "memory");
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.tile."
+        "mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::"r"(dst),
+        "l"(maps), "r"(x), "r"(y), "r"(bar)
+        : "memory");
+  }
+  asm volatile("{\n.reg .pred done;\nstrata_wait:\n"
+               "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], 0;\n"
+               "@!done bra strata_wait;\n}" ::"r"(bar)
+               : "memory");
+  for (int i = threadIdx.x; i < 16 * 32; i += blockDim.x)
+    out[(y + i / 32) * 64 + x + i % 32] = box[i / 32][i % 32];
+#else
+  (void)in, (void)out, (void)maps;
+#endif
+}
