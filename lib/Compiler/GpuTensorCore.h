@@ -3,13 +3,15 @@
 // What strata's hand-structured GPU kernels (the flash-attention kernel,
 // GpuAttention.cpp, and the GEMM with a fused epilogue, GpuGemm.cpp) build
 // their bodies from: integer arithmetic on i32 thread indices, byte
-// addresses, cp.async copies into 128-byte swizzled shared tiles, wgmma's
-// descriptors and products (inline PTX), mma.sync and ldmatrix.
+// addresses, cp.async copies into 128-byte swizzled shared tiles, TMA copies
+// and mbarriers, wgmma's descriptors and products (inline PTX), mma.sync
+// and ldmatrix.
 //
 // Shared tiles are column halves of 64 16-bit elements, each its rows of
 // 128 bytes, with 16-byte chunk c of row r at c xor (r mod 8): wgmma's
 // 128-byte swizzle (tiles start at 1024-byte boundaries), under which the 8
 // rows an ldmatrix reads at one column also fall in 8 distinct bank groups.
+// A TMA copy with the tensor map's 128-byte swizzle lands in this layout.
 //
 //===----------------------------------------------------------------------===//
 
