@@ -169,6 +169,22 @@ private:
   std::pair<Value, Value> loadPair(Value base, Type type, Value index);
   /// Loads one element of type `type` at element `index` of `base`.
   Value loadElement(Value base, Type type, Value index);
+  /// Stage `s`'s A tile [128, 64] and W tile [64, 128] (two column halves
+  /// of 64, 8 KiB apart) in the shared memory at `shared`: both forms'
+  /// layout.
+  Value stageA(Value shared, Value s) {
+    return at(shared, mul(s, c32(kStageBytes)));
+  }
+  Value stageW(Value shared, Value s) {
+    return at(stageA(shared, s), c32(kRows * kDepth * 2));
+  }
+  /// The element index of `place` in the result (and in inputs read per
+  /// element), i64.
+  Value elementIndex(const Place &place) {
+    return arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, wide(place.row), c64(columns)),
+        wide(place.col));
+  }
   /// How many tiles this block takes (i32); sets its index and the grid's
   /// size.
   Value blockTiles(Value &bid, Value &grid);
@@ -402,12 +418,7 @@ GemmEmitter::storePairs(ArrayRef<Value> acc,
               break;
             }
             case EpilogueInput::Element:
-              loaded = loadPair(pointers[in.arg], in.type,
-                                arith::AddIOp::create(
-                                    b, loc,
-                                    arith::MulIOp::create(
-                                        b, loc, wide(place.row), c64(columns)),
-                                    wide(place.col)));
+              loaded = loadPair(pointers[in.arg], in.type, elementIndex(place));
               break;
             }
             values.push_back(loaded);
@@ -424,13 +435,7 @@ GemmEmitter::storePairs(ArrayRef<Value> acc,
                << decl.getSymName() << "'s epilogue yields " << lo.getType()
                << ", not its result's type";
       Value word = packPair(lo, hi);
-      Value offset = arith::MulIOp::create(
-          b, loc,
-          arith::AddIOp::create(
-              b, loc,
-              arith::MulIOp::create(b, loc, wide(place.row), c64(columns)),
-              wide(place.col)),
-          c64(2));
+      Value offset = arith::MulIOp::create(b, loc, elementIndex(place), c64(2));
       LLVM::StoreOp::create(b, loc, word, at(out, offset), 4);
     }
   }
@@ -482,9 +487,8 @@ LogicalResult GemmEmitter::emitWarpSpecialized(Value shared, Value tid) {
   Value mapA =
       LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), pointers.back());
   Value mapW = arith::AddIOp::create(b, loc, mapA, c64(128));
-  auto stage = [&](Value s) { return at(shared, mul(s, c32(kStageBytes))); };
   auto wPart = [&](Value s, int64_t half) {
-    return at(stage(s), c32(kRows * kDepth * 2 + half * kDepth * 128));
+    return at(stageW(shared, s), c32(half * kDepth * 128));
   };
   Value barriers = sharedAddress(at(shared, c32(kStages * kStageBytes)));
   auto full = [&](Value s) { return add(barriers, shl(s, 3)); };
@@ -552,7 +556,8 @@ LogicalResult GemmEmitter::emitWarpSpecialized(Value shared, Value tid) {
                       // fresh barrier is the phase before its first).
                       mbarrierWait(empty(s), bxor(at[1], c32(1)));
                       mbarrierArriveExpect(full(s), kStageBytes);
-                      tmaLoad2d(sharedAddress(stage(s)), mapA, k, m0, full(s));
+                      tmaLoad2d(sharedAddress(stageA(shared, s)), mapA, k, m0,
+                                full(s));
                       for (int64_t half = 0; half < 2; ++half)
                         tmaLoad2d(sharedAddress(wPart(s, half)), mapW,
                                   add(n0, c32(half * kDepth)), k, full(s));
@@ -613,7 +618,7 @@ LogicalResult GemmEmitter::emitWarpSpecialized(Value shared, Value tid) {
       auto step = [&](Value k, Value s, ValueRange state,
                       bool last) -> SmallVector<Value> {
         stepBarrier(add(consumer, c32(1)));
-        Value aDesc = descriptor(stage(s), 0, 1024);
+        Value aDesc = descriptor(stageA(shared, s), 0, 1024);
         Value wDesc = descriptor(wPart(s, 0), kDepth * 128, 1024);
         SmallVector<Value> acc = fenceOperands(SmallVector<Value>(state));
         SmallVector<Value> upper(acc.begin(), acc.begin() + kAccumulators);
@@ -691,13 +696,6 @@ LogicalResult GemmEmitter::emitMmaSync(Value shared, Value tid) {
         int64_t kSteps = depth / kDepth;
         Value bid, grid;
         Value mine = blockTiles(bid, grid);
-        auto aTile = [&](Value slot) {
-          return at(shared, mul(slot, c32(kStageBytes)));
-        };
-        auto wTile = [&](Value slot) {
-          return at(shared,
-                    add(mul(slot, c32(kStageBytes)), c32(kRows * kDepth * 2)));
-        };
         forLoop(b, loc, c32(0), mine, 1, {}, [&](Value j, ValueRange) {
           Value m0, n0;
           tileOrigin(add(bid, mul(j, grid)), m0, n0);
@@ -711,10 +709,10 @@ LogicalResult GemmEmitter::emitMmaSync(Value shared, Value tid) {
             Value aOffset = wide(mul(step, c32(kDepth * 2)));
             Value wOffset = arith::MulIOp::create(b, loc, wide(step),
                                                   c64(kDepth * columns * 2));
-            loadTile(tid, kMmaThreads, at(aSrc, aOffset), aTile(slot), kRows,
-                     kDepth / 8, depth * 2);
-            loadTile(tid, kMmaThreads, at(wSrc, wOffset), wTile(slot), kDepth,
-                     kColumns / 8, columns * 2);
+            loadTile(tid, kMmaThreads, at(aSrc, aOffset), stageA(shared, slot),
+                     kRows, kDepth / 8, depth * 2);
+            loadTile(tid, kMmaThreads, at(wSrc, wOffset), stageW(shared, slot),
+                     kDepth, kColumns / 8, columns * 2);
           };
           // Prologue: the first kMmaStages - 1 steps, a commit group each.
           for (int64_t s = 0; s + 1 < kMmaStages; ++s) {
@@ -743,7 +741,8 @@ LogicalResult GemmEmitter::emitMmaSync(Value shared, Value tid) {
 
                 // Warp (wm, wn): rows 32 wm.., columns 64 wn...
                 SmallVector<Value> acc(state.begin(), state.end());
-                Value aBase = aTile(slot), wBase = wTile(slot);
+                Value aBase = stageA(shared, slot),
+                      wBase = stageW(shared, slot);
                 Value aRow = add(shl(wm, 5), band(lane, 15));
                 Value aHalf = shr(lane, 4);
                 Value wRow = add(band(lane, 7), shl(band(shr(lane, 3), 1), 3));

@@ -99,7 +99,7 @@ SmallVector<Value> TensorCoreEmitter::fenceOperands(ArrayRef<Value> values) {
 
 Value TensorCoreEmitter::descriptor(Value tile, int64_t leading,
                                     int64_t stride) {
-  Value address = LLVM::PtrToIntOp::create(b, loc, i32(), tile);
+  Value address = sharedAddress(tile);
   // Bits 0-13: the start address / 16; 16-29: the leading byte offset / 16;
   // 32-45: the stride byte offset / 16; 62-63: 1, the 128-byte swizzle.
   Value low = arith::OrIOp::create(b, loc, shr(band(address, 0x3FFFF), 4),
@@ -325,7 +325,7 @@ Value TensorCoreEmitter::sharedMemory(StringRef name, bool align) {
   Value base = LLVM::AddressOfOp::create(b, loc, sharedPtr, name);
   if (!align)
     return base;
-  Value address = LLVM::PtrToIntOp::create(b, loc, i32(), base);
+  Value address = sharedAddress(base);
   return at(base, band(arith::SubIOp::create(b, loc, c32(0), address),
                        kWgmmaAlign - 1));
 }

@@ -1282,6 +1282,17 @@ LogicalResult strata::partitionIntoKernels(ModuleOp module,
                 "(--no-libraries)";
     // Why `op` is not a library call, when it is not.
     std::string whyNotLibrary;
+    // The GEMM kernel's match for `op`, computed once when first asked for
+    // (the library rule below and the GEMM kernel's own turn both ask).
+    std::optional<std::optional<GemmMatch>> gemmMatch;
+    std::string whyNotGemm;
+    auto gemmFor = [&]() -> std::optional<GemmMatch> & {
+      if (!gemmMatch)
+        gemmMatch = matchGemm(
+            &op, [](Operation *def) { return isInlinableConstant(def); },
+            request.epilogueVeto, whyNotGemm);
+      return *gemmMatch;
+    };
     // Strings have no generated code: their runtime kernels are taken even
     // with --no-libraries, which is about vendor libraries.
     if (!options.useLibraries && !isStringOp(&op)) {
@@ -1298,13 +1309,10 @@ LogicalResult strata::partitionIntoKernels(ModuleOp module,
       // there multiplies at the library's rate (docs/gpu.md, "The GEMM
       // kernel": measured on the H200, gelu(x@w+b) 8192x4096x4096 0.37 ms
       // against cuBLASLt's 0.35 + the GELU kernel's 0.04; at K = 768,
-      // BERT's FFN1, 0.21 against 0.12 + 0.06, so short products stay the
+      // BERT's FFN1, 0.19 against 0.12 + 0.06, so short products stay the
       // library's).
       if (match && !request.forced && gemmKernels && isa<graph::MatMulOp>(op)) {
-        std::string whyNotGemm;
-        std::optional<GemmMatch> gemm = matchGemm(
-            &op, [](Operation *def) { return isInlinableConstant(def); },
-            request.epilogueVeto, whyNotGemm);
+        const std::optional<GemmMatch> &gemm = gemmFor();
         if (gemm && gemm->ops.size() > match->ops.size() &&
             gemm->depth >= kGemmOverLibraryDepth) {
           whyNotLibrary =
@@ -1340,10 +1348,7 @@ LogicalResult strata::partitionIntoKernels(ModuleOp module,
     }
     std::pair<std::string, std::string> notGemm;
     if (gemmKernels && isa<graph::MatMulOp>(op)) {
-      std::string whyNotGemm;
-      std::optional<GemmMatch> gemm = matchGemm(
-          &op, [](Operation *def) { return isInlinableConstant(def); },
-          request.epilogueVeto, whyNotGemm);
+      std::optional<GemmMatch> &gemm = gemmFor();
       if (gemm) {
         close(&op, label + " starts a GEMM kernel (" + gemm->describe() +
                        "), a kernel of its own");

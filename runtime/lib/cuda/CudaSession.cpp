@@ -231,6 +231,14 @@ CudaSession::CudaSession(const Module &module, const SessionOptions &options)
   }
 }
 
+/// The buffer of `step`'s operand `operand`: its inputs, then its outputs
+/// (the kernel ABI's order).
+static uint32_t operandBuffer(const Step &step, uint32_t operand) {
+  return operand < step.inputs.size()
+             ? step.inputs[operand]
+             : step.outputs[operand - step.inputs.size()];
+}
+
 /// The tensor maps of `step`'s attribute `a`, checked against its operands
 /// and what cuTensorMapEncodeTiled accepts (so that a bad module fails
 /// here, naming the step, not in the driver).
@@ -254,9 +262,7 @@ static std::vector<TensorMapSpec> checkTensorMaps(const Module &m,
     if (v[0] < 0 || static_cast<size_t>(v[0]) >= operands)
       fail("(" + map + ") names operand " + std::to_string(v[0]) +
            "; the step has " + std::to_string(operands));
-    uint32_t id = static_cast<size_t>(v[0]) < step.inputs.size()
-                      ? step.inputs[v[0]]
-                      : step.outputs[v[0] - step.inputs.size()];
+    uint32_t id = operandBuffer(step, static_cast<uint32_t>(v[0]));
     const BufferInfo &b = m.buffers()[id];
     if (b.dtype != DType::BF16 && b.dtype != DType::F16 &&
         b.dtype != DType::F32)
@@ -742,9 +748,7 @@ void CudaSession::allocate() {
     firstMap[i] = maps.size();
     for (size_t k = 0; k < shapes_[i].tensorMaps.size(); ++k) {
       const TensorMapSpec &t = shapes_[i].tensorMaps[k];
-      uint32_t id = t.operand < step.inputs.size()
-                        ? step.inputs[t.operand]
-                        : step.outputs[t.operand - step.inputs.size()];
+      uint32_t id = operandBuffer(step, t.operand);
       DType dtype = buffers[id].dtype;
       CUtensorMapDataType type =
           dtype == DType::BF16  ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
