@@ -36,9 +36,12 @@ constexpr int64_t kGemmTileDepth = 64;
 
 /// The least K at which the GEMM kernel takes a product from the library
 /// when the library's call would leave part of the epilogue to a kernel
-/// of its own (Partition.cpp): with few steps of K a tile's epilogue is
-/// not hidden behind the next tile's products.
-constexpr int64_t kGemmOverLibraryDepth = 2048;
+/// of its own (Partition.cpp): the shortest product measured where fusing
+/// wins (BERT's FFN1, K = 768, on the H200: 0.165 ms against cuBLASLt's
+/// 0.116 + the GELU kernel's 0.065; bench/RESULTS.md, 2026-12-01). With
+/// fewer steps of K a tile's epilogue is less hidden behind the next
+/// tile's products.
+constexpr int64_t kGemmOverLibraryDepth = 768;
 
 struct GemmMatch {
   /// The product first, then its epilogue in order.

@@ -21,6 +21,11 @@
 //     at the tensor cores follow the ring, so one multiplies while the
 //     other applies its epilogue and stores: the epilogue is hidden where a
 //     tile's products take longer than its epilogue (long K).
+//   - A consumer writes its tile's result into shared memory (in the TMA's
+//     128-byte swizzle, so that a warp's writes take every bank once) and
+//     one of its threads stores it with two TMA copies: 4-byte stores from
+//     the accumulators' layout, each warp's touching 8 rows, had made
+//     BERT's products a third slower than cuBLASLt.
 //   - setmaxnreg moves registers from the producer warpgroup to the
 //     consumers (128 f32 accumulators a thread).
 //
@@ -77,29 +82,37 @@ constexpr int64_t kMmaThreads = 256;
 constexpr int64_t kProducerRegisters = 40;
 constexpr int64_t kConsumerRegisters = 232;
 /// Shared-memory stages of A's [128, 64] and W's [64, 128] tiles, 32 KiB
-/// each: six for the TMA copies (one block per SM), three for the
+/// each: four for the TMA copies (one block per SM; with the result tiles
+/// below they fill the 200 KiB strata gives a block; five, past that, were
+/// no faster on the H200, bench/RESULTS.md 2026-12-01 00:05), three for the
 /// mma.sync form's cp.async copies.
 constexpr int64_t kStageBytes = (kRows + kColumns) * kDepth * 2;
-constexpr int64_t kStages = 6;
+constexpr int64_t kStages = 4;
 constexpr int64_t kMmaStages = 3;
 /// f32 accumulators a thread for 64 rows by 128 columns (one m64n128
 /// wgmma), or for a warp's 32 x 64 (mma.sync).
 constexpr int64_t kAccumulators = kColumns / 2;
 
-/// Accumulator quads whose epilogue inputs are loaded together (8 pairs)
-/// when the epilogue reads an input per element (a residual): more would
-/// not fit next to the 128 accumulators in the 168 registers ptxas gives
-/// every thread of a 384-thread block (it does not allocate past that
-/// after setmaxnreg.inc). Measured on the H200 (bench/RESULTS.md,
-/// 2026-11-30 21:55): BERT's output projection (bias and residual)
-/// 0.061 ms a quad at a time, 0.052 four at a time; but gelu(x@w+b), per
-/// column only, 0.384 a quad at a time and 0.411 four: epilogues without
-/// per-element reads take one quad at a time.
+/// Accumulator quads whose inputs read per element (a residual) are loaded
+/// together (8 pairs): more would not fit next to the 128 accumulators in
+/// the 168 registers ptxas gives every thread of a 384-thread block (it
+/// does not allocate past that after setmaxnreg.inc). Measured on the H200
+/// (bench/RESULTS.md, 2026-11-30 21:55): BERT's output projection (bias
+/// and residual) 0.061 ms a quad at a time, 0.052 four at a time.
 constexpr int64_t kEpilogueChunk = 4;
 
+/// A consumer's result tile in shared memory (bf16 or f16), which a TMA
+/// copy stores: two column halves of [128, 64], 128-byte swizzled.
+constexpr int64_t kTileBytes = kRows * kColumns * 2;
+constexpr int64_t kTileHalfBytes = kTileBytes / 2;
+/// Where the two consumers' result tiles start, then the barriers.
+constexpr int64_t kResultOffset = kStages * kStageBytes;
+constexpr int64_t kBarrierOffset = kResultOffset + 2 * kTileBytes;
+
 int64_t sharedBytes() {
-  // The stages, then a full and an empty mbarrier per stage.
-  return kStages * kStageBytes + 2 * kStages * 8 + strata::kWgmmaAlign;
+  // The stages, the consumers' result tiles, then a full and an empty
+  // mbarrier per stage: 197696 bytes.
+  return kBarrierOffset + 2 * kStages * 8 + strata::kWgmmaAlign;
 }
 
 /// How the epilogue reads one input of one of its linalg.generic ops.
@@ -151,14 +164,26 @@ private:
   /// Finds the epilogue's generic ops in the body and clones them (and the
   /// constants they use) into `holder`.
   LogicalResult takeEpilogue();
-  /// Where an accumulator pair goes: its row and (even) column in the
-  /// result, and a number that is equal for pairs of one column (the
-  /// column's part that does not depend on the tile), so that a per-column
-  /// input is loaded once per thread.
+  /// Where an accumulator pair goes: its element index and (even) column
+  /// in the result (i64), and a number that is equal for pairs of one
+  /// column (the column's part that does not depend on the tile), so that
+  /// a per-column input is loaded once per thread.
   struct Place {
-    Value row, col;
+    Value index, col;
     int64_t columnKey;
   };
+  /// The place of the pair `rows` rows and `cols` columns from the
+  /// thread's first pair, at row `row0` and column `col0` (i32): the
+  /// thread's first index once, the others a constant from it, so that
+  /// the addresses of its loads and stores are one register and an offset.
+  Place placeAt(Value row0, Value col0, int64_t rows, int64_t cols,
+                int64_t columnKey) {
+    Value col = wide(col0);
+    Value first = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, wide(row0), c64(columns)), col);
+    return {arith::AddIOp::create(b, loc, first, c64(rows * columns + cols)),
+            arith::AddIOp::create(b, loc, col, c64(cols)), columnKey};
+  }
   /// The values of one pair's inputs: per step, per input, the pair's two
   /// (null for the chain's).
   using PairInputs = SmallVector<SmallVector<std::pair<Value, Value>>>;
@@ -178,22 +203,18 @@ private:
   Value stageW(Value shared, Value s) {
     return at(stageA(shared, s), c32(kRows * kDepth * 2));
   }
-  /// The element index of `place` in the result (and in inputs read per
-  /// element), i64.
-  Value elementIndex(const Place &place) {
-    return arith::AddIOp::create(
-        b, loc, arith::MulIOp::create(b, loc, wide(place.row), c64(columns)),
-        wide(place.col));
-  }
   /// How many tiles this block takes (i32); sets its index and the grid's
   /// size.
   Value blockTiles(Value &bid, Value &grid);
   /// The first row and column of tile `tile` (i32).
   void tileOrigin(mlir::Value tile, mlir::Value &m0, mlir::Value &n0);
-  /// The epilogue on accumulator pairs and their stores; `where(t, h)` is
-  /// the row and column of accumulator 4 t + 2 h.
-  LogicalResult storePairs(ArrayRef<Value> acc,
-                           function_ref<Place(int64_t t, int64_t h)> where);
+  /// The epilogue on accumulator pairs; `where(t, h)` is the place of
+  /// accumulator 4 t + 2 h, and `store(place, t, h, word)` stores its pair
+  /// (packed in an i32).
+  LogicalResult
+  storePairs(ArrayRef<Value> acc,
+             function_ref<Place(int64_t t, int64_t h)> where,
+             function_ref<void(const Place &, int64_t, int64_t, Value)> store);
   /// The kernel's body on sm_90a: TMA, mbarriers, wgmma.
   LogicalResult emitWarpSpecialized(Value shared, Value tid);
   /// The portable form: cp.async, ldmatrix, mma.sync.
@@ -367,18 +388,16 @@ void GemmEmitter::tileOrigin(Value tile, Value &m0, Value &n0) {
   n0 = mul(tileN, c32(kColumns));
 }
 
-LogicalResult
-GemmEmitter::storePairs(ArrayRef<Value> acc,
-                        function_ref<Place(int64_t t, int64_t h)> where) {
+LogicalResult GemmEmitter::storePairs(
+    ArrayRef<Value> acc, function_ref<Place(int64_t t, int64_t h)> where,
+    function_ref<void(const Place &, int64_t, int64_t, Value)> store) {
   // Accumulators 4 t + 2 h and 4 t + 2 h + 1 are two adjacent columns of
-  // one row: the epilogue on each, one 32-bit store of the pair. In chunks
-  // of t (kEpilogueChunk), each chunk's loads issued before its arithmetic,
-  // so that they overlap (one load at a time, each waited for where it is
-  // used, left the epilogue waiting on L1: ncu, 2026-11-30 21:47); a
-  // per-column input is loaded once per column of the chunk, a value read
-  // once once.
-  Value out = pointers[decl.getNumArguments()];
-  std::map<int64_t, Value> once;
+  // one row: the epilogue on each, one 32-bit store of the pair. Loads are
+  // issued before the arithmetic that uses them, so that they overlap (one
+  // load at a time, each waited for where it is used, left the epilogue
+  // waiting on L1: ncu, 2026-11-30 21:47): a per-column input's values
+  // (once per column) and a value read once, all before the first pair;
+  // per-element inputs in chunks of t (kEpilogueChunk).
   int64_t count = int64_t(acc.size()) / 4;
   bool perElement = llvm::any_of(steps, [](const EpilogueStep &step) {
     return llvm::any_of(step.inputs, [](const EpilogueInput &in) {
@@ -386,10 +405,31 @@ GemmEmitter::storePairs(ArrayRef<Value> acc,
     });
   });
   int64_t chunkSize = perElement ? kEpilogueChunk : 1;
+  std::map<int64_t, Value> once;
+  std::map<std::pair<int64_t, int64_t>, std::pair<Value, Value>> perColumn;
+  auto loadShared = [&](const EpilogueInput &in,
+                        const Place &place) -> std::pair<Value, Value> {
+    if (in.kind == EpilogueInput::Once) {
+      Value &v = once[in.arg];
+      if (!v)
+        v = loadElement(pointers[in.arg], in.type, c64(0));
+      return {v, v};
+    }
+    auto &v = perColumn[{in.arg, place.columnKey}];
+    if (!v.first)
+      v = loadPair(pointers[in.arg], in.type, place.col);
+    return v;
+  };
+  for (int64_t t = 0; t < count; ++t)
+    for (int64_t h = 0; h < 2; ++h) {
+      Place place = where(t, h);
+      for (EpilogueStep &step : steps)
+        for (const EpilogueInput &in : step.inputs)
+          if (in.kind == EpilogueInput::Once ||
+              in.kind == EpilogueInput::Column)
+            loadShared(in, place);
+    }
   for (int64_t chunk = 0; chunk < count; chunk += chunkSize) {
-    // Per chunk: kept for the whole epilogue, the values would take
-    // registers the accumulators need.
-    std::map<std::pair<int64_t, int64_t>, std::pair<Value, Value>> perColumn;
     SmallVector<Place> places;
     SmallVector<PairInputs> inputs;
     for (int64_t t = chunk; t < std::min(count, chunk + chunkSize); ++t)
@@ -400,27 +440,10 @@ GemmEmitter::storePairs(ArrayRef<Value> acc,
           auto &values = pair.emplace_back();
           for (const EpilogueInput &in : step.inputs) {
             std::pair<Value, Value> loaded;
-            switch (in.kind) {
-            case EpilogueInput::Chain:
-              break;
-            case EpilogueInput::Once: {
-              Value &v = once[in.arg];
-              if (!v)
-                v = loadElement(pointers[in.arg], in.type, c64(0));
-              loaded = {v, v};
-              break;
-            }
-            case EpilogueInput::Column: {
-              auto &v = perColumn[{in.arg, place.columnKey}];
-              if (!v.first)
-                v = loadPair(pointers[in.arg], in.type, wide(place.col));
-              loaded = v;
-              break;
-            }
-            case EpilogueInput::Element:
-              loaded = loadPair(pointers[in.arg], in.type, elementIndex(place));
-              break;
-            }
+            if (in.kind == EpilogueInput::Element)
+              loaded = loadPair(pointers[in.arg], in.type, place.index);
+            else if (in.kind != EpilogueInput::Chain)
+              loaded = loadShared(in, place);
             values.push_back(loaded);
           }
         }
@@ -434,9 +457,7 @@ GemmEmitter::storePairs(ArrayRef<Value> acc,
         return decl.emitError("internal error: the GEMM kernel ")
                << decl.getSymName() << "'s epilogue yields " << lo.getType()
                << ", not its result's type";
-      Value word = packPair(lo, hi);
-      Value offset = arith::MulIOp::create(b, loc, elementIndex(place), c64(2));
-      LLVM::StoreOp::create(b, loc, word, at(out, offset), 4);
+      store(place, t, h, packPair(lo, hi));
     }
   }
   return success();
@@ -483,14 +504,16 @@ LogicalResult GemmEmitter::emitWarpSpecialized(Value shared, Value tid) {
   auto eq = [&](Value x, int64_t v) {
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x, c32(v));
   };
-  // The tensor maps: A's, then W's (128 bytes each, in global memory).
+  // The tensor maps: A's, W's, the result's (128 bytes each, in global
+  // memory).
   Value mapA =
       LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), pointers.back());
   Value mapW = arith::AddIOp::create(b, loc, mapA, c64(128));
+  Value mapOut = arith::AddIOp::create(b, loc, mapA, c64(256));
   auto wPart = [&](Value s, int64_t half) {
     return at(stageW(shared, s), c32(half * kDepth * 128));
   };
-  Value barriers = sharedAddress(at(shared, c32(kStages * kStageBytes)));
+  Value barriers = sharedAddress(at(shared, c32(kBarrierOffset)));
   auto full = [&](Value s) { return add(barriers, shl(s, 3)); };
   auto empty = [&](Value s) {
     return add(barriers, add(shl(s, 3), c32(8 * kStages)));
@@ -541,9 +564,10 @@ LogicalResult GemmEmitter::emitWarpSpecialized(Value shared, Value tid) {
     asmBarrier("setmaxnreg.dec.sync.aligned.u32 " +
                std::to_string(kProducerRegisters) + ";");
     ifThen(b, loc, eq(tid, 0), [&] {
-      inlineAsm(Type(), ValueRange{mapA, mapW},
-                "prefetch.tensormap [$0];\nprefetch.tensormap [$1];",
-                "l,l,~{memory}");
+      inlineAsm(Type(), ValueRange{mapA, mapW, mapOut},
+                "prefetch.tensormap [$0];\nprefetch.tensormap [$1];\n"
+                "prefetch.tensormap [$2];",
+                "l,l,l,~{memory}");
       forLoop(b, loc, c32(0), mine, 1, {c32(0), c32(0)},
               [&](Value j, ValueRange ring) {
                 Value m0, n0;
@@ -601,6 +625,23 @@ LogicalResult GemmEmitter::emitWarpSpecialized(Value shared, Value tid) {
     Value consumer = arith::SubIOp::create(b, loc, warpgroup, c32(1));
     Value wm = band(warp, 3);
     Value group = shr(lane, 2), quad = band(lane, 3);
+    // The consumer's result tile in shared memory, its first thread (which
+    // issues the tile's TMA stores) and its own hardware barrier (3 + c,
+    // its 128 threads).
+    Value result =
+        at(shared, add(c32(kResultOffset), mul(consumer, c32(kTileBytes))));
+    Value leader = eq(band(tid, 127), 0);
+    Value resultBarrier = add(consumer, c32(3));
+    auto consumerBarrier = [&] {
+      inlineAsm(Type(), ValueRange{resultBarrier},
+                "bar.sync $0, " + std::to_string(kConsumerThreads) + ";",
+                "r,~{memory}");
+    };
+    // Thread (g, q) of warp w writes its pair of columns 8 t' + 2 q, t' =
+    // t mod 8, of row r = 16 w + g + 8 h (+ 64 u) of half t / 8 at byte
+    // 128 r + 16 (t' xor (r mod 8)) + 4 q, r mod 8 = g: the TMA's 128-byte
+    // swizzle, under which a warp's 32 words fall in 32 banks.
+    Value rowBytes = add(shl(add(shl(wm, 4), group), 7), shl(quad, 2));
     forLoop(b, loc, consumer, mine, 2, {}, [&](Value j, ValueRange) {
       Value m0, n0;
       tileOrigin(tileOf(j), m0, n0);
@@ -665,16 +706,44 @@ LogicalResult GemmEmitter::emitWarpSpecialized(Value shared, Value tid) {
       // Accumulator 4 t + 2 h + e of half u is column 8 t + 2 (lane mod 4)
       // + e of row (lane / 4) + 8 h of warp w's slice 16 (w mod 4) of rows
       // 64 u...
-      if (failed(storePairs(acc, [&](int64_t t, int64_t h) {
-            int64_t u = t / (kAccumulators / 4), tt = t % (kAccumulators / 4);
-            Value row = add(add(m0, c32(64 * u)),
-                            add(shl(wm, 4), add(group, c32(8 * h))));
-            Value col = add(n0, add(c32(8 * tt), shl(quad, 1)));
-            return Place{row, col, tt};
-          })))
+      Value row0 = add(m0, add(shl(wm, 4), group));
+      Value col0 = add(n0, shl(quad, 1));
+      // The tile's result in shared memory, once the TMA stores of the
+      // consumer's last tile have read it.
+      ifThen(b, loc, leader,
+             [&] { asmBarrier("cp.async.bulk.wait_group.read 0;"); });
+      consumerBarrier();
+      auto perPair = [&](int64_t t) {
+        return std::make_pair(t / (kAccumulators / 4), t % (kAccumulators / 4));
+      };
+      if (failed(storePairs(
+              acc,
+              [&](int64_t t, int64_t h) {
+                auto [u, tt] = perPair(t);
+                return placeAt(row0, col0, 64 * u + 8 * h, 8 * tt, tt);
+              },
+              [&](const Place &, int64_t t, int64_t h, Value word) {
+                auto [u, tt] = perPair(t);
+                Value chunk = shl(bxor(group, c32(tt % 8)), 4);
+                Value offset =
+                    add(add(rowBytes, chunk), c32((tt / 8) * kTileHalfBytes +
+                                                  (64 * u + 8 * h) * 128));
+                LLVM::StoreOp::create(b, loc, word, at(result, offset), 4);
+              })))
         stored = failure();
+      // Every thread's writes, visible to the TMA, then its two halves.
+      asmBarrier("fence.proxy.async.shared::cta;");
+      consumerBarrier();
+      ifThen(b, loc, leader, [&] {
+        for (int64_t half = 0; half < 2; ++half)
+          tmaStore2d(mapOut, add(n0, c32(half * kDepth)), m0,
+                     sharedAddress(at(result, c32(half * kTileHalfBytes))));
+        asmBarrier("cp.async.bulk.commit_group;");
+      });
       return SmallVector<Value>();
     });
+    // The block's shared memory lives until its last stores have read it.
+    ifThen(b, loc, leader, [&] { asmBarrier("cp.async.bulk.wait_group 0;"); });
   }
   return stored;
 }
@@ -780,16 +849,22 @@ LogicalResult GemmEmitter::emitMmaSync(Value shared, Value tid) {
           // Accumulator 4 t + 2 h + e is column 8 nt + 2 (lane mod 4) + e of
           // row (lane / 4) + 8 h of the warp's 16-row tile mt, t = 8 mt + nt.
           Value group = shr(lane, 2), quad = band(lane, 3);
+          Value out = pointers[decl.getNumArguments()];
           SmallVector<Value> acc(done.begin(), done.end());
-          if (failed(storePairs(acc, [&](int64_t t, int64_t h) {
-                int64_t nTiles = kColumns / 16, mt = t / nTiles,
-                        nt = t % nTiles;
-                Value row =
-                    add(add(shl(wm, 5), c32(16 * mt)), add(group, c32(8 * h)));
-                Value col = add(add(mul(wn, c32(kColumns / 2)), c32(8 * nt)),
-                                shl(quad, 1));
-                return Place{add(m0, row), add(n0, col), nt};
-              })))
+          Value row0 = add(m0, add(shl(wm, 5), group));
+          Value col0 = add(n0, add(mul(wn, c32(kColumns / 2)), shl(quad, 1)));
+          if (failed(storePairs(
+                  acc,
+                  [&](int64_t t, int64_t h) {
+                    int64_t nTiles = kColumns / 16, mt = t / nTiles,
+                            nt = t % nTiles;
+                    return placeAt(row0, col0, 16 * mt + 8 * h, 8 * nt, nt);
+                  },
+                  [&](const Place &place, int64_t, int64_t, Value word) {
+                    Value offset =
+                        arith::MulIOp::create(b, loc, place.index, c64(2));
+                    LLVM::StoreOp::create(b, loc, word, at(out, offset), 4);
+                  })))
             stored = failure();
           return SmallVector<Value>();
         });
@@ -804,7 +879,7 @@ LogicalResult GemmEmitter::run() {
 
   // One more parameter after the result: the tensor maps (A's, W's) the
   // runtime encodes for the step (docs/runtime.md, "Tensor maps").
-  body.getBody().front().addArgument(MemRefType::get({256}, b.getI8Type()),
+  body.getBody().front().addArgument(MemRefType::get({384}, b.getI8Type()),
                                      loc);
   pointers = resetBody(kThreads);
   for (Operation &op : *holder)
@@ -830,11 +905,15 @@ LogicalResult GemmEmitter::run() {
   // The tensor maps, 7 numbers each (docs/runtime.md): the step operand,
   // its inner and outer extents, the outer stride in bytes, the box, the
   // swizzle. A [rows, depth] in boxes of 64 x 128 rows; W [depth, columns]
-  // in boxes of 64 columns x 64.
-  decl->setAttr("strata.gpu_tensor_maps",
-                b.getDenseI64ArrayAttr({aArg, depth, rows, depth * 2, kDepth,
-                                        kRows, 128, wArg, columns, depth,
-                                        columns * 2, kDepth, kDepth, 128}));
+  // in boxes of 64 columns x 64; the result [rows, columns] in boxes of 64
+  // columns x 128 rows.
+  int64_t resultOperand = decl.getNumArguments();
+  decl->setAttr(
+      "strata.gpu_tensor_maps",
+      b.getDenseI64ArrayAttr(
+          {aArg,          depth,   rows,  depth * 2,   kDepth, kRows,  128,
+           wArg,          columns, depth, columns * 2, kDepth, kDepth, 128,
+           resultOperand, columns, rows,  columns * 2, kDepth, kRows,  128}));
   decl->setAttr(
       "strata.gpu_reason",
       b.getStringAttr(
@@ -854,7 +933,10 @@ LogicalResult GemmEmitter::run() {
           " (" + std::to_string(sharedBytes()) +
           " bytes of dynamic shared memory), f32 accumulators; the epilogue (" +
           std::to_string(steps.size()) +
-          " elementwise op(s) of the kernel stage) on them in registers"));
+          " elementwise op(s) of the kernel stage) on them in registers" +
+          (wgmma ? ", each tile's result stored by TMA copies from shared "
+                   "memory"
+                 : "")));
   return success();
 }
 

@@ -201,6 +201,13 @@ void TensorCoreEmitter::tmaLoad2d(Value to, Value map, Value x, Value y,
             "r,l,r,r,r,~{memory}");
 }
 
+void TensorCoreEmitter::tmaStore2d(Value map, Value x, Value y, Value from) {
+  inlineAsm(Type(), ValueRange{map, x, y, from},
+            "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group "
+            "[$0, {$1, $2}], [$3];",
+            "l,r,r,r,~{memory}");
+}
+
 SmallVector<Value> TensorCoreEmitter::ldmatrix(Value address, bool transpose) {
   auto structType = LLVM::LLVMStructType::getLiteral(
       b.getContext(), {i32(), i32(), i32(), i32()});

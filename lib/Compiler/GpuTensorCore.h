@@ -152,6 +152,13 @@ protected:
   /// complete on `barrier`.
   void tmaLoad2d(mlir::Value to, mlir::Value map, mlir::Value x, mlir::Value y,
                  mlir::Value barrier);
+  /// A TMA copy of shared address `from` into the box at coordinates
+  /// (x: innermost, y) of the tensor map at global address `map` (i64), in
+  /// this thread's current bulk group. The thread commits the group and
+  /// waits for it (bulkCommit, bulkWaitRead, bulkWait); the writes to
+  /// `from` before it need fence.proxy.async (asmBarrier).
+  void tmaStore2d(mlir::Value map, mlir::Value x, mlir::Value y,
+                  mlir::Value from);
 
   /// ldmatrix.x4 of the four 8x8 matrices whose rows this lane addresses.
   llvm::SmallVector<mlir::Value> ldmatrix(mlir::Value address, bool transpose);

@@ -1304,13 +1304,12 @@ LogicalResult strata::partitionIntoKernels(ModuleOp module,
       request.forced = !forcedLibrary.empty();
       std::optional<LibraryMatch> match =
           matchLibraryKernel(&op, request, whyNotLibrary);
-      // A long product whose epilogue the library call would leave, in
-      // part, to a kernel after it: the GEMM kernel fuses all of it and
-      // there multiplies at the library's rate (docs/gpu.md, "The GEMM
-      // kernel": measured on the H200, gelu(x@w+b) 8192x4096x4096 0.37 ms
-      // against cuBLASLt's 0.35 + the GELU kernel's 0.04; at K = 768,
-      // BERT's FFN1, 0.19 against 0.12 + 0.06, so short products stay the
-      // library's).
+      // A product whose epilogue the library call would leave, in part, to
+      // a kernel after it: the GEMM kernel fuses all of it, which saves that
+      // kernel's pass over the result (docs/gpu.md, "The GEMM kernel":
+      // measured on the H200, gelu(x@w+b) 8192x4096x4096 0.40 ms against
+      // cuBLASLt's 0.35 + the GELU kernel's 0.04, BERT's FFN1 at K = 768
+      // 0.165 against 0.116 + 0.065; shorter products stay the library's).
       if (match && !request.forced && gemmKernels && isa<graph::MatMulOp>(op)) {
         const std::optional<GemmMatch> &gemm = gemmFor();
         if (gemm && gemm->ops.size() > match->ops.size() &&
@@ -1323,7 +1322,8 @@ LogicalResult strata::partitionIntoKernels(ModuleOp module,
               "after it; at K = " +
               std::to_string(gemm->depth) +
               " (>= " + std::to_string(kGemmOverLibraryDepth) +
-              ") the GEMM kernel multiplies at the library's rate";
+              ") the GEMM kernel's fused epilogue is faster than that "
+              "kernel's pass over the result";
           match.reset();
         }
       }

@@ -19,6 +19,10 @@ gelu_k2048_bf16    x [128, 2048], w [2048, 256]: 32 steps of K, more than
 gelu_tiles144_bf16 x [1536, 64], w [64, 1536]: 144 tiles, more than an
                    H100's or H200's SMs, so some blocks take two (one per
                    consumer warpgroup).
+gelu_tiles300_bf16 x [2560, 128], w [128, 1920]: 300 tiles, more than
+                   twice the SMs, so some consumer warpgroups take two and
+                   write the second into the shared memory that the first's
+                   TMA stores read.
 gelu_residual_bf16 y = gelu(x @ w + b) + r, r [256, 128] an input: the
                    epilogue reads r per element.
 gelu_scale_bf16    y = gelu(x @ w) * s * t, s [128] per column, t [1] once,
@@ -92,6 +96,7 @@ def main(out):
     biased_gelu_case(out, "gelu_rows100_bf16", BF16, (100, 64), 128, 4)
     biased_gelu_case(out, "gelu_k2048_bf16", BF16, (128, 2048), 256, 7)
     biased_gelu_case(out, "gelu_tiles144_bf16", BF16, (1536, 64), 1536, 8)
+    biased_gelu_case(out, "gelu_tiles300_bf16", BF16, (2560, 128), 1920, 9)
 
     rng = np.random.default_rng(5)
     x, w, b = product(rng, BF16, (256, 192), 128)
