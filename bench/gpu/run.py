@@ -350,6 +350,9 @@ def run_strata(w, inputs, ref, dev, o, dims):
         cmd = [tool, "run", module, "--inputs", d, "--outputs", d, "--json", rj,
                "--warmup", str(o.warmup), "--min-runs", str(o.min_runs),
                "--max-runs", str(o.max_runs), "--target-ms", str(o.target_ms)]
+        if o.strata_times:
+            os.makedirs(o.strata_times, exist_ok=True)
+            cmd += ["--times", os.path.join(o.strata_times, w.name + ".times")]
         t0 = time.time()
         p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=o.strata_timeout)
         res["wall_s"] = time.time() - t0
@@ -523,6 +526,8 @@ def main():
                                                            "strata-bench-gpu"))
     ap.add_argument("--strata-label", help="the strata column's name (self-tests)")
     ap.add_argument("--strata-timeout", type=float, default=300)
+    ap.add_argument("--strata-times", metavar="DIR",
+                    help="write each strata replay's time to DIR/<workload>.times")
     ap.add_argument("--no-peers", action="store_true", help="strata only (and the reference)")
     ap.add_argument("--peers", nargs="*", help="only these peers (eager, compile, autotune, "
                     "autotune_graphs, sdpa, sdpa_flash, sdpa_cudnn, jax)")

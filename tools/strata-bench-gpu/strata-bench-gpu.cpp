@@ -7,6 +7,7 @@
 //
 //   strata-bench-gpu run m.strata --inputs DIR [--outputs DIR] [--json FILE]
 //       [--warmup N] [--min-runs N] [--max-runs N] [--target-ms T]
+//       [--times FILE]
 //
 // 1. Correctness: a Session (the runtime exactly as an application uses it)
 //    gets DIR/<input name>.bin (raw little-endian bytes; DIR/input_<K>.bin
@@ -18,7 +19,9 @@
 //    between two CUDA events: the median over runs, after warm-up. Nothing
 //    is copied between host and device inside the timed region, which is how
 //    the peers (torch, JAX) are timed too. The graph timed is the one whose
-//    outputs (1) wrote.
+//    outputs (1) wrote. The JSON has the median, the minimum, the mean and
+//    the 10th and 90th percentiles; --times FILE writes every run's time,
+//    one a line, in run order.
 // 3. Time, per step: a Session with SessionOptions::profile runs the steps
 //    one at a time between CUDA events (the runtime's own step timing); the
 //    sum per run excludes launch gaps. Reported beside (2) for the steps'
@@ -97,7 +100,7 @@ std::string num(double v) {
 }
 
 struct Stats {
-  double median = 0, min = 0, mean = 0;
+  double median = 0, min = 0, mean = 0, p10 = 0, p90 = 0;
   size_t runs = 0;
 };
 
@@ -110,6 +113,9 @@ Stats stats(std::vector<double> ms) {
   size_t n = ms.size();
   s.median = n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]);
   s.min = ms.front();
+  // Nearest rank.
+  s.p10 = ms[size_t(0.1 * double(n - 1) + 0.5)];
+  s.p90 = ms[size_t(0.9 * double(n - 1) + 0.5)];
   for (double v : ms)
     s.mean += v;
   s.mean /= n;
@@ -118,12 +124,13 @@ Stats stats(std::vector<double> ms) {
 
 std::string statsJson(const Stats &s) {
   return "{\"median_ms\": " + num(s.median) + ", \"min_ms\": " + num(s.min) +
-         ", \"mean_ms\": " + num(s.mean) +
+         ", \"mean_ms\": " + num(s.mean) + ", \"p10_ms\": " + num(s.p10) +
+         ", \"p90_ms\": " + num(s.p90) +
          ", \"runs\": " + std::to_string(s.runs) + "}";
 }
 
 struct Options {
-  std::string module, inputs, outputs, json;
+  std::string module, inputs, outputs, json, times;
   int warmup = 10, minRuns = 20, maxRuns = 500;
   double targetMs = 300;
   bool profile = true;
@@ -258,7 +265,15 @@ int runCommand(const Options &o) {
       // outputs each time, which the timed runs leave out.
       cudaTimeRuns(session, o.warmup);
       size_t n = runsFor(o, stats(cudaTimeRuns(session, 3)).median);
-      Stats s = stats(cudaTimeRuns(session, int(n)));
+      std::vector<double> times = cudaTimeRuns(session, int(n));
+      if (!o.times.empty()) {
+        std::ofstream file(o.times);
+        for (double t : times)
+          file << t << "\n";
+        if (!file)
+          fail("could not write " + o.times);
+      }
+      Stats s = stats(times);
       CudaSessionInfo info = cudaSessionInfo(session);
       bool graphed = info.graphFallback.empty() && info.graphRuns > 0;
       js << ", \"session_replay\": {\"graph\": " << (graphed ? "true" : "false")
@@ -372,7 +387,7 @@ void usage() {
   std::cerr
       << "usage: strata-bench-gpu run m.strata --inputs DIR [--outputs DIR] "
          "[--json FILE] [--warmup N] [--min-runs N] [--max-runs N] "
-         "[--target-ms T] [--no-profile]\n"
+         "[--target-ms T] [--no-profile] [--times FILE]\n"
          "       strata-bench-gpu selftest-module --cubin F --ptx F -o OUT "
          "[--rows R] [--cols C]\n";
 }
@@ -407,6 +422,8 @@ int main(int argc, char **argv) {
           o.minRuns = std::stoi(value());
         else if (a == "--max-runs")
           o.maxRuns = std::stoi(value());
+        else if (a == "--times")
+          o.times = value();
         else if (a == "--target-ms")
           o.targetMs = std::stod(value());
         else if (a == "--no-profile")
