@@ -84,7 +84,7 @@ constexpr int64_t kConsumerRegisters = 232;
 /// Shared-memory stages of A's [128, 64] and W's [64, 128] tiles, 32 KiB
 /// each: four for the TMA copies (one block per SM; with the result tiles
 /// below they fill the 200 KiB strata gives a block; five, past that, were
-/// no faster on the H200, bench/RESULTS.md 2026-12-01 00:05), three for the
+/// no faster on the H200, bench/RESULTS.md 2026-12-01 00:06), three for the
 /// mma.sync form's cp.async copies.
 constexpr int64_t kStageBytes = (kRows + kColumns) * kDepth * 2;
 constexpr int64_t kStages = 4;
