@@ -25,6 +25,9 @@ gelu_tiles300_bf16 x [2560, 128], w [128, 1920]: 300 tiles, more than
                    TMA stores read.
 gelu_residual_bf16 y = gelu(x @ w + b) + r, r [256, 128] an input: the
                    epilogue reads r per element.
+gelu_residual_tiles300_bf16
+                   the same with x [2560, 64], w [64, 1920]: 300 tiles, so
+                   some consumers take two.
 gelu_scale_bf16    y = gelu(x @ w) * s * t, s [128] per column, t [1] once,
                    without a bias.
 gelu_rows100_bf16  x [100, 64]: 100 rows are no multiple of the tile's 128,
@@ -89,6 +92,19 @@ def biased_gelu_case(out, name, dtype, x_shape, n, seed):
               [("w", w, dtype), ("b", b, dtype)])
 
 
+def residual_case(out, name, x_shape, n, seed):
+    rng = np.random.default_rng(seed)
+    x, w, b = product(rng, BF16, x_shape, n)
+    r = round_to(rng.standard_normal((x_shape[0], n)), BF16)
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["xw"], name="fc"),
+             helper.make_node("Add", ["xw", "b"], ["h"], name="bias")]
+    nodes += gelu_nodes("h", "g1", BF16)
+    nodes += [helper.make_node("Add", ["g1", "r"], ["y"], name="residual")]
+    save_case(out, name, nodes, [("x", x, BF16), ("r", r, BF16)],
+              [("y", gelu(x @ w + b) + r, BF16)],
+              [("w", w, BF16), ("b", b, BF16)])
+
+
 def main(out):
     biased_gelu_case(out, "gelu_bf16", BF16, (2, 128, 320), 256, 1)
     biased_gelu_case(out, "gelu_f16", F16, (384, 128), 384, 2)
@@ -98,16 +114,8 @@ def main(out):
     biased_gelu_case(out, "gelu_tiles144_bf16", BF16, (1536, 64), 1536, 8)
     biased_gelu_case(out, "gelu_tiles300_bf16", BF16, (2560, 128), 1920, 9)
 
-    rng = np.random.default_rng(5)
-    x, w, b = product(rng, BF16, (256, 192), 128)
-    r = round_to(rng.standard_normal((256, 128)), BF16)
-    nodes = [helper.make_node("MatMul", ["x", "w"], ["xw"], name="fc"),
-             helper.make_node("Add", ["xw", "b"], ["h"], name="bias")]
-    nodes += gelu_nodes("h", "g1", BF16)
-    nodes += [helper.make_node("Add", ["g1", "r"], ["y"], name="residual")]
-    save_case(out, "gelu_residual_bf16", nodes, [("x", x, BF16), ("r", r, BF16)],
-              [("y", gelu(x @ w + b) + r, BF16)],
-              [("w", w, BF16), ("b", b, BF16)])
+    residual_case(out, "gelu_residual_bf16", (256, 192), 128, 5)
+    residual_case(out, "gelu_residual_tiles300_bf16", (2560, 64), 1920, 10)
 
     rng = np.random.default_rng(6)
     x, w, _ = product(rng, BF16, (128, 128), 128)
