@@ -407,7 +407,7 @@ LogicalResult GemmEmitter::storePairs(
   int64_t chunkSize = perElement ? kEpilogueChunk : 1;
   std::map<int64_t, Value> once;
   std::map<std::pair<int64_t, int64_t>, std::pair<Value, Value>> perColumn;
-  auto loadShared = [&](const EpilogueInput &in,
+  auto loadReused = [&](const EpilogueInput &in,
                         const Place &place) -> std::pair<Value, Value> {
     if (in.kind == EpilogueInput::Once) {
       Value &v = once[in.arg];
@@ -427,7 +427,7 @@ LogicalResult GemmEmitter::storePairs(
         for (const EpilogueInput &in : step.inputs)
           if (in.kind == EpilogueInput::Once ||
               in.kind == EpilogueInput::Column)
-            loadShared(in, place);
+            loadReused(in, place);
     }
   for (int64_t chunk = 0; chunk < count; chunk += chunkSize) {
     SmallVector<Place> places;
@@ -443,7 +443,7 @@ LogicalResult GemmEmitter::storePairs(
             if (in.kind == EpilogueInput::Element)
               loaded = loadPair(pointers[in.arg], in.type, place.index);
             else if (in.kind != EpilogueInput::Chain)
-              loaded = loadShared(in, place);
+              loaded = loadReused(in, place);
             values.push_back(loaded);
           }
         }
