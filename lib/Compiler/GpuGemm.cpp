@@ -188,8 +188,16 @@ private:
   /// (null for the chain's).
   using PairInputs = SmallVector<SmallVector<std::pair<Value, Value>>>;
   /// The epilogue's value for element `e` (0, 1) of a pair from the
-  /// product's f32 accumulator `acc`: each step's body cloned on scalars.
-  Value epilogue(Value acc, const PairInputs &inputs, int64_t e);
+  /// product's f32 accumulator `acc`: each step's body cloned on scalars;
+  /// with `prefix`, only up to the cut (findCut), whose value it returns.
+  Value epilogue(Value acc, const PairInputs &inputs, int64_t e,
+                 bool prefix = false);
+  /// Finds the cut: the earliest value of the result's type after which
+  /// the epilogue reads no input but that value (BERT's FFN1: the biased
+  /// product, which the exact GELU alone reads). Sets cutStep and cutOp.
+  void findCut();
+  /// The epilogue after the cut, on the cut's value `v`.
+  Value epilogueSuffix(Value v);
   /// Two adjacent elements of type `type` at element `index` of `base`.
   std::pair<Value, Value> loadPair(Value base, Type type, Value index);
   /// Loads one element of type `type` at element `index` of `base`.
@@ -211,10 +219,12 @@ private:
   /// The epilogue on accumulator pairs; `where(t, h)` is the place of
   /// accumulator 4 t + 2 h, and `store(place, t, h, word)` stores its pair
   /// (packed in an i32).
+  /// With `prefix`, the epilogue up to the cut.
   LogicalResult
   storePairs(ArrayRef<Value> acc,
              function_ref<Place(int64_t t, int64_t h)> where,
-             function_ref<void(const Place &, int64_t, int64_t, Value)> store);
+             function_ref<void(const Place &, int64_t, int64_t, Value)> store,
+             bool prefix = false);
   /// The kernel's body on sm_90a: TMA, mbarriers, wgmma.
   LogicalResult emitWarpSpecialized(Value shared, Value tid);
   /// The portable form: cp.async, ldmatrix, mma.sync.
@@ -225,6 +235,11 @@ private:
   SmallVector<EpilogueStep> steps;
   /// The holder's constants, cloned into the kernel's entry.
   IRMapping hoisted;
+  /// The cut: in steps[cutStep], the op whose result it is (none: -1).
+  int64_t cutStep = -1;
+  Operation *cutOp = nullptr;
+  /// How many ops come after the cut.
+  int64_t cutSuffixOps = 0;
   SmallVector<Value> pointers;
 };
 
@@ -340,7 +355,8 @@ std::pair<Value, Value> GemmEmitter::loadPair(Value base, Type type,
           LLVM::ExtractElementOp::create(b, loc, pair, c32(1))};
 }
 
-Value GemmEmitter::epilogue(Value acc, const PairInputs &inputs, int64_t e) {
+Value GemmEmitter::epilogue(Value acc, const PairInputs &inputs, int64_t e,
+                            bool prefix) {
   Value value = acc;
   for (auto [step, values] : llvm::zip(steps, inputs)) {
     Block &payload = step.op.getRegion().front();
@@ -350,8 +366,86 @@ Value GemmEmitter::epilogue(Value acc, const PairInputs &inputs, int64_t e) {
       mapping.map(arg, in.kind == EpilogueInput::Chain ? value
                        : e == 0                        ? pair.first
                                                        : pair.second);
-    for (Operation &op : payload.without_terminator())
+    for (Operation &op : payload.without_terminator()) {
       b.clone(op, mapping);
+      if (prefix && &op == cutOp)
+        return mapping.lookup(op.getResult(0));
+    }
+    value = mapping.lookupOrDefault(payload.getTerminator()->getOperand(0));
+  }
+  return value;
+}
+
+void GemmEmitter::findCut() {
+  // The ops of every step in order, where each value is defined (its op's
+  // position; a step's chain argument, where the step before yielded it),
+  // and the last position that reads an input other than the chain.
+  SmallVector<std::pair<Operation *, int64_t>> ops;
+  DenseMap<Value, int64_t> position;
+  DenseSet<Value> inputs;
+  int64_t lastInput = -1, chainAt = -1;
+  for (auto [k, step] : llvm::enumerate(steps)) {
+    Block &payload = step.op.getRegion().front();
+    for (auto [index, arg] : llvm::enumerate(payload.getArguments())) {
+      if (index < step.inputs.size() &&
+          step.inputs[index].kind == EpilogueInput::Chain)
+        position[arg] = chainAt;
+      else
+        inputs.insert(arg);
+    }
+    for (Operation &op : payload.without_terminator()) {
+      if (op.getNumRegions() != 0)
+        return;
+      int64_t at = int64_t(ops.size());
+      ops.push_back({&op, int64_t(k)});
+      if (llvm::any_of(op.getOperands(),
+                       [&](Value v) { return inputs.contains(v); }))
+        lastInput = at;
+      for (Value result : op.getResults())
+        position[result] = at;
+    }
+    chainAt = position.lookup(payload.getTerminator()->getOperand(0));
+  }
+  // The earliest op at or after the last input's read whose single result
+  // of the result's type is all that the ops after it read (and the
+  // constants), with ops after it.
+  for (int64_t at = std::max<int64_t>(lastInput, 0); at < chainAt; ++at) {
+    Operation *op = ops[at].first;
+    if (op->getNumResults() != 1 || op->getResult(0).getType() != halfType())
+      continue;
+    bool clean = true;
+    for (int64_t later = at + 1; later < int64_t(ops.size()) && clean; ++later)
+      for (Value v : ops[later].first->getOperands()) {
+        if (inputs.contains(v) ||
+            (position.count(v) && position.lookup(v) < at)) {
+          clean = false;
+          break;
+        }
+      }
+    if (clean) {
+      cutStep = ops[at].second;
+      cutOp = op;
+      cutSuffixOps = int64_t(ops.size()) - at - 1;
+      return;
+    }
+  }
+}
+
+Value GemmEmitter::epilogueSuffix(Value v) {
+  IRMapping mapping = hoisted;
+  mapping.map(cutOp->getResult(0), v);
+  Value value = v;
+  for (int64_t k = cutStep; k < int64_t(steps.size()); ++k) {
+    Block &payload = steps[k].op.getRegion().front();
+    if (k > cutStep)
+      for (auto [in, arg] : llvm::zip(steps[k].inputs, payload.getArguments()))
+        mapping.map(arg, value);
+    bool after = k > cutStep;
+    for (Operation &op : payload.without_terminator()) {
+      if (after)
+        b.clone(op, mapping);
+      after = after || &op == cutOp;
+    }
     value = mapping.lookupOrDefault(payload.getTerminator()->getOperand(0));
   }
   return value;
@@ -390,7 +484,8 @@ void GemmEmitter::tileOrigin(Value tile, Value &m0, Value &n0) {
 
 LogicalResult GemmEmitter::storePairs(
     ArrayRef<Value> acc, function_ref<Place(int64_t t, int64_t h)> where,
-    function_ref<void(const Place &, int64_t, int64_t, Value)> store) {
+    function_ref<void(const Place &, int64_t, int64_t, Value)> store,
+    bool prefix) {
   // Accumulators 4 t + 2 h and 4 t + 2 h + 1 are two adjacent columns of
   // one row: the epilogue on each, one 32-bit store of the pair. Loads are
   // issued before the arithmetic that uses them, so that they overlap (one
@@ -451,8 +546,8 @@ LogicalResult GemmEmitter::storePairs(
       }
     for (auto [index, place] : llvm::enumerate(places)) {
       int64_t t = chunk + int64_t(index) / 2, h = int64_t(index) % 2;
-      Value lo = epilogue(acc[4 * t + 2 * h], inputs[index], 0);
-      Value hi = epilogue(acc[4 * t + 2 * h + 1], inputs[index], 1);
+      Value lo = epilogue(acc[4 * t + 2 * h], inputs[index], 0, prefix);
+      Value hi = epilogue(acc[4 * t + 2 * h + 1], inputs[index], 1, prefix);
       if (lo.getType() != halfType() || hi.getType() != halfType())
         return decl.emitError("internal error: the GEMM kernel ")
                << decl.getSymName() << "'s epilogue yields " << lo.getType()
@@ -729,8 +824,39 @@ LogicalResult GemmEmitter::emitWarpSpecialized(Value shared, Value tid) {
                     add(add(rowBytes, chunk), c32((tt / 8) * kTileHalfBytes +
                                                   (64 * u + 8 * h) * 128));
                 LLVM::StoreOp::create(b, loc, word, at(result, offset), 4);
-              })))
+              },
+              /*prefix=*/cutOp != nullptr)))
         stored = failure();
+      if (cutOp) {
+        // The epilogue after the cut, on the tile in shared memory: each
+        // thread 8 consecutive values at a time, warps on 512 contiguous
+        // bytes, in a loop. Unrolled over the thread's 128 accumulators
+        // (BERT's FFN1: the exact GELU), it had been 3565 of the kernel's
+        // 4816 SASS instructions, waiting on instruction fetch and issue
+        // longer than the other consumer's products took (ncu, 2026-12-01
+        // 00:50).
+        consumerBarrier();
+        Value first = band(tid, kConsumerThreads - 1);
+        int64_t chunks = kTileBytes / 16 / kConsumerThreads;
+        auto vector8 = VectorType::get({8}, halfType());
+        forLoop(b, loc, c32(0), c32(chunks), 1, {},
+                [&](Value i, ValueRange) -> SmallVector<Value> {
+                  Value chunk =
+                      at(result,
+                         shl(add(first, mul(i, c32(kConsumerThreads))), 4));
+                  Value in = LLVM::LoadOp::create(b, loc, vector8, chunk, 16);
+                  SmallVector<Value> out;
+                  for (int64_t e = 0; e < 8; ++e)
+                    out.push_back(epilogueSuffix(
+                        LLVM::ExtractElementOp::create(b, loc, in, c32(e))));
+                  Value packed = LLVM::UndefOp::create(b, loc, vector8);
+                  for (auto [e, v] : llvm::enumerate(out))
+                    packed = LLVM::InsertElementOp::create(b, loc, packed, v,
+                                                           c32(int64_t(e)));
+                  LLVM::StoreOp::create(b, loc, packed, chunk, 16);
+                  return {};
+                });
+      }
       // Every thread's writes, visible to the TMA, then its two halves.
       asmBarrier("fence.proxy.async.shared::cta;");
       consumerBarrier();
@@ -887,6 +1013,8 @@ LogicalResult GemmEmitter::run() {
       b.clone(op, hoisted);
   Value shared = sharedMemory(kSharedName, /*align=*/true);
   Value tid = threadIndex();
+  if (wgmma)
+    findCut();
   if (failed(wgmma ? emitWarpSpecialized(shared, tid)
                    : emitMmaSync(shared, tid)))
     return failure();
@@ -896,6 +1024,11 @@ LogicalResult GemmEmitter::run() {
   holder.reset();
 
   int64_t tiles = (rows / kRows) * (columns / kColumns);
+  std::string suffixNote;
+  if (cutSuffixOps)
+    suffixNote = "; its last " + std::to_string(cutSuffixOps) +
+                 " scalar op(s), which read only the value before them, "
+                 "applied there afterwards, 8 values a thread at a time";
   decl->setAttr("strata.gpu_mapping", b.getStringAttr("gemm"));
   decl->setAttr("strata.gpu_grid", b.getDenseI64ArrayAttr({tiles, 1, 1}));
   decl->setAttr("strata.gpu_block", b.getDenseI64ArrayAttr({kThreads, 1, 1}));
@@ -936,7 +1069,8 @@ LogicalResult GemmEmitter::run() {
           " elementwise op(s) of the kernel stage) on them in registers" +
           (wgmma ? ", each tile's result stored by TMA copies from shared "
                    "memory"
-                 : "")));
+                 : "") +
+          suffixNote));
   return success();
 }
 
