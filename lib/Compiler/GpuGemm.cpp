@@ -439,7 +439,8 @@ Value GemmEmitter::epilogueSuffix(Value v) {
     Block &payload = steps[k].op.getRegion().front();
     if (k > cutStep)
       for (auto [in, arg] : llvm::zip(steps[k].inputs, payload.getArguments()))
-        mapping.map(arg, value);
+        if (in.kind == EpilogueInput::Chain)
+          mapping.map(arg, value);
     bool after = k > cutStep;
     for (Operation &op : payload.without_terminator()) {
       if (after)
