@@ -172,32 +172,38 @@ private:
     Value index, col;
     int64_t columnKey;
   };
-  /// The place of the pair `rows` rows and `cols` columns from the
-  /// thread's first pair, at row `row0` and column `col0` (i32): the
-  /// thread's first index once, the others a constant from it, so that
-  /// the addresses of its loads and stores are one register and an offset.
-  Place placeAt(Value row0, Value col0, int64_t rows, int64_t cols,
-                int64_t columnKey) {
+  /// The place of the thread's first pair, at row `row0` and column
+  /// `col0` (i32).
+  Place firstPlace(Value row0, Value col0) {
     Value col = wide(col0);
-    Value first = arith::AddIOp::create(
-        b, loc, arith::MulIOp::create(b, loc, wide(row0), c64(columns)), col);
-    return {arith::AddIOp::create(b, loc, first, c64(rows * columns + cols)),
-            arith::AddIOp::create(b, loc, col, c64(cols)), columnKey};
+    return {arith::AddIOp::create(
+                b, loc, arith::MulIOp::create(b, loc, wide(row0), c64(columns)),
+                col),
+            col, 0};
+  }
+  /// The place of the pair `rows` rows and `cols` columns from `first`: a
+  /// constant from the thread's first index, so that the addresses of its
+  /// loads and stores are one register and an offset.
+  Place placeAt(const Place &first, int64_t rows, int64_t cols,
+                int64_t columnKey) {
+    return {
+        arith::AddIOp::create(b, loc, first.index, c64(rows * columns + cols)),
+        arith::AddIOp::create(b, loc, first.col, c64(cols)), columnKey};
   }
   /// The values of one pair's inputs: per step, per input, the pair's two
   /// (null for the chain's).
   using PairInputs = SmallVector<SmallVector<std::pair<Value, Value>>>;
-  /// The epilogue's value for element `e` (0, 1) of a pair from the
-  /// product's f32 accumulator `acc`: each step's body cloned on scalars;
-  /// with `prefix`, only up to the cut (findCut), whose value it returns.
-  Value epilogue(Value acc, const PairInputs &inputs, int64_t e,
-                 bool prefix = false);
+  /// The epilogue's steps cloned on scalars from `value`: the ops after
+  /// `from` (all when null; `value` then stands for its result) up to
+  /// `until`, whose value it returns (to the end when null). `inputs` are
+  /// element `e` (0, 1) of a pair's other inputs; null after the cut, whose
+  /// ops read none.
+  Value cloneSteps(Value value, const PairInputs *inputs, int64_t e,
+                   Operation *from, Operation *until);
   /// Finds the cut: the earliest value of the result's type after which
   /// the epilogue reads no input but that value (BERT's FFN1: the biased
   /// product, which the exact GELU alone reads). Sets cutStep and cutOp.
   void findCut();
-  /// The epilogue after the cut, on the cut's value `v`.
-  Value epilogueSuffix(Value v);
   /// Two adjacent elements of type `type` at element `index` of `base`.
   std::pair<Value, Value> loadPair(Value base, Type type, Value index);
   /// Loads one element of type `type` at element `index` of `base`.
@@ -355,23 +361,31 @@ std::pair<Value, Value> GemmEmitter::loadPair(Value base, Type type,
           LLVM::ExtractElementOp::create(b, loc, pair, c32(1))};
 }
 
-Value GemmEmitter::epilogue(Value acc, const PairInputs &inputs, int64_t e,
-                            bool prefix) {
-  Value value = acc;
-  for (auto [step, values] : llvm::zip(steps, inputs)) {
+Value GemmEmitter::cloneSteps(Value value, const PairInputs *inputs, int64_t e,
+                              Operation *from, Operation *until) {
+  IRMapping mapping = hoisted;
+  bool on = !from;
+  if (from)
+    mapping.map(from->getResult(0), value);
+  for (auto [k, step] : llvm::enumerate(steps)) {
     Block &payload = step.op.getRegion().front();
-    IRMapping mapping = hoisted;
-    for (auto [in, arg, pair] :
-         llvm::zip(step.inputs, payload.getArguments(), values))
-      mapping.map(arg, in.kind == EpilogueInput::Chain ? value
-                       : e == 0                        ? pair.first
-                                                       : pair.second);
-    for (Operation &op : payload.without_terminator()) {
-      b.clone(op, mapping);
-      if (prefix && &op == cutOp)
-        return mapping.lookup(op.getResult(0));
+    for (auto [i, in] : llvm::enumerate(step.inputs)) {
+      if (in.kind == EpilogueInput::Chain) {
+        mapping.map(payload.getArgument(i), value);
+      } else if (inputs) {
+        const std::pair<Value, Value> &pair = (*inputs)[k][i];
+        mapping.map(payload.getArgument(i), e == 0 ? pair.first : pair.second);
+      }
     }
-    value = mapping.lookupOrDefault(payload.getTerminator()->getOperand(0));
+    for (Operation &op : payload.without_terminator()) {
+      if (on)
+        b.clone(op, mapping);
+      if (&op == until)
+        return mapping.lookup(op.getResult(0));
+      on = on || &op == from;
+    }
+    if (on)
+      value = mapping.lookupOrDefault(payload.getTerminator()->getOperand(0));
   }
   return value;
 }
@@ -429,27 +443,6 @@ void GemmEmitter::findCut() {
       return;
     }
   }
-}
-
-Value GemmEmitter::epilogueSuffix(Value v) {
-  IRMapping mapping = hoisted;
-  mapping.map(cutOp->getResult(0), v);
-  Value value = v;
-  for (int64_t k = cutStep; k < int64_t(steps.size()); ++k) {
-    Block &payload = steps[k].op.getRegion().front();
-    if (k > cutStep)
-      for (auto [in, arg] : llvm::zip(steps[k].inputs, payload.getArguments()))
-        if (in.kind == EpilogueInput::Chain)
-          mapping.map(arg, value);
-    bool after = k > cutStep;
-    for (Operation &op : payload.without_terminator()) {
-      if (after)
-        b.clone(op, mapping);
-      after = after || &op == cutOp;
-    }
-    value = mapping.lookupOrDefault(payload.getTerminator()->getOperand(0));
-  }
-  return value;
 }
 
 Value GemmEmitter::blockTiles(Value &bid, Value &grid) {
@@ -516,21 +509,22 @@ LogicalResult GemmEmitter::storePairs(
       v = loadPair(pointers[in.arg], in.type, place.col);
     return v;
   };
+  // Pair 4 t + 2 h's place is places[2 t + h].
+  SmallVector<Place> places;
   for (int64_t t = 0; t < count; ++t)
-    for (int64_t h = 0; h < 2; ++h) {
-      Place place = where(t, h);
-      for (EpilogueStep &step : steps)
-        for (const EpilogueInput &in : step.inputs)
-          if (in.kind == EpilogueInput::Once ||
-              in.kind == EpilogueInput::Column)
-            loadReused(in, place);
-    }
+    for (int64_t h = 0; h < 2; ++h)
+      places.push_back(where(t, h));
+  for (const Place &place : places)
+    for (EpilogueStep &step : steps)
+      for (const EpilogueInput &in : step.inputs)
+        if (in.kind == EpilogueInput::Once || in.kind == EpilogueInput::Column)
+          loadReused(in, place);
   for (int64_t chunk = 0; chunk < count; chunk += chunkSize) {
-    SmallVector<Place> places;
+    int64_t end = std::min(count, chunk + chunkSize);
     SmallVector<PairInputs> inputs;
-    for (int64_t t = chunk; t < std::min(count, chunk + chunkSize); ++t)
+    for (int64_t t = chunk; t < end; ++t)
       for (int64_t h = 0; h < 2; ++h) {
-        Place place = where(t, h);
+        const Place &place = places[2 * t + h];
         PairInputs &pair = inputs.emplace_back();
         for (EpilogueStep &step : steps) {
           auto &values = pair.emplace_back();
@@ -543,17 +537,19 @@ LogicalResult GemmEmitter::storePairs(
             values.push_back(loaded);
           }
         }
-        places.push_back(place);
       }
-    for (auto [index, place] : llvm::enumerate(places)) {
-      int64_t t = chunk + int64_t(index) / 2, h = int64_t(index) % 2;
-      Value lo = epilogue(acc[4 * t + 2 * h], inputs[index], 0, prefix);
-      Value hi = epilogue(acc[4 * t + 2 * h + 1], inputs[index], 1, prefix);
+    Operation *until = prefix ? cutOp : nullptr;
+    for (int64_t index = 0; index < 2 * (end - chunk); ++index) {
+      int64_t t = chunk + index / 2, h = index % 2;
+      Value lo =
+          cloneSteps(acc[4 * t + 2 * h], &inputs[index], 0, nullptr, until);
+      Value hi =
+          cloneSteps(acc[4 * t + 2 * h + 1], &inputs[index], 1, nullptr, until);
       if (lo.getType() != halfType() || hi.getType() != halfType())
         return decl.emitError("internal error: the GEMM kernel ")
                << decl.getSymName() << "'s epilogue yields " << lo.getType()
                << ", not its result's type";
-      store(place, t, h, packPair(lo, hi));
+      store(places[2 * t + h], t, h, packPair(lo, hi));
     }
   }
   return success();
@@ -646,11 +642,7 @@ LogicalResult GemmEmitter::emitWarpSpecialized(Value shared, Value tid) {
   };
 
   // Named barrier 1 + c: consumer c's 128 threads and its watcher's 32.
-  auto stepBarrier = [&](Value id) {
-    inlineAsm(Type(), ValueRange{id},
-              "bar.sync $0, " + std::to_string(kConsumerThreads + 32) + ";",
-              "r,~{memory}");
-  };
+  auto stepBarrier = [&](Value id) { namedBarrier(id, kConsumerThreads + 32); };
   auto roles = scf::IfOp::create(b, loc, eq(warpgroup, 0), /*withElse=*/true);
   {
     // The producer: one thread issues every TMA copy, stage after stage,
@@ -729,9 +721,7 @@ LogicalResult GemmEmitter::emitWarpSpecialized(Value shared, Value tid) {
     Value leader = eq(band(tid, 127), 0);
     Value resultBarrier = add(consumer, c32(3));
     auto consumerBarrier = [&] {
-      inlineAsm(Type(), ValueRange{resultBarrier},
-                "bar.sync $0, " + std::to_string(kConsumerThreads) + ";",
-                "r,~{memory}");
+      namedBarrier(resultBarrier, kConsumerThreads);
     };
     // Thread (g, q) of warp w writes its pair of columns 8 t' + 2 q, t' =
     // t mod 8, of row r = 16 w + g + 8 h (+ 64 u) of half t / 8 at byte
@@ -802,8 +792,8 @@ LogicalResult GemmEmitter::emitWarpSpecialized(Value shared, Value tid) {
       // Accumulator 4 t + 2 h + e of half u is column 8 t + 2 (lane mod 4)
       // + e of row (lane / 4) + 8 h of warp w's slice 16 (w mod 4) of rows
       // 64 u...
-      Value row0 = add(m0, add(shl(wm, 4), group));
-      Value col0 = add(n0, shl(quad, 1));
+      Place origin =
+          firstPlace(add(m0, add(shl(wm, 4), group)), add(n0, shl(quad, 1)));
       // The tile's result in shared memory, once the TMA stores of the
       // consumer's last tile have read it.
       ifThen(b, loc, leader,
@@ -816,7 +806,7 @@ LogicalResult GemmEmitter::emitWarpSpecialized(Value shared, Value tid) {
               acc,
               [&](int64_t t, int64_t h) {
                 auto [u, tt] = perPair(t);
-                return placeAt(row0, col0, 64 * u + 8 * h, 8 * tt, tt);
+                return placeAt(origin, 64 * u + 8 * h, 8 * tt, tt);
               },
               [&](const Place &, int64_t t, int64_t h, Value word) {
                 auto [u, tt] = perPair(t);
@@ -848,8 +838,9 @@ LogicalResult GemmEmitter::emitWarpSpecialized(Value shared, Value tid) {
                   Value in = LLVM::LoadOp::create(b, loc, vector8, chunk, 16);
                   SmallVector<Value> out;
                   for (int64_t e = 0; e < 8; ++e)
-                    out.push_back(epilogueSuffix(
-                        LLVM::ExtractElementOp::create(b, loc, in, c32(e))));
+                    out.push_back(cloneSteps(
+                        LLVM::ExtractElementOp::create(b, loc, in, c32(e)),
+                        nullptr, 0, cutOp, nullptr));
                   Value packed = LLVM::UndefOp::create(b, loc, vector8);
                   for (auto [e, v] : llvm::enumerate(out))
                     packed = LLVM::InsertElementOp::create(b, loc, packed, v,
@@ -978,14 +969,15 @@ LogicalResult GemmEmitter::emitMmaSync(Value shared, Value tid) {
           Value group = shr(lane, 2), quad = band(lane, 3);
           Value out = pointers[decl.getNumArguments()];
           SmallVector<Value> acc(done.begin(), done.end());
-          Value row0 = add(m0, add(shl(wm, 5), group));
-          Value col0 = add(n0, add(mul(wn, c32(kColumns / 2)), shl(quad, 1)));
+          Place origin = firstPlace(
+              add(m0, add(shl(wm, 5), group)),
+              add(n0, add(mul(wn, c32(kColumns / 2)), shl(quad, 1))));
           if (failed(storePairs(
                   acc,
                   [&](int64_t t, int64_t h) {
                     int64_t nTiles = kColumns / 16, mt = t / nTiles,
                             nt = t % nTiles;
-                    return placeAt(row0, col0, 16 * mt + 8 * h, 8 * nt, nt);
+                    return placeAt(origin, 16 * mt + 8 * h, 8 * nt, nt);
                   },
                   [&](const Place &place, int64_t, int64_t, Value word) {
                     Value offset =

@@ -77,6 +77,11 @@ void TensorCoreEmitter::asmBarrier(StringRef text) {
   inlineAsm(Type(), ValueRange(), text, "~{memory}");
 }
 
+void TensorCoreEmitter::namedBarrier(Value id, int64_t threads) {
+  inlineAsm(Type(), ValueRange{id},
+            "bar.sync $0, " + std::to_string(threads) + ";", "r,~{memory}");
+}
+
 SmallVector<Value> TensorCoreEmitter::fenceOperands(ArrayRef<Value> values) {
   std::string constraints;
   llvm::raw_string_ostream cs(constraints);

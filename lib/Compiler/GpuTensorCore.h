@@ -109,6 +109,8 @@ protected:
   /// An instruction of wgmma's protocol with no operands (fence,
   /// commit_group, wait_group, fence.proxy.async); it orders memory.
   void asmBarrier(llvm::StringRef text);
+  /// bar.sync on hardware barrier `id` (i32) for `threads` threads.
+  void namedBarrier(mlir::Value id, int64_t threads);
   /// `values` through an empty asm statement: what computes them cannot
   /// move below it, nor what reads the results above it (CUTLASS's
   /// warpgroup_fence_operand). Keeps accumulator arithmetic out of the
