@@ -13,6 +13,7 @@
 #include "strata/Runtime/Cuda.h"
 
 #include <cstring>
+#include <functional>
 
 using namespace strata::rt;
 using namespace strata::rt::test;
@@ -62,6 +63,20 @@ std::string sessionError(const ModuleBuilder &b,
                          const std::string &name = "cuda.strata") {
   return errorOf(
       [&] { Session session(Module::loadFromMemory(b.finish(), name)); });
+}
+
+/// The session error of a CUDA module whose one kernel step 'k' writes a
+/// buffer of `dtype` [elements], after `edit` changes the step.
+std::string kernelStepError(DType dtype, int64_t elements,
+                            const std::function<void(Step &)> &edit) {
+  ModuleBuilder b;
+  b.setTarget("cuda");
+  uint32_t z = b.addArenaBuffer(dtype, {elements});
+  Step step = gpuStep("k", {}, {z});
+  edit(step);
+  b.addStep(step);
+  b.setGpuPtx(kPtx);
+  return sessionError(b);
 }
 
 } // namespace
@@ -200,15 +215,12 @@ TEST_F(CudaPlan, LibraryStepsAreRefused) {
 
 TEST_F(CudaPlan, LaunchAttributesAreRequired) {
   for (const char *key : {"grid", "block"}) {
-    ModuleBuilder b;
-    b.setTarget("cuda");
-    uint32_t z = b.addArenaBuffer(DType::F32, {4});
-    Step step = gpuStep("k", {}, {z});
-    step.attributes.erase(step.attributes.begin() +
-                          (std::string(key) == "grid" ? 0 : 1));
-    b.addStep(step);
-    b.setGpuPtx(kPtx);
-    EXPECT_THAT(sessionError(b),
+    EXPECT_THAT(kernelStepError(DType::F32, 4,
+                                [&](Step &step) {
+                                  step.attributes.erase(
+                                      step.attributes.begin() +
+                                      (std::string(key) == "grid" ? 0 : 1));
+                                }),
                 HasSubstr("step 0 ('k', from ONNX node 'Add_0') is a GPU "
                           "kernel without the launch attribute '" +
                           std::string(key) + "'"));
@@ -232,19 +244,18 @@ TEST_F(CudaPlan, LaunchAttributesAreChecked) {
       {{"grid_dependency", {}, {}, "yes"},
        "attribute 'grid_dependency' must be the integer 1"},
   };
-  for (const auto &[attr, expected] : cases) {
-    ModuleBuilder b;
-    b.setTarget("cuda");
-    uint32_t z = b.addArenaBuffer(DType::F32, {4});
-    Step step = gpuStep("k", {}, {z});
-    if (attr.key == "shared_bytes" || attr.key == "grid_dependency")
-      step.attributes.push_back(attr);
-    else
-      step.attributes[attr.key == "grid" ? 0 : 1] = attr;
-    b.addStep(step);
-    b.setGpuPtx(kPtx);
-    EXPECT_THAT(sessionError(b), HasSubstr(expected)) << attr.key;
-  }
+  for (const auto &[attr, expected] : cases)
+    EXPECT_THAT(
+        kernelStepError(DType::F32, 4,
+                        [&](Step &step) {
+                          if (attr.key == "shared_bytes" ||
+                              attr.key == "grid_dependency")
+                            step.attributes.push_back(attr);
+                          else
+                            step.attributes[attr.key == "grid" ? 0 : 1] = attr;
+                        }),
+        HasSubstr(expected))
+        << attr.key;
 }
 
 // TMA tensor maps (docs/runtime.md, "Tensor maps"): 7 integers a map,
@@ -276,25 +287,18 @@ TEST_F(CudaPlan, TensorMapsAreChecked) {
       {{"persistent", {0}, {}, ""},
        "attribute 'persistent' must be one integer from 1 to 64"},
   };
-  for (const auto &[attr, expected] : cases) {
-    ModuleBuilder b;
-    b.setTarget("cuda");
-    uint32_t z = b.addArenaBuffer(DType::F32, {64});
-    Step step = gpuStep("k", {}, {z});
-    step.attributes.push_back(attr);
-    b.addStep(step);
-    b.setGpuPtx(kPtx);
-    EXPECT_THAT(sessionError(b), HasSubstr(expected)) << expected;
-  }
+  for (const auto &[attr, expected] : cases)
+    EXPECT_THAT(
+        kernelStepError(DType::F32, 64,
+                        [&](Step &step) { step.attributes.push_back(attr); }),
+        HasSubstr(expected))
+        << expected;
   // Maps over other element types are refused.
-  ModuleBuilder b;
-  b.setTarget("cuda");
-  uint32_t z = b.addArenaBuffer(DType::I32, {64});
-  Step step = gpuStep("k", {}, {z});
-  step.attributes.push_back({"tensor_maps", valid, {}, ""});
-  b.addStep(step);
-  b.setGpuPtx(kPtx);
-  EXPECT_THAT(sessionError(b),
+  EXPECT_THAT(kernelStepError(
+                  DType::I32, 64,
+                  [&](Step &step) {
+                    step.attributes.push_back({"tensor_maps", valid, {}, ""});
+                  }),
               HasSubstr("(map 0) is over buffer 0 of i32; tensor maps take "
                         "bf16, f16 and f32"));
 }
