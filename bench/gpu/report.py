@@ -105,12 +105,18 @@ def text_table(res):
                 why = r.get("skipped") and "skipped: " + r["skipped"] or r.get("error") \
                     or r.get("status") or "not run"
                 lines.append(f"{w['name']:<24} {label:<29.29} {why[:80]}")
+        copy = w.get("same_size_copy")
+        if copy:
+            pct = f"{s_ms and copy['ms'] / s_ms * 100:.0f}%" if s_ms else ""
+            lines.append(f"{w['name']:<24} {'copy of as many bytes':<29} {copy['ms']:>10.3f} "
+                         f"{copy['tbps']:>9.2f} TB/s {pct:>6}")
     lines.append("")
     lines.append("rate: fewest bytes (one read per input, one write per output) or nominal FLOPs "
                  "over the median time; %ceil against the ceilings measured in this run: "
                  f"copy {ceilings.get('copy_tbps', 0):.2f} TB/s, bf16 matmul "
-                 f"{ceilings.get('matmul_bf16_tflops', 0):.0f} TFLOP/s. "
-                 "peer/strata > 1: strata faster.")
+                 f"{ceilings.get('matmul_bf16_tflops', 0):.0f} TFLOP/s; a copy of as many "
+                 "bytes: torch's copy of the workload's byte count, its %ceil strata's rate "
+                 "against that copy's. peer/strata > 1: strata faster.")
     return "\n".join(lines)
 
 
@@ -119,7 +125,7 @@ def _group_table(res, ws, markdown=True):
     present = [p for p in PEER_ORDER if p != "strata"
                and any(p in w.get("peers", {}) for w in ws)]
     head = ["workload"] + [PEER_LABELS[p] for p in present] + \
-        ["fastest peer", "strata", "fastest peer / strata", "goal"]
+        ["fastest peer", "strata", "fastest peer / strata", "copy of as many bytes", "goal"]
     out = ["| " + " | ".join(head) + " |", "| " + " | ".join(["---"] * len(head)) + " |"]
     for w in ws:
         row = [w["title"]]
@@ -131,6 +137,9 @@ def _group_table(res, ws, markdown=True):
         s_ms = st.get("time", {}).get("median_ms")
         row.append(_cell(w, st, ceilings, markdown) if s_ms else strata_status(w))
         row.append(f"{fms / s_ms:.2f}x" if s_ms and fms else "")
+        copy = w.get("same_size_copy")
+        row.append(f"{copy['ms']:.3f} ({copy['tbps']:.2f} TB/s; strata at "
+                   f"{copy['ms'] / s_ms * 100:.0f}% of its rate)" if copy and s_ms else "")
         row.append(w.get("goal", ""))
         out.append("| " + " | ".join(row) + " |")
     return out

@@ -350,6 +350,8 @@ def run_strata(w, inputs, ref, dev, o, dims):
         cmd = [tool, "run", module, "--inputs", d, "--outputs", d, "--json", rj,
                "--warmup", str(o.warmup), "--min-runs", str(o.min_runs),
                "--max-runs", str(o.max_runs), "--target-ms", str(o.target_ms)]
+        if o.strata_no_graph:
+            cmd.append("--no-graph")
         if o.strata_times:
             os.makedirs(o.strata_times, exist_ok=True)
             cmd += ["--times", os.path.join(o.strata_times, w.name + ".times")]
@@ -468,8 +470,21 @@ def short_error(e):
     return msg[:500]
 
 
+def same_size_copy(nbytes, dev, o):
+    """A device copy that reads and writes `nbytes` in all, timed as the engines are. The
+    ceiling's 1 GiB copy hides the launch, ramp and tail that a copy of a workload's size
+    pays; this one shows how near a plain copy comes at that size."""
+    n = max(nbytes // 8, 1)  # float32 elements read, and as many written
+    src = torch.randn(n, device=dev)
+    dst = torch.empty_like(src)
+    ms = time_torch(lambda: dst.copy_(src), (), dev, o)["median_ms"]
+    return {"bytes": 8 * n, "ms": ms, "tbps": 8 * n / (ms * 1e-3) / 1e12}
+
+
 def bench_workload(w, peers, entry, dev, o, budget, res, with_strata):
     dims = w.trace_dims() if o.small else w.dims
+    if not w.flops:
+        entry["same_size_copy"] = same_size_copy(entry["bytes"], dev, o)
     inputs = w.make_inputs(dev, seed=o.seed, dims=dims)
     ref, hi = reference(w, inputs)
     entry["reference"] = str(hi).replace("torch.", "")
@@ -528,6 +543,8 @@ def main():
     ap.add_argument("--strata-timeout", type=float, default=300)
     ap.add_argument("--strata-times", metavar="DIR",
                     help="write each strata replay's time to DIR/<workload>.times")
+    ap.add_argument("--strata-no-graph", action="store_true",
+                    help="time strata's steps launched one by one, not its CUDA graph")
     ap.add_argument("--no-peers", action="store_true", help="strata only (and the reference)")
     ap.add_argument("--peers", nargs="*", help="only these peers (eager, compile, autotune, "
                     "autotune_graphs, sdpa, sdpa_flash, sdpa_cudnn, jax)")

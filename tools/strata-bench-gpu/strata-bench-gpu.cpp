@@ -134,6 +134,8 @@ struct Options {
   int warmup = 10, minRuns = 20, maxRuns = 500;
   double targetMs = 300;
   bool profile = true;
+  /// Replay the Session's CUDA graph (false: launch its steps one by one).
+  bool graph = true;
 };
 
 /// How many timed runs give about `targetMs` of work at `estimateMs` each.
@@ -200,6 +202,7 @@ int runCommand(const Options &o) {
   // 1. The Session's result.
   SessionOptions so;
   so.threads = isCuda ? 1 : 0;
+  so.cuda.graphs = o.graph;
   Session session(module, so);
   for (size_t i = 0; i < inputs.size(); ++i)
     session.setInput(i, inputs[i]);
@@ -387,7 +390,7 @@ void usage() {
   std::cerr
       << "usage: strata-bench-gpu run m.strata --inputs DIR [--outputs DIR] "
          "[--json FILE] [--warmup N] [--min-runs N] [--max-runs N] "
-         "[--target-ms T] [--no-profile] [--times FILE]\n"
+         "[--target-ms T] [--no-profile] [--no-graph] [--times FILE]\n"
          "       strata-bench-gpu selftest-module --cubin F --ptx F -o OUT "
          "[--rows R] [--cols C]\n";
 }
@@ -428,6 +431,8 @@ int main(int argc, char **argv) {
           o.targetMs = std::stod(value());
         else if (a == "--no-profile")
           o.profile = false;
+        else if (a == "--no-graph")
+          o.graph = false;
         else if (!a.empty() && a[0] != '-' && o.module.empty())
           o.module = a;
         else
