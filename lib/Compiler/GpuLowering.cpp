@@ -162,6 +162,28 @@ struct FloatMinMaxToLlvm : OpRewritePattern<From> {
   }
 };
 
+/// An f32 math.exp2 marked `afn` (approximate functions) as ex2.approx.ftz:
+/// one MUFU.EX2, which flushes a subnormal result to zero, where libdevice's
+/// exp2f keeps subnormals at the cost of a compare and two multiplies. Only
+/// code that does not need subnormal results marks its exp2 so (the bf16
+/// GELU, whose exponent is shifted out of their range).
+struct ApproxExp2ToNvvm : OpRewritePattern<math::Exp2Op> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(math::Exp2Op op,
+                                PatternRewriter &rewriter) const override {
+    if (!op.getType().isF32() ||
+        !arith::bitEnumContainsAll(op.getFastmath(), arith::FastMathFlags::afn))
+      return failure();
+    rewriter.replaceOp(
+        op, LLVM::CallIntrinsicOp::create(
+                rewriter, op.getLoc(), op.getType(),
+                rewriter.getStringAttr("llvm.nvvm.ex2.approx.ftz.f32"),
+                ValueRange{op.getOperand()})
+                .getResults());
+    return success();
+  }
+};
+
 struct GpuToNvvmPass : PassWrapper<GpuToNvvmPass, OperationPass<ModuleOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(GpuToNvvmPass)
   StringRef getArgument() const final { return "strata-gpu-to-nvvm"; }
@@ -186,6 +208,8 @@ struct GpuToNvvmPass : PassWrapper<GpuToNvvmPass, OperationPass<ModuleOp>> {
                  FloatMinMaxToLlvm<arith::MaximumFOp, LLVM::MaximumOp>,
                  FloatMinMaxToLlvm<arith::MinimumFOp, LLVM::MinimumOp>>(
         context);
+    // Before libdevice's exp2f, which would otherwise take these.
+    patterns.add<ApproxExp2ToNvvm>(context, /*benefit=*/2);
     ConversionTarget target(*context);
     target.addLegalDialect<LLVM::LLVMDialect, NVVM::NVVMDialect>();
     target.addIllegalDialect<gpu::GPUDialect>();

@@ -29,6 +29,7 @@
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/Debug.h"
 
+#include <cmath>
 #include <functional>
 #include <limits>
 
@@ -189,6 +190,15 @@ static Value buildGelu(OpBuilder &b, Location loc, Value x, bool tanhApprox) {
 /// selects): the bf16 GELU kernels after BERT's and the GEMM + GELU
 /// workload's products were as much compute- as memory-bound. For bf16
 /// only: f16's 10 bits of mantissa would need a closer fit.
+///
+/// The exponent is shifted: E' = exp2(P(s) + 24) (the 24 folded into the
+/// constant term), E = E' * 2^-24. exp2 is marked `afn`, which lets the GPU
+/// flush a subnormal result (one MUFU.EX2, where keeping subnormals costs a
+/// compare and two multiplies per value): E' is subnormal only when E is
+/// below 2^-150, which rounds to 0 in f32 anyway. The multiply by 2^-24 then
+/// rounds E into the subnormals as the unshifted exp2 did; every input whose
+/// GELU is at least 1e-37 still rounds as float64's (scripts/fit-gelu-bf16.py
+/// --check emulates this form).
 static Value buildGeluBf16(OpBuilder &b, Location loc, Value x) {
   static constexpr double kCoefficients[] = {
       -42.12580775018364,   -77.224039407025018,   -37.26591616761246,
@@ -204,11 +214,15 @@ static Value buildGeluBf16(OpBuilder &b, Location loc, Value x) {
   Value s =
       math::FmaOp::create(b, loc, t, floatConstant(b, loc, type, 2.0 / kRange),
                           floatConstant(b, loc, type, -1.0));
+  constexpr double kShift = 24;
   Value p = floatConstant(b, loc, type, kCoefficients[kDegree]);
   for (int i = kDegree - 1; i >= 0; --i)
-    p = math::FmaOp::create(b, loc, p, s,
-                            floatConstant(b, loc, type, kCoefficients[i]));
-  Value e = math::Exp2Op::create(b, loc, p);
+    p = math::FmaOp::create(
+        b, loc, p, s,
+        floatConstant(b, loc, type, kCoefficients[i] + (i ? 0 : kShift)));
+  Value e = math::Exp2Op::create(b, loc, p, arith::FastMathFlags::afn);
+  e = arith::MulFOp::create(b, loc, e,
+                            floatConstant(b, loc, type, std::exp2(-kShift)));
   Value negative = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x,
                                          floatConstant(b, loc, type, 0.0));
   Value phi = arith::SelectOp::create(
