@@ -70,10 +70,32 @@ constexpr int64_t kThreads = 32 * kWarps;
 constexpr int64_t kKeys = strata::kAttentionBlockRows; // keys per step
 constexpr const char *kSharedName = "__strata_attention_shared";
 
-/// The kernel's dynamic shared memory: Q's tile, then two stages of K's and
+/// Whether the key steps are software-pipelined (FlashEmitter::run): with
+/// wgmma at head dimension 128 (64 query rows a block), where the third
+/// stage of K and V still leaves 2 blocks per SM, as two stages did. On the
+/// H200 (bench/RESULTS.md, 2026-12-01 03:15) that made the kernel 0.4-1.6%
+/// faster at D = 128 (s4k 4.150 -> 4.124 ms, causal 2.263 -> 2.227, s16k
+/// 8.108 -> 8.076, causal 4.111 -> 4.077), and slower at D = 64, where 56
+/// KiB of shared memory and 114 registers leave 4 blocks per SM instead of
+/// 5 (BERT's attention, 512 keys, 0.078 -> 0.089 ms; GPT-2's, 1024 keys
+/// causal, 0.050 -> 0.052): there the other blocks already hide each one's
+/// waits.
+bool pipelinedSteps(int64_t dim, int64_t seqQ, bool wgmma) {
+  return wgmma && dim == 128 && strata::attentionQueryRows(dim, seqQ) == 64;
+}
+
+/// The stages of K's and V's tiles in shared memory: three when pipelined
+/// (a step reads K's next tile while the one after it loads), else two.
+int64_t keyStages(int64_t dim, int64_t seqQ, bool wgmma) {
+  return pipelinedSteps(dim, seqQ, wgmma) ? 3 : 2;
+}
+
+/// The kernel's dynamic shared memory: Q's tile, then the stages of K's and
 /// V's (and the slack to align them for wgmma).
 int64_t sharedBytes(int64_t dim, int64_t seqQ, bool wgmma) {
-  return (strata::attentionQueryRows(dim, seqQ) + 4 * kKeys) * dim * 2 +
+  return (strata::attentionQueryRows(dim, seqQ) +
+          2 * keyStages(dim, seqQ, wgmma) * kKeys) *
+             dim * 2 +
          (wgmma ? strata::kWgmmaAlign : 0);
 }
 
@@ -245,14 +267,16 @@ LogicalResult FlashEmitter::run() {
   Value vSrc = at(pointers[vView.arg], start(vView, Value()));
   Value oDst = at(pointers.back(), start(oView, q0));
 
-  // Shared memory: Q's tile, then two stages of K and V.
+  // Shared memory: Q's tile, then the stages of K, then those of V.
+  bool pipelined = pipelinedSteps(dim, seqQ, wgmma);
+  int64_t stages = keyStages(dim, seqQ, wgmma);
   int64_t qBytes = rows * dim * 2, tileBytes = kKeys * dim * 2;
   auto kTile = [&](Value stage) {
     return at(sharedBase, add(c32(qBytes), mul(stage, c32(tileBytes))));
   };
   auto vTile = [&](Value stage) {
-    return at(sharedBase,
-              add(c32(qBytes + 2 * tileBytes), mul(stage, c32(tileBytes))));
+    return at(sharedBase, add(c32(qBytes + stages * tileBytes),
+                              mul(stage, c32(tileBytes))));
   };
   auto keysAt = [&](Value step, const View &view) {
     return arith::MulIOp::create(b, loc, wide(step),
@@ -269,12 +293,29 @@ LogicalResult FlashEmitter::run() {
     stepCount = arith::MinUIOp::create(b, loc, add(last, c32(1)), stepCount);
   }
 
-  // Prologue: Q, then the first K and V tiles, as two commit groups.
+  // Prologue: Q, then the first K and V tiles, as two commit groups (when
+  // pipelined, the second tiles as a third, and Q and the first tiles are
+  // waited for here).
   loadTile(qSrc, sharedBase, rows, qView.rowStride);
   NVVM::CpAsyncCommitGroupOp::create(b, loc);
   loadTile(kSrc, kTile(c32(0)), kKeys, kView.rowStride);
   loadTile(vSrc, vTile(c32(0)), kKeys, vView.rowStride);
   NVVM::CpAsyncCommitGroupOp::create(b, loc);
+  if (pipelined) {
+    auto second = scf::IfOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, stepCount,
+                              c32(1)),
+        false);
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(second.thenBlock());
+    loadTile(at(kSrc, keysAt(c32(1), kView)), kTile(c32(1)), kKeys,
+             kView.rowStride);
+    loadTile(at(vSrc, keysAt(c32(1), vView)), vTile(c32(1)), kKeys,
+             vView.rowStride);
+  }
+  if (pipelined)
+    NVVM::CpAsyncCommitGroupOp::create(b, loc);
   NVVM::CpAsyncWaitGroupOp::create(b, loc, 1);
   // wgmma reads shared memory through the async proxy: what cp.async wrote
   // is made visible to it first.
@@ -322,282 +363,414 @@ LogicalResult FlashEmitter::run() {
   init.append(2 * mTiles, negInf);
   init.append(2 * mTiles, cf(0.0));
 
-  Value lower = arith::ConstantIndexOp::create(b, loc, 0);
-  Value upper = arith::IndexCastOp::create(b, loc, b.getIndexType(), stepCount);
-  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  // The descriptors of a stage's K and V tiles: the stages' tiles are
+  // consecutive.
+  auto stageOffset = [&](Value stage) {
+    return wide(mul(stage, c32(tileBytes >> 4)));
+  };
+  using Scores = SmallVector<SmallVector<SmallVector<Value>>>;
+  // S = Q Kᵀ on wgmma, the K tile in `stage`: one warpgroup product per
+  // m-tile and 16 columns of Q (the k-step's 32 bytes within a 128-byte
+  // half row), issued and committed; the caller waits for them.
+  auto issueScores = [&](Value stage, bool fence = true) {
+    Value kDesc = arith::AddIOp::create(b, loc, kDesc0, stageOffset(stage));
+    Value poison = LLVM::PoisonOp::create(b, loc, f32());
+    if (fence)
+      asmBarrier("wgmma.fence.sync.aligned;");
+    SmallVector<SmallVector<Value>> acc(mTiles,
+                                        SmallVector<Value>(kKeys / 2, poison));
+    for (int64_t mt = 0; mt < mTiles; ++mt)
+      for (int64_t kk = 0; kk < kSteps; ++kk)
+        acc[mt] = wgmmaStep(
+            acc[mt],
+            advance(qDesc,
+                    (kk / 4) * rows * 128 + mt * 64 * 128 + (kk % 4) * 32),
+            {}, advance(kDesc, (kk / 4) * kKeys * 128 + (kk % 4) * 32),
+            /*transposeB=*/false, /*accumulate=*/kk > 0);
+    asmBarrier("wgmma.commit_group.sync.aligned;");
+    return acc;
+  };
+  // wgmma's accumulators, once waited for, as S's per m-tile, 8 tiles of 8
+  // keys.
+  auto toScores = [&](SmallVector<SmallVector<Value>> acc) {
+    Scores s(mTiles, SmallVector<SmallVector<Value>>(kKeys / 8));
+    for (int64_t mt = 0; mt < mTiles; ++mt) {
+      acc[mt] = fenceOperands(acc[mt]);
+      for (int64_t nt = 0; nt < kKeys / 8; ++nt)
+        s[mt][nt].assign(acc[mt].begin() + 4 * nt,
+                         acc[mt].begin() + 4 * nt + 4);
+    }
+    return s;
+  };
+  // S = Q Kᵀ, the K tile in `stage`, computed and waited for.
+  auto scores = [&](Value stage) {
+    if (wgmma) {
+      SmallVector<SmallVector<Value>> acc = issueScores(stage);
+      asmBarrier("wgmma.wait_group.sync.aligned 0;");
+      return toScores(acc);
+    }
+    // Each K fragment feeds every m-tile.
+    Value zero = cf(0.0);
+    Scores s(mTiles, SmallVector<SmallVector<Value>>(
+                         kKeys / 8, SmallVector<Value>(4, zero)));
+    Value kBase = kTile(stage);
+    Value row = add(band(lane, 7), shl(shr(lane, 4), 3));
+    Value half = band(shr(lane, 3), 1);
+    for (int64_t np = 0; np < kKeys / 16; ++np)
+      for (int64_t kk = 0; kk < kSteps; ++kk) {
+        SmallVector<Value> r =
+            ldmatrix(at(kBase, swizzled(add(row, c32(np * 16)),
+                                        add(c32(kk * 2), half), kKeys)),
+                     false);
+        for (int64_t mt = 0; mt < mTiles; ++mt) {
+          s[mt][2 * np] = mma(qFrag[mt][kk], {r[0], r[1]}, s[mt][2 * np]);
+          s[mt][2 * np + 1] =
+              mma(qFrag[mt][kk], {r[2], r[3]}, s[mt][2 * np + 1]);
+        }
+      }
+    return s;
+  };
+
+  // The causal mask and the online softmax of key step `step`'s scores:
+  // updates m and l (the thread's 2 rows per m-tile), and returns P, S's
+  // exponentials packed as the A fragments of P V (per m-tile, four words
+  // per 16 keys), and each row's correction of O.
   double scaleLog2 = scale / std::log(2.0);
   Value myRow0 = add(q0, group);
+  auto softmax = [&](Value step, Scores s, MutableArrayRef<Value> m,
+                     MutableArrayRef<Value> l,
+                     SmallVector<Value> &corrections) {
+    // The causal mask, on the key steps that cross the diagonal only: a
+    // step is masked when its last key is past the block's first row's
+    // limit (every other step is whole for every row).
+    if (causalOffset) {
+      Value lastKey = add(mul(step, c32(kKeys)), c32(kKeys - 1));
+      Value crosses =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, lastKey,
+                                add(q0, c32(*causalOffset)));
+      SmallVector<Value> flat;
+      for (auto &tile : s)
+        for (auto &fragment : tile)
+          flat.append(fragment.begin(), fragment.end());
+      SmallVector<Type> types(flat.size(), f32());
+      auto masked = scf::IfOp::create(b, loc, types, crosses, true);
+      {
+        OpBuilder::InsertionGuard inner(b);
+        b.setInsertionPointToStart(masked.thenBlock());
+        SmallVector<Value> kept;
+        Value key0 = add(mul(step, c32(kKeys)), shl(quad, 1));
+        for (int64_t mt = 0; mt < mTiles; ++mt)
+          for (int64_t nt = 0; nt < kKeys / 8; ++nt)
+            for (int64_t e = 0; e < 4; ++e) {
+              Value queryRow = add(add(myRow0, warpRow(mt)), c32(8 * (e / 2)));
+              Value limit = add(queryRow, c32(*causalOffset));
+              Value keyIndex = add(key0, c32(nt * 8 + e % 2));
+              Value keep = arith::CmpIOp::create(
+                  b, loc, arith::CmpIPredicate::ule, keyIndex, limit);
+              kept.push_back(
+                  arith::SelectOp::create(b, loc, keep, s[mt][nt][e], negInf));
+            }
+        scf::YieldOp::create(b, loc, kept);
+        b.setInsertionPointToStart(masked.elseBlock());
+        scf::YieldOp::create(b, loc, flat);
+      }
+      size_t i = 0;
+      for (auto &tile : s)
+        for (auto &fragment : tile)
+          for (Value &x : fragment)
+            x = masked.getResult(i++);
+    }
 
-  auto loop = scf::ForOp::create(
-      b, loc, lower, upper, one, init,
-      [&](OpBuilder &nested, Location, Value iv, ValueRange state) {
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToEnd(nested.getInsertionBlock());
-        Value step = arith::IndexCastOp::create(b, loc, i32(), iv);
-        Value stage = band(step, 1);
-        // The next tiles load while this one is used. (Issuing them after
-        // this step's wait and barrier instead, which saves the barrier at
-        // the end of the step, was 4% slower at head dimension 64 on the
-        // H200: bench/RESULTS.md, 2026-11-30 12:54.)
-        Value next = add(step, c32(1));
-        Value more = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                           next, stepCount);
-        auto prefetch = scf::IfOp::create(b, loc, more, false);
-        {
-          OpBuilder::InsertionGuard inner(b);
-          b.setInsertionPointToStart(prefetch.thenBlock());
-          Value nextStage = band(next, 1);
-          loadTile(at(kSrc, keysAt(next, kView)), kTile(nextStage), kKeys,
-                   kView.rowStride);
-          loadTile(at(vSrc, keysAt(next, vView)), vTile(nextStage), kKeys,
-                   vView.rowStride);
+    // Per m-tile and row half h. With a positive scale the maximum is taken
+    // of the raw scores and each exponent is one fused multiply-add,
+    // s * scale - m.
+    bool positive = scaleLog2 > 0;
+    corrections.clear();
+    for (int64_t mt = 0; mt < mTiles; ++mt)
+      for (int64_t h = 0; h < 2; ++h) {
+        int64_t r = 2 * mt + h;
+        SmallVector<Value> row;
+        for (int64_t nt = 0; nt < kKeys / 8; ++nt)
+          for (int64_t e = 0; e < 2; ++e) {
+            Value &x = s[mt][nt][2 * h + e];
+            if (!positive)
+              x = arith::MulFOp::create(b, loc, x, cf(scaleLog2));
+            row.push_back(x);
+          }
+        // Trees (combinePairwise): the row max and sum are on each key
+        // step's critical path.
+        Value rowMax =
+            strata::combinePairwise(row, [&](Value x, Value y) -> Value {
+              return arith::MaxNumFOp::create(b, loc, x, y);
+            });
+        for (int32_t mask : {1, 2})
+          rowMax = arith::MaxNumFOp::create(b, loc, rowMax,
+                                            shuffleXor(rowMax, mask));
+        if (positive)
+          rowMax = arith::MulFOp::create(b, loc, rowMax, cf(scaleLog2));
+        Value mNew = arith::MaxNumFOp::create(b, loc, m[r], rowMax);
+        Value correction =
+            exp2(arith::SubFOp::create(b, loc, m[r], mNew).getResult());
+        SmallVector<Value> terms;
+        for (int64_t nt = 0; nt < kKeys / 8; ++nt)
+          for (int64_t e = 0; e < 2; ++e) {
+            Value &x = s[mt][nt][2 * h + e];
+            Value exponent =
+                positive
+                    ? arith::SubFOp::create(
+                          b, loc,
+                          arith::MulFOp::create(b, loc, x, cf(scaleLog2),
+                                                arith::FastMathFlags::contract),
+                          mNew, arith::FastMathFlags::contract)
+                          .getResult()
+                    : arith::SubFOp::create(b, loc, x, mNew).getResult();
+            x = exp2(exponent);
+            terms.push_back(x);
+          }
+        Value sum =
+            strata::combinePairwise(terms, [&](Value x, Value y) -> Value {
+              return arith::AddFOp::create(b, loc, x, y);
+            });
+        l[r] = arith::AddFOp::create(
+            b, loc, arith::MulFOp::create(b, loc, l[r], correction), sum);
+        m[r] = mNew;
+        corrections.push_back(correction);
+      }
+    SmallVector<SmallVector<Value>> p(mTiles);
+    for (int64_t mt = 0; mt < mTiles; ++mt)
+      for (int64_t ks = 0; ks < kKeys / 16; ++ks) {
+        auto &t0 = s[mt][2 * ks], &t1 = s[mt][2 * ks + 1];
+        p[mt].append({pack(t0[0], t0[1]), pack(t0[2], t0[3]),
+                      pack(t1[0], t1[1]), pack(t1[2], t1[3])});
+      }
+    return p;
+  };
+  // O rescaled by each row's correction (exactly 1 where the row's max did
+  // not grow: skipping those behind a branch was slower on the H200,
+  // bench/RESULTS.md, 2026-11-30 12:41).
+  auto rescale = [&](MutableArrayRef<Value> o, ArrayRef<Value> corrections) {
+    for (int64_t mt = 0; mt < mTiles; ++mt)
+      for (int64_t h = 0; h < 2; ++h)
+        for (int64_t dt = 0; dt < oTiles; ++dt)
+          for (int64_t e = 0; e < 2; ++e) {
+            Value &acc = o[oIndex(mt, dt, 2 * h + e)];
+            acc = arith::MulFOp::create(b, loc, acc, corrections[2 * mt + h]);
+          }
+  };
+  // wgmma's operands of O += P V, O's accumulators and P's words, fenced:
+  // nothing computing them moves past this point.
+  int64_t perTile = oTiles * 4;
+  auto fenceProductOperands = [&](MutableArrayRef<Value> o,
+                                  SmallVector<SmallVector<Value>> &p) {
+    for (int64_t mt = 0; mt < mTiles; ++mt) {
+      SmallVector<Value> both(o.begin() + mt * perTile,
+                              o.begin() + (mt + 1) * perTile);
+      both.append(p[mt]);
+      both = fenceOperands(both);
+      std::copy(both.begin(), both.begin() + perTile, o.begin() + mt * perTile);
+      p[mt].assign(both.begin() + perTile, both.end());
+    }
+  };
+  // O += P V, V's tile in `stage`. With wgmma the products are committed
+  // and, with `wait`, waited for (else O's accumulators are still being
+  // written: the caller waits before reading them). `fenced`: the caller
+  // fenced the operands and issued wgmma.fence.
+  auto attend = [&](MutableArrayRef<Value> o, SmallVector<SmallVector<Value>> p,
+                    Value stage, bool wait, bool fenced = false) {
+    if (wgmma) {
+      // One warpgroup product per m-tile and 16 keys, P from registers, V
+      // MN-major (its rows are keys): 16 keys are 2048 bytes.
+      Value vDesc = arith::AddIOp::create(b, loc, vDesc0, stageOffset(stage));
+      if (!fenced) {
+        fenceProductOperands(o, p);
+        asmBarrier("wgmma.fence.sync.aligned;");
+      }
+      for (int64_t mt = 0; mt < mTiles; ++mt)
+        for (int64_t ks = 0; ks < kKeys / 16; ++ks) {
+          SmallVector<Value> d =
+              wgmmaStep(ArrayRef<Value>(o).slice(mt * perTile, perTile),
+                        Value(), ArrayRef<Value>(p[mt]).slice(4 * ks, 4),
+                        advance(vDesc, ks * 16 * 128), /*transposeB=*/true,
+                        /*accumulate=*/true);
+          std::copy(d.begin(), d.end(), o.begin() + mt * perTile);
         }
-        NVVM::CpAsyncCommitGroupOp::create(b, loc);
-        NVVM::CpAsyncWaitGroupOp::create(b, loc, 1);
-        if (wgmma)
+      asmBarrier("wgmma.commit_group.sync.aligned;");
+      if (wait)
+        asmBarrier("wgmma.wait_group.sync.aligned 0;");
+      for (int64_t mt = 0; mt < mTiles; ++mt) {
+        SmallVector<Value> fenced =
+            fenceOperands(ArrayRef<Value>(o).slice(mt * perTile, perTile));
+        std::copy(fenced.begin(), fenced.end(), o.begin() + mt * perTile);
+      }
+      return;
+    }
+    // Each V fragment feeds every m-tile.
+    Value vBase = vTile(stage);
+    Value row = add(band(lane, 7), shl(band(shr(lane, 3), 1), 3));
+    Value half = shr(lane, 4);
+    for (int64_t ks = 0; ks < kKeys / 16; ++ks) {
+      for (int64_t dp = 0; dp < dim / 16; ++dp) {
+        SmallVector<Value> r =
+            ldmatrix(at(vBase, swizzled(add(row, c32(ks * 16)),
+                                        add(c32(dp * 2), half), kKeys)),
+                     true);
+        for (int64_t mt = 0; mt < mTiles; ++mt)
+          for (int64_t j = 0; j < 2; ++j) {
+            int64_t first = oIndex(mt, 2 * dp + j, 0);
+            SmallVector<Value> d = mma(ArrayRef<Value>(p[mt]).slice(4 * ks, 4),
+                                       {r[2 * j], r[2 * j + 1]},
+                                       ArrayRef<Value>(o).slice(first, 4));
+            std::copy(d.begin(), d.end(), o.begin() + first);
+          }
+      }
+    }
+  };
+  // Loads tile `tile` of K and V into its stage, when there is one.
+  auto prefetch = [&](Value tile) {
+    Value more = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, tile,
+                                       stepCount);
+    auto ifMore = scf::IfOp::create(b, loc, more, false);
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(ifMore.thenBlock());
+    Value stage = arith::RemUIOp::create(b, loc, tile, c32(stages));
+    loadTile(at(kSrc, keysAt(tile, kView)), kTile(stage), kKeys,
+             kView.rowStride);
+    loadTile(at(vSrc, keysAt(tile, vView)), vTile(stage), kKeys,
+             vView.rowStride);
+  };
+
+  Value lower = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  SmallVector<Value> results;
+  if (!pipelined) {
+    Value upper =
+        arith::IndexCastOp::create(b, loc, b.getIndexType(), stepCount);
+    auto loop = scf::ForOp::create(
+        b, loc, lower, upper, one, init,
+        [&](OpBuilder &nested, Location, Value iv, ValueRange state) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToEnd(nested.getInsertionBlock());
+          Value step = arith::IndexCastOp::create(b, loc, i32(), iv);
+          Value stage = band(step, 1);
+          // The next tiles load while this one is used. (Issuing them after
+          // this step's wait and barrier instead, which saves the barrier
+          // at the end of the step, was 4% slower at head dimension 64 on
+          // the H200: bench/RESULTS.md, 2026-11-30 12:54.)
+          prefetch(add(step, c32(1)));
+          NVVM::CpAsyncCommitGroupOp::create(b, loc);
+          NVVM::CpAsyncWaitGroupOp::create(b, loc, 1);
+          if (wgmma)
+            asmBarrier("fence.proxy.async.shared::cta;");
+          gpu::BarrierOp::create(b, loc);
+
+          SmallVector<Value> o(state.begin(), state.begin() + oCount);
+          SmallVector<Value> m(state.begin() + oCount,
+                               state.begin() + oCount + 2 * mTiles);
+          SmallVector<Value> l(state.begin() + oCount + 2 * mTiles,
+                               state.end());
+          SmallVector<Value> corrections;
+          SmallVector<SmallVector<Value>> p =
+              softmax(step, scores(stage), m, l, corrections);
+          rescale(o, corrections);
+          attend(o, p, stage, /*wait=*/true);
+          // Every warp is done with this stage before it is loaded again.
+          gpu::BarrierOp::create(b, loc);
+          SmallVector<Value> yielded = o;
+          yielded.append(m.begin(), m.end());
+          yielded.append(l.begin(), l.end());
+          scf::YieldOp::create(b, loc, yielded);
+        });
+    results.assign(loop.getResults().begin(), loop.getResults().end());
+  } else {
+    // Software-pipelined key steps (FA3's intra-warpgroup overlap): step j
+    // issues S for key tile j + 1 and O += P V for tile j together, then
+    // computes the softmax of tile j + 1 while P V runs, so the tensor
+    // cores and the softmax's arithmetic overlap within the warpgroup. The
+    // loop carries P (tile j's probabilities, packed) beside O, m and l;
+    // three stages of K and V let tile j + 2 load during step j.
+    SmallVector<Value> o(init.begin(), init.begin() + oCount);
+    SmallVector<Value> m(init.begin() + oCount,
+                         init.begin() + oCount + 2 * mTiles);
+    SmallVector<Value> l(init.begin() + oCount + 2 * mTiles, init.end());
+    SmallVector<Value> corrections;
+    // Tile 0: its scores and probabilities (O is 0: no correction).
+    SmallVector<SmallVector<Value>> p0 =
+        softmax(c32(0), scores(c32(0)), m, l, corrections);
+    SmallVector<Value> carried = o;
+    carried.append(m.begin(), m.end());
+    carried.append(l.begin(), l.end());
+    for (auto &words : p0)
+      carried.append(words.begin(), words.end());
+    int64_t pWords = kKeys / 4;
+    Value upper = arith::IndexCastOp::create(
+        b, loc, b.getIndexType(),
+        arith::SubIOp::create(b, loc, stepCount, c32(1)));
+    auto loop = scf::ForOp::create(
+        b, loc, lower, upper, one, carried,
+        [&](OpBuilder &nested, Location, Value iv, ValueRange state) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToEnd(nested.getInsertionBlock());
+          Value step = arith::IndexCastOp::create(b, loc, i32(), iv);
+          Value next = add(step, c32(1));
+          // Tile j + 1 is in shared memory, and every warp is done with
+          // the stage of tile j - 1 (its P V was waited for at the end of
+          // step j - 1): tile j + 2 loads there.
+          NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
           asmBarrier("fence.proxy.async.shared::cta;");
-        gpu::BarrierOp::create(b, loc);
+          gpu::BarrierOp::create(b, loc);
+          prefetch(add(step, c32(2)));
+          NVVM::CpAsyncCommitGroupOp::create(b, loc);
 
-        // S = Q Kᵀ: per m-tile, 8 tiles of 8 keys.
-        Value zero = cf(0.0);
-        SmallVector<SmallVector<SmallVector<Value>>> s(
-            mTiles, SmallVector<SmallVector<Value>>(
-                        kKeys / 8, SmallVector<Value>(4, zero)));
-        // The stage's K and V descriptors: stage 1's tiles are one tile
-        // further on.
-        Value kDesc, vDesc;
-        if (wgmma) {
-          Value offset = wide(mul(stage, c32(tileBytes >> 4)));
-          kDesc = arith::AddIOp::create(b, loc, kDesc0, offset);
-          vDesc = arith::AddIOp::create(b, loc, vDesc0, offset);
-
-          // One warpgroup product per m-tile and 16 columns of Q: the
-          // k-step's 32 bytes within a 128-byte half row.
-          Value poison = LLVM::PoisonOp::create(b, loc, f32());
-          asmBarrier("wgmma.fence.sync.aligned;");
-          SmallVector<SmallVector<Value>> acc(
-              mTiles, SmallVector<Value>(kKeys / 2, poison));
+          SmallVector<Value> o(state.begin(), state.begin() + oCount);
+          SmallVector<Value> m(state.begin() + oCount,
+                               state.begin() + oCount + 2 * mTiles);
+          SmallVector<Value> l(state.begin() + oCount + 2 * mTiles,
+                               state.begin() + oCount + 4 * mTiles);
+          SmallVector<SmallVector<Value>> p(mTiles);
           for (int64_t mt = 0; mt < mTiles; ++mt)
-            for (int64_t kk = 0; kk < kSteps; ++kk)
-              acc[mt] = wgmmaStep(
-                  acc[mt],
-                  advance(qDesc, (kk / 4) * rows * 128 + mt * 64 * 128 +
-                                     (kk % 4) * 32),
-                  {}, advance(kDesc, (kk / 4) * kKeys * 128 + (kk % 4) * 32),
-                  /*transposeB=*/false, /*accumulate=*/kk > 0);
-          asmBarrier("wgmma.commit_group.sync.aligned;");
-          asmBarrier("wgmma.wait_group.sync.aligned 0;");
-          for (int64_t mt = 0; mt < mTiles; ++mt) {
-            acc[mt] = fenceOperands(acc[mt]);
-            for (int64_t nt = 0; nt < kKeys / 8; ++nt)
-              for (int64_t e = 0; e < 4; ++e)
-                s[mt][nt][e] = acc[mt][4 * nt + e];
-          }
-        } else {
-          // Each K fragment feeds every m-tile.
-          Value kBase = kTile(stage);
-          Value row = add(band(lane, 7), shl(shr(lane, 4), 3));
-          Value half = band(shr(lane, 3), 1);
-          for (int64_t np = 0; np < kKeys / 16; ++np)
-            for (int64_t kk = 0; kk < kSteps; ++kk) {
-              SmallVector<Value> r =
-                  ldmatrix(at(kBase, swizzled(add(row, c32(np * 16)),
-                                              add(c32(kk * 2), half), kKeys)),
-                           false);
-              for (int64_t mt = 0; mt < mTiles; ++mt) {
-                s[mt][2 * np] = mma(qFrag[mt][kk], {r[0], r[1]}, s[mt][2 * np]);
-                s[mt][2 * np + 1] =
-                    mma(qFrag[mt][kk], {r[2], r[3]}, s[mt][2 * np + 1]);
-              }
-            }
-        }
-
-        // The causal mask, on the key steps that cross the diagonal only:
-        // a step is masked when its last key is past the block's first
-        // row's limit (every other step is whole for every row).
-        if (causalOffset) {
-          Value lastKey = add(mul(step, c32(kKeys)), c32(kKeys - 1));
-          Value crosses =
-              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, lastKey,
-                                    add(q0, c32(*causalOffset)));
-          SmallVector<Value> flat;
-          for (auto &tile : s)
-            for (auto &fragment : tile)
-              flat.append(fragment.begin(), fragment.end());
-          SmallVector<Type> types(flat.size(), f32());
-          auto masked = scf::IfOp::create(b, loc, types, crosses, true);
-          {
-            OpBuilder::InsertionGuard inner(b);
-            b.setInsertionPointToStart(masked.thenBlock());
-            SmallVector<Value> kept;
-            Value key0 = add(mul(step, c32(kKeys)), shl(quad, 1));
-            for (int64_t mt = 0; mt < mTiles; ++mt)
-              for (int64_t nt = 0; nt < kKeys / 8; ++nt)
-                for (int64_t e = 0; e < 4; ++e) {
-                  Value queryRow =
-                      add(add(myRow0, warpRow(mt)), c32(8 * (e / 2)));
-                  Value limit = add(queryRow, c32(*causalOffset));
-                  Value keyIndex = add(key0, c32(nt * 8 + e % 2));
-                  Value keep = arith::CmpIOp::create(
-                      b, loc, arith::CmpIPredicate::ule, keyIndex, limit);
-                  kept.push_back(arith::SelectOp::create(b, loc, keep,
-                                                         s[mt][nt][e], negInf));
-                }
-            scf::YieldOp::create(b, loc, kept);
-            b.setInsertionPointToStart(masked.elseBlock());
-            scf::YieldOp::create(b, loc, flat);
-          }
-          size_t i = 0;
-          for (auto &tile : s)
-            for (auto &fragment : tile)
-              for (Value &x : fragment)
-                x = masked.getResult(i++);
-        }
-
-        // The online softmax, per m-tile and row half h. With a positive
-        // scale the maximum is taken of the raw scores and each exponent
-        // is one fused multiply-add, s * scale - m.
-        SmallVector<Value> o(state.begin(), state.begin() + oCount);
-        SmallVector<Value> m(state.begin() + oCount,
-                             state.begin() + oCount + 2 * mTiles);
-        SmallVector<Value> l(state.begin() + oCount + 2 * mTiles, state.end());
-        bool positive = scaleLog2 > 0;
-        SmallVector<Value> corrections;
-        for (int64_t mt = 0; mt < mTiles; ++mt)
-          for (int64_t h = 0; h < 2; ++h) {
-            int64_t r = 2 * mt + h;
-            SmallVector<Value> row;
-            for (int64_t nt = 0; nt < kKeys / 8; ++nt)
-              for (int64_t e = 0; e < 2; ++e) {
-                Value &x = s[mt][nt][2 * h + e];
-                if (!positive)
-                  x = arith::MulFOp::create(b, loc, x, cf(scaleLog2));
-                row.push_back(x);
-              }
-            // Trees (combinePairwise): the row max and sum are on each key
-            // step's critical path.
-            Value rowMax =
-                strata::combinePairwise(row, [&](Value x, Value y) -> Value {
-                  return arith::MaxNumFOp::create(b, loc, x, y);
-                });
-            for (int32_t mask : {1, 2})
-              rowMax = arith::MaxNumFOp::create(b, loc, rowMax,
-                                                shuffleXor(rowMax, mask));
-            if (positive)
-              rowMax = arith::MulFOp::create(b, loc, rowMax, cf(scaleLog2));
-            Value mNew = arith::MaxNumFOp::create(b, loc, m[r], rowMax);
-            Value correction =
-                exp2(arith::SubFOp::create(b, loc, m[r], mNew).getResult());
-            SmallVector<Value> terms;
-            for (int64_t nt = 0; nt < kKeys / 8; ++nt)
-              for (int64_t e = 0; e < 2; ++e) {
-                Value &x = s[mt][nt][2 * h + e];
-                Value exponent =
-                    positive
-                        ? arith::SubFOp::create(
-                              b, loc,
-                              arith::MulFOp::create(
-                                  b, loc, x, cf(scaleLog2),
-                                  arith::FastMathFlags::contract),
-                              mNew, arith::FastMathFlags::contract)
-                              .getResult()
-                        : arith::SubFOp::create(b, loc, x, mNew).getResult();
-                x = exp2(exponent);
-                terms.push_back(x);
-              }
-            Value sum =
-                strata::combinePairwise(terms, [&](Value x, Value y) -> Value {
-                  return arith::AddFOp::create(b, loc, x, y);
-                });
-            l[r] = arith::AddFOp::create(
-                b, loc, arith::MulFOp::create(b, loc, l[r], correction), sum);
-            m[r] = mNew;
-            corrections.push_back(correction);
-          }
-        // O rescaled by each row's correction (exactly 1 where the row's
-        // max did not grow: skipping those behind a branch was slower on
-        // the H200, bench/RESULTS.md, 2026-11-30 12:41).
-        for (int64_t mt = 0; mt < mTiles; ++mt)
-          for (int64_t h = 0; h < 2; ++h)
-            for (int64_t dt = 0; dt < oTiles; ++dt)
-              for (int64_t e = 0; e < 2; ++e) {
-                Value &acc = o[oIndex(mt, dt, 2 * h + e)];
-                acc =
-                    arith::MulFOp::create(b, loc, acc, corrections[2 * mt + h]);
-              }
-
-        // O += P V: P's A fragments are S's accumulators, packed: per
-        // m-tile, four words per 16 keys.
-        SmallVector<SmallVector<Value>> p(mTiles);
-        for (int64_t mt = 0; mt < mTiles; ++mt)
-          for (int64_t ks = 0; ks < kKeys / 16; ++ks) {
-            auto &t0 = s[mt][2 * ks], &t1 = s[mt][2 * ks + 1];
-            p[mt].append({pack(t0[0], t0[1]), pack(t0[2], t0[3]),
-                          pack(t1[0], t1[1]), pack(t1[2], t1[3])});
-          }
-        if (wgmma) {
-          // One warpgroup product per m-tile and 16 keys, P from registers,
-          // V MN-major (its rows are keys): 16 keys are 2048 bytes.
-          int64_t perTile = oTiles * 4;
-          for (int64_t mt = 0; mt < mTiles; ++mt) {
-            SmallVector<Value> both(o.begin() + mt * perTile,
-                                    o.begin() + (mt + 1) * perTile);
-            both.append(p[mt]);
-            both = fenceOperands(both);
-            std::copy(both.begin(), both.begin() + perTile,
-                      o.begin() + mt * perTile);
-            p[mt].assign(both.begin() + perTile, both.end());
-          }
+            p[mt].assign(state.begin() + oCount + 4 * mTiles + mt * pWords,
+                         state.begin() + oCount + 4 * mTiles +
+                             (mt + 1) * pWords);
+          // Both batches of products in one span after wgmma.fence, their
+          // operands fenced first: an instruction writing a wgmma's input
+          // registers inside another's span makes ptxas serialize them.
+          Value nextStage = arith::RemUIOp::create(b, loc, next, c32(stages));
+          Value stage = arith::RemUIOp::create(b, loc, step, c32(stages));
+          fenceProductOperands(o, p);
           asmBarrier("wgmma.fence.sync.aligned;");
-          for (int64_t mt = 0; mt < mTiles; ++mt)
-            for (int64_t ks = 0; ks < kKeys / 16; ++ks) {
-              SmallVector<Value> d =
-                  wgmmaStep(ArrayRef<Value>(o).slice(mt * perTile, perTile),
-                            Value(), ArrayRef<Value>(p[mt]).slice(4 * ks, 4),
-                            advance(vDesc, ks * 16 * 128), /*transposeB=*/true,
-                            /*accumulate=*/true);
-              std::copy(d.begin(), d.end(), o.begin() + mt * perTile);
-            }
-          asmBarrier("wgmma.commit_group.sync.aligned;");
+          SmallVector<SmallVector<Value>> acc =
+              issueScores(nextStage, /*fence=*/false);
+          attend(o, p, stage, /*wait=*/false, /*fenced=*/true);
+          asmBarrier("wgmma.wait_group.sync.aligned 1;");
+          SmallVector<Value> corrections;
+          SmallVector<SmallVector<Value>> pNext =
+              softmax(next, toScores(acc), m, l, corrections);
           asmBarrier("wgmma.wait_group.sync.aligned 0;");
-          for (int64_t mt = 0; mt < mTiles; ++mt) {
-            SmallVector<Value> fenced =
-                fenceOperands(ArrayRef<Value>(o).slice(mt * perTile, perTile));
-            std::copy(fenced.begin(), fenced.end(), o.begin() + mt * perTile);
-          }
-        } else {
-          // Each V fragment feeds every m-tile.
-          Value vBase = vTile(stage);
-          Value row = add(band(lane, 7), shl(band(shr(lane, 3), 1), 3));
-          Value half = shr(lane, 4);
-          for (int64_t ks = 0; ks < kKeys / 16; ++ks) {
-            for (int64_t dp = 0; dp < dim / 16; ++dp) {
-              SmallVector<Value> r =
-                  ldmatrix(at(vBase, swizzled(add(row, c32(ks * 16)),
-                                              add(c32(dp * 2), half), kKeys)),
-                           true);
-              for (int64_t mt = 0; mt < mTiles; ++mt)
-                for (int64_t j = 0; j < 2; ++j) {
-                  int64_t first = oIndex(mt, 2 * dp + j, 0);
-                  SmallVector<Value> d =
-                      mma(ArrayRef<Value>(p[mt]).slice(4 * ks, 4),
-                          {r[2 * j], r[2 * j + 1]},
-                          ArrayRef<Value>(o).slice(first, 4));
-                  std::copy(d.begin(), d.end(), o.begin() + first);
-                }
-            }
-          }
-        }
-        // Every warp is done with this stage before it is loaded again.
-        gpu::BarrierOp::create(b, loc);
-        SmallVector<Value> yielded = o;
-        yielded.append(m.begin(), m.end());
-        yielded.append(l.begin(), l.end());
-        scf::YieldOp::create(b, loc, yielded);
-      });
-
-  // O / l, written as pairs of the kernel's type.
-  ValueRange results = loop.getResults();
+          o = fenceOperands(o);
+          // P's words stay live until P V is done: the next P would
+          // otherwise take their registers while the products still read
+          // them (ptxas then serializes the products).
+          for (auto &words : p)
+            fenceOperands(words);
+          rescale(o, corrections);
+          SmallVector<Value> yielded = o;
+          yielded.append(m.begin(), m.end());
+          yielded.append(l.begin(), l.end());
+          for (auto &words : pNext)
+            yielded.append(words.begin(), words.end());
+          scf::YieldOp::create(b, loc, yielded);
+        });
+    // The last tile's P V.
+    ValueRange state = loop.getResults();
+    results.assign(state.begin(), state.begin() + oCount + 4 * mTiles);
+    SmallVector<SmallVector<Value>> p(mTiles);
+    for (int64_t mt = 0; mt < mTiles; ++mt)
+      p[mt].assign(state.begin() + oCount + 4 * mTiles + mt * pWords,
+                   state.begin() + oCount + 4 * mTiles + (mt + 1) * pWords);
+    Value last = arith::SubIOp::create(b, loc, stepCount, c32(1));
+    attend(MutableArrayRef<Value>(results).take_front(oCount), p,
+           arith::RemUIOp::create(b, loc, last, c32(stages)), /*wait=*/true);
+  }
   NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
   for (int64_t mt = 0; mt < mTiles; ++mt)
     for (int64_t h = 0; h < 2; ++h) {
@@ -641,7 +814,12 @@ LogicalResult FlashEmitter::run() {
           (wgmma ? std::string("one warpgroup")
                  : std::to_string(16 * mTiles) + " rows per warp") +
           "), keys in steps of " + std::to_string(kKeys) +
-          " through shared memory, double-buffered with cp.async (" +
+          " through shared memory, " +
+          (pipelined ? "in three stages with cp.async, the steps "
+                       "software-pipelined (the next tile's Q K^T and this "
+                       "tile's P V issued together, the next softmax under "
+                       "P V) ("
+                     : "double-buffered with cp.async (") +
           std::to_string(shared) + " bytes of dynamic shared memory" +
           (minBlocks ? "; registers for " + std::to_string(minBlocks) +
                            " blocks per SM"
