@@ -157,7 +157,7 @@ def markdown(res):
                  f"JAX {env.get('jax', '?')} (jaxlib {env.get('jaxlib', '?')}); "
                  f"python {env.get('python', '?')}")
     lines.append(f"- ceilings measured in this run: device copy {c.get('copy_tbps', 0):.2f} TB/s "
-                 f"(bytes read + written, {c.get('copy_bytes', 0) / 2**30:.0f} GiB copied), "
+                 f"(bytes read + written; a copy of {c.get('copy_bytes', 0) / 2**31:.0f} GiB), "
                  f"bf16 matmul 8192^3 {c.get('matmul_bf16_tflops', 0):.0f} TFLOP/s (random data)")
     m = res.get("method", {})
     lines.append(f"- times: median ms over {m.get('torch', '?')}; JAX: {m.get('jax', '?')}; "

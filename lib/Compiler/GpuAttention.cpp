@@ -73,7 +73,7 @@ constexpr const char *kSharedName = "__strata_attention_shared";
 /// Whether the key steps are software-pipelined (FlashEmitter::run): with
 /// wgmma at head dimension 128 (64 query rows a block), where the third
 /// stage of K and V still leaves 2 blocks per SM, as two stages did. On the
-/// H200 (bench/RESULTS.md, 2026-12-01 03:15) that made the kernel 0.4-1.6%
+/// H200 (bench/RESULTS.md, 2026-12-01 03:14) that made the kernel 0.4-1.6%
 /// faster at D = 128 (s4k 4.150 -> 4.124 ms, causal 2.263 -> 2.227, s16k
 /// 8.108 -> 8.076, causal 4.111 -> 4.077), and slower at D = 64, where 56
 /// KiB of shared memory and 114 registers leave 4 blocks per SM instead of
