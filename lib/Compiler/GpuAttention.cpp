@@ -639,18 +639,11 @@ LogicalResult FlashEmitter::run() {
              vView.rowStride);
   };
 
-  Value lower = arith::ConstantIndexOp::create(b, loc, 0);
-  Value one = arith::ConstantIndexOp::create(b, loc, 1);
   SmallVector<Value> results;
   if (!pipelined) {
-    Value upper =
-        arith::IndexCastOp::create(b, loc, b.getIndexType(), stepCount);
-    auto loop = scf::ForOp::create(
-        b, loc, lower, upper, one, init,
-        [&](OpBuilder &nested, Location, Value iv, ValueRange state) {
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPointToEnd(nested.getInsertionBlock());
-          Value step = arith::IndexCastOp::create(b, loc, i32(), iv);
+    ValueRange done = strata::forLoop(
+        b, loc, c32(0), stepCount, 1, init,
+        [&](Value step, ValueRange state) -> SmallVector<Value> {
           Value stage = band(step, 1);
           // The next tiles load while this one is used. (Issuing them after
           // this step's wait and barrier instead, which saves the barrier
@@ -678,9 +671,9 @@ LogicalResult FlashEmitter::run() {
           SmallVector<Value> yielded = o;
           yielded.append(m.begin(), m.end());
           yielded.append(l.begin(), l.end());
-          scf::YieldOp::create(b, loc, yielded);
+          return yielded;
         });
-    results.assign(loop.getResults().begin(), loop.getResults().end());
+    results.assign(done.begin(), done.end());
   } else {
     // Software-pipelined key steps (FA3's intra-warpgroup overlap): step j
     // issues S for key tile j + 1 and O += P V for tile j together, then
@@ -702,15 +695,10 @@ LogicalResult FlashEmitter::run() {
     for (auto &words : p0)
       carried.append(words.begin(), words.end());
     int64_t pWords = kKeys / 4;
-    Value upper = arith::IndexCastOp::create(
-        b, loc, b.getIndexType(),
-        arith::SubIOp::create(b, loc, stepCount, c32(1)));
-    auto loop = scf::ForOp::create(
-        b, loc, lower, upper, one, carried,
-        [&](OpBuilder &nested, Location, Value iv, ValueRange state) {
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPointToEnd(nested.getInsertionBlock());
-          Value step = arith::IndexCastOp::create(b, loc, i32(), iv);
+    Value last = arith::SubIOp::create(b, loc, stepCount, c32(1));
+    ValueRange done = strata::forLoop(
+        b, loc, c32(0), last, 1, carried,
+        [&](Value step, ValueRange state) -> SmallVector<Value> {
           Value next = add(step, c32(1));
           // Tile j + 1 is in shared memory, and every warp is done with
           // the stage of tile j - 1 (its P V was waited for at the end of
@@ -758,16 +746,14 @@ LogicalResult FlashEmitter::run() {
           yielded.append(l.begin(), l.end());
           for (auto &words : pNext)
             yielded.append(words.begin(), words.end());
-          scf::YieldOp::create(b, loc, yielded);
+          return yielded;
         });
     // The last tile's P V.
-    ValueRange state = loop.getResults();
-    results.assign(state.begin(), state.begin() + oCount + 4 * mTiles);
+    results.assign(done.begin(), done.begin() + oCount + 4 * mTiles);
     SmallVector<SmallVector<Value>> p(mTiles);
     for (int64_t mt = 0; mt < mTiles; ++mt)
-      p[mt].assign(state.begin() + oCount + 4 * mTiles + mt * pWords,
-                   state.begin() + oCount + 4 * mTiles + (mt + 1) * pWords);
-    Value last = arith::SubIOp::create(b, loc, stepCount, c32(1));
+      p[mt].assign(done.begin() + oCount + 4 * mTiles + mt * pWords,
+                   done.begin() + oCount + 4 * mTiles + (mt + 1) * pWords);
     attend(MutableArrayRef<Value>(results).take_front(oCount), p,
            arith::RemUIOp::create(b, loc, last, c32(stages)), /*wait=*/true);
   }

@@ -62,6 +62,7 @@
 #include <memory>
 
 using namespace mlir;
+using strata::forLoop;
 
 namespace {
 
@@ -553,27 +554,6 @@ LogicalResult GemmEmitter::storePairs(
     }
   }
   return success();
-}
-
-/// A loop from `lower` to `upper` (i32 values) by `step`, whose body gets
-/// the i32 induction variable and the state; returns the final state.
-static ValueRange
-forLoop(OpBuilder &b, Location loc, Value lower, Value upper, int64_t step,
-        ValueRange init,
-        function_ref<SmallVector<Value>(Value, ValueRange)> bodyBuilder) {
-  auto index = [&](Value v) {
-    return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
-  };
-  auto loop = scf::ForOp::create(
-      b, loc, index(lower), index(upper),
-      arith::ConstantIndexOp::create(b, loc, step), init,
-      [&](OpBuilder &nested, Location, Value iv, ValueRange state) {
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToEnd(nested.getInsertionBlock());
-        Value i = arith::IndexCastOp::create(b, loc, b.getI32Type(), iv);
-        scf::YieldOp::create(b, loc, bodyBuilder(i, state));
-      });
-  return loop.getResults();
 }
 
 /// `then` under `condition` (i1), with no results.

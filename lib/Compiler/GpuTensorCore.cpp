@@ -8,6 +8,7 @@
 
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/SymbolTable.h"
 
@@ -18,6 +19,25 @@
 using namespace mlir;
 
 namespace strata {
+
+ValueRange
+forLoop(OpBuilder &b, Location loc, Value lower, Value upper, int64_t step,
+        ValueRange init,
+        function_ref<SmallVector<Value>(Value, ValueRange)> bodyBuilder) {
+  auto index = [&](Value v) {
+    return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
+  };
+  auto loop = scf::ForOp::create(
+      b, loc, index(lower), index(upper),
+      arith::ConstantIndexOp::create(b, loc, step), init,
+      [&](OpBuilder &nested, Location, Value iv, ValueRange state) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToEnd(nested.getInsertionBlock());
+        Value i = arith::IndexCastOp::create(b, loc, b.getI32Type(), iv);
+        scf::YieldOp::create(b, loc, bodyBuilder(i, state));
+      });
+  return loop.getResults();
+}
 
 Value TensorCoreEmitter::cf(double v) {
   return arith::ConstantFloatOp::create(b, loc, b.getF32Type(),

@@ -31,6 +31,16 @@ namespace strata {
 /// their dynamic shared memory's start up to one.
 constexpr int64_t kWgmmaAlign = 1024;
 
+/// A loop from `lower` to `upper` (i32 values) by `step`, whose body gets
+/// the i32 induction variable and the state and returns the next state;
+/// returns the final state.
+mlir::ValueRange
+forLoop(mlir::OpBuilder &b, mlir::Location loc, mlir::Value lower,
+        mlir::Value upper, int64_t step, mlir::ValueRange init,
+        llvm::function_ref<llvm::SmallVector<mlir::Value>(mlir::Value,
+                                                          mlir::ValueRange)>
+            bodyBuilder);
+
 class TensorCoreEmitter {
 protected:
   /// Emits the body of the kernel declared by `decl` into `body` (in
