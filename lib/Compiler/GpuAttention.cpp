@@ -22,6 +22,10 @@
 //   mask (keys j <= i + offset) is computed from indices, and key tiles
 //   past the diagonal are skipped; blocks run in decreasing query order,
 //   the heads interleaved, so that the longest causal blocks start first.
+//   With wgmma at head dimension 128 the steps are software-pipelined
+//   (pipelinedSteps): three stages of K and V, and step j issues tile
+//   j + 1's S with tile j's P V and computes tile j + 1's softmax while
+//   P V runs.
 //
 // The products, by GPU:
 //   - sm_90a (wgmma): the 4 warps are one warpgroup. S is wgmma m64n64k16
