@@ -203,7 +203,8 @@ private:
                    Operation *from, Operation *until);
   /// Finds the cut: the earliest value of the result's type after which
   /// the epilogue reads no input but that value (BERT's FFN1: the biased
-  /// product, which the exact GELU alone reads). Sets cutStep and cutOp.
+  /// product, which the exact GELU alone reads). Sets cutOp and
+  /// cutSuffixOps.
   void findCut();
   /// Two adjacent elements of type `type` at element `index` of `base`.
   std::pair<Value, Value> loadPair(Value base, Type type, Value index);
@@ -242,8 +243,7 @@ private:
   SmallVector<EpilogueStep> steps;
   /// The holder's constants, cloned into the kernel's entry.
   IRMapping hoisted;
-  /// The cut: in steps[cutStep], the op whose result it is (none: -1).
-  int64_t cutStep = -1;
+  /// The cut: the op whose result it is (none: null).
   Operation *cutOp = nullptr;
   /// How many ops come after the cut.
   int64_t cutSuffixOps = 0;
@@ -395,11 +395,11 @@ void GemmEmitter::findCut() {
   // The ops of every step in order, where each value is defined (its op's
   // position; a step's chain argument, where the step before yielded it),
   // and the last position that reads an input other than the chain.
-  SmallVector<std::pair<Operation *, int64_t>> ops;
+  SmallVector<Operation *> ops;
   DenseMap<Value, int64_t> position;
   DenseSet<Value> inputs;
   int64_t lastInput = -1, chainAt = -1;
-  for (auto [k, step] : llvm::enumerate(steps)) {
+  for (EpilogueStep &step : steps) {
     Block &payload = step.op.getRegion().front();
     for (auto [index, arg] : llvm::enumerate(payload.getArguments())) {
       if (index < step.inputs.size() &&
@@ -412,7 +412,7 @@ void GemmEmitter::findCut() {
       if (op.getNumRegions() != 0)
         return;
       int64_t at = int64_t(ops.size());
-      ops.push_back({&op, int64_t(k)});
+      ops.push_back(&op);
       if (llvm::any_of(op.getOperands(),
                        [&](Value v) { return inputs.contains(v); }))
         lastInput = at;
@@ -425,12 +425,12 @@ void GemmEmitter::findCut() {
   // of the result's type is all that the ops after it read (and the
   // constants), with ops after it.
   for (int64_t at = std::max<int64_t>(lastInput, 0); at < chainAt; ++at) {
-    Operation *op = ops[at].first;
+    Operation *op = ops[at];
     if (op->getNumResults() != 1 || op->getResult(0).getType() != halfType())
       continue;
     bool clean = true;
     for (int64_t later = at + 1; later < int64_t(ops.size()) && clean; ++later)
-      for (Value v : ops[later].first->getOperands()) {
+      for (Value v : ops[later]->getOperands()) {
         if (inputs.contains(v) ||
             (position.count(v) && position.lookup(v) < at)) {
           clean = false;
@@ -438,7 +438,6 @@ void GemmEmitter::findCut() {
         }
       }
     if (clean) {
-      cutStep = ops[at].second;
       cutOp = op;
       cutSuffixOps = int64_t(ops.size()) - at - 1;
       return;
