@@ -66,6 +66,8 @@
 #include <cmath>
 
 using namespace mlir;
+using strata::forLoop;
+using strata::ifThen;
 
 namespace {
 
@@ -297,6 +299,20 @@ LogicalResult FlashEmitter::run() {
     stepCount = arith::MinUIOp::create(b, loc, add(last, c32(1)), stepCount);
   }
 
+  // Loads tile `tile` of K and V into its stage, when there is one.
+  auto prefetch = [&](Value tile) {
+    ifThen(b, loc,
+           arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, tile,
+                                 stepCount),
+           [&] {
+             Value stage = arith::RemUIOp::create(b, loc, tile, c32(stages));
+             loadTile(at(kSrc, keysAt(tile, kView)), kTile(stage), kKeys,
+                      kView.rowStride);
+             loadTile(at(vSrc, keysAt(tile, vView)), vTile(stage), kKeys,
+                      vView.rowStride);
+           });
+  };
+
   // Prologue: Q, then the first K and V tiles, as two commit groups (when
   // pipelined, the second tiles as a third, and Q and the first tiles are
   // waited for here).
@@ -306,20 +322,9 @@ LogicalResult FlashEmitter::run() {
   loadTile(vSrc, vTile(c32(0)), kKeys, vView.rowStride);
   NVVM::CpAsyncCommitGroupOp::create(b, loc);
   if (pipelined) {
-    auto second = scf::IfOp::create(
-        b, loc,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, stepCount,
-                              c32(1)),
-        false);
-    OpBuilder::InsertionGuard inner(b);
-    b.setInsertionPointToStart(second.thenBlock());
-    loadTile(at(kSrc, keysAt(c32(1), kView)), kTile(c32(1)), kKeys,
-             kView.rowStride);
-    loadTile(at(vSrc, keysAt(c32(1), vView)), vTile(c32(1)), kKeys,
-             vView.rowStride);
-  }
-  if (pipelined)
+    prefetch(c32(1));
     NVVM::CpAsyncCommitGroupOp::create(b, loc);
+  }
   NVVM::CpAsyncWaitGroupOp::create(b, loc, 1);
   // wgmma reads shared memory through the async proxy: what cp.async wrote
   // is made visible to it first.
@@ -629,54 +634,43 @@ LogicalResult FlashEmitter::run() {
       }
     }
   };
-  // Loads tile `tile` of K and V into its stage, when there is one.
-  auto prefetch = [&](Value tile) {
-    Value more = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, tile,
-                                       stepCount);
-    auto ifMore = scf::IfOp::create(b, loc, more, false);
-    OpBuilder::InsertionGuard inner(b);
-    b.setInsertionPointToStart(ifMore.thenBlock());
-    Value stage = arith::RemUIOp::create(b, loc, tile, c32(stages));
-    loadTile(at(kSrc, keysAt(tile, kView)), kTile(stage), kKeys,
-             kView.rowStride);
-    loadTile(at(vSrc, keysAt(tile, vView)), vTile(stage), kKeys,
-             vView.rowStride);
-  };
 
   SmallVector<Value> results;
   if (!pipelined) {
-    ValueRange done = strata::forLoop(
-        b, loc, c32(0), stepCount, 1, init,
-        [&](Value step, ValueRange state) -> SmallVector<Value> {
-          Value stage = band(step, 1);
-          // The next tiles load while this one is used. (Issuing them after
-          // this step's wait and barrier instead, which saves the barrier
-          // at the end of the step, was 4% slower at head dimension 64 on
-          // the H200: bench/RESULTS.md, 2026-11-30 12:54.)
-          prefetch(add(step, c32(1)));
-          NVVM::CpAsyncCommitGroupOp::create(b, loc);
-          NVVM::CpAsyncWaitGroupOp::create(b, loc, 1);
-          if (wgmma)
-            asmBarrier("fence.proxy.async.shared::cta;");
-          gpu::BarrierOp::create(b, loc);
+    ValueRange done =
+        forLoop(b, loc, c32(0), stepCount, 1, init,
+                [&](Value step, ValueRange state) -> SmallVector<Value> {
+                  Value stage = band(step, 1);
+                  // The next tiles load while this one is used. (Issuing them
+                  // after this step's wait and barrier instead, which saves the
+                  // barrier at the end of the step, was 4% slower at head
+                  // dimension 64 on the H200: bench/RESULTS.md, 2026-11-30
+                  // 12:54.)
+                  prefetch(add(step, c32(1)));
+                  NVVM::CpAsyncCommitGroupOp::create(b, loc);
+                  NVVM::CpAsyncWaitGroupOp::create(b, loc, 1);
+                  if (wgmma)
+                    asmBarrier("fence.proxy.async.shared::cta;");
+                  gpu::BarrierOp::create(b, loc);
 
-          SmallVector<Value> o(state.begin(), state.begin() + oCount);
-          SmallVector<Value> m(state.begin() + oCount,
-                               state.begin() + oCount + 2 * mTiles);
-          SmallVector<Value> l(state.begin() + oCount + 2 * mTiles,
-                               state.end());
-          SmallVector<Value> corrections;
-          SmallVector<SmallVector<Value>> p =
-              softmax(step, scores(stage), m, l, corrections);
-          rescale(o, corrections);
-          attend(o, p, stage, /*wait=*/true);
-          // Every warp is done with this stage before it is loaded again.
-          gpu::BarrierOp::create(b, loc);
-          SmallVector<Value> yielded = o;
-          yielded.append(m.begin(), m.end());
-          yielded.append(l.begin(), l.end());
-          return yielded;
-        });
+                  SmallVector<Value> o(state.begin(), state.begin() + oCount);
+                  SmallVector<Value> m(state.begin() + oCount,
+                                       state.begin() + oCount + 2 * mTiles);
+                  SmallVector<Value> l(state.begin() + oCount + 2 * mTiles,
+                                       state.end());
+                  SmallVector<Value> corrections;
+                  SmallVector<SmallVector<Value>> p =
+                      softmax(step, scores(stage), m, l, corrections);
+                  rescale(o, corrections);
+                  attend(o, p, stage, /*wait=*/true);
+                  // Every warp is done with this stage before it is loaded
+                  // again.
+                  gpu::BarrierOp::create(b, loc);
+                  SmallVector<Value> yielded = o;
+                  yielded.append(m.begin(), m.end());
+                  yielded.append(l.begin(), l.end());
+                  return yielded;
+                });
     results.assign(done.begin(), done.end());
   } else {
     // Software-pipelined key steps (FA3's intra-warpgroup overlap): step j
@@ -700,7 +694,7 @@ LogicalResult FlashEmitter::run() {
       carried.append(words.begin(), words.end());
     int64_t pWords = kKeys / 4;
     Value last = arith::SubIOp::create(b, loc, stepCount, c32(1));
-    ValueRange done = strata::forLoop(
+    ValueRange done = forLoop(
         b, loc, c32(0), last, 1, carried,
         [&](Value step, ValueRange state) -> SmallVector<Value> {
           Value next = add(step, c32(1));

@@ -63,6 +63,7 @@
 
 using namespace mlir;
 using strata::forLoop;
+using strata::ifThen;
 
 namespace {
 
@@ -553,15 +554,6 @@ LogicalResult GemmEmitter::storePairs(
     }
   }
   return success();
-}
-
-/// `then` under `condition` (i1), with no results.
-static void ifThen(OpBuilder &b, Location loc, Value condition,
-                   function_ref<void()> then) {
-  auto op = scf::IfOp::create(b, loc, condition, /*withElseRegion=*/false);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(&op.getThenRegion().front());
-  then();
 }
 
 LogicalResult GemmEmitter::emitWarpSpecialized(Value shared, Value tid) {

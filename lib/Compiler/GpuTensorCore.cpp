@@ -39,6 +39,14 @@ forLoop(OpBuilder &b, Location loc, Value lower, Value upper, int64_t step,
   return loop.getResults();
 }
 
+void ifThen(OpBuilder &b, Location loc, Value condition,
+            function_ref<void()> then) {
+  auto op = scf::IfOp::create(b, loc, condition, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&op.getThenRegion().front());
+  then();
+}
+
 Value TensorCoreEmitter::cf(double v) {
   return arith::ConstantFloatOp::create(b, loc, b.getF32Type(),
                                         APFloat(static_cast<float>(v)));

@@ -41,6 +41,10 @@ forLoop(mlir::OpBuilder &b, mlir::Location loc, mlir::Value lower,
                                                           mlir::ValueRange)>
             bodyBuilder);
 
+/// `then` under `condition` (i1), with no results.
+void ifThen(mlir::OpBuilder &b, mlir::Location loc, mlir::Value condition,
+            llvm::function_ref<void()> then);
+
 class TensorCoreEmitter {
 protected:
   /// Emits the body of the kernel declared by `decl` into `body` (in
