@@ -107,7 +107,7 @@ def text_table(res):
                 lines.append(f"{w['name']:<24} {label:<29.29} {why[:80]}")
         copy = w.get("same_size_copy")
         if copy:
-            pct = f"{s_ms and copy['ms'] / s_ms * 100:.0f}%" if s_ms else ""
+            pct = f"{copy['ms'] / s_ms * 100:.0f}%" if s_ms else ""
             lines.append(f"{w['name']:<24} {'copy of as many bytes':<29} {copy['ms']:>10.3f} "
                          f"{copy['tbps']:>9.2f} TB/s {pct:>6}")
     lines.append("")

@@ -382,13 +382,16 @@ def run_strata(w, inputs, ref, dev, o, dims):
 # ---------------------------------------------------------------------------
 
 
+def copy_ms(n, dev, o):
+    """Median ms of a device copy of `n` float32 elements (random data), timed as the engines
+    are."""
+    src = torch.randn(n, device=dev)
+    dst = torch.empty_like(src)
+    return time_torch(lambda: dst.copy_(src), (), dev, o)["median_ms"]
+
+
 def measure_ceilings(dev, o, small):
     """Device copy bandwidth (bytes read + written) and the bf16 matmul rate, on random data."""
-    def copy_ms(n):
-        src = torch.randn(n, device=dev)
-        dst = torch.empty_like(src)
-        return time_torch(lambda: dst.copy_(src), (), dev, o)["median_ms"]
-
     def matmul_ms(m, dt):
         a = torch.randn(m, m, device=dev, dtype=dt)
         b = torch.randn(m, m, device=dev, dtype=dt)
@@ -405,7 +408,7 @@ def measure_ceilings(dev, o, small):
         del a
     n = (1 << 28) if not small else (1 << 20)  # float32 elements: 1 GiB
     out["copy_bytes"] = 2 * n * 4
-    out["copy_ms"] = copy_ms(n)
+    out["copy_ms"] = copy_ms(n, dev, o)
     out["copy_tbps"] = out["copy_bytes"] / (out["copy_ms"] * 1e-3) / 1e12
     m = 8192 if not small else 256
     out["matmul_ms"] = matmul_ms(m, torch.bfloat16 if dev.type == "cuda" else torch.float32)
@@ -475,9 +478,7 @@ def same_size_copy(nbytes, dev, o):
     ceiling's 1 GiB copy hides the launch, ramp and tail that a copy of a workload's size
     pays; this one shows how near a plain copy comes at that size."""
     n = max(nbytes // 8, 1)  # float32 elements read, and as many written
-    src = torch.randn(n, device=dev)
-    dst = torch.empty_like(src)
-    ms = time_torch(lambda: dst.copy_(src), (), dev, o)["median_ms"]
+    ms = copy_ms(n, dev, o)
     return {"bytes": 8 * n, "ms": ms, "tbps": 8 * n / (ms * 1e-3) / 1e12}
 
 
