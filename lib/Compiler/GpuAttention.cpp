@@ -635,6 +635,36 @@ LogicalResult FlashEmitter::run() {
     }
   };
 
+  // The key-step loops' state: O's accumulators, then m and l (the
+  // thread's 2 rows per m-tile each) and, when pipelined, P's words (per
+  // m-tile, four per 16 keys).
+  int64_t pWords = kKeys / 4;
+  struct StepState {
+    SmallVector<Value> o, m, l;
+    SmallVector<SmallVector<Value>> p;
+  };
+  auto unpackState = [&](ValueRange values, bool withP) {
+    auto it = values.begin();
+    auto take = [&](int64_t n) {
+      SmallVector<Value> part(it, it + n);
+      it += n;
+      return part;
+    };
+    StepState state{take(oCount), take(2 * mTiles), take(2 * mTiles), {}};
+    if (withP)
+      for (int64_t mt = 0; mt < mTiles; ++mt)
+        state.p.push_back(take(pWords));
+    return state;
+  };
+  auto packState = [](const StepState &state) {
+    SmallVector<Value> values = state.o;
+    values.append(state.m.begin(), state.m.end());
+    values.append(state.l.begin(), state.l.end());
+    for (const SmallVector<Value> &words : state.p)
+      values.append(words.begin(), words.end());
+    return values;
+  };
+
   SmallVector<Value> results;
   if (!pipelined) {
     ValueRange done =
@@ -653,23 +683,16 @@ LogicalResult FlashEmitter::run() {
                     asmBarrier("fence.proxy.async.shared::cta;");
                   gpu::BarrierOp::create(b, loc);
 
-                  SmallVector<Value> o(state.begin(), state.begin() + oCount);
-                  SmallVector<Value> m(state.begin() + oCount,
-                                       state.begin() + oCount + 2 * mTiles);
-                  SmallVector<Value> l(state.begin() + oCount + 2 * mTiles,
-                                       state.end());
+                  StepState now = unpackState(state, /*withP=*/false);
                   SmallVector<Value> corrections;
                   SmallVector<SmallVector<Value>> p =
-                      softmax(step, scores(stage), m, l, corrections);
-                  rescale(o, corrections);
-                  attend(o, p, stage, /*wait=*/true);
+                      softmax(step, scores(stage), now.m, now.l, corrections);
+                  rescale(now.o, corrections);
+                  attend(now.o, p, stage, /*wait=*/true);
                   // Every warp is done with this stage before it is loaded
                   // again.
                   gpu::BarrierOp::create(b, loc);
-                  SmallVector<Value> yielded = o;
-                  yielded.append(m.begin(), m.end());
-                  yielded.append(l.begin(), l.end());
-                  return yielded;
+                  return packState(now);
                 });
     results.assign(done.begin(), done.end());
   } else {
@@ -679,23 +702,13 @@ LogicalResult FlashEmitter::run() {
     // cores and the softmax's arithmetic overlap within the warpgroup. The
     // loop carries P (tile j's probabilities, packed) beside O, m and l;
     // three stages of K and V let tile j + 2 load during step j.
-    SmallVector<Value> o(init.begin(), init.begin() + oCount);
-    SmallVector<Value> m(init.begin() + oCount,
-                         init.begin() + oCount + 2 * mTiles);
-    SmallVector<Value> l(init.begin() + oCount + 2 * mTiles, init.end());
+    StepState tile0 = unpackState(init, /*withP=*/false);
     SmallVector<Value> corrections;
     // Tile 0: its scores and probabilities (O is 0: no correction).
-    SmallVector<SmallVector<Value>> p0 =
-        softmax(c32(0), scores(c32(0)), m, l, corrections);
-    SmallVector<Value> carried = o;
-    carried.append(m.begin(), m.end());
-    carried.append(l.begin(), l.end());
-    for (auto &words : p0)
-      carried.append(words.begin(), words.end());
-    int64_t pWords = kKeys / 4;
+    tile0.p = softmax(c32(0), scores(c32(0)), tile0.m, tile0.l, corrections);
     Value last = arith::SubIOp::create(b, loc, stepCount, c32(1));
     ValueRange done = forLoop(
-        b, loc, c32(0), last, 1, carried,
+        b, loc, c32(0), last, 1, packState(tile0),
         [&](Value step, ValueRange state) -> SmallVector<Value> {
           Value next = add(step, c32(1));
           // Tile j + 1 is in shared memory, and every warp is done with
@@ -707,53 +720,38 @@ LogicalResult FlashEmitter::run() {
           prefetch(add(step, c32(2)));
           NVVM::CpAsyncCommitGroupOp::create(b, loc);
 
-          SmallVector<Value> o(state.begin(), state.begin() + oCount);
-          SmallVector<Value> m(state.begin() + oCount,
-                               state.begin() + oCount + 2 * mTiles);
-          SmallVector<Value> l(state.begin() + oCount + 2 * mTiles,
-                               state.begin() + oCount + 4 * mTiles);
-          SmallVector<SmallVector<Value>> p(mTiles);
-          for (int64_t mt = 0; mt < mTiles; ++mt)
-            p[mt].assign(state.begin() + oCount + 4 * mTiles + mt * pWords,
-                         state.begin() + oCount + 4 * mTiles +
-                             (mt + 1) * pWords);
+          StepState now = unpackState(state, /*withP=*/true);
           // Both batches of products in one span after wgmma.fence, their
           // operands fenced first: an instruction writing a wgmma's input
           // registers inside another's span makes ptxas serialize them.
           Value nextStage = arith::RemUIOp::create(b, loc, next, c32(stages));
           Value stage = arith::RemUIOp::create(b, loc, step, c32(stages));
-          fenceProductOperands(o, p);
+          fenceProductOperands(now.o, now.p);
           asmBarrier("wgmma.fence.sync.aligned;");
           SmallVector<SmallVector<Value>> acc =
               issueScores(nextStage, /*fence=*/false);
-          attend(o, p, stage, /*wait=*/false, /*fenced=*/true);
+          attend(now.o, now.p, stage, /*wait=*/false, /*fenced=*/true);
           asmBarrier("wgmma.wait_group.sync.aligned 1;");
           SmallVector<Value> corrections;
           SmallVector<SmallVector<Value>> pNext =
-              softmax(next, toScores(acc), m, l, corrections);
+              softmax(next, toScores(acc), now.m, now.l, corrections);
           asmBarrier("wgmma.wait_group.sync.aligned 0;");
-          o = fenceOperands(o);
+          now.o = fenceOperands(now.o);
           // P's words stay live until P V is done: the next P would
           // otherwise take their registers while the products still read
           // them (ptxas then serializes the products).
-          for (auto &words : p)
+          for (auto &words : now.p)
             fenceOperands(words);
-          rescale(o, corrections);
-          SmallVector<Value> yielded = o;
-          yielded.append(m.begin(), m.end());
-          yielded.append(l.begin(), l.end());
-          for (auto &words : pNext)
-            yielded.append(words.begin(), words.end());
-          return yielded;
+          rescale(now.o, corrections);
+          now.p = std::move(pNext);
+          return packState(now);
         });
     // The last tile's P V.
-    results.assign(done.begin(), done.begin() + oCount + 4 * mTiles);
-    SmallVector<SmallVector<Value>> p(mTiles);
-    for (int64_t mt = 0; mt < mTiles; ++mt)
-      p[mt].assign(done.begin() + oCount + 4 * mTiles + mt * pWords,
-                   done.begin() + oCount + 4 * mTiles + (mt + 1) * pWords);
-    attend(MutableArrayRef<Value>(results).take_front(oCount), p,
-           arith::RemUIOp::create(b, loc, last, c32(stages)), /*wait=*/true);
+    StepState end = unpackState(done, /*withP=*/true);
+    attend(end.o, end.p, arith::RemUIOp::create(b, loc, last, c32(stages)),
+           /*wait=*/true);
+    end.p.clear();
+    results = packState(end);
   }
   NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
   for (int64_t mt = 0; mt < mTiles; ++mt)
