@@ -23,12 +23,15 @@ constant term, so that the GPU's exp2 may flush subnormal results
 (ex2.approx.ftz): exp2(P + 24) is subnormal only where E is below 2^-150, 0
 in f32 anyway.
 
-Usage: fit-gelu-bf16.py [--check] [--check-ulps]   prints the coefficients
-(a0 first); with --check, how many of the 65280 finite bf16 inputs round
-differently from float64's GELU when computed in f32 this way (numpy's
-float32 operations, exp2 correctly rounded: the CPU's); with --check-ulps,
-the same 30 times with each exp2 result moved by a random -2..2 ulps (the
-GPU's ex2.approx is within 2 ulps).
+Usage: fit-gelu-bf16.py [--check] [--check-ulps] [--source FILE]
+prints the coefficients (a0 first); with --check, how many of the 65280
+finite bf16 inputs round differently from float64's GELU when computed in f32
+this way (numpy's float32 operations, exp2 correctly rounded: the CPU's);
+with --check-ulps, the same 30 times with each exp2 result moved by a random
+-2..2 ulps (the GPU's ex2.approx is within 2 ulps). With --source FILE
+(lib/Conversion/GraphToLinalg/Elementwise.cpp), the coefficients are those
+of FILE's kCoefficients instead of a new fit: the checks then test what the
+compiler uses (test/Gpu/lm-head.test does).
 """
 import math
 import sys
@@ -108,13 +111,28 @@ def check_ulps(a, trials=30):
     return failed == 0
 
 
+def source_coefficients(path):
+    with open(path) as f:
+        text = f.read()
+    start = text.index("kCoefficients[] = {")
+    body = text[text.index("{", start) + 1:text.index("}", start)]
+    a = np.array([float(v) for v in body.replace("\n", " ").split(",")])
+    if len(a) != DEGREE + 1:
+        sys.exit(f"{path}: {len(a)} coefficients, expected {DEGREE + 1}")
+    return a
+
+
 if __name__ == "__main__":
-    a = coefficients()
+    args = sys.argv[1:]
+    if "--source" in args:
+        a = source_coefficients(args[args.index("--source") + 1])
+    else:
+        a = coefficients()
     for i, v in enumerate(a):
         print(f"a{i} = {v:.17g}")
     ok = True
-    if "--check" in sys.argv[1:]:
+    if "--check" in args:
         ok = check(a) and ok
-    if "--check-ulps" in sys.argv[1:]:
+    if "--check-ulps" in args:
         ok = check_ulps(a) and ok
     sys.exit(0 if ok else 1)
