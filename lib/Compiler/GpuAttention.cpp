@@ -299,13 +299,17 @@ LogicalResult FlashEmitter::run() {
     stepCount = arith::MinUIOp::create(b, loc, add(last, c32(1)), stepCount);
   }
 
+  // The stage that holds key tile `tile`.
+  auto stageOf = [&](Value tile) {
+    return arith::RemUIOp::create(b, loc, tile, c32(stages)).getResult();
+  };
   // Loads tile `tile` of K and V into its stage, when there is one.
   auto prefetch = [&](Value tile) {
     ifThen(b, loc,
            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, tile,
                                  stepCount),
            [&] {
-             Value stage = arith::RemUIOp::create(b, loc, tile, c32(stages));
+             Value stage = stageOf(tile);
              loadTile(at(kSrc, keysAt(tile, kView)), kTile(stage), kKeys,
                       kView.rowStride);
              loadTile(at(vSrc, keysAt(tile, vView)), vTile(stage), kKeys,
@@ -670,7 +674,7 @@ LogicalResult FlashEmitter::run() {
     ValueRange done =
         forLoop(b, loc, c32(0), stepCount, 1, init,
                 [&](Value step, ValueRange state) -> SmallVector<Value> {
-                  Value stage = band(step, 1);
+                  Value stage = stageOf(step);
                   // The next tiles load while this one is used. (Issuing them
                   // after this step's wait and barrier instead, which saves the
                   // barrier at the end of the step, was 4% slower at head
@@ -707,49 +711,49 @@ LogicalResult FlashEmitter::run() {
     // Tile 0: its scores and probabilities (O is 0: no correction).
     tile0.p = softmax(c32(0), scores(c32(0)), tile0.m, tile0.l, corrections);
     Value last = arith::SubIOp::create(b, loc, stepCount, c32(1));
-    ValueRange done = forLoop(
-        b, loc, c32(0), last, 1, packState(tile0),
-        [&](Value step, ValueRange state) -> SmallVector<Value> {
-          Value next = add(step, c32(1));
-          // Tile j + 1 is in shared memory, and every warp is done with
-          // the stage of tile j - 1 (its P V was waited for at the end of
-          // step j - 1): tile j + 2 loads there.
-          NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
-          asmBarrier("fence.proxy.async.shared::cta;");
-          gpu::BarrierOp::create(b, loc);
-          prefetch(add(step, c32(2)));
-          NVVM::CpAsyncCommitGroupOp::create(b, loc);
+    ValueRange done =
+        forLoop(b, loc, c32(0), last, 1, packState(tile0),
+                [&](Value step, ValueRange state) -> SmallVector<Value> {
+                  Value next = add(step, c32(1));
+                  // Tile j + 1 is in shared memory, and every warp is done with
+                  // the stage of tile j - 1 (its P V was waited for at the end
+                  // of step j - 1): tile j + 2 loads there.
+                  NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
+                  asmBarrier("fence.proxy.async.shared::cta;");
+                  gpu::BarrierOp::create(b, loc);
+                  prefetch(add(step, c32(2)));
+                  NVVM::CpAsyncCommitGroupOp::create(b, loc);
 
-          StepState now = unpackState(state, /*withP=*/true);
-          // Both batches of products in one span after wgmma.fence, their
-          // operands fenced first: an instruction writing a wgmma's input
-          // registers inside another's span makes ptxas serialize them.
-          Value nextStage = arith::RemUIOp::create(b, loc, next, c32(stages));
-          Value stage = arith::RemUIOp::create(b, loc, step, c32(stages));
-          fenceProductOperands(now.o, now.p);
-          asmBarrier("wgmma.fence.sync.aligned;");
-          SmallVector<SmallVector<Value>> acc =
-              issueScores(nextStage, /*fence=*/false);
-          attend(now.o, now.p, stage, /*wait=*/false, /*fenced=*/true);
-          asmBarrier("wgmma.wait_group.sync.aligned 1;");
-          SmallVector<Value> corrections;
-          SmallVector<SmallVector<Value>> pNext =
-              softmax(next, toScores(acc), now.m, now.l, corrections);
-          asmBarrier("wgmma.wait_group.sync.aligned 0;");
-          now.o = fenceOperands(now.o);
-          // P's words stay live until P V is done: the next P would
-          // otherwise take their registers while the products still read
-          // them (ptxas then serializes the products).
-          for (auto &words : now.p)
-            fenceOperands(words);
-          rescale(now.o, corrections);
-          now.p = std::move(pNext);
-          return packState(now);
-        });
+                  StepState now = unpackState(state, /*withP=*/true);
+                  // Both batches of products in one span after wgmma.fence,
+                  // their operands fenced first: an instruction writing a
+                  // wgmma's input registers inside another's span makes ptxas
+                  // serialize them.
+                  Value nextStage = stageOf(next);
+                  Value stage = stageOf(step);
+                  fenceProductOperands(now.o, now.p);
+                  asmBarrier("wgmma.fence.sync.aligned;");
+                  SmallVector<SmallVector<Value>> acc =
+                      issueScores(nextStage, /*fence=*/false);
+                  attend(now.o, now.p, stage, /*wait=*/false, /*fenced=*/true);
+                  asmBarrier("wgmma.wait_group.sync.aligned 1;");
+                  SmallVector<Value> corrections;
+                  SmallVector<SmallVector<Value>> pNext =
+                      softmax(next, toScores(acc), now.m, now.l, corrections);
+                  asmBarrier("wgmma.wait_group.sync.aligned 0;");
+                  now.o = fenceOperands(now.o);
+                  // P's words stay live until P V is done: the next P would
+                  // otherwise take their registers while the products still
+                  // read them (ptxas then serializes the products).
+                  for (auto &words : now.p)
+                    fenceOperands(words);
+                  rescale(now.o, corrections);
+                  now.p = std::move(pNext);
+                  return packState(now);
+                });
     // The last tile's P V.
     StepState end = unpackState(done, /*withP=*/true);
-    attend(end.o, end.p, arith::RemUIOp::create(b, loc, last, c32(stages)),
-           /*wait=*/true);
+    attend(end.o, end.p, stageOf(last), /*wait=*/true);
     end.p.clear();
     results = packState(end);
   }
