@@ -17,6 +17,7 @@ import torch
 from torch.profiler import ProfilerActivity, profile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import run  # noqa: E402  (its peers, built as the benchmark builds them)
 import workloads  # noqa: E402
 
 ap = argparse.ArgumentParser()
@@ -29,8 +30,7 @@ w = next((x for x in workloads.all_workloads() if x.name == a.workload), None)
 if w is None:
     sys.exit(f"no workload {a.workload}")
 inputs = w.make_inputs("cuda")
-fn = torch.compile(w.torch_fn, mode="max-autotune-no-cudagraphs" if a.autotune else None,
-                   dynamic=False)
+fn = run.torch_peer("autotune" if a.autotune else "compile", w)
 for _ in range(5):
     fn(*inputs)
 torch.cuda.synchronize()
