@@ -33,6 +33,7 @@ with --check-ulps, the same 30 times with each exp2 result moved by a random
 of FILE's kCoefficients instead of a new fit: the checks then test what the
 compiler uses (test/Gpu/lm-head.test does).
 """
+import functools
 import math
 import sys
 
@@ -60,17 +61,20 @@ def to_bf16_bits(x):
     return ((b + 0x7FFF + ((b >> 16) & 1)) >> 16).astype(np.uint16)
 
 
-def exp2_exact(h):
-    return np.exp2(h)
-
-
-def check(a, exp2=exp2_exact, quiet=False):
-    f32 = np.float32
+@functools.lru_cache(maxsize=None)
+def inputs_and_reference():
+    """Every finite bf16 value (as f32), and float64's GELU of each rounded
+    to bf16 (its bits): computed once for all of check_ulps's trials."""
     words = np.arange(65536, dtype=np.uint32)
     x = (words << 16).view(np.float32)
     x = x[np.isfinite(x)]
     xd = x.astype(np.float64)
-    ref = to_bf16_bits(xd * 0.5 * erfc(-xd / math.sqrt(2)))
+    return x, to_bf16_bits(xd * 0.5 * erfc(-xd / math.sqrt(2)))
+
+
+def check(a, exp2=np.exp2, quiet=False):
+    f32 = np.float32
+    x, ref = inputs_and_reference()
     # The kernels' multiply-adds are fused (math.fma): one rounding each,
     # emulated in float64, where the product of two f32 values is exact.
     def fma(p, q, r):
