@@ -27,6 +27,38 @@ std::string strata::GemmMatch::describe() const {
   return text;
 }
 
+int64_t strata::GemmMatch::tileColumns(std::string *why) const {
+  auto say = [&](std::string text) {
+    if (why)
+      *why = std::move(text);
+  };
+  if (columns % kGemmWideTileColumns) {
+    say("its " + std::to_string(columns) + " columns are no multiple of " +
+        std::to_string(kGemmWideTileColumns));
+    return kGemmTileColumns;
+  }
+  // Ops an epilogue applies in a few instructions a value.
+  auto cheap = [](Operation *op) {
+    return isa<graph::AddOp, graph::SubOp, graph::MulOp, graph::DivOp,
+               graph::MaxOp, graph::MinOp, graph::NegOp, graph::AbsOp,
+               graph::ReluOp, graph::LeakyReluOp, graph::ClipOp, graph::CastOp,
+               graph::IdentityOp>(op);
+  };
+  auto costly = llvm::find_if(llvm::drop_begin(ops),
+                              [&](Operation *op) { return !cheap(op); });
+  if (costly != ops.end() && depth < kGemmWideCostlyDepth) {
+    say("its epilogue's " +
+        (*costly)->getName().getStringRef().drop_front(6).str() +
+        " would wait for the tensor cores at K = " + std::to_string(depth) +
+        " (< " + std::to_string(kGemmWideCostlyDepth) +
+        "): each consumer warpgroup takes its own tiles, one's epilogue "
+        "under the other's products");
+    return kGemmTileColumns;
+  }
+  say("both consumer warpgroups on each tile");
+  return kGemmWideTileColumns;
+}
+
 DictionaryAttr strata::GemmMatch::toAttr(Builder &b,
                                          ArrayRef<Value> inputs) const {
   auto argOf = [&](Value v) -> int64_t {
@@ -38,6 +70,7 @@ DictionaryAttr strata::GemmMatch::toAttr(Builder &b,
   attrs.set("columns", b.getI64IntegerAttr(columns));
   attrs.set("depth", b.getI64IntegerAttr(depth));
   attrs.set("type", b.getStringAttr(type));
+  attrs.set("tile_columns", b.getI64IntegerAttr(tileColumns()));
   attrs.set("a", b.getI64IntegerAttr(argOf(ops.front()->getOperand(0))));
   attrs.set("w", b.getI64IntegerAttr(argOf(ops.front()->getOperand(1))));
   return attrs.getDictionary(b.getContext());

@@ -29,10 +29,24 @@
 namespace strata {
 
 /// The GEMM kernel's tile: 128 rows by 128 columns of the result per block,
-/// 64 of K per step.
+/// 64 of K per step; products must divide into them. Wide tiles are 128x256
+/// (GemmMatch::tileColumns).
 constexpr int64_t kGemmTileRows = 128;
 constexpr int64_t kGemmTileColumns = 128;
 constexpr int64_t kGemmTileDepth = 64;
+constexpr int64_t kGemmWideTileColumns = 256;
+
+/// The least K at which a product whose epilogue has a costly tail (an op
+/// other than adds, multiplies, ReLU and the like: BERT's exact GELU) takes
+/// wide tiles. Both consumer warpgroups then work on one tile and apply
+/// its epilogue together, so the tensor cores wait for it; with tiles of
+/// 128 one consumer's epilogue runs under the other's products. On the
+/// H200 (bench/RESULTS.md, 2026-12-01 08:10, p10 of replays, ms): with the
+/// GELU, narrow against wide, K = 768 (16384x3072) 0.135 / 0.151, K = 1536
+/// 0.239 / 0.241, K = 2048 (8192x4096) 0.202 / 0.203, K = 4096 0.388 /
+/// 0.374; with a bias alone wide was as fast or faster at every K (K = 4096:
+/// 0.376 / 0.352, cuBLASLt's 0.352).
+constexpr int64_t kGemmWideCostlyDepth = 4096;
 
 /// The least K at which the GEMM kernel takes a product from the library
 /// when the library's call would leave part of the epilogue to a kernel
@@ -53,8 +67,15 @@ struct GemmMatch {
 
   /// "bf16 16384x768x3072 with bias add and gelu" for reasons.
   std::string describe() const;
+  /// The columns of the kernel's tiles: 256 (wide: both consumer
+  /// warpgroups on each tile, 64 rows each) where they divide the result's
+  /// columns, unless the epilogue has a costly op and K is less than
+  /// kGemmWideCostlyDepth; else 128 (each consumer its own tiles). `why`
+  /// says which and why.
+  int64_t tileColumns(std::string *why = nullptr) const;
   /// strata.gemm on the kernel's declaration: rows, columns, depth, type,
-  /// and the arguments that hold A and W (`inputs` are the kernel's).
+  /// tile_columns, and the arguments that hold A and W (`inputs` are the
+  /// kernel's).
   mlir::DictionaryAttr toAttr(mlir::Builder &b,
                               llvm::ArrayRef<mlir::Value> inputs) const;
 };

@@ -51,6 +51,12 @@ mlir::Value combinePairwise(
 /// for GPUs it does not know.
 int64_t gpuDynamicSharedLimit(llvm::StringRef arch);
 
+/// The most shared memory a block may opt in to on the GPU `arch` (CUDA's
+/// "maximum shared memory per block (opt-in)"), for kernels with no static
+/// shared memory (the GEMM kernel; its block-shared-limit option); 0 for
+/// GPUs strata does not know.
+int64_t gpuBlockSharedLimit(llvm::StringRef arch);
+
 /// Generates the body of a flash-attention kernel (GpuAttention.cpp) in
 /// place of `body`'s generic one, and records its launch on `decl`, the
 /// kernel's declaration carrying strata.attention (Attention.h). `wgmma`:
@@ -64,9 +70,11 @@ mlir::LogicalResult emitFlashAttention(mlir::func::FuncOp decl,
 /// Generates the body of a GEMM kernel with its epilogue (GpuGemm.cpp) in
 /// place of `body`'s generic one, and records its launch on `decl`, the
 /// kernel's declaration carrying strata.gemm (Gemm.h). `wgmma`: Hopper's
-/// warpgroup products (sm_90a only), else mma.sync (sm_80 on).
+/// warpgroup products (sm_90a only), else mma.sync (sm_80 on). It has no
+/// static shared memory, so it may use all of `blockSharedLimit`
+/// (gpuBlockSharedLimit).
 mlir::LogicalResult emitGemm(mlir::func::FuncOp decl, mlir::func::FuncOp body,
-                             mlir::ModuleOp kernels, int64_t dynamicSharedLimit,
+                             mlir::ModuleOp kernels, int64_t blockSharedLimit,
                              bool wgmma);
 
 /// Whether strata-gpu-map may use wgmma on the GPU `arch`: Hopper's

@@ -185,6 +185,22 @@ LogicalResult strata::generateGpuCode(ModuleOp module,
                                  "(the module is not at the llvm stage): '")
            << notLowered->getName() << "' remains";
 
+  // Loop annotations (the GEMM kernel's "nounroll", GpuGemm.cpp) reach the
+  // back edges through scf-to-cf as the discardable llvm.loop_annotation,
+  // which cf-to-llvm leaves discardable; the translation reads the
+  // branches' own loop_annotation.
+  kernels.walk([](Operation *op) {
+    auto annotation =
+        op->getAttrOfType<LLVM::LoopAnnotationAttr>("llvm.loop_annotation");
+    if (!annotation)
+      return;
+    if (auto br = dyn_cast<LLVM::BrOp>(op))
+      br.setLoopAnnotationAttr(annotation);
+    else if (auto condBr = dyn_cast<LLVM::CondBrOp>(op))
+      condBr.setLoopAnnotationAttr(annotation);
+    op->removeAttr("llvm.loop_annotation");
+  });
+
   MLIRContext *context = module.getContext();
   registerBuiltinDialectTranslation(*context);
   registerLLVMDialectTranslation(*context);

@@ -7,23 +7,30 @@
 //
 //   - Persistent: at most one block per SM (the step's "persistent"
 //     attribute; the runtime caps the grid), each walking every grid-th
-//     128x128 tile of the result, in groups of 8 tile rows so that the
-//     tiles at work at one time share A's and W's rows in L2.
+//     tile of the result, in groups of 8 tile rows so that the tiles at
+//     work at one time share A's and W's rows in L2. Tiles are 128x128
+//     (narrow) or 128x256 (wide), as the partitioner chose (tile_columns
+//     in strata.gemm; GemmMatch::tileColumns).
 //   - A block is three warpgroups. A producer thread issues TMA copies of
-//     A's [128, 64] and W's [64, 128] tiles (tensor maps the runtime
-//     encodes: "tensor_maps") into a ring of kStages shared-memory stages,
+//     A's [128, 64] and W's [64, 128 or 256] tiles (tensor maps the runtime
+//     encodes: "tensor_maps") into a ring of shared-memory stages,
 //     each with a full and an empty mbarrier. Warp 1 watches the full
 //     barriers in the ring's order and hands each stage to its consumer
 //     through that consumer's hardware barrier.
-//   - Two consumer warpgroups take the block's tiles in turn, each all 128
-//     rows of its tile: 8 wgmma m64n128k16 per step of 64 of K, one step's
-//     products left running while the next step's are issued. Their turns
-//     at the tensor cores follow the ring, so one multiplies while the
-//     other applies its epilogue and stores: the epilogue is hidden where a
-//     tile's products take longer than its epilogue (long K).
-//   - A consumer writes its tile's result into shared memory (in the TMA's
+//   - Narrow: two consumer warpgroups take the block's tiles in turn, each
+//     all 128 rows of its tile: 8 wgmma m64n128k16 per step of 64 of K, one
+//     step's products left running while the next step's are issued. Their
+//     turns at the tensor cores follow the ring, so one multiplies while
+//     the other applies its epilogue and stores: the epilogue is hidden
+//     where a tile's products take longer than its epilogue (long K).
+//   - Wide: both consumers work on each tile, 64 of its rows each, 4 wgmma
+//     m64n256k16 per step (the same 128 accumulators a thread; less copied
+//     from L2 and read from shared memory per FLOP), and store their rows
+//     a quarter (64 columns) at a time through two buffers each, while the
+//     tensor cores wait for their epilogue.
+//   - A consumer writes its result into shared memory (in the TMA's
 //     128-byte swizzle, so that a warp's writes take every bank once) and
-//     one of its threads stores it with two TMA copies: 4-byte stores from
+//     one of its threads stores it with TMA copies: 4-byte stores from
 //     the accumulators' layout, each warp's touching 8 rows, had made
 //     BERT's products a third slower than cuBLASLt.
 //   - setmaxnreg moves registers from the producer warpgroup to the
@@ -91,6 +98,15 @@ constexpr int64_t kConsumerRegisters = 232;
 constexpr int64_t kStageBytes = (kRows + kColumns) * kDepth * 2;
 constexpr int64_t kStages = 4;
 constexpr int64_t kMmaStages = 3;
+/// The wide form's stages of A's [128, 64] and W's [64, 256], 48 KiB each.
+constexpr int64_t kWideColumns = strata::kGemmWideTileColumns;
+constexpr int64_t kWideStageBytes = (kRows + kWideColumns) * kDepth * 2;
+/// Four of them and the result buffers (below) are 230464 bytes, more than
+/// the 200 KiB strata-gpu-map gives kernels in general but within the 227
+/// KiB a block may opt in to on Hopper, the GEMM kernel having no static
+/// shared memory. On the H200 (bench/RESULTS.md, 2026-12-01 08:11) three
+/// stages were 0.8% slower on gelu(x@w+b), 8192x4096x4096.
+constexpr int64_t kWideStages = 4;
 /// f32 accumulators a thread for 64 rows by 128 columns (one m64n128
 /// wgmma), or for a warp's 32 x 64 (mma.sync).
 constexpr int64_t kAccumulators = kColumns / 2;
@@ -107,14 +123,29 @@ constexpr int64_t kEpilogueChunk = 4;
 /// copy stores: two column halves of [128, 64], 128-byte swizzled.
 constexpr int64_t kTileBytes = kRows * kColumns * 2;
 constexpr int64_t kTileHalfBytes = kTileBytes / 2;
-/// Where the two consumers' result tiles start, then the barriers.
-constexpr int64_t kResultOffset = kStages * kStageBytes;
-constexpr int64_t kBarrierOffset = kResultOffset + 2 * kTileBytes;
+/// The wide form stores a consumer's 64 rows a quarter (64 columns) at a
+/// time, through two buffers of [64, 64] a consumer, 128-byte swizzled.
+constexpr int64_t kQuarterColumns = 64;
+constexpr int64_t kQuarterBytes = 64 * kQuarterColumns * 2;
 
-int64_t sharedBytes() {
-  // The stages, the consumers' result tiles, then a full and an empty
-  // mbarrier per stage: 197696 bytes.
-  return kBarrierOffset + 2 * kStages * 8 + strata::kWgmmaAlign;
+/// Where the warp-specialized forms keep what in shared memory: the
+/// stages, the consumers' result tiles or buffers, then a full and an
+/// empty mbarrier per stage. The launch is the same for the mma.sync form
+/// (which uses three of the narrow stages' 32 KiB), so it depends on the
+/// shape only.
+struct SharedLayout {
+  int64_t stages, stageBytes, resultOffset, barrierOffset, bytes;
+};
+SharedLayout sharedLayout(bool wide) {
+  SharedLayout l;
+  l.stages = wide ? kWideStages : kStages;
+  l.stageBytes = wide ? kWideStageBytes : kStageBytes;
+  l.resultOffset = l.stages * l.stageBytes;
+  l.barrierOffset =
+      l.resultOffset + (wide ? 2 * 2 * kQuarterBytes : 2 * kTileBytes);
+  // 197696 bytes narrow.
+  l.bytes = l.barrierOffset + 2 * l.stages * 8 + strata::kWgmmaAlign;
+  return l;
 }
 
 /// How the epilogue reads one input of one of its linalg.generic ops.
@@ -158,6 +189,9 @@ public:
     aArg = i64("a");
     wArg = i64("w");
     f16 = cast<StringAttr>(params.get("type")).getValue() == "f16";
+    tileColumns = i64("tile_columns");
+    wideTiles = tileColumns == kWideColumns;
+    layout = sharedLayout(wideTiles);
   }
 
   LogicalResult run();
@@ -211,20 +245,22 @@ private:
   std::pair<Value, Value> loadPair(Value base, Type type, Value index);
   /// Loads one element of type `type` at element `index` of `base`.
   Value loadElement(Value base, Type type, Value index);
-  /// Stage `s`'s A tile [128, 64] and W tile [64, 128] (two column halves
-  /// of 64, 8 KiB apart) in the shared memory at `shared`: both forms'
-  /// layout.
+  /// Stage `s`'s A tile [128, 64] and W tile [64, 128] or [64, 256] (column
+  /// parts of 64, 8 KiB apart) in the shared memory at `shared`: the
+  /// mma.sync form's layout too (in stages of 32 KiB).
+  int64_t stageBytes() { return wgmma ? layout.stageBytes : kStageBytes; }
   Value stageA(Value shared, Value s) {
-    return at(shared, mul(s, c32(kStageBytes)));
+    return at(shared, mul(s, c32(stageBytes())));
   }
   Value stageW(Value shared, Value s) {
     return at(stageA(shared, s), c32(kRows * kDepth * 2));
   }
-  /// How many tiles this block takes (i32); sets its index and the grid's
-  /// size.
-  Value blockTiles(Value &bid, Value &grid);
-  /// The first row and column of tile `tile` (i32).
-  void tileOrigin(mlir::Value tile, mlir::Value &m0, mlir::Value &n0);
+  /// How many tiles of `tn` columns this block takes (i32); sets its index
+  /// and the grid's size.
+  Value blockTiles(int64_t tn, Value &bid, Value &grid);
+  /// The first row and column of tile `tile` of `tn` columns (i32).
+  void tileOrigin(int64_t tn, mlir::Value tile, mlir::Value &m0,
+                  mlir::Value &n0);
   /// The epilogue on accumulator pairs; `where(t, h)` is the place of
   /// accumulator 4 t + 2 h, and `store(place, t, h, word)` stores its pair
   /// (packed in an i32).
@@ -240,6 +276,11 @@ private:
   LogicalResult emitMmaSync(Value shared, Value tid);
 
   int64_t rows = 0, columns = 0, depth = 0, aArg = -1, wArg = -1;
+  /// The wgmma form's tiles: 128x256 (wide: both consumers on each tile)
+  /// or 128x128 (each consumer its own); the mma.sync form's are 128x128.
+  int64_t tileColumns = kColumns;
+  bool wideTiles = false;
+  SharedLayout layout;
   std::unique_ptr<Block> holder;
   SmallVector<EpilogueStep> steps;
   /// The holder's constants, cloned into the kernel's entry.
@@ -446,10 +487,11 @@ void GemmEmitter::findCut() {
   }
 }
 
-Value GemmEmitter::blockTiles(Value &bid, Value &grid) {
+Value GemmEmitter::blockTiles(int64_t tn, Value &bid, Value &grid) {
   // Block bid takes tiles bid, bid + grid, ...: ceil((tiles - bid) / grid)
-  // of them (the grid is at most the tiles).
-  int64_t tiles = (rows / kRows) * (columns / kColumns);
+  // of them. The grid is at most the tiles: the launch's are the wgmma
+  // form's, and the mma.sync form's 128x128 tiles are as many or more.
+  int64_t tiles = (rows / kRows) * (columns / tn);
   bid = blockIndex();
   grid = arith::IndexCastOp::create(
       b, loc, i32(), gpu::GridDimOp::create(b, loc, gpu::Dimension::x));
@@ -460,10 +502,10 @@ Value GemmEmitter::blockTiles(Value &bid, Value &grid) {
       grid);
 }
 
-void GemmEmitter::tileOrigin(Value tile, Value &m0, Value &n0) {
+void GemmEmitter::tileOrigin(int64_t tn, Value tile, Value &m0, Value &n0) {
   // Tile rows in groups of kGroupRows, each group's tiles column by column:
   // the blocks at work at one time share A's and W's tiles in L2.
-  int64_t tilesM = rows / kRows, tilesN = columns / kColumns;
+  int64_t tilesM = rows / kRows, tilesN = columns / tn;
   Value perGroup = c32(kGroupRows * tilesN);
   Value firstM =
       mul(arith::DivUIOp::create(b, loc, tile, perGroup), c32(kGroupRows));
@@ -474,7 +516,7 @@ void GemmEmitter::tileOrigin(Value tile, Value &m0, Value &n0) {
   Value tileM = add(firstM, arith::RemUIOp::create(b, loc, inGroup, groupSize));
   Value tileN = arith::DivUIOp::create(b, loc, inGroup, groupSize);
   m0 = mul(tileM, c32(kRows));
-  n0 = mul(tileN, c32(kColumns));
+  n0 = mul(tileN, c32(tn));
 }
 
 LogicalResult GemmEmitter::storePairs(
@@ -573,22 +615,26 @@ LogicalResult GemmEmitter::emitWarpSpecialized(Value shared, Value tid) {
       LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), pointers.back());
   Value mapW = arith::AddIOp::create(b, loc, mapA, c64(128));
   Value mapOut = arith::AddIOp::create(b, loc, mapA, c64(256));
-  auto wPart = [&](Value s, int64_t half) {
-    return at(stageW(shared, s), c32(half * kDepth * 128));
+  // W's tile in a stage: column parts of [64, 64], 8 KiB apart.
+  auto wPart = [&](Value s, int64_t part) {
+    return at(stageW(shared, s), c32(part * kDepth * 128));
   };
-  Value barriers = sharedAddress(at(shared, c32(kBarrierOffset)));
+  int64_t stages = layout.stages;
+  Value barriers = sharedAddress(at(shared, c32(layout.barrierOffset)));
   auto full = [&](Value s) { return add(barriers, shl(s, 3)); };
   auto empty = [&](Value s) {
-    return add(barriers, add(shl(s, 3), c32(8 * kStages)));
+    return add(barriers, add(shl(s, 3), c32(8 * stages)));
   };
+  // Threads that read a stage: one consumer's (narrow), both's (wide).
+  int64_t readers = wideTiles ? 2 * kConsumerThreads : kConsumerThreads;
 
   // Thread 0 sets up the barriers: a stage is full when the producer has
-  // arrived and its TMA copies have landed, empty when the 128 threads of
-  // the warpgroup that read it have arrived.
+  // arrived and its TMA copies have landed, empty when the threads that
+  // read it have arrived.
   ifThen(b, loc, eq(tid, 0), [&] {
-    for (int64_t s = 0; s < kStages; ++s) {
+    for (int64_t s = 0; s < stages; ++s) {
       mbarrierInit(full(c32(s)), 1);
-      mbarrierInit(empty(c32(s)), kConsumerThreads);
+      mbarrierInit(empty(c32(s)), readers);
     }
     asmBarrier("fence.mbarrier_init.release.cluster;");
   });
@@ -598,22 +644,23 @@ LogicalResult GemmEmitter::emitWarpSpecialized(Value shared, Value tid) {
   // launches at most one block per SM: the "persistent" attribute).
   int64_t kSteps = depth / kDepth;
   Value bid, grid;
-  Value mine = blockTiles(bid, grid);
+  Value mine = blockTiles(tileColumns, bid, grid);
   auto tileOf = [&](Value j) { return add(bid, mul(j, grid)); };
   auto slot = [&](Value i) {
-    return arith::RemUIOp::create(b, loc, i, c32(kStages));
+    return arith::RemUIOp::create(b, loc, i, c32(stages));
   };
   // The ring's next position: (stage, parity of its phase).
   auto next = [&](Value s, Value ph) -> SmallVector<Value> {
     Value n = add(s, c32(1));
-    Value wrap = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, n,
-                                       c32(kStages));
+    Value wrap =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, n, c32(stages));
     return {arith::SelectOp::create(b, loc, wrap, c32(0), n),
             arith::SelectOp::create(b, loc, wrap, bxor(ph, c32(1)), ph)};
   };
 
-  // Named barrier 1 + c: consumer c's 128 threads and its watcher's 32.
-  auto stepBarrier = [&](Value id) { namedBarrier(id, kConsumerThreads + 32); };
+  // Named barrier 1 (wide: both consumers' 256 threads and the watcher's
+  // 32) or 1 + c (narrow: consumer c's 128 and the watcher's 32).
+  auto stepBarrier = [&](Value id) { namedBarrier(id, readers + 32); };
   auto roles = scf::IfOp::create(b, loc, eq(warpgroup, 0), /*withElse=*/true);
   {
     // The producer: one thread issues every TMA copy, stage after stage,
@@ -630,7 +677,7 @@ LogicalResult GemmEmitter::emitWarpSpecialized(Value shared, Value tid) {
       forLoop(b, loc, c32(0), mine, 1, {c32(0), c32(0)},
               [&](Value j, ValueRange ring) {
                 Value m0, n0;
-                tileOrigin(tileOf(j), m0, n0);
+                tileOrigin(tileColumns, tileOf(j), m0, n0);
                 return SmallVector<Value>(forLoop(
                     b, loc, c32(0), c32(kSteps), 1, ring,
                     [&](Value step, ValueRange at) -> SmallVector<Value> {
@@ -638,29 +685,30 @@ LogicalResult GemmEmitter::emitWarpSpecialized(Value shared, Value tid) {
                       // The first pass finds every stage empty (parity 1 of a
                       // fresh barrier is the phase before its first).
                       mbarrierWait(empty(s), bxor(at[1], c32(1)));
-                      mbarrierArriveExpect(full(s), kStageBytes);
+                      mbarrierArriveExpect(full(s), layout.stageBytes);
                       tmaLoad2d(sharedAddress(stageA(shared, s)), mapA, k, m0,
                                 full(s));
-                      for (int64_t half = 0; half < 2; ++half)
-                        tmaLoad2d(sharedAddress(wPart(s, half)), mapW,
-                                  add(n0, c32(half * kDepth)), k, full(s));
+                      for (int64_t part = 0; part < tileColumns / kDepth;
+                           ++part)
+                        tmaLoad2d(sharedAddress(wPart(s, part)), mapW,
+                                  add(n0, c32(part * kDepth)), k, full(s));
                       return next(s, at[1]);
                     }));
               });
     });
     // Warp 1 watches the full barriers, stage after stage in the ring's
-    // order, and hands each to the consumer whose tile it holds through
-    // that consumer's hardware barrier (bar.sync, one step at a time).
+    // order, and hands each to the consumers that read it through their
+    // hardware barrier (bar.sync, one step at a time).
     // - In ring order, each wait is for the phase after the one it saw
     //   complete last, so a barrier's parity names the phase: a consumer
-    //   waiting on its own could be a whole tile ahead of the ring, where
-    //   the parity it waits for is an earlier phase's.
+    //   of the narrow form waiting on its own could be a whole tile ahead
+    //   of the ring, where the parity it waits for is an earlier phase's.
     // - A wait loop of the consumers' own between a product's issue and
     //   its retirement makes ptxas serialize the products (C7514).
     ifThen(b, loc, eq(warp, 1), [&] {
       forLoop(b, loc, c32(0), mine, 1, {c32(0), c32(0)},
               [&](Value j, ValueRange ring) {
-                Value id = add(band(j, 1), c32(1));
+                Value id = wideTiles ? c32(1) : add(band(j, 1), c32(1));
                 return SmallVector<Value>(
                     forLoop(b, loc, c32(0), c32(kSteps), 1, ring,
                             [&](Value, ValueRange at) -> SmallVector<Value> {
@@ -673,10 +721,11 @@ LogicalResult GemmEmitter::emitWarpSpecialized(Value shared, Value tid) {
   }
   LogicalResult stored = success();
   {
-    // The consumers: warpgroups 1 and 2 take the block's tiles in turn,
-    // each all 128 rows of its tile. Their turns at the tensor cores
-    // follow the stages' order, so one multiplies while the other applies
-    // its epilogue and stores.
+    // The consumers, warpgroups 1 and 2. Narrow: they take the block's
+    // tiles in turn, each all 128 rows of its tile; their turns at the
+    // tensor cores follow the stages' order, so one multiplies while the
+    // other applies its epilogue and stores. Wide: both take every tile,
+    // consumer c its rows 64 c...
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&roles.getElseRegion().front());
     asmBarrier("setmaxnreg.inc.sync.aligned.u32 " +
@@ -684,153 +733,239 @@ LogicalResult GemmEmitter::emitWarpSpecialized(Value shared, Value tid) {
     Value consumer = arith::SubIOp::create(b, loc, warpgroup, c32(1));
     Value wm = band(warp, 3);
     Value group = shr(lane, 2), quad = band(lane, 3);
-    // The consumer's result tile in shared memory, its first thread (which
-    // issues the tile's TMA stores) and its own hardware barrier (3 + c,
-    // its 128 threads).
+    // The consumer's result tile (narrow) or its two buffers (wide) in
+    // shared memory, its first thread (which issues its TMA stores) and its
+    // own hardware barrier (3 + c, its 128 threads).
     Value result =
-        at(shared, add(c32(kResultOffset), mul(consumer, c32(kTileBytes))));
+        at(shared,
+           add(c32(layout.resultOffset),
+               mul(consumer, c32(wideTiles ? 2 * kQuarterBytes : kTileBytes))));
     Value leader = eq(band(tid, 127), 0);
     Value resultBarrier = add(consumer, c32(3));
     auto consumerBarrier = [&] {
       namedBarrier(resultBarrier, kConsumerThreads);
     };
-    // Thread (g, q) of warp w writes its pair of columns 8 t' + 2 q, t' =
-    // t mod 8, of row r = 16 w + g + 8 h (+ 64 u) of half t / 8 at byte
-    // 128 r + 16 (t' xor (r mod 8)) + 4 q, r mod 8 = g: the TMA's 128-byte
-    // swizzle, under which a warp's 32 words fall in 32 banks.
+    // Thread (g, q) of warp w writes its pair of columns 8 t' + 2 q (t' =
+    // t mod 8) of row r = 16 w + g + 8 h (narrow: + 64 u) of a 64-column
+    // part at byte 128 r + 16 (t' xor (r mod 8)) + 4 q, r mod 8 = g: the
+    // TMA's 128-byte swizzle, under which a warp's 32 words fall in 32
+    // banks.
     Value rowBytes = add(shl(add(shl(wm, 4), group), 7), shl(quad, 2));
-    forLoop(b, loc, consumer, mine, 2, {}, [&](Value j, ValueRange) {
-      Value m0, n0;
-      tileOrigin(tileOf(j), m0, n0);
-      // Only wgmma touches the accumulators from here to the last wait:
-      // one fence before the first.
-      SmallVector<Value> init =
-          fenceOperands(SmallVector<Value>(2 * kAccumulators, cf(0.0)));
-      asmBarrier("wgmma.fence.sync.aligned;");
-      // One step of 64 of K: 4 x 2 products on the stage the watcher
-      // released; each step leaves its products running and retires the
-      // step before's, releasing that stage. The last step waits for its
-      // own: ptxas moves reads of the accumulators above a final wait that
-      // follows a wait for "all but the last group" (seen in the SASS of
-      // ptxas 13.0: the epilogue's conversions of one half ran before it).
-      auto step = [&](Value k, Value s, ValueRange state,
-                      bool last) -> SmallVector<Value> {
-        stepBarrier(add(consumer, c32(1)));
-        Value aDesc = descriptor(stageA(shared, s), 0, 1024);
-        Value wDesc = descriptor(wPart(s, 0), kDepth * 128, 1024);
-        SmallVector<Value> acc = fenceOperands(SmallVector<Value>(state));
-        SmallVector<Value> upper(acc.begin(), acc.begin() + kAccumulators);
-        SmallVector<Value> lower(acc.begin() + kAccumulators, acc.end());
-        for (int64_t kk = 0; kk < kDepth / 16; ++kk) {
-          Value w = advance(wDesc, kk * 16 * 128);
-          upper = wgmmaStep(upper, advance(aDesc, kk * 32), {}, w,
-                            /*transposeB=*/true, /*accumulate=*/true);
-          lower = wgmmaStep(lower, advance(aDesc, 64 * 128 + kk * 32), {}, w,
-                            /*transposeB=*/true, /*accumulate=*/true);
-        }
-        asmBarrier("wgmma.commit_group.sync.aligned;");
-        asmBarrier(last ? "wgmma.wait_group.sync.aligned 0;"
-                        : "wgmma.wait_group.sync.aligned 1;");
-        Value previous = arith::SelectOp::create(
-            b, loc,
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, s, c32(0)),
-            c32(kStages - 1), arith::SubIOp::create(b, loc, s, c32(1)));
-        mbarrierArrive(empty(previous),
-                       arith::ExtUIOp::create(
-                           b, loc, i32(),
-                           arith::CmpIOp::create(
-                               b, loc, arith::CmpIPredicate::ne, k, c32(0))));
-        if (last)
-          mbarrierArrive(empty(s));
-        acc.assign(upper.begin(), upper.end());
-        acc.append(lower.begin(), lower.end());
-        return fenceOperands(acc);
-      };
-      // The stage of the tile's first step (the consumers need no phase:
-      // the watcher waits for them).
-      Value first = mul(j, c32(kSteps));
-      init.push_back(slot(first));
-      ValueRange done = forLoop(b, loc, c32(0), c32(kSteps - 1), 1, init,
-                                [&](Value k, ValueRange state) {
-                                  Value s = state.back();
-                                  SmallVector<Value> out =
-                                      step(k, s, state.drop_back(), false);
-                                  out.push_back(next(s, c32(0))[0]);
-                                  return out;
-                                });
-      SmallVector<Value> acc =
-          step(c32(kSteps - 1), done.back(), done.drop_back(), true);
-      // Accumulator 4 t + 2 h + e of half u is column 8 t + 2 (lane mod 4)
-      // + e of row (lane / 4) + 8 h of warp w's slice 16 (w mod 4) of rows
-      // 64 u...
-      Place origin =
-          firstPlace(add(m0, add(shl(wm, 4), group)), add(n0, shl(quad, 1)));
-      // The tile's result in shared memory, once the TMA stores of the
-      // consumer's last tile have read it.
-      ifThen(b, loc, leader,
-             [&] { asmBarrier("cp.async.bulk.wait_group.read 0;"); });
-      consumerBarrier();
-      auto perPair = [&](int64_t t) {
-        return std::make_pair(t / (kAccumulators / 4), t % (kAccumulators / 4));
-      };
-      if (failed(storePairs(
-              acc,
-              [&](int64_t t, int64_t h) {
-                auto [u, tt] = perPair(t);
-                return placeAt(origin, 64 * u + 8 * h, 8 * tt, tt);
-              },
-              [&](const Place &, int64_t t, int64_t h, Value word) {
-                auto [u, tt] = perPair(t);
-                Value chunk = shl(bxor(group, c32(tt % 8)), 4);
-                Value offset =
-                    add(add(rowBytes, chunk), c32((tt / 8) * kTileHalfBytes +
+    auto swizzledPair = [&](int64_t tt) {
+      return add(rowBytes, shl(bxor(group, c32(tt % 8)), 4));
+    };
+    // The epilogue after the cut on `bytes` of results in shared memory at
+    // `part`: each thread 8 consecutive values at a time, warps on 512
+    // contiguous bytes, in a loop. Unrolled over the thread's 128
+    // accumulators (BERT's FFN1: the exact GELU), it had been 3565 of the
+    // kernel's 4816 SASS instructions, waiting on instruction fetch and
+    // issue longer than the other consumer's products took (ncu,
+    // 2026-12-01 00:50).
+    auto applySuffix = [&](Value part, int64_t bytes) {
+      Value first = band(tid, kConsumerThreads - 1);
+      int64_t chunks = bytes / 16 / kConsumerThreads;
+      auto vector8 = VectorType::get({8}, halfType());
+      forLoop(b, loc, c32(0), c32(chunks), 1, {},
+              [&](Value i, ValueRange) -> SmallVector<Value> {
+                Value chunk =
+                    at(part, shl(add(first, mul(i, c32(kConsumerThreads))), 4));
+                Value in = LLVM::LoadOp::create(b, loc, vector8, chunk, 16);
+                SmallVector<Value> out;
+                for (int64_t e = 0; e < 8; ++e)
+                  out.push_back(cloneSteps(
+                      LLVM::ExtractElementOp::create(b, loc, in, c32(e)),
+                      nullptr, 0, cutOp, nullptr));
+                Value packed = LLVM::UndefOp::create(b, loc, vector8);
+                for (auto [e, v] : llvm::enumerate(out))
+                  packed = LLVM::InsertElementOp::create(b, loc, packed, v,
+                                                         c32(int64_t(e)));
+                LLVM::StoreOp::create(b, loc, packed, chunk, 16);
+                return {};
+              });
+    };
+    forLoop(
+        b, loc, wideTiles ? c32(0) : consumer, mine, wideTiles ? 1 : 2, {},
+        [&](Value j, ValueRange) {
+          Value m0, n0;
+          tileOrigin(tileColumns, tileOf(j), m0, n0);
+          // Only wgmma touches the accumulators from here to the last wait:
+          // one fence before the first.
+          SmallVector<Value> init =
+              fenceOperands(SmallVector<Value>(2 * kAccumulators, cf(0.0)));
+          asmBarrier("wgmma.fence.sync.aligned;");
+          // One step of 64 of K on the stage the watcher released: narrow, 4 x
+          // 2 products m64n128k16 (the tile's two 64-row halves); wide, 4
+          // products m64n256k16 on the consumer's 64 rows. Each step leaves its
+          // products running and retires the step before's, releasing that
+          // stage. The last step waits for its own: ptxas moves reads of the
+          // accumulators above a final wait that follows a wait for "all but
+          // the last group" (seen in the SASS of ptxas 13.0: the epilogue's
+          // conversions of one half ran before it).
+          auto step = [&](Value k, Value s, ValueRange state,
+                          bool last) -> SmallVector<Value> {
+            stepBarrier(wideTiles ? c32(1) : add(consumer, c32(1)));
+            // A's rows: the consumer's 64 (wide) or all 128 (narrow).
+            Value aDesc = wideTiles
+                              ? descriptor(at(stageA(shared, s),
+                                              mul(consumer, c32(64 * 128))),
+                                           0, 1024)
+                              : descriptor(stageA(shared, s), 0, 1024);
+            Value wDesc = descriptor(wPart(s, 0), kDepth * 128, 1024);
+            SmallVector<Value> acc = fenceOperands(SmallVector<Value>(state));
+            if (wideTiles) {
+              for (int64_t kk = 0; kk < kDepth / 16; ++kk)
+                acc = wgmmaStep(acc, advance(aDesc, kk * 32), {},
+                                advance(wDesc, kk * 16 * 128),
+                                /*transposeB=*/true, /*accumulate=*/true);
+            } else {
+              SmallVector<Value> upper(acc.begin(),
+                                       acc.begin() + kAccumulators);
+              SmallVector<Value> lower(acc.begin() + kAccumulators, acc.end());
+              for (int64_t kk = 0; kk < kDepth / 16; ++kk) {
+                Value w = advance(wDesc, kk * 16 * 128);
+                upper = wgmmaStep(upper, advance(aDesc, kk * 32), {}, w,
+                                  /*transposeB=*/true, /*accumulate=*/true);
+                lower = wgmmaStep(lower, advance(aDesc, 64 * 128 + kk * 32), {},
+                                  w, /*transposeB=*/true, /*accumulate=*/true);
+              }
+              acc.assign(upper.begin(), upper.end());
+              acc.append(lower.begin(), lower.end());
+            }
+            asmBarrier("wgmma.commit_group.sync.aligned;");
+            asmBarrier(last ? "wgmma.wait_group.sync.aligned 0;"
+                            : "wgmma.wait_group.sync.aligned 1;");
+            Value previous = arith::SelectOp::create(
+                b, loc,
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, s,
+                                      c32(0)),
+                c32(stages - 1), arith::SubIOp::create(b, loc, s, c32(1)));
+            mbarrierArrive(
+                empty(previous),
+                arith::ExtUIOp::create(
+                    b, loc, i32(),
+                    arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, k,
+                                          c32(0))));
+            if (last)
+              mbarrierArrive(empty(s));
+            return fenceOperands(acc);
+          };
+          // The stage of the tile's first step (the consumers need no phase:
+          // the watcher waits for them).
+          Value first = mul(j, c32(kSteps));
+          init.push_back(slot(first));
+          ValueRange done = forLoop(b, loc, c32(0), c32(kSteps - 1), 1, init,
+                                    [&](Value k, ValueRange state) {
+                                      Value s = state.back();
+                                      SmallVector<Value> out =
+                                          step(k, s, state.drop_back(), false);
+                                      out.push_back(next(s, c32(0))[0]);
+                                      return out;
+                                    });
+          // The wide form's steps stay a loop in the PTX (`.pragma
+          // "nounroll"`): ptxas 13.0 unrolled all 63 of them at K = 4096, in
+          // 23 s, for 0.6% on gelu(x@w+b) 8192x4096x4096 (bench/RESULTS.md,
+          // 2026-12-01 08:25). The narrow form's, which ptxas unrolls in part
+          // and quickly, are left to it.
+          if (wideTiles) {
+            MLIRContext *context = b.getContext();
+            done.front().getDefiningOp()->setAttr(
+                "llvm.loop_annotation",
+                LLVM::LoopAnnotationAttr::get(
+                    context, {}, {}, {},
+                    LLVM::LoopUnrollAttr::get(context, b.getBoolAttr(true), {},
+                                              {}, {}, {}, {}, {}),
+                    {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}));
+          }
+          SmallVector<Value> acc =
+              step(c32(kSteps - 1), done.back(), done.drop_back(), true);
+          if (wideTiles) {
+            // Accumulator 4 t + 2 h + e is column 8 t + 2 (lane mod 4) + e of
+            // row (lane / 4) + 8 h of warp w's slice 16 (w mod 4) of the
+            // consumer's rows 64 c... Quarter Q (t = 8 Q..8 Q + 7) goes through
+            // buffer Q mod 2 once the TMA stores that read it last are done
+            // (one store group left running), and is stored while the next
+            // quarter is computed.
+            Place origin = firstPlace(
+                add(m0, add(shl(consumer, 6), add(shl(wm, 4), group))),
+                add(n0, shl(quad, 1)));
+            int64_t perQuarter = kQuarterColumns / 8;
+            for (int64_t q = 0; q < kWideColumns / kQuarterColumns; ++q) {
+              Value buffer = at(result, c32((q % 2) * kQuarterBytes));
+              ifThen(b, loc, leader,
+                     [&] { asmBarrier("cp.async.bulk.wait_group.read 1;"); });
+              consumerBarrier();
+              if (failed(storePairs(
+                      ArrayRef<Value>(acc).slice(4 * perQuarter * q,
+                                                 4 * perQuarter),
+                      [&](int64_t t, int64_t h) {
+                        int64_t tt = perQuarter * q + t;
+                        return placeAt(origin, 8 * h, 8 * tt, tt);
+                      },
+                      [&](const Place &, int64_t t, int64_t h, Value word) {
+                        Value offset = add(swizzledPair(t), c32(8 * h * 128));
+                        LLVM::StoreOp::create(b, loc, word, at(buffer, offset),
+                                              4);
+                      },
+                      /*prefix=*/cutOp != nullptr)))
+                stored = failure();
+              if (cutOp) {
+                consumerBarrier();
+                applySuffix(buffer, kQuarterBytes);
+              }
+              // Every thread's writes, visible to the TMA, then the quarter.
+              asmBarrier("fence.proxy.async.shared::cta;");
+              consumerBarrier();
+              ifThen(b, loc, leader, [&] {
+                tmaStore2d(mapOut, add(n0, c32(q * kQuarterColumns)),
+                           add(m0, shl(consumer, 6)), sharedAddress(buffer));
+                asmBarrier("cp.async.bulk.commit_group;");
+              });
+            }
+            return SmallVector<Value>();
+          }
+          // Accumulator 4 t + 2 h + e of half u is column 8 t + 2 (lane mod 4)
+          // + e of row (lane / 4) + 8 h of warp w's slice 16 (w mod 4) of rows
+          // 64 u... The result tile, once the TMA stores of the consumer's last
+          // tile have read it.
+          Place origin = firstPlace(add(m0, add(shl(wm, 4), group)),
+                                    add(n0, shl(quad, 1)));
+          ifThen(b, loc, leader,
+                 [&] { asmBarrier("cp.async.bulk.wait_group.read 0;"); });
+          consumerBarrier();
+          auto perPair = [&](int64_t t) {
+            return std::make_pair(t / (kAccumulators / 4),
+                                  t % (kAccumulators / 4));
+          };
+          if (failed(storePairs(
+                  acc,
+                  [&](int64_t t, int64_t h) {
+                    auto [u, tt] = perPair(t);
+                    return placeAt(origin, 64 * u + 8 * h, 8 * tt, tt);
+                  },
+                  [&](const Place &, int64_t t, int64_t h, Value word) {
+                    auto [u, tt] = perPair(t);
+                    Value offset =
+                        add(swizzledPair(tt), c32((tt / 8) * kTileHalfBytes +
                                                   (64 * u + 8 * h) * 128));
-                LLVM::StoreOp::create(b, loc, word, at(result, offset), 4);
-              },
-              /*prefix=*/cutOp != nullptr)))
-        stored = failure();
-      if (cutOp) {
-        // The epilogue after the cut, on the tile in shared memory: each
-        // thread 8 consecutive values at a time, warps on 512 contiguous
-        // bytes, in a loop. Unrolled over the thread's 128 accumulators
-        // (BERT's FFN1: the exact GELU), it had been 3565 of the kernel's
-        // 4816 SASS instructions, waiting on instruction fetch and issue
-        // longer than the other consumer's products took (ncu, 2026-12-01
-        // 00:50).
-        consumerBarrier();
-        Value first = band(tid, kConsumerThreads - 1);
-        int64_t chunks = kTileBytes / 16 / kConsumerThreads;
-        auto vector8 = VectorType::get({8}, halfType());
-        forLoop(b, loc, c32(0), c32(chunks), 1, {},
-                [&](Value i, ValueRange) -> SmallVector<Value> {
-                  Value chunk =
-                      at(result,
-                         shl(add(first, mul(i, c32(kConsumerThreads))), 4));
-                  Value in = LLVM::LoadOp::create(b, loc, vector8, chunk, 16);
-                  SmallVector<Value> out;
-                  for (int64_t e = 0; e < 8; ++e)
-                    out.push_back(cloneSteps(
-                        LLVM::ExtractElementOp::create(b, loc, in, c32(e)),
-                        nullptr, 0, cutOp, nullptr));
-                  Value packed = LLVM::UndefOp::create(b, loc, vector8);
-                  for (auto [e, v] : llvm::enumerate(out))
-                    packed = LLVM::InsertElementOp::create(b, loc, packed, v,
-                                                           c32(int64_t(e)));
-                  LLVM::StoreOp::create(b, loc, packed, chunk, 16);
-                  return {};
-                });
-      }
-      // Every thread's writes, visible to the TMA, then its two halves.
-      asmBarrier("fence.proxy.async.shared::cta;");
-      consumerBarrier();
-      ifThen(b, loc, leader, [&] {
-        for (int64_t half = 0; half < 2; ++half)
-          tmaStore2d(mapOut, add(n0, c32(half * kDepth)), m0,
-                     sharedAddress(at(result, c32(half * kTileHalfBytes))));
-        asmBarrier("cp.async.bulk.commit_group;");
-      });
-      return SmallVector<Value>();
-    });
+                    LLVM::StoreOp::create(b, loc, word, at(result, offset), 4);
+                  },
+                  /*prefix=*/cutOp != nullptr)))
+            stored = failure();
+          if (cutOp) {
+            consumerBarrier();
+            applySuffix(result, kTileBytes);
+          }
+          // Every thread's writes, visible to the TMA, then its two halves.
+          asmBarrier("fence.proxy.async.shared::cta;");
+          consumerBarrier();
+          ifThen(b, loc, leader, [&] {
+            for (int64_t half = 0; half < 2; ++half)
+              tmaStore2d(mapOut, add(n0, c32(half * kDepth)), m0,
+                         sharedAddress(at(result, c32(half * kTileHalfBytes))));
+            asmBarrier("cp.async.bulk.commit_group;");
+          });
+          return SmallVector<Value>();
+        });
     // The block's shared memory lives until its last stores have read it.
     ifThen(b, loc, leader, [&] { asmBarrier("cp.async.bulk.wait_group 0;"); });
   }
@@ -853,10 +988,10 @@ LogicalResult GemmEmitter::emitMmaSync(Value shared, Value tid) {
         };
         int64_t kSteps = depth / kDepth;
         Value bid, grid;
-        Value mine = blockTiles(bid, grid);
+        Value mine = blockTiles(kColumns, bid, grid);
         forLoop(b, loc, c32(0), mine, 1, {}, [&](Value j, ValueRange) {
           Value m0, n0;
-          tileOrigin(add(bid, mul(j, grid)), m0, n0);
+          tileOrigin(kColumns, add(bid, mul(j, grid)), m0, n0);
           // Where the tile's rows of A and columns of W start, and each step's
           // tiles: A's [128, 64] K-major, W's [64, 128] as two column halves.
           Value aSrc =
@@ -987,7 +1122,9 @@ LogicalResult GemmEmitter::run() {
     op.dropAllUses();
   holder.reset();
 
-  int64_t tiles = (rows / kRows) * (columns / kColumns);
+  // The launch is the wgmma form's, tiles of 128 x tileColumns, in both
+  // forms (the portable PTX's variant must launch as the cubin's).
+  int64_t tiles = (rows / kRows) * (columns / tileColumns);
   std::string suffixNote;
   if (cutSuffixOps)
     suffixNote = "; its last " + std::to_string(cutSuffixOps) +
@@ -997,61 +1134,83 @@ LogicalResult GemmEmitter::run() {
   decl->setAttr("strata.gpu_grid", b.getDenseI64ArrayAttr({tiles, 1, 1}));
   decl->setAttr("strata.gpu_block", b.getDenseI64ArrayAttr({kThreads, 1, 1}));
   decl->setAttr("strata.gpu_persistent", b.getI64IntegerAttr(1));
-  decl->setAttr("strata.gpu_shared_bytes", b.getI64IntegerAttr(sharedBytes()));
+  decl->setAttr("strata.gpu_shared_bytes", b.getI64IntegerAttr(layout.bytes));
   decl->setAttr("strata.gpu_static_shared_bytes", b.getI64IntegerAttr(0));
   // The tensor maps, 7 numbers each (docs/runtime.md): the step operand,
   // its inner and outer extents, the outer stride in bytes, the box, the
   // swizzle. A [rows, depth] in boxes of 64 x 128 rows; W [depth, columns]
   // in boxes of 64 columns x 64; the result [rows, columns] in boxes of 64
-  // columns x 128 rows.
+  // columns x 128 rows (wide: x 64 rows, a consumer's).
   int64_t resultOperand = decl.getNumArguments();
-  decl->setAttr(
-      "strata.gpu_tensor_maps",
-      b.getDenseI64ArrayAttr(
-          {aArg,          depth,   rows,  depth * 2,   kDepth, kRows,  128,
-           wArg,          columns, depth, columns * 2, kDepth, kDepth, 128,
-           resultOperand, columns, rows,  columns * 2, kDepth, kRows,  128}));
+  int64_t storeRows = wideTiles ? kRows / 2 : kRows;
+  decl->setAttr("strata.gpu_tensor_maps",
+                b.getDenseI64ArrayAttr(
+                    {aArg,        depth,  rows,        depth * 2, kDepth,
+                     kRows,       128,    wArg,        columns,   depth,
+                     columns * 2, kDepth, kDepth,      128,       resultOperand,
+                     columns,     rows,   columns * 2, kDepth,    storeRows,
+                     128}));
+  std::string form;
+  if (!wgmma)
+    form = "8 warps, cp.async through " + std::to_string(kMmaStages) +
+           " shared-memory stages, mma.sync m16n8k16 on tiles of 128x128, "
+           "32x64 per warp";
+  else if (wideTiles)
+    form = "a producer warp's TMA copies through " +
+           std::to_string(layout.stages) +
+           " shared-memory stages, two consumer warpgroups sharing each "
+           "tile, 64 of its rows each as one wgmma m64n256k16 per 16 of K";
+  else
+    form = "a producer warp's TMA copies through " +
+           std::to_string(layout.stages) +
+           " shared-memory stages, two consumer warpgroups taking tiles in "
+           "turn, each tile's 128 rows as two wgmma m64n128k16 per 16 of K";
+  std::string stores;
+  if (wgmma)
+    stores = wideTiles
+                 ? ", each tile's result stored by TMA copies from shared "
+                   "memory, 64 columns at a time"
+                 : ", each tile's result stored by TMA copies from shared "
+                   "memory";
   decl->setAttr(
       "strata.gpu_reason",
       b.getStringAttr(
           "GEMM: " + std::to_string(tiles) + " tiles of " +
-          std::to_string(kRows) + "x" + std::to_string(kColumns) +
+          std::to_string(kRows) + "x" + std::to_string(tileColumns) +
           " (in groups of " + std::to_string(kGroupRows) +
           " tile rows) over at most one block per SM, K in steps of " +
-          std::to_string(kDepth) + "; " +
-          (wgmma ? "a producer warp's TMA copies through " +
-                       std::to_string(kStages) +
-                       " shared-memory stages, two consumer warpgroups "
-                       "taking tiles in turn, each tile's 128 rows as two "
-                       "wgmma m64n128k16 per 16 of K"
-                 : "8 warps, cp.async through " + std::to_string(kMmaStages) +
-                       " shared-memory stages, mma.sync m16n8k16, 32x64 per "
-                       "warp") +
-          " (" + std::to_string(sharedBytes()) +
+          std::to_string(kDepth) + "; " + form + " (" +
+          std::to_string(layout.bytes) +
           " bytes of dynamic shared memory), f32 accumulators; the epilogue (" +
           std::to_string(steps.size()) +
           " elementwise op(s) of the kernel stage) on them in registers" +
-          (wgmma ? ", each tile's result stored by TMA copies from shared "
-                   "memory"
-                 : "") +
-          suffixNote));
+          stores + suffixNote));
   return success();
 }
 
 } // namespace
 
 LogicalResult strata::emitGemm(func::FuncOp decl, func::FuncOp body,
-                               ModuleOp kernels, int64_t dynamicSharedLimit,
+                               ModuleOp kernels, int64_t blockSharedLimit,
                                bool wgmma) {
   auto params = decl->getAttrOfType<DictionaryAttr>("strata.gemm");
   if (!params)
     return decl.emitError("internal error: the GEMM kernel ")
            << decl.getSymName() << " has no strata.gemm parameters";
-  int64_t shared = sharedBytes();
-  if (shared > std::max<int64_t>(dynamicSharedLimit, 48 * 1024))
+  auto tileColumns = dyn_cast_or_null<IntegerAttr>(params.get("tile_columns"));
+  auto columns = dyn_cast_or_null<IntegerAttr>(params.get("columns"));
+  if (!tileColumns || !columns ||
+      (tileColumns.getInt() != kColumns &&
+       tileColumns.getInt() != kWideColumns) ||
+      columns.getInt() % tileColumns.getInt())
+    return decl.emitError("internal error: the GEMM kernel ")
+           << decl.getSymName() << "'s strata.gemm has no tile_columns ("
+           << kColumns << " or " << kWideColumns << ") that divide its columns";
+  int64_t shared = sharedLayout(tileColumns.getInt() == kWideColumns).bytes;
+  if (shared > std::max<int64_t>(blockSharedLimit, 48 * 1024))
     return decl.emitError("the GEMM kernel ")
            << decl.getSymName() << " needs " << shared
            << " bytes of shared memory; this GPU gives a block at most "
-           << std::max<int64_t>(dynamicSharedLimit, 48 * 1024);
+           << std::max<int64_t>(blockSharedLimit, 48 * 1024);
   return GemmEmitter(decl, body, kernels, params, wgmma).run();
 }

@@ -84,6 +84,8 @@ strata::gpuStagePipeline(const CompileOptions &options) {
        top("strata-gpu-map",
            "dynamic-shared-limit=" +
                std::to_string(gpuDynamicSharedLimit(arch)) +
+               " block-shared-limit=" +
+               std::to_string(gpuBlockSharedLimit(arch)) +
                (gpuHasWgmma(arch) ? " wgmma=true" : "") +
                (gpuHasGridDependency(arch) ? " grid-dependency=true" : "")),
        nested("convert-linalg-to-loops"), nested("canonicalize")});

@@ -2648,6 +2648,13 @@ struct GpuMapPass : PassWrapper<GpuMapPass, OperationPass<ModuleOp>> {
                      "(0: static shared memory only); the default suits "
                      "sm_90, see strata::gpuDynamicSharedLimit"),
       llvm::cl::init(strata::gpuDynamicSharedLimit("sm_90"))};
+  Option<int64_t> blockSharedLimit{
+      *this, "block-shared-limit",
+      llvm::cl::desc("Most bytes of shared memory a block may opt in to, "
+                     "for kernels without static shared memory (the GEMM "
+                     "kernel); the default suits sm_90, see "
+                     "strata::gpuBlockSharedLimit"),
+      llvm::cl::init(strata::gpuBlockSharedLimit("sm_90"))};
   Option<bool> wgmma{*this, "wgmma",
                      llvm::cl::desc("Generate Hopper's warpgroup products "
                                     "(wgmma; sm_90a only) in the kernels "
@@ -2696,8 +2703,8 @@ struct GpuMapPass : PassWrapper<GpuMapPass, OperationPass<ModuleOp>> {
       }
       if (auto kind = decl->getAttrOfType<StringAttr>("strata.template")) {
         if (failed(kind.getValue() == "gemm"
-                       ? strata::emitGemm(decl, body, kernels,
-                                          dynamicSharedLimit, wgmma)
+                       ? strata::emitGemm(decl, body, kernels, blockSharedLimit,
+                                          wgmma)
                        : strata::emitFlashAttention(decl, body, kernels,
                                                     dynamicSharedLimit, wgmma)))
           return signalPassFailure();
@@ -2750,11 +2757,28 @@ Value strata::combinePairwise(SmallVector<Value> values,
   return values.front();
 }
 
-int64_t strata::gpuDynamicSharedLimit(llvm::StringRef arch) {
-  // What a block may opt in to (CUDA's "maximum shared memory per block
-  // (opt-in)") less room for static shared memory and the driver's own.
+/// The family of `arch`: sm_90a and sm_100f are sm_90 and sm_100.
+static llvm::StringRef gpuFamily(llvm::StringRef arch) {
   llvm::StringRef family = arch.take_while([](char c) { return c != 'a'; });
-  family = family.take_while([](char c) { return c != 'f'; });
+  return family.take_while([](char c) { return c != 'f'; });
+}
+
+int64_t strata::gpuBlockSharedLimit(llvm::StringRef arch) {
+  llvm::StringRef family = gpuFamily(arch);
+  if (family == "sm_90" || family == "sm_100" || family == "sm_103")
+    return 227 * 1024;
+  if (family == "sm_80" || family == "sm_87")
+    return 163 * 1024;
+  if (family == "sm_86" || family == "sm_89" || family == "sm_120" ||
+      family == "sm_121")
+    return 99 * 1024;
+  return 0;
+}
+
+int64_t strata::gpuDynamicSharedLimit(llvm::StringRef arch) {
+  // What a block may opt in to less room for static shared memory and the
+  // driver's own.
+  llvm::StringRef family = gpuFamily(arch);
   if (family == "sm_90" || family == "sm_100" || family == "sm_103")
     return 200 * 1024; // of 227 KiB
   if (family == "sm_80" || family == "sm_87")

@@ -655,18 +655,20 @@ static LogicalResult outline(ModuleOp module, func::FuncOp entry,
     // blocks are persistent: at most one per SM, each taking every
     // grid-th tile ("blocks" is the most there can be).
     const GemmMatch &g = *group.gemm;
-    int64_t tiles = g.rows / kGemmTileRows * (g.columns / kGemmTileColumns);
+    std::string why;
+    int64_t tileColumns = g.tileColumns(&why);
+    int64_t tiles = g.rows / kGemmTileRows * (g.columns / tileColumns);
     tile.set("blocks", IntegerAttr::get(i64, tiles));
     tile.set("source",
              StringAttr::get(
                  context,
                  "the GEMM kernel's tiles: " + std::to_string(kGemmTileRows) +
-                     "x" + std::to_string(kGemmTileColumns) +
-                     " of the result (" + std::to_string(tiles) +
-                     " tiles for " + std::to_string(g.rows) + "x" +
-                     std::to_string(g.columns) +
+                     "x" + std::to_string(tileColumns) + " of the result (" +
+                     std::to_string(tiles) + " tiles for " +
+                     std::to_string(g.rows) + "x" + std::to_string(g.columns) +
                      ") walked by at most one block per SM, " +
-                     std::to_string(kGemmTileDepth) + " of K per step"));
+                     std::to_string(kGemmTileDepth) + " of K per step (" + why +
+                     ")"));
   } else if (group.attention) {
     const AttentionMatch &a = *group.attention;
     int64_t rows = attentionQueryRows(a.headDim, a.seqQ);

@@ -1,10 +1,12 @@
 """One-product models, x @ w + b [+ ReLU | + erf GELU] in bf16, to time strata's
 GEMM kernel against cuBLASLt on the same products (bench/RESULTS.md,
-2026-12-01 06:04: "The GEMM kernel against cuBLASLt").
+2026-12-01 06:04: "The GEMM kernel against cuBLASLt"; 08:11: "Narrow against
+wide").
 
   python3 gemm_models.py make DIR           (here: needs onnx) writes
-      DIR/{ffn1,gg}_{gelu,relu,none}.onnx: 16384x768x3072 (BERT's FFN1) and
-      8192x4096x4096 (the GEMM + GELU workload); compile each with
+      DIR/{ffn1,k1536,k2048,gg}_{gelu,relu,none}.onnx: 16384x768x3072 (BERT's
+      FFN1), 16384x1536x3072, 8192x2048x4096 and 8192x4096x4096 (the GEMM +
+      GELU workload), rows x K x columns; compile each with
       `strata compile --target=cuda --no-cache [--decisions=F]`, where F holds
       {"codegen": ["MatMul"]} to force the GEMM kernel (GELU products take it
       anyway), into MODULES/<model>_<anything>.strata
@@ -17,7 +19,8 @@ import os
 import subprocess
 import sys
 
-SHAPES = {"ffn1": (16384, 768, 3072), "gg": (8192, 4096, 4096)}
+SHAPES = {"ffn1": (16384, 768, 3072), "k1536": (16384, 1536, 3072),
+          "k2048": (8192, 2048, 4096), "gg": (8192, 4096, 4096)}
 
 
 def make(out):

@@ -8,7 +8,7 @@ Usage: make_gemm_cases.py OUT_DIR
 gelu_bf16          y = gelu(x @ w + b) as BERT's code writes the GELU
                    (x * 0.5 * (1 + erf(x / sqrt 2))), x bf16 [2, 128, 320],
                    w a constant [320, 256], b [256]: 256 rows, five steps of
-                   K, two tile columns.
+                   K, two tile columns (tiles of 128: a GELU at K < 4096).
 gelu_f16           the same in f16, x [384, 128], w [128, 384]: three tile
                    rows (a group of tile rows smaller than 8), two K steps.
 gelu_k64_bf16      x [128, 64], w [64, 128]: one tile, one step of K.
@@ -16,6 +16,11 @@ gelu_k2048_bf16    x [128, 2048], w [2048, 256]: 32 steps of K, more than
                    the kernel's stages (its ring of them turns over five
                    times); long enough that the GEMM kernel takes it from
                    cuBLASLt, whose epilogue would leave the GELU.
+gelu_k4096_bf16    x [128, 4096], w [4096, 256]: at K >= 4096 even a GELU
+                   takes the wide tiles, 128x256 (both consumer warpgroups
+                   on each tile, 64 rows each): one tile, 64 steps of K, its
+                   result stored a quarter (64 columns) at a time through
+                   two buffers a consumer, the GELU applied to each there.
 gelu_tiles144_bf16 x [1536, 64], w [64, 1536]: 144 tiles, more than an
                    H100's or H200's SMs, so some blocks take two (one per
                    consumer warpgroup).
@@ -28,6 +33,14 @@ gelu_residual_bf16 y = gelu(x @ w + b) + r, r [256, 128] an input: the
 gelu_residual_tiles300_bf16
                    the same with x [2560, 64], w [64, 1920]: 300 tiles, so
                    some consumers take two.
+relu_wide_tiles160_bf16
+                   y = relu(x @ w + b), x [2560, 128], w [128, 2048]: an
+                   epilogue of adds and ReLUs takes the wide tiles at any K;
+                   160 of them, so some blocks take two; the ReLU, which
+                   reads only the biased product, applied in shared memory.
+relu_residual_wide_bf16
+                   y = relu(x @ w + b) + r, x [2560, 64], w [64, 2048]: 160
+                   wide tiles, r read per element.
 gelu_scale_bf16    y = gelu(x @ w) * s * t, s [128] per column, t [1] once,
                    without a bias.
 gelu_rows100_bf16  x [100, 64]: 100 rows are no multiple of the tile's 128,
@@ -105,6 +118,25 @@ def residual_case(out, name, x_shape, n, seed):
               [("w", w, BF16), ("b", b, BF16)])
 
 
+def relu_case(out, name, x_shape, n, seed, residual):
+    rng = np.random.default_rng(seed)
+    x, w, b = product(rng, BF16, x_shape, n)
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["xw"], name="fc"),
+             helper.make_node("Add", ["xw", "b"], ["h"], name="bias"),
+             helper.make_node("Relu", ["h"], ["g" if residual else "y"],
+                              name="relu")]
+    y = np.maximum(x @ w + b, 0)
+    inputs = [("x", x, BF16)]
+    if residual:
+        r = round_to(rng.standard_normal((x_shape[0], n)), BF16)
+        nodes.append(helper.make_node("Add", ["g", "r"], ["y"],
+                                      name="residual"))
+        y = y + r
+        inputs.append(("r", r, BF16))
+    save_case(out, name, nodes, inputs, [("y", y, BF16)],
+              [("w", w, BF16), ("b", b, BF16)])
+
+
 def main(out):
     biased_gelu_case(out, "gelu_bf16", BF16, (2, 128, 320), 256, 1)
     biased_gelu_case(out, "gelu_f16", F16, (384, 128), 384, 2)
@@ -113,9 +145,12 @@ def main(out):
     biased_gelu_case(out, "gelu_k2048_bf16", BF16, (128, 2048), 256, 7)
     biased_gelu_case(out, "gelu_tiles144_bf16", BF16, (1536, 64), 1536, 8)
     biased_gelu_case(out, "gelu_tiles300_bf16", BF16, (2560, 128), 1920, 9)
+    biased_gelu_case(out, "gelu_k4096_bf16", BF16, (128, 4096), 256, 11)
 
     residual_case(out, "gelu_residual_bf16", (256, 192), 128, 5)
     residual_case(out, "gelu_residual_tiles300_bf16", (2560, 64), 1920, 10)
+    relu_case(out, "relu_wide_tiles160_bf16", (2560, 128), 2048, 12, False)
+    relu_case(out, "relu_residual_wide_bf16", (2560, 64), 2048, 13, True)
 
     rng = np.random.default_rng(6)
     x, w, _ = product(rng, BF16, (128, 128), 128)
