@@ -45,7 +45,9 @@ constexpr int64_t kGemmWideTileColumns = 256;
 /// GELU, narrow against wide, K = 768 (16384x3072) 0.135 / 0.151, K = 1536
 /// 0.239 / 0.241, K = 2048 (8192x4096) 0.202 / 0.203, K = 4096 0.388 /
 /// 0.374; with a bias alone wide was as fast or faster at every K (K = 4096:
-/// 0.376 / 0.352, cuBLASLt's 0.352).
+/// 0.376 / 0.352, cuBLASLt's 0.352). At this K, too, the GEMM kernel hands a
+/// wide tile's epilogue after its cut to the producer warpgroup's idle
+/// warps (GpuGemm.cpp, "handoff"), which is slower at shorter K.
 constexpr int64_t kGemmWideCostlyDepth = 4096;
 
 /// The least K at which the GEMM kernel takes a product from the library

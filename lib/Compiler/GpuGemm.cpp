@@ -107,6 +107,12 @@ constexpr int64_t kWideStageBytes = (kRows + kWideColumns) * kDepth * 2;
 /// shared memory. On the H200 (bench/RESULTS.md, 2026-12-01 08:11) three
 /// stages were 0.8% slower on gelu(x@w+b), 8192x4096x4096.
 constexpr int64_t kWideStages = 4;
+/// With the handoff (the epilogue after the cut in the producer
+/// warpgroup's idle warps, on the whole tile in shared memory: 64 KiB),
+/// three: 214064 bytes.
+constexpr int64_t kHandoffStages = 3;
+/// The handoff's epilogue warps: warps 2 and 3.
+constexpr int64_t kEpilogueThreads = 64;
 /// f32 accumulators a thread for 64 rows by 128 columns (one m64n128
 /// wgmma), or for a warp's 32 x 64 (mma.sync).
 constexpr int64_t kAccumulators = kColumns / 2;
@@ -136,13 +142,14 @@ constexpr int64_t kQuarterBytes = 64 * kQuarterColumns * 2;
 struct SharedLayout {
   int64_t stages, stageBytes, resultOffset, barrierOffset, bytes;
 };
-SharedLayout sharedLayout(bool wide) {
+SharedLayout sharedLayout(bool wide, bool handoff) {
   SharedLayout l;
-  l.stages = wide ? kWideStages : kStages;
+  l.stages = handoff ? kHandoffStages : wide ? kWideStages : kStages;
   l.stageBytes = wide ? kWideStageBytes : kStageBytes;
   l.resultOffset = l.stages * l.stageBytes;
-  l.barrierOffset =
-      l.resultOffset + (wide ? 2 * 2 * kQuarterBytes : 2 * kTileBytes);
+  l.barrierOffset = l.resultOffset + (handoff ? kRows * kWideColumns * 2
+                                      : wide  ? 2 * 2 * kQuarterBytes
+                                              : 2 * kTileBytes);
   // 197696 bytes narrow.
   l.bytes = l.barrierOffset + 2 * l.stages * 8 + strata::kWgmmaAlign;
   return l;
@@ -191,7 +198,7 @@ public:
     f16 = cast<StringAttr>(params.get("type")).getValue() == "f16";
     tileColumns = i64("tile_columns");
     wideTiles = tileColumns == kWideColumns;
-    layout = sharedLayout(wideTiles);
+    layout = sharedLayout(wideTiles, false);
   }
 
   LogicalResult run();
@@ -280,6 +287,15 @@ private:
   /// or 128x128 (each consumer its own); the mma.sync form's are 128x128.
   int64_t tileColumns = kColumns;
   bool wideTiles = false;
+  /// Wide tiles whose epilogue has a cut, at K >= kGemmWideCostlyDepth:
+  /// the consumers leave the tile in shared memory at the cut and go on to
+  /// their next tile's products; the producer warpgroup's warps 2 and 3
+  /// apply the rest and store it. On the H200 (bench/RESULTS.md,
+  /// 2026-12-01 08:11, p10 of replays, with the exact GELU): 0.3717 ->
+  /// 0.3628 ms at K = 4096 (gelu(x@w+b)), but 0.199 -> 0.202 at K = 2048,
+  /// 0.236 -> 0.269 at K = 1536 and 0.133 -> 0.200 at 768 (BERT's FFN1,
+  /// narrow): two warps' GELU takes longer than a short tile's products.
+  bool handoff = false;
   SharedLayout layout;
   std::unique_ptr<Block> holder;
   SmallVector<EpilogueStep> steps;
@@ -661,6 +677,44 @@ LogicalResult GemmEmitter::emitWarpSpecialized(Value shared, Value tid) {
   // Named barrier 1 (wide: both consumers' 256 threads and the watcher's
   // 32) or 1 + c (narrow: consumer c's 128 and the watcher's 32).
   auto stepBarrier = [&](Value id) { namedBarrier(id, readers + 32); };
+  // The epilogue after the cut on `bytes` of results in shared memory at
+  // `part`, by `threads` threads (`index`: this one's): each thread 8
+  // consecutive values at a time, warps on 512 contiguous bytes, in a
+  // loop. Unrolled over the thread's 128 accumulators (BERT's FFN1: the
+  // exact GELU), it had been 3565 of the kernel's 4816 SASS instructions,
+  // waiting on instruction fetch and issue longer than the other
+  // consumer's products took (ncu, 2026-12-01 00:50).
+  auto applySuffix = [&](Value part, int64_t bytes, Value index,
+                         int64_t threads) {
+    int64_t chunks = bytes / 16 / threads;
+    auto vector8 = VectorType::get({8}, halfType());
+    forLoop(b, loc, c32(0), c32(chunks), 1, {},
+            [&](Value i, ValueRange) -> SmallVector<Value> {
+              Value chunk = at(part, shl(add(index, mul(i, c32(threads))), 4));
+              Value in = LLVM::LoadOp::create(b, loc, vector8, chunk, 16);
+              SmallVector<Value> out;
+              for (int64_t e = 0; e < 8; ++e)
+                out.push_back(cloneSteps(
+                    LLVM::ExtractElementOp::create(b, loc, in, c32(e)), nullptr,
+                    0, cutOp, nullptr));
+              Value packed = LLVM::UndefOp::create(b, loc, vector8);
+              for (auto [e, v] : llvm::enumerate(out))
+                packed = LLVM::InsertElementOp::create(b, loc, packed, v,
+                                                       c32(int64_t(e)));
+              LLVM::StoreOp::create(b, loc, packed, chunk, 16);
+              return {};
+            });
+  };
+  // The handoff's hardware barriers, each the consumers' 256 threads and
+  // the epilogue warps' 64: 5, the tile is in shared memory (consumers
+  // arrive, epilogue warps wait); 6, the tile's memory is free again
+  // (the other way round); 7, the epilogue warps among themselves.
+  int64_t handoffThreads = 2 * kConsumerThreads + kEpilogueThreads;
+  auto arrive = [&](int64_t id, int64_t threads) {
+    inlineAsm(Type(), ValueRange{c32(id)},
+              "bar.arrive $0, " + std::to_string(threads) + ";", "r,~{memory}");
+  };
+  Value tile = at(shared, c32(layout.resultOffset));
   auto roles = scf::IfOp::create(b, loc, eq(warpgroup, 0), /*withElse=*/true);
   {
     // The producer: one thread issues every TMA copy, stage after stage,
@@ -718,6 +772,41 @@ LogicalResult GemmEmitter::emitWarpSpecialized(Value shared, Value tid) {
                             }));
               });
     });
+    // The handoff's epilogue warps (2 and 3): each tile's epilogue after
+    // the cut on the whole tile in shared memory, then its TMA stores.
+    if (handoff) {
+      ifThen(b, loc,
+             arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, warp,
+                                   c32(2)),
+             [&] {
+               Value index = arith::SubIOp::create(b, loc, tid, c32(64));
+               Value first = eq(tid, 64);
+               arrive(6, handoffThreads);
+               forLoop(b, loc, c32(0), mine, 1, {}, [&](Value j, ValueRange) {
+                 Value m0, n0;
+                 tileOrigin(tileColumns, tileOf(j), m0, n0);
+                 namedBarrier(c32(5), handoffThreads);
+                 applySuffix(tile, kRows * kWideColumns * 2, index,
+                             kEpilogueThreads);
+                 asmBarrier("fence.proxy.async.shared::cta;");
+                 namedBarrier(c32(7), kEpilogueThreads);
+                 ifThen(b, loc, first, [&] {
+                   for (int64_t q = 0; q < kWideColumns / kQuarterColumns; ++q)
+                     tmaStore2d(mapOut, add(n0, c32(q * kQuarterColumns)), m0,
+                                sharedAddress(at(tile, c32(q * kRows * 128))));
+                   asmBarrier("cp.async.bulk.commit_group;");
+                   asmBarrier("cp.async.bulk.wait_group.read 0;");
+                 });
+                 ifThen(b, loc,
+                        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                              add(j, c32(1)), mine),
+                        [&] { arrive(6, handoffThreads); });
+                 return SmallVector<Value>();
+               });
+               ifThen(b, loc, first,
+                      [&] { asmBarrier("cp.async.bulk.wait_group 0;"); });
+             });
+    }
   }
   LogicalResult stored = success();
   {
@@ -753,35 +842,6 @@ LogicalResult GemmEmitter::emitWarpSpecialized(Value shared, Value tid) {
     Value rowBytes = add(shl(add(shl(wm, 4), group), 7), shl(quad, 2));
     auto swizzledPair = [&](int64_t tt) {
       return add(rowBytes, shl(bxor(group, c32(tt % 8)), 4));
-    };
-    // The epilogue after the cut on `bytes` of results in shared memory at
-    // `part`: each thread 8 consecutive values at a time, warps on 512
-    // contiguous bytes, in a loop. Unrolled over the thread's 128
-    // accumulators (BERT's FFN1: the exact GELU), it had been 3565 of the
-    // kernel's 4816 SASS instructions, waiting on instruction fetch and
-    // issue longer than the other consumer's products took (ncu,
-    // 2026-12-01 00:50).
-    auto applySuffix = [&](Value part, int64_t bytes) {
-      Value first = band(tid, kConsumerThreads - 1);
-      int64_t chunks = bytes / 16 / kConsumerThreads;
-      auto vector8 = VectorType::get({8}, halfType());
-      forLoop(b, loc, c32(0), c32(chunks), 1, {},
-              [&](Value i, ValueRange) -> SmallVector<Value> {
-                Value chunk =
-                    at(part, shl(add(first, mul(i, c32(kConsumerThreads))), 4));
-                Value in = LLVM::LoadOp::create(b, loc, vector8, chunk, 16);
-                SmallVector<Value> out;
-                for (int64_t e = 0; e < 8; ++e)
-                  out.push_back(cloneSteps(
-                      LLVM::ExtractElementOp::create(b, loc, in, c32(e)),
-                      nullptr, 0, cutOp, nullptr));
-                Value packed = LLVM::UndefOp::create(b, loc, vector8);
-                for (auto [e, v] : llvm::enumerate(out))
-                  packed = LLVM::InsertElementOp::create(b, loc, packed, v,
-                                                         c32(int64_t(e)));
-                LLVM::StoreOp::create(b, loc, packed, chunk, 16);
-                return {};
-              });
     };
     forLoop(
         b, loc, wideTiles ? c32(0) : consumer, mine, wideTiles ? 1 : 2, {},
@@ -878,39 +938,58 @@ LogicalResult GemmEmitter::emitWarpSpecialized(Value shared, Value tid) {
           }
           SmallVector<Value> acc =
               step(c32(kSteps - 1), done.back(), done.drop_back(), true);
-          if (wideTiles) {
-            // Accumulator 4 t + 2 h + e is column 8 t + 2 (lane mod 4) + e of
-            // row (lane / 4) + 8 h of warp w's slice 16 (w mod 4) of the
-            // consumer's rows 64 c... Quarter Q (t = 8 Q..8 Q + 7) goes through
-            // buffer Q mod 2 once the TMA stores that read it last are done
-            // (one store group left running), and is stored while the next
-            // quarter is computed.
-            Place origin = firstPlace(
+          // Wide: accumulator 4 t + 2 h + e is column 8 t + 2 (lane mod 4) +
+          // e of row (lane / 4) + 8 h of warp w's slice 16 (w mod 4) of the
+          // consumer's rows 64 c... Quarter Q (t = 8 Q..8 Q + 7) goes to the
+          // [64, 64] of a swizzled box at `box` (up to the cut, if any).
+          Place wideOrigin{};
+          if (wideTiles)
+            wideOrigin = firstPlace(
                 add(m0, add(shl(consumer, 6), add(shl(wm, 4), group))),
                 add(n0, shl(quad, 1)));
-            int64_t perQuarter = kQuarterColumns / 8;
+          int64_t perQuarter = kQuarterColumns / 8;
+          auto storeQuarter = [&](int64_t q, Value box) {
+            if (failed(storePairs(
+                    ArrayRef<Value>(acc).slice(4 * perQuarter * q,
+                                               4 * perQuarter),
+                    [&](int64_t t, int64_t h) {
+                      int64_t tt = perQuarter * q + t;
+                      return placeAt(wideOrigin, 8 * h, 8 * tt, tt);
+                    },
+                    [&](const Place &, int64_t t, int64_t h, Value word) {
+                      Value offset = add(swizzledPair(t), c32(8 * h * 128));
+                      LLVM::StoreOp::create(b, loc, word, at(box, offset), 4);
+                    },
+                    /*prefix=*/cutOp != nullptr)))
+              stored = failure();
+          };
+          if (handoff) {
+            // The tile at the cut into shared memory once the epilogue
+            // warps have stored the last one from there: quarter Q of rows
+            // 64 c.. at 16 KiB Q + 8 KiB c, each a [128, 64] box. A quarter
+            // at a time, so that per-column inputs are loaded for 8 pairs
+            // of columns, not 32 (which spilled).
+            Value half = at(tile, shl(consumer, 13));
+            namedBarrier(c32(6), handoffThreads);
+            for (int64_t q = 0; q < kWideColumns / kQuarterColumns; ++q)
+              storeQuarter(q, at(half, c32(q * kRows * 128)));
+            arrive(5, handoffThreads);
+            return SmallVector<Value>();
+          }
+          if (wideTiles) {
+            // Through buffer Q mod 2 once the TMA stores that read it last
+            // are done (one store group left running); a quarter is stored
+            // while the next is computed.
             for (int64_t q = 0; q < kWideColumns / kQuarterColumns; ++q) {
               Value buffer = at(result, c32((q % 2) * kQuarterBytes));
               ifThen(b, loc, leader,
                      [&] { asmBarrier("cp.async.bulk.wait_group.read 1;"); });
               consumerBarrier();
-              if (failed(storePairs(
-                      ArrayRef<Value>(acc).slice(4 * perQuarter * q,
-                                                 4 * perQuarter),
-                      [&](int64_t t, int64_t h) {
-                        int64_t tt = perQuarter * q + t;
-                        return placeAt(origin, 8 * h, 8 * tt, tt);
-                      },
-                      [&](const Place &, int64_t t, int64_t h, Value word) {
-                        Value offset = add(swizzledPair(t), c32(8 * h * 128));
-                        LLVM::StoreOp::create(b, loc, word, at(buffer, offset),
-                                              4);
-                      },
-                      /*prefix=*/cutOp != nullptr)))
-                stored = failure();
+              storeQuarter(q, buffer);
               if (cutOp) {
                 consumerBarrier();
-                applySuffix(buffer, kQuarterBytes);
+                applySuffix(buffer, kQuarterBytes,
+                            band(tid, kConsumerThreads - 1), kConsumerThreads);
               }
               // Every thread's writes, visible to the TMA, then the quarter.
               asmBarrier("fence.proxy.async.shared::cta;");
@@ -953,7 +1032,8 @@ LogicalResult GemmEmitter::emitWarpSpecialized(Value shared, Value tid) {
             stored = failure();
           if (cutOp) {
             consumerBarrier();
-            applySuffix(result, kTileBytes);
+            applySuffix(result, kTileBytes, band(tid, kConsumerThreads - 1),
+                        kConsumerThreads);
           }
           // Every thread's writes, visible to the TMA, then its two halves.
           asmBarrier("fence.proxy.async.shared::cta;");
@@ -1112,8 +1192,11 @@ LogicalResult GemmEmitter::run() {
       b.clone(op, hoisted);
   Value shared = sharedMemory(kSharedName, /*align=*/true);
   Value tid = threadIndex();
-  if (wgmma)
-    findCut();
+  // Also for the mma.sync form, which does not use the cut, so that its
+  // launch (the shared memory the handoff decides) is the wgmma form's.
+  findCut();
+  handoff = wideTiles && cutOp && depth >= strata::kGemmWideCostlyDepth;
+  layout = sharedLayout(wideTiles, handoff);
   if (failed(wgmma ? emitWarpSpecialized(shared, tid)
                    : emitMmaSync(shared, tid)))
     return failure();
@@ -1126,10 +1209,15 @@ LogicalResult GemmEmitter::run() {
   // forms (the portable PTX's variant must launch as the cubin's).
   int64_t tiles = (rows / kRows) * (columns / tileColumns);
   std::string suffixNote;
-  if (cutSuffixOps)
+  if (cutSuffixOps && wgmma)
     suffixNote = "; its last " + std::to_string(cutSuffixOps) +
                  " scalar op(s), which read only the value before them, "
                  "applied there afterwards, 8 values a thread at a time";
+  if (cutSuffixOps && handoff)
+    suffixNote = "; its last " + std::to_string(cutSuffixOps) +
+                 " scalar op(s), which read only the value before them, "
+                 "applied there by warps 2 and 3, 8 values a thread at a "
+                 "time";
   decl->setAttr("strata.gpu_mapping", b.getStringAttr("gemm"));
   decl->setAttr("strata.gpu_grid", b.getDenseI64ArrayAttr({tiles, 1, 1}));
   decl->setAttr("strata.gpu_block", b.getDenseI64ArrayAttr({kThreads, 1, 1}));
@@ -1142,7 +1230,7 @@ LogicalResult GemmEmitter::run() {
   // in boxes of 64 columns x 64; the result [rows, columns] in boxes of 64
   // columns x 128 rows (wide: x 64 rows, a consumer's).
   int64_t resultOperand = decl.getNumArguments();
-  int64_t storeRows = wideTiles ? kRows / 2 : kRows;
+  int64_t storeRows = wideTiles && !handoff ? kRows / 2 : kRows;
   decl->setAttr("strata.gpu_tensor_maps",
                 b.getDenseI64ArrayAttr(
                     {aArg,        depth,  rows,        depth * 2, kDepth,
@@ -1166,7 +1254,11 @@ LogicalResult GemmEmitter::run() {
            " shared-memory stages, two consumer warpgroups taking tiles in "
            "turn, each tile's 128 rows as two wgmma m64n128k16 per 16 of K";
   std::string stores;
-  if (wgmma)
+  if (wgmma && handoff)
+    stores = ", each tile's result left in shared memory at the cut, where "
+             "warps 2 and 3 apply the rest and store it by TMA copies while "
+             "the consumers go on to their next tile";
+  else if (wgmma)
     stores = wideTiles
                  ? ", each tile's result stored by TMA copies from shared "
                    "memory, 64 columns at a time"
@@ -1206,7 +1298,8 @@ LogicalResult strata::emitGemm(func::FuncOp decl, func::FuncOp body,
     return decl.emitError("internal error: the GEMM kernel ")
            << decl.getSymName() << "'s strata.gemm has no tile_columns ("
            << kColumns << " or " << kWideColumns << ") that divide its columns";
-  int64_t shared = sharedLayout(tileColumns.getInt() == kWideColumns).bytes;
+  int64_t shared =
+      sharedLayout(tileColumns.getInt() == kWideColumns, false).bytes;
   if (shared > std::max<int64_t>(blockSharedLimit, 48 * 1024))
     return decl.emitError("the GEMM kernel ")
            << decl.getSymName() << " needs " << shared
