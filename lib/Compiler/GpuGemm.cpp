@@ -113,6 +113,8 @@ constexpr int64_t kWideStages = 4;
 constexpr int64_t kHandoffStages = 3;
 /// The handoff's epilogue warps: warps 2 and 3.
 constexpr int64_t kEpilogueThreads = 64;
+/// The handoff's result tile: [128, 256] as four [128, 64] boxes.
+constexpr int64_t kHandoffTileBytes = kRows * kWideColumns * 2;
 /// f32 accumulators a thread for 64 rows by 128 columns (one m64n128
 /// wgmma), or for a warp's 32 x 64 (mma.sync).
 constexpr int64_t kAccumulators = kColumns / 2;
@@ -147,7 +149,7 @@ SharedLayout sharedLayout(bool wide, bool handoff) {
   l.stages = handoff ? kHandoffStages : wide ? kWideStages : kStages;
   l.stageBytes = wide ? kWideStageBytes : kStageBytes;
   l.resultOffset = l.stages * l.stageBytes;
-  l.barrierOffset = l.resultOffset + (handoff ? kRows * kWideColumns * 2
+  l.barrierOffset = l.resultOffset + (handoff ? kHandoffTileBytes
                                       : wide  ? 2 * 2 * kQuarterBytes
                                               : 2 * kTileBytes);
   // 197696 bytes narrow.
@@ -185,8 +187,9 @@ Value rootOf(Value v) {
 class GemmEmitter : strata::TensorCoreEmitter {
 public:
   GemmEmitter(func::FuncOp decl, func::FuncOp body, ModuleOp kernels,
-              DictionaryAttr params, bool wgmma)
-      : TensorCoreEmitter(decl, body, kernels, wgmma) {
+              DictionaryAttr params, int64_t blockSharedLimit, bool wgmma)
+      : TensorCoreEmitter(decl, body, kernels, wgmma),
+        blockSharedLimit(blockSharedLimit) {
     auto i64 = [&](StringRef name) {
       return cast<IntegerAttr>(params.get(name)).getInt();
     };
@@ -198,7 +201,6 @@ public:
     f16 = cast<StringAttr>(params.get("type")).getValue() == "f16";
     tileColumns = i64("tile_columns");
     wideTiles = tileColumns == kWideColumns;
-    layout = sharedLayout(wideTiles, false);
   }
 
   LogicalResult run();
@@ -296,6 +298,9 @@ private:
   /// 0.236 -> 0.269 at K = 1536 and 0.133 -> 0.200 at 768 (BERT's FFN1,
   /// narrow): two warps' GELU takes longer than a short tile's products.
   bool handoff = false;
+  /// The shared memory a block may opt in to, and the layout of it that
+  /// run() chooses (once it knows the handoff).
+  int64_t blockSharedLimit;
   SharedLayout layout;
   std::unique_ptr<Block> holder;
   SmallVector<EpilogueStep> steps;
@@ -786,8 +791,7 @@ LogicalResult GemmEmitter::emitWarpSpecialized(Value shared, Value tid) {
                  Value m0, n0;
                  tileOrigin(tileColumns, tileOf(j), m0, n0);
                  namedBarrier(c32(5), handoffThreads);
-                 applySuffix(tile, kRows * kWideColumns * 2, index,
-                             kEpilogueThreads);
+                 applySuffix(tile, kHandoffTileBytes, index, kEpilogueThreads);
                  asmBarrier("fence.proxy.async.shared::cta;");
                  namedBarrier(c32(7), kEpilogueThreads);
                  ifThen(b, loc, first, [&] {
@@ -1181,6 +1185,18 @@ LogicalResult GemmEmitter::run() {
   if (failed(checkBuffers("the GEMM kernel", {aArg, wArg})) ||
       failed(takeEpilogue()))
     return failure();
+  // The cut decides the handoff, and with it the layout of shared memory;
+  // found for the mma.sync form too, which does not use it, so that its
+  // launch is the wgmma form's.
+  findCut();
+  handoff = wideTiles && cutOp && depth >= strata::kGemmWideCostlyDepth;
+  layout = sharedLayout(wideTiles, handoff);
+  int64_t limit = std::max<int64_t>(blockSharedLimit, 48 * 1024);
+  if (layout.bytes > limit)
+    return decl.emitError("the GEMM kernel ")
+           << decl.getSymName() << " needs " << layout.bytes
+           << " bytes of shared memory; this GPU gives a block at most "
+           << limit;
 
   // One more parameter after the result: the tensor maps (A's, W's) the
   // runtime encodes for the step (docs/runtime.md, "Tensor maps").
@@ -1192,11 +1208,6 @@ LogicalResult GemmEmitter::run() {
       b.clone(op, hoisted);
   Value shared = sharedMemory(kSharedName, /*align=*/true);
   Value tid = threadIndex();
-  // Also for the mma.sync form, which does not use the cut, so that its
-  // launch (the shared memory the handoff decides) is the wgmma form's.
-  findCut();
-  handoff = wideTiles && cutOp && depth >= strata::kGemmWideCostlyDepth;
-  layout = sharedLayout(wideTiles, handoff);
   if (failed(wgmma ? emitWarpSpecialized(shared, tid)
                    : emitMmaSync(shared, tid)))
     return failure();
@@ -1212,12 +1223,9 @@ LogicalResult GemmEmitter::run() {
   if (cutSuffixOps && wgmma)
     suffixNote = "; its last " + std::to_string(cutSuffixOps) +
                  " scalar op(s), which read only the value before them, "
-                 "applied there afterwards, 8 values a thread at a time";
-  if (cutSuffixOps && handoff)
-    suffixNote = "; its last " + std::to_string(cutSuffixOps) +
-                 " scalar op(s), which read only the value before them, "
-                 "applied there by warps 2 and 3, 8 values a thread at a "
-                 "time";
+                 "applied there " +
+                 (handoff ? "by warps 2 and 3" : "afterwards") +
+                 ", 8 values a thread at a time";
   decl->setAttr("strata.gpu_mapping", b.getStringAttr("gemm"));
   decl->setAttr("strata.gpu_grid", b.getDenseI64ArrayAttr({tiles, 1, 1}));
   decl->setAttr("strata.gpu_block", b.getDenseI64ArrayAttr({kThreads, 1, 1}));
@@ -1298,12 +1306,6 @@ LogicalResult strata::emitGemm(func::FuncOp decl, func::FuncOp body,
     return decl.emitError("internal error: the GEMM kernel ")
            << decl.getSymName() << "'s strata.gemm has no tile_columns ("
            << kColumns << " or " << kWideColumns << ") that divide its columns";
-  int64_t shared =
-      sharedLayout(tileColumns.getInt() == kWideColumns, false).bytes;
-  if (shared > std::max<int64_t>(blockSharedLimit, 48 * 1024))
-    return decl.emitError("the GEMM kernel ")
-           << decl.getSymName() << " needs " << shared
-           << " bytes of shared memory; this GPU gives a block at most "
-           << std::max<int64_t>(blockSharedLimit, 48 * 1024);
-  return GemmEmitter(decl, body, kernels, params, wgmma).run();
+  return GemmEmitter(decl, body, kernels, params, blockSharedLimit, wgmma)
+      .run();
 }
