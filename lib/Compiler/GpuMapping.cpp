@@ -2757,37 +2757,36 @@ Value strata::combinePairwise(SmallVector<Value> values,
   return values.front();
 }
 
-/// The family of `arch`: sm_90a and sm_100f are sm_90 and sm_100.
-static llvm::StringRef gpuFamily(llvm::StringRef arch) {
+namespace {
+/// Shared memory a block of the GPU `arch` may opt in to (CUDA's "maximum
+/// shared memory per block (opt-in)"), and what strata-gpu-map gives a
+/// kernel's dynamic shared memory in general: that less room for static
+/// shared memory and the driver's own. Zeros for GPUs it does not know
+/// (static shared memory only).
+struct SharedLimits {
+  int64_t block = 0, dynamic = 0;
+};
+SharedLimits sharedLimits(llvm::StringRef arch) {
+  // The family: sm_90a and sm_100f are sm_90 and sm_100.
   llvm::StringRef family = arch.take_while([](char c) { return c != 'a'; });
-  return family.take_while([](char c) { return c != 'f'; });
-}
-
-int64_t strata::gpuBlockSharedLimit(llvm::StringRef arch) {
-  llvm::StringRef family = gpuFamily(arch);
+  family = family.take_while([](char c) { return c != 'f'; });
   if (family == "sm_90" || family == "sm_100" || family == "sm_103")
-    return 227 * 1024;
+    return {227 * 1024, 200 * 1024};
   if (family == "sm_80" || family == "sm_87")
-    return 163 * 1024;
+    return {163 * 1024, 144 * 1024};
   if (family == "sm_86" || family == "sm_89" || family == "sm_120" ||
       family == "sm_121")
-    return 99 * 1024;
-  return 0;
+    return {99 * 1024, 88 * 1024};
+  return {};
+}
+} // namespace
+
+int64_t strata::gpuBlockSharedLimit(llvm::StringRef arch) {
+  return sharedLimits(arch).block;
 }
 
 int64_t strata::gpuDynamicSharedLimit(llvm::StringRef arch) {
-  // What a block may opt in to less room for static shared memory and the
-  // driver's own.
-  llvm::StringRef family = gpuFamily(arch);
-  if (family == "sm_90" || family == "sm_100" || family == "sm_103")
-    return 200 * 1024; // of 227 KiB
-  if (family == "sm_80" || family == "sm_87")
-    return 144 * 1024; // of 163 KiB
-  if (family == "sm_86" || family == "sm_89" || family == "sm_120" ||
-      family == "sm_121")
-    return 88 * 1024; // of 99 KiB
-  // Older or unknown: static shared memory only.
-  return 0;
+  return sharedLimits(arch).dynamic;
 }
 
 bool strata::gpuHasWgmma(llvm::StringRef arch) { return arch == "sm_90a"; }
