@@ -18,9 +18,10 @@ gelu_k2048_bf16    x [128, 2048], w [2048, 256]: 32 steps of K, more than
                    cuBLASLt, whose epilogue would leave the GELU.
 gelu_k4096_bf16    x [128, 4096], w [4096, 256]: at K >= 4096 even a GELU
                    takes the wide tiles, 128x256 (both consumer warpgroups
-                   on each tile, 64 rows each): one tile, 64 steps of K, its
-                   result stored a quarter (64 columns) at a time through
-                   two buffers a consumer, the GELU applied to each there.
+                   on each tile, 64 rows each): one tile, 64 steps of K, the
+                   biased tile left in shared memory for the producer
+                   warpgroup's warps 2 and 3, which apply the GELU there and
+                   store it (the handoff).
 gelu_tiles144_bf16 x [1536, 64], w [64, 1536]: 144 tiles, more than an
                    H100's or H200's SMs, so some blocks take two (one per
                    consumer warpgroup).
