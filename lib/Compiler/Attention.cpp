@@ -190,6 +190,7 @@ DictionaryAttr strata::AttentionMatch::toAttr(Builder &b,
   attrs.set("seq_q", b.getI64IntegerAttr(seqQ));
   attrs.set("seq_k", b.getI64IntegerAttr(seqK));
   attrs.set("head_dim", b.getI64IntegerAttr(headDim));
+  attrs.set("query_rows", b.getI64IntegerAttr(queryRows));
   attrs.set("scale", b.getF64FloatAttr(scale));
   attrs.set("type", b.getStringAttr(type));
   if (causalOffset)

@@ -62,6 +62,10 @@ struct AttentionMatch {
   /// Keys j with j <= i + causalOffset are kept for query row i.
   std::optional<int64_t> causalOffset;
   int64_t batch = 1, seqQ = 0, seqK = 0, headDim = 0;
+  /// The query rows a block of the kernel computes (attentionQueryRows, as
+  /// the partitioner chose for the target): both variants of a module's
+  /// GPU code, the cubin's and the portable PTX's, launch the same blocks.
+  int64_t queryRows = 64;
   /// "bf16" or "f16": the type of Q, K, V and the result.
   std::string type;
 
@@ -86,15 +90,24 @@ std::optional<AttentionMatch> matchAttention(mlir::Operation *op,
 /// sequence lengths must be multiples of (GpuAttention.cpp).
 constexpr int64_t kAttentionBlockRows = 64;
 
-/// The query rows one thread block of the kernel computes: 128 (4 warps of
-/// 32 rows, or two m64 tiles of a warpgroup) where a warp's accumulators fit
-/// in registers (head dimension 64) and the sequence is longer than 1024,
-/// so that each K and V tile read from shared memory feeds twice the rows;
-/// else 64. Measured on the H200 (bench/RESULTS.md, 2026-11-30): 128 rows
-/// were 2-4% faster at 4096 keys, and 64 rows made GPT-2 small's attention
-/// (1024 keys, causal) 12% faster, twice the blocks balancing a grid of
-/// under two waves.
-inline int64_t attentionQueryRows(int64_t headDim, int64_t seqQ) {
+/// The query rows one thread block of the kernel computes, on a GPU with
+/// Hopper's warpgroup products (`wgmma`: sm_90a) or without:
+/// - head dimension 128 with wgmma, sequences of whole 128-row blocks: 128,
+///   two consumer warpgroups of 64 rows each sharing the K and V tiles a
+///   producer warp loads (GpuAttention.cpp, "warp-specialized"). The
+///   portable PTX of such a module (mma.sync) launches the same block;
+///   without wgmma the 64-row blocks below were 24-27% faster (H200,
+///   bench/RESULTS.md, 2026-12-01 10:29);
+/// - head dimension 64 and sequences longer than 1024: 128 (4 warps of 32
+///   rows, or two m64 tiles of a warpgroup), so that each K and V tile read
+///   from shared memory feeds twice the rows;
+/// - else 64. Measured on the H200 (bench/RESULTS.md, 2026-11-30): 128 rows
+///   were 2-4% faster at 4096 keys at head dimension 64, and 64 rows made
+///   GPT-2 small's attention (1024 keys, causal) 12% faster, twice the
+///   blocks balancing a grid of under two waves.
+inline int64_t attentionQueryRows(int64_t headDim, int64_t seqQ, bool wgmma) {
+  if (headDim == 128)
+    return wgmma && seqQ % 128 == 0 ? 128 : 64;
   return headDim <= 64 && seqQ % 128 == 0 && seqQ > 1024 ? 128 : 64;
 }
 

@@ -23,9 +23,12 @@
 //   past the diagonal are skipped; blocks run in decreasing query order,
 //   the heads interleaved, so that the longest causal blocks start first.
 //   With wgmma at head dimension 128 the steps are software-pipelined
-//   (pipelinedSteps): three stages of K and V, and step j issues tile
-//   j + 1's S with tile j's P V and computes tile j + 1's softmax while
-//   P V runs.
+//   (pipelinedSteps): step j issues tile j + 1's S with tile j's P V and
+//   computes tile j + 1's softmax while P V runs, from three stages of K
+//   and V. At head dimension 128 with 128-row blocks the kernel is
+//   warp-specialized (warpSpecialized): two consumer warpgroups of 64 rows
+//   and a producer warp, which on sm_90a loads Q, K and V by TMA into rings
+//   of stages guarded by mbarriers, read by both consumers.
 //
 // The products, by GPU:
 //   - sm_90a (wgmma): the 4 warps are one warpgroup. S is wgmma m64n64k16
@@ -63,6 +66,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 
 using namespace mlir;
@@ -71,38 +75,84 @@ using strata::ifThen;
 
 namespace {
 
-constexpr int64_t kWarps = 4;
-constexpr int64_t kThreads = 32 * kWarps;
 constexpr int64_t kKeys = strata::kAttentionBlockRows; // keys per step
 constexpr const char *kSharedName = "__strata_attention_shared";
 
+/// Whether the kernel is warp-specialized: at head dimension 128 with
+/// 128-row blocks (attentionQueryRows: with wgmma), a block is two consumer
+/// warpgroups, 64 query rows each, and one producer warp. On sm_90a the
+/// producer loads Q and the K and V tiles with TMA into rings of stages
+/// that both consumers read (each stage a full and an empty mbarrier); the
+/// consumers wait only for their own data and never for each other. The
+/// mma.sync form of such a module (its portable PTX) launches the same
+/// block, its 8 compute warps 16 rows each, loading with cp.async; the
+/// producer warp idles. ptxas caps those 288 threads at 168 registers (a
+/// block's warps get registers in fours) and spills about 70 bytes: on the
+/// H200 that PTX took 8.3 ms at d128 s4k against the 64-row form's 6.7
+/// (bench/RESULTS.md, 2026-12-01 10:29), which is why targets without
+/// wgmma keep 64-row blocks.
+bool warpSpecialized(int64_t dim, int64_t rows) {
+  return dim == 128 && rows == 128;
+}
+
+/// The compute warps of a block, and its threads (with the producer warp).
+int64_t computeWarps(int64_t dim, int64_t rows) {
+  return warpSpecialized(dim, rows) ? 8 : 4;
+}
+int64_t blockThreads(int64_t dim, int64_t rows) {
+  return 32 * computeWarps(dim, rows) + (warpSpecialized(dim, rows) ? 32 : 0);
+}
+
 /// Whether the key steps are software-pipelined (FlashEmitter::run): with
-/// wgmma at head dimension 128 (64 query rows a block), where the third
-/// stage of K and V still leaves 2 blocks per SM, as two stages did. On the
-/// H200 (bench/RESULTS.md, 2026-12-01 03:14) that made the kernel 0.4-1.6%
-/// faster at D = 128 (s4k 4.150 -> 4.124 ms, causal 2.263 -> 2.227, s16k
-/// 8.108 -> 8.076, causal 4.111 -> 4.077), and slower at D = 64, where 56
-/// KiB of shared memory and 114 registers leave 4 blocks per SM instead of
-/// 5 (BERT's attention, 512 keys, 0.078 -> 0.089 ms; GPT-2's, 1024 keys
+/// wgmma at head dimension 128. On the H200 (bench/RESULTS.md, 2026-12-01
+/// 03:14), in blocks of one warpgroup, that made the kernel 0.4-1.6% faster
+/// at D = 128 (s4k 4.150 -> 4.124 ms, causal 2.263 -> 2.227, s16k 8.108 ->
+/// 8.076, causal 4.111 -> 4.077), and slower at D = 64, where 56 KiB of
+/// shared memory and 114 registers leave 4 blocks per SM instead of 5
+/// (BERT's attention, 512 keys, 0.078 -> 0.089 ms; GPT-2's, 1024 keys
 /// causal, 0.050 -> 0.052): there the other blocks already hide each one's
 /// waits.
-bool pipelinedSteps(int64_t dim, int64_t seqQ, bool wgmma) {
-  return wgmma && dim == 128 && strata::attentionQueryRows(dim, seqQ) == 64;
+bool pipelinedSteps(int64_t dim, bool wgmma) { return wgmma && dim == 128; }
+
+/// The warp-specialized form's stages of K and of V on sm_90a, 16 KiB
+/// each: K and V have a ring each, so that a step holds the next tile's K
+/// and this tile's V while the producer loads past them.
+constexpr int64_t kProducerStages = 4;
+
+/// The stages of K's and V's tiles in shared memory: the producer's rings;
+/// three when pipelined by the block's own cp.async copies (a step reads
+/// K's next tile while the one after it loads), else two.
+int64_t keyStages(int64_t dim, int64_t rows, bool wgmma) {
+  if (warpSpecialized(dim, rows))
+    return wgmma ? kProducerStages : 2;
+  return pipelinedSteps(dim, wgmma) ? 3 : 2;
 }
 
-/// The stages of K's and V's tiles in shared memory: three when pipelined
-/// (a step reads K's next tile while the one after it loads), else two.
-int64_t keyStages(int64_t dim, int64_t seqQ, bool wgmma) {
-  return pipelinedSteps(dim, seqQ, wgmma) ? 3 : 2;
+/// The mbarriers of the warp-specialized form on sm_90a: Q's, then a full
+/// and an empty one per stage of K, then the same for V.
+int64_t barrierBytes(int64_t dim, int64_t rows, bool wgmma) {
+  return warpSpecialized(dim, rows) && wgmma
+             ? 8 * (1 + 4 * keyStages(dim, rows, wgmma))
+             : 0;
 }
 
-/// The kernel's dynamic shared memory: Q's tile, then the stages of K's and
-/// V's (and the slack to align them for wgmma).
-int64_t sharedBytes(int64_t dim, int64_t seqQ, bool wgmma) {
-  return (strata::attentionQueryRows(dim, seqQ) +
-          2 * keyStages(dim, seqQ, wgmma) * kKeys) *
-             dim * 2 +
-         (wgmma ? strata::kWgmmaAlign : 0);
+/// The kernel's dynamic shared memory: Q's tile (or the consumers' tiles),
+/// then the stages of K's and V's, the mbarriers, and the slack to align
+/// them for wgmma.
+int64_t sharedBytes(int64_t dim, int64_t rows, bool wgmma) {
+  return (rows + 2 * keyStages(dim, rows, wgmma) * kKeys) * dim * 2 +
+         barrierBytes(dim, rows, wgmma) + (wgmma ? strata::kWgmmaAlign : 0);
+}
+
+/// The query rows of a block, as the partitioner chose them for the target
+/// (strata.attention's query_rows: the cubin's and the portable PTX's
+/// variants launch the same blocks); else attentionQueryRows for this one.
+int64_t queryRows(DictionaryAttr params, bool wgmma) {
+  if (auto rows = params.getAs<IntegerAttr>("query_rows"))
+    return rows.getInt();
+  return strata::attentionQueryRows(
+      cast<IntegerAttr>(params.get("head_dim")).getInt(),
+      cast<IntegerAttr>(params.get("seq_q")).getInt(), wgmma);
 }
 
 class FlashEmitter : strata::TensorCoreEmitter {
@@ -136,8 +186,14 @@ public:
           cast<DenseI64ArrayAttr>(entry.get("batch_strides")).asArrayRef();
       view->batchStrides.assign(strides.begin(), strides.end());
     }
-    rows = strata::attentionQueryRows(dim, seqQ);
-    mTiles = rows / (16 * kWarps);
+    rows = queryRows(params, wgmma);
+    specialized = warpSpecialized(dim, rows);
+    warps = computeWarps(dim, rows);
+    threads = blockThreads(dim, rows);
+    // On sm_90a each consumer warpgroup of the warp-specialized form has
+    // its own 64 rows and Q tile.
+    tileRows = specialized && wgmma ? 64 : rows;
+    mTiles = tileRows / (16 * (specialized && wgmma ? 4 : warps));
     minBlocks = wgmma && dim <= 64 && rows == 128 ? 3 : 0;
   }
 
@@ -167,7 +223,7 @@ private:
   /// at global `src`, rows `rowStride` elements apart, into the shared tile
   /// at `tile`.
   void loadTile(Value src, Value tile, int64_t count, int64_t rowStride) {
-    TensorCoreEmitter::loadTile(tid, kThreads, src, tile, count, dim / 8,
+    TensorCoreEmitter::loadTile(tid, 32 * warps, src, tile, count, dim / 8,
                                 rowStride * 2);
   }
   /// 2^x with subnormal results flushed to zero: one MUFU.EX2, where
@@ -187,6 +243,11 @@ private:
   std::optional<int64_t> causalOffset;
   /// Query rows per block, and 16-row m-tiles per warp.
   int64_t rows = 64, mTiles = 1;
+  /// Warp-specialized (warpSpecialized); the compute warps, the block's
+  /// threads; the rows of a Q tile in shared memory (a consumer
+  /// warpgroup's 64 in the warp-specialized form on sm_90a, else `rows`).
+  bool specialized = false;
+  int64_t warps = 4, threads = 128, tileRows = 64;
   /// The blocks per SM that ptxas must leave registers for (0: its choice).
   int64_t minBlocks = 0;
   /// Q's batch dimensions, and where Q, K, V and O are (Attention.h's
@@ -206,9 +267,44 @@ LogicalResult FlashEmitter::run() {
                           {views[0].arg, views[1].arg, views[2].arg})))
     return failure();
 
+  // The warp-specialized form on sm_90a loads by TMA: one more parameter
+  // after the result, the tensor maps of Q, K and V the runtime encodes
+  // (docs/runtime.md, "Tensor maps"), each over its buffer's elements
+  // (counted here, before resetBody makes the buffers bytes). The mma.sync
+  // form of the same launch takes the parameter too and leaves it unread:
+  // the runtime passes what the main variant's step says.
+  bool tma = specialized && wgmma;
+  SmallVector<int64_t> bufferElements;
+  for (BlockArgument arg : body.getBody().front().getArguments())
+    bufferElements.push_back(cast<MemRefType>(arg.getType()).getNumElements());
+  // A map sees Q's, K's or V's buffer as rows of row_stride elements, and
+  // a (batch, head)'s first element as a row and a column: each batch
+  // stride splits into whole rows and columns, and the columns a head can
+  // reach must stay inside one row. The views the partitioner absorbs
+  // (transposes and gathers of a contiguous buffer, the head dimension its
+  // last) always do; anything else is an internal error, not a wrong read.
+  for (int64_t i = 0; specialized && i < 3; ++i) {
+    const View &view = views[i];
+    int64_t r = view.rowStride, reach = view.offset % r + dim;
+    for (auto [extent, stride] : llvm::zip(batchDims, view.batchStrides))
+      reach += (extent - 1) * (stride % r);
+    if (r <= 0 || reach > r || bufferElements[view.arg] / r > INT32_MAX)
+      return decl.emitError("internal error: the attention kernel ")
+             << decl.getSymName() << " cannot read "
+             << (i == 0   ? "Q"
+                 : i == 1 ? "K"
+                          : "V")
+             << " through a tensor map: its heads do not stay inside rows of "
+             << r << " elements";
+  }
+  if (specialized)
+    body.getBody().front().addArgument(MemRefType::get({384}, b.getI8Type()),
+                                       loc);
   // The generic body is replaced whole (a causal mask's constant of S x T
   // values goes with it).
-  SmallVector<Value> pointers = resetBody(kThreads);
+  SmallVector<Value> pointers = resetBody(threads);
+  Value outPointer =
+      specialized ? pointers[pointers.size() - 2] : pointers.back();
   // wgmma, 128 rows at head dimension 64: shared memory (49 KiB a block)
   // leaves room for 4 blocks per SM, and ptxas would take 172 registers a
   // thread, which fits 2. Asking for 3 caps it at 168, for 16-20 bytes of
@@ -221,7 +317,17 @@ LogicalResult FlashEmitter::run() {
 
   tid = threadIndex();
   Value bid = blockIndex();
-  Value warp = shr(tid, 5);
+  // On sm_90a the warp-specialized block's warpgroups: consumers 0 and 1,
+  // the producer warp as 2. Shuffled from lane 0, so that ptxas knows the
+  // roles' branches are uniform in each warp (else it serializes the
+  // products). A wgmma product gives warp w of its warpgroup rows
+  // [16 w, 16 w + 16).
+  Value warpgroup;
+  if (tma)
+    warpgroup = gpu::ShuffleOp::create(b, loc, shr(tid, 7), 0, 32,
+                                       gpu::ShuffleMode::IDX)
+                    .getShuffleResult();
+  Value warp = tma ? band(shr(tid, 5), 3) : shr(tid, 5);
   lane = band(tid, 31);
   Value group = shr(lane, 2), quad = band(lane, 3);
 
@@ -244,6 +350,8 @@ LogicalResult FlashEmitter::run() {
       arith::SubIOp::create(b, loc, c32(blocksPerSeq - 1),
                             arith::DivUIOp::create(b, loc, within, c32(heads)));
   Value q0 = mul(qBlock, c32(rows));
+  // The first of this thread's rows: a consumer warpgroup's own 64.
+  Value myQ0 = tma ? add(q0, shl(warpgroup, 6)) : q0;
   // The (batch, head) index's digits over the batch dimensions, and each
   // operand's first row for them, in bytes.
   SmallVector<Value> digits(batchDims.size());
@@ -271,11 +379,12 @@ LogicalResult FlashEmitter::run() {
   Value qSrc = at(pointers[qView.arg], start(qView, q0));
   Value kSrc = at(pointers[kView.arg], start(kView, Value()));
   Value vSrc = at(pointers[vView.arg], start(vView, Value()));
-  Value oDst = at(pointers.back(), start(oView, q0));
+  Value oDst = at(outPointer, start(oView, myQ0));
 
-  // Shared memory: Q's tile, then the stages of K, then those of V.
-  bool pipelined = pipelinedSteps(dim, seqQ, wgmma);
-  int64_t stages = keyStages(dim, seqQ, wgmma);
+  // Shared memory: Q's tile (with TMA, a tile of 64 rows per consumer),
+  // then the stages of K, then those of V, then the mbarriers.
+  bool pipelined = pipelinedSteps(dim, wgmma);
+  int64_t stages = keyStages(dim, rows, wgmma);
   int64_t qBytes = rows * dim * 2, tileBytes = kKeys * dim * 2;
   auto kTile = [&](Value stage) {
     return at(sharedBase, add(c32(qBytes), mul(stage, c32(tileBytes))));
@@ -290,7 +399,11 @@ LogicalResult FlashEmitter::run() {
         .getResult();
   };
 
-  // The key steps this block needs: all, or up to the causal diagonal.
+  // The key steps this block needs: all, or up to the causal diagonal. In
+  // the warp-specialized form both consumers take them all (the producer
+  // loads each tile once for both): consumer 0's last step, past its rows'
+  // diagonal, is masked whole, while consumer 1 takes the step the block
+  // waits for anyway.
   int64_t steps = seqK / kKeys;
   Value stepCount = c32(steps);
   if (causalOffset) {
@@ -317,24 +430,148 @@ LogicalResult FlashEmitter::run() {
            });
   };
 
+  // The compute warps' barrier: the block's, or (warp-specialized) named
+  // barrier 1 for the compute warps alone.
+  auto syncCompute = [&] {
+    if (specialized)
+      namedBarrier(c32(1), 32 * warps);
+    else
+      gpu::BarrierOp::create(b, loc);
+  };
+
+  // The warp-specialized form's mbarriers (sm_90a): Q's, then per stage of
+  // K a full and an empty one, then V's. A stage is full when the producer
+  // has arrived and its TMA copies have landed, empty when every consumer
+  // thread has arrived (after the products reading it are done). Tile t is
+  // in stage t mod stages, in phase (t / stages) of its barriers.
+  int64_t barrierOffset = qBytes + 2 * stages * tileBytes;
+  Value barriers, qFull;
+  auto ring = [&](int64_t which, Value stage) {
+    return add(barriers, shl(add(stage, c32(1 + which * stages)), 3));
+  };
+  auto kFull = [&](Value s) { return ring(0, s); };
+  auto kEmpty = [&](Value s) { return ring(1, s); };
+  auto vFull = [&](Value s) { return ring(2, s); };
+  auto vEmpty = [&](Value s) { return ring(3, s); };
+  auto phaseOf = [&](Value tile) {
+    return band(arith::DivUIOp::create(b, loc, tile, c32(stages)), 1);
+  };
+  scf::IfOp roles;
+  if (tma) {
+    barriers = sharedAddress(at(sharedBase, c32(barrierOffset)));
+    qFull = barriers;
+    int64_t readers = 32 * warps;
+    ifThen(b, loc,
+           arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, c32(0)),
+           [&] {
+             mbarrierInit(qFull, 1);
+             for (int64_t s = 0; s < stages; ++s) {
+               mbarrierInit(kFull(c32(s)), 1);
+               mbarrierInit(kEmpty(c32(s)), readers);
+               mbarrierInit(vFull(c32(s)), 1);
+               mbarrierInit(vEmpty(c32(s)), readers);
+             }
+             asmBarrier("fence.mbarrier_init.release.cluster;");
+           });
+    gpu::BarrierOp::create(b, loc);
+  }
+  if (specialized) {
+    // Warp 8 is the producer (on sm_90a; in the mma.sync form it idles),
+    // the warps before it compute.
+    roles = scf::IfOp::create(b, loc,
+                              arith::CmpIOp::create(b, loc,
+                                                    arith::CmpIPredicate::uge,
+                                                    tid, c32(32 * warps)),
+                              /*withElse=*/true);
+    if (tma) {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&roles.getThenRegion().front());
+      // Each of Q, K and V through its tensor map (128 bytes each, in
+      // global memory), the buffer seen as rows of row_stride elements:
+      // the (batch, head)'s first element split into a row and a column
+      // (checked above to keep a head's columns inside one row).
+      Value mapBase =
+          LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), pointers.back());
+      SmallVector<Value> maps, xs, ys;
+      for (int64_t i = 0; i < 3; ++i) {
+        const View &view = views[i];
+        int64_t r = view.rowStride;
+        Value x = c32(view.offset % r), y = c32(view.offset / r);
+        for (auto [digit, stride] : llvm::zip(digits, view.batchStrides)) {
+          if (stride % r)
+            x = add(x, mul(digit, c32(stride % r)));
+          if (stride / r)
+            y = add(y, mul(digit, c32(stride / r)));
+        }
+        xs.push_back(x);
+        ys.push_back(y);
+        maps.push_back(arith::AddIOp::create(b, loc, mapBase, c64(128 * i)));
+      }
+      // One thread issues every copy: Q's tiles, then K's and V's, each
+      // into a stage its readers have released (a fresh barrier's parity
+      // 1 is the phase before its first, so the first pass finds every
+      // stage empty). Boxes are 64 columns (128 bytes, the swizzle's) by
+      // 64 rows: a column half of a tile.
+      ifThen(
+          b, loc,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, c32(0)),
+          [&] {
+            inlineAsm(Type(), ValueRange{maps[0], maps[1], maps[2]},
+                      "prefetch.tensormap [$0];\nprefetch.tensormap [$1];\n"
+                      "prefetch.tensormap [$2];",
+                      "l,l,l,~{memory}");
+            auto halves = [&](Value tile, Value map, Value x, Value y,
+                              Value barrier) {
+              for (int64_t h = 0; h < dim / 64; ++h)
+                tmaLoad2d(sharedAddress(at(tile, c32(h * 64 * 128))), map,
+                          add(x, c32(64 * h)), y, barrier);
+            };
+            mbarrierArriveExpect(qFull, qBytes);
+            for (int64_t c = 0; c < rows / 64; ++c)
+              halves(at(sharedBase, c32(c * 64 * dim * 2)), maps[0], xs[0],
+                     add(ys[0], add(q0, c32(64 * c))), qFull);
+            forLoop(
+                b, loc, c32(0), stepCount, 1, {},
+                [&](Value t, ValueRange) -> SmallVector<Value> {
+                  Value s = stageOf(t);
+                  Value free = bxor(phaseOf(t), c32(1));
+                  Value key = mul(t, c32(kKeys));
+                  mbarrierWait(kEmpty(s), free);
+                  mbarrierArriveExpect(kFull(s), tileBytes);
+                  halves(kTile(s), maps[1], xs[1], add(ys[1], key), kFull(s));
+                  mbarrierWait(vEmpty(s), free);
+                  mbarrierArriveExpect(vFull(s), tileBytes);
+                  halves(vTile(s), maps[2], xs[2], add(ys[2], key), vFull(s));
+                  return {};
+                });
+          });
+    }
+    b.setInsertionPointToStart(&roles.getElseRegion().front());
+  }
+
   // Prologue: Q, then the first K and V tiles, as two commit groups (when
   // pipelined, the second tiles as a third, and Q and the first tiles are
-  // waited for here).
-  loadTile(qSrc, sharedBase, rows, qView.rowStride);
-  NVVM::CpAsyncCommitGroupOp::create(b, loc);
-  loadTile(kSrc, kTile(c32(0)), kKeys, kView.rowStride);
-  loadTile(vSrc, vTile(c32(0)), kKeys, vView.rowStride);
-  NVVM::CpAsyncCommitGroupOp::create(b, loc);
-  if (pipelined) {
-    prefetch(c32(1));
+  // waited for here); with TMA, the waits for Q's and K's first tile.
+  if (tma) {
+    mbarrierWait(qFull, c32(0));
+    mbarrierWait(kFull(c32(0)), c32(0));
+  } else {
+    loadTile(qSrc, sharedBase, rows, qView.rowStride);
     NVVM::CpAsyncCommitGroupOp::create(b, loc);
+    loadTile(kSrc, kTile(c32(0)), kKeys, kView.rowStride);
+    loadTile(vSrc, vTile(c32(0)), kKeys, vView.rowStride);
+    NVVM::CpAsyncCommitGroupOp::create(b, loc);
+    if (pipelined) {
+      prefetch(c32(1));
+      NVVM::CpAsyncCommitGroupOp::create(b, loc);
+    }
+    NVVM::CpAsyncWaitGroupOp::create(b, loc, 1);
+    // wgmma reads shared memory through the async proxy: what cp.async
+    // wrote is made visible to it first.
+    if (wgmma)
+      asmBarrier("fence.proxy.async.shared::cta;");
+    syncCompute();
   }
-  NVVM::CpAsyncWaitGroupOp::create(b, loc, 1);
-  // wgmma reads shared memory through the async proxy: what cp.async wrote
-  // is made visible to it first.
-  if (wgmma)
-    asmBarrier("fence.proxy.async.shared::cta;");
-  gpu::BarrierOp::create(b, loc);
 
   // The first row of m-tile mt that warp w owns: with mma.sync, warp w owns
   // rows [w * 16 * mTiles, (w + 1) * 16 * mTiles); a warpgroup product
@@ -360,7 +597,10 @@ LogicalResult FlashEmitter::run() {
   // The descriptors of Q's tile and of the first stages of K and V.
   Value qDesc, kDesc0, vDesc0;
   if (wgmma) {
-    qDesc = descriptor(sharedBase, 0, 1024);
+    qDesc =
+        descriptor(tma ? at(sharedBase, mul(warpgroup, c32(tileRows * dim * 2)))
+                       : sharedBase,
+                   0, 1024);
     kDesc0 = descriptor(kTile(c32(0)), 0, 1024);
     vDesc0 = descriptor(vTile(c32(0)), kKeys * 128, 1024);
   }
@@ -397,7 +637,7 @@ LogicalResult FlashEmitter::run() {
         acc[mt] = wgmmaStep(
             acc[mt],
             advance(qDesc,
-                    (kk / 4) * rows * 128 + mt * 64 * 128 + (kk % 4) * 32),
+                    (kk / 4) * tileRows * 128 + mt * 64 * 128 + (kk % 4) * 32),
             {}, advance(kDesc, (kk / 4) * kKeys * 128 + (kk % 4) * 32),
             /*transposeB=*/false, /*accumulate=*/kk > 0);
     asmBarrier("wgmma.commit_group.sync.aligned;");
@@ -449,7 +689,7 @@ LogicalResult FlashEmitter::run() {
   // exponentials packed as the A fragments of P V (per m-tile, four words
   // per 16 keys), and each row's correction of O.
   double scaleLog2 = scale / std::log(2.0);
-  Value myRow0 = add(q0, group);
+  Value myRow0 = add(myQ0, group);
   auto softmax = [&](Value step, Scores s, MutableArrayRef<Value> m,
                      MutableArrayRef<Value> l,
                      SmallVector<Value> &corrections) {
@@ -460,7 +700,7 @@ LogicalResult FlashEmitter::run() {
       Value lastKey = add(mul(step, c32(kKeys)), c32(kKeys - 1));
       Value crosses =
           arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, lastKey,
-                                add(q0, c32(*causalOffset)));
+                                add(myQ0, c32(*causalOffset)));
       SmallVector<Value> flat;
       for (auto &tile : s)
         for (auto &fragment : tile)
@@ -685,7 +925,7 @@ LogicalResult FlashEmitter::run() {
                   NVVM::CpAsyncWaitGroupOp::create(b, loc, 1);
                   if (wgmma)
                     asmBarrier("fence.proxy.async.shared::cta;");
-                  gpu::BarrierOp::create(b, loc);
+                  syncCompute();
 
                   StepState now = unpackState(state, /*withP=*/false);
                   SmallVector<Value> corrections;
@@ -695,7 +935,7 @@ LogicalResult FlashEmitter::run() {
                   attend(now.o, p, stage, /*wait=*/true);
                   // Every warp is done with this stage before it is loaded
                   // again.
-                  gpu::BarrierOp::create(b, loc);
+                  syncCompute();
                   return packState(now);
                 });
     results.assign(done.begin(), done.end());
@@ -709,38 +949,53 @@ LogicalResult FlashEmitter::run() {
     StepState tile0 = unpackState(init, /*withP=*/false);
     SmallVector<Value> corrections;
     // Tile 0: its scores and probabilities (O is 0: no correction).
-    tile0.p = softmax(c32(0), scores(c32(0)), tile0.m, tile0.l, corrections);
+    Scores s0 = scores(c32(0));
+    if (tma)
+      mbarrierArrive(kEmpty(c32(0)));
+    tile0.p = softmax(c32(0), std::move(s0), tile0.m, tile0.l, corrections);
     Value last = arith::SubIOp::create(b, loc, stepCount, c32(1));
     ValueRange done =
         forLoop(b, loc, c32(0), last, 1, packState(tile0),
                 [&](Value step, ValueRange state) -> SmallVector<Value> {
                   Value next = add(step, c32(1));
-                  // Tile j + 1 is in shared memory, and every warp is done with
-                  // the stage of tile j - 1 (its P V was waited for at the end
-                  // of step j - 1): tile j + 2 loads there.
-                  NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
-                  asmBarrier("fence.proxy.async.shared::cta;");
-                  gpu::BarrierOp::create(b, loc);
-                  prefetch(add(step, c32(2)));
-                  NVVM::CpAsyncCommitGroupOp::create(b, loc);
+                  Value nextStage = stageOf(next);
+                  Value stage = stageOf(step);
+                  if (tma) {
+                    // K's tile j + 1 and V's tile j have landed.
+                    mbarrierWait(kFull(nextStage), phaseOf(next));
+                    mbarrierWait(vFull(stage), phaseOf(step));
+                  } else {
+                    // Tile j + 1 is in shared memory, and every warp is done
+                    // with the stage of tile j - 1 (its P V was waited for at
+                    // the end of step j - 1): tile j + 2 loads there.
+                    NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
+                    asmBarrier("fence.proxy.async.shared::cta;");
+                    syncCompute();
+                    prefetch(add(step, c32(2)));
+                    NVVM::CpAsyncCommitGroupOp::create(b, loc);
+                  }
 
                   StepState now = unpackState(state, /*withP=*/true);
                   // Both batches of products in one span after wgmma.fence,
                   // their operands fenced first: an instruction writing a
                   // wgmma's input registers inside another's span makes ptxas
                   // serialize them.
-                  Value nextStage = stageOf(next);
-                  Value stage = stageOf(step);
                   fenceProductOperands(now.o, now.p);
                   asmBarrier("wgmma.fence.sync.aligned;");
                   SmallVector<SmallVector<Value>> acc =
                       issueScores(nextStage, /*fence=*/false);
                   attend(now.o, now.p, stage, /*wait=*/false, /*fenced=*/true);
                   asmBarrier("wgmma.wait_group.sync.aligned 1;");
+                  // With TMA, K's stage is released once S is done, V's once
+                  // P V is.
+                  if (tma)
+                    mbarrierArrive(kEmpty(nextStage));
                   SmallVector<Value> corrections;
                   SmallVector<SmallVector<Value>> pNext =
                       softmax(next, toScores(acc), now.m, now.l, corrections);
                   asmBarrier("wgmma.wait_group.sync.aligned 0;");
+                  if (tma)
+                    mbarrierArrive(vEmpty(stage));
                   now.o = fenceOperands(now.o);
                   // P's words stay live until P V is done: the next P would
                   // otherwise take their registers while the products still
@@ -753,11 +1008,14 @@ LogicalResult FlashEmitter::run() {
                 });
     // The last tile's P V.
     StepState end = unpackState(done, /*withP=*/true);
+    if (tma)
+      mbarrierWait(vFull(stageOf(last)), phaseOf(last));
     attend(end.o, end.p, stageOf(last), /*wait=*/true);
     end.p.clear();
     results = packState(end);
   }
-  NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
+  if (!tma)
+    NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
   for (int64_t mt = 0; mt < mTiles; ++mt)
     for (int64_t h = 0; h < 2; ++h) {
       Value l = results[oCount + 2 * mTiles + 2 * mt + h];
@@ -781,32 +1039,58 @@ LogicalResult FlashEmitter::run() {
         LLVM::StoreOp::create(b, loc, pack(lo, hi), at(oDst, offset), 4);
       }
     }
+  if (roles)
+    b.setInsertionPointAfter(roles);
   func::ReturnOp::create(b, loc);
 
   // The launch and the reason, next to the graph layer's decisions.
   int64_t blocks = batch * blocksPerSeq;
-  int64_t shared = sharedBytes(dim, seqQ, wgmma);
+  int64_t shared = sharedBytes(dim, rows, wgmma);
   decl->setAttr("strata.gpu_mapping", b.getStringAttr("flash_attention"));
   decl->setAttr("strata.gpu_grid", b.getDenseI64ArrayAttr({blocks, 1, 1}));
-  decl->setAttr("strata.gpu_block", b.getDenseI64ArrayAttr({kThreads, 1, 1}));
+  decl->setAttr("strata.gpu_block", b.getDenseI64ArrayAttr({threads, 1, 1}));
   decl->setAttr("strata.gpu_shared_bytes", b.getI64IntegerAttr(shared));
   decl->setAttr("strata.gpu_static_shared_bytes", b.getI64IntegerAttr(0));
+  if (specialized) {
+    // Q's, K's and V's tensor maps, 7 numbers each (docs/runtime.md): the
+    // step operand, the buffer as rows of row_stride elements, boxes of 64
+    // columns by 64 rows, the 128-byte swizzle.
+    SmallVector<int64_t> maps;
+    for (int64_t i = 0; i < 3; ++i) {
+      const View &view = views[i];
+      maps.append({view.arg, view.rowStride,
+                   bufferElements[view.arg] / view.rowStride,
+                   view.rowStride * 2, 64, 64, 128});
+    }
+    decl->setAttr("strata.gpu_tensor_maps", b.getDenseI64ArrayAttr(maps));
+  }
+  std::string form;
+  if (tma)
+    form = "two consumer warpgroups of 64 rows and a producer warp), keys "
+           "in steps of " +
+           std::to_string(kKeys) + " loaded by the producer with TMA into " +
+           std::to_string(stages) +
+           " stages of K and of V that both consumers read (mbarriers), "
+           "the steps software-pipelined (the next tile's Q K^T and this "
+           "tile's P V issued together, the next softmax under P V) (";
+  else
+    form = (wgmma ? std::string("one warpgroup")
+                  : std::to_string(16 * mTiles) + " rows per warp") +
+           (specialized ? ", and a warp that idles" : "") +
+           "), keys in steps of " + std::to_string(kKeys) +
+           " through shared memory, " +
+           (pipelined ? "in three stages with cp.async, the steps "
+                        "software-pipelined (the next tile's Q K^T and this "
+                        "tile's P V issued together, the next softmax under "
+                        "P V) ("
+                      : "double-buffered with cp.async (");
   decl->setAttr(
       "strata.gpu_reason",
       b.getStringAttr(
-          "flash attention: one block of " + std::to_string(kWarps) +
+          "flash attention: one block of " + std::to_string(threads / 32) +
           " warps per " + std::to_string(rows) + " query rows (" +
-          std::to_string(blocks) + " blocks, " +
-          (wgmma ? std::string("one warpgroup")
-                 : std::to_string(16 * mTiles) + " rows per warp") +
-          "), keys in steps of " + std::to_string(kKeys) +
-          " through shared memory, " +
-          (pipelined ? "in three stages with cp.async, the steps "
-                       "software-pipelined (the next tile's Q K^T and this "
-                       "tile's P V issued together, the next softmax under "
-                       "P V) ("
-                     : "double-buffered with cp.async (") +
-          std::to_string(shared) + " bytes of dynamic shared memory" +
+          std::to_string(blocks) + " blocks, " + form + std::to_string(shared) +
+          " bytes of dynamic shared memory" +
           (minBlocks ? "; registers for " + std::to_string(minBlocks) +
                            " blocks per SM"
                      : std::string()) +
@@ -840,7 +1124,13 @@ LogicalResult strata::emitFlashAttention(func::FuncOp decl, func::FuncOp body,
            << decl.getSymName() << " has no strata.attention parameters";
   int64_t dim = cast<IntegerAttr>(params.get("head_dim")).getInt();
   int64_t seqQ = cast<IntegerAttr>(params.get("seq_q")).getInt();
-  int64_t shared = sharedBytes(dim, seqQ, wgmma);
+  int64_t rows = queryRows(params, wgmma);
+  if ((rows != 64 && rows != 128) || seqQ % rows)
+    return decl.emitError("the attention kernel ")
+           << decl.getSymName() << " asks for blocks of " << rows
+           << " query rows; the kernel takes 64 or 128 that divide its "
+           << seqQ;
+  int64_t shared = sharedBytes(dim, rows, wgmma);
   if (shared > std::max<int64_t>(dynamicSharedLimit, 48 * 1024))
     return decl.emitError("the attention kernel ")
            << decl.getSymName() << " needs " << shared

@@ -671,7 +671,7 @@ static LogicalResult outline(ModuleOp module, func::FuncOp entry,
                      ")"));
   } else if (group.attention) {
     const AttentionMatch &a = *group.attention;
-    int64_t rows = attentionQueryRows(a.headDim, a.seqQ);
+    int64_t rows = a.queryRows;
     tile.set("rows", IntegerAttr::get(i64, a.batch * a.seqQ));
     tile.set("rows_per_block", IntegerAttr::get(i64, rows));
     tile.set("blocks", IntegerAttr::get(i64, a.batch * (a.seqQ / rows)));
@@ -1228,6 +1228,8 @@ LogicalResult strata::partitionIntoKernels(ModuleOp module,
         continue;
       }
       taken.insert(match->ops.begin(), match->ops.end());
+      match->queryRows = attentionQueryRows(
+          match->headDim, match->seqQ, gpuHasWgmma(gpuArchitecture(options)));
       attentions.push_back(std::move(*match));
       attentionAt[attentions.back().ops.front()] = &attentions.back();
     }

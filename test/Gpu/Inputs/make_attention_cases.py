@@ -13,7 +13,7 @@ in the forms exporters write it (opset 17), with q, k, v as graph inputs and
 the scale and mask built from Constant and ConstantOfShape nodes. Shapes are
 [B, H, S|T, D] unless stated; B, H = 2, 3 (1, 2 with --small, for quick CPU
 runs: S, T and D, which decide whether the kernel applies, stay the same).
-About 19 MB in all (7 MB with --small).
+About 30 MB in all (11 MB with --small).
 
 Fused (Q, K, V of one type f16 or bf16, same batch dims, D in {64, 128}, S
 and T multiples of 64):
@@ -42,6 +42,18 @@ bf16_packed_causal one input qkv [B, S, 3*H*D] split into heads as BERT and
                    the kernel reads and writes through those layout ops;
                    causal, D=64, S=256
 bf16_packed_d128   the same, D=128, S=192, not causal
+
+At D=128 with S a multiple of 128 the kernel is warp-specialized (two
+consumer warpgroups of 64 rows, a producer warp loading K and V by TMA into
+rings of 4 stages on sm_90a). They take 1 to 10 key steps, most of them
+more steps than the rings have stages, so that the rings wrap:
+bf16_d128_s384           S=T=384 (6 key steps), scale 1/sqrt(128)
+bf16_d128_s384_causal    the same, causal
+f16_d128_causal_k2       f16, S=T=256, Trilu k=2 upper (keeps j <= i + 1)
+bf16_d128_s128_t640      S != T: 128 queries over 640 keys (10 key steps)
+bf16_d128_t64            128 queries over 64 keys: a single key step
+bf16_packed_d128_causal  the packed QKV split of bf16_packed_causal at
+                         D=128, S=384, causal
 
 Not fused, run through the separate kernels, and must still be right:
 fallback_d32       D=32 (scale 1/sqrt(32))
@@ -155,6 +167,18 @@ def cases(small):
              mask=causal, packed=True),
         Case("bf16_packed_d128", BF16, b + [192, 128], b + [192, 128],
              scale=("Mul", r), packed=True),
+        Case("bf16_d128_s384", BF16, b + [384, 128], b + [384, 128],
+             scale=("Mul", r)),
+        Case("bf16_d128_s384_causal", BF16, b + [384, 128], b + [384, 128],
+             scale=("Mul", r), mask=causal),
+        Case("f16_d128_causal_k2", F16, b + [256, 128], b + [256, 128],
+             scale=("Mul", r), mask=("upper", 2)),
+        Case("bf16_d128_s128_t640", BF16, b + [128, 128], b + [640, 128],
+             scale=("Mul", r)),
+        Case("bf16_d128_t64", BF16, b + [128, 128], b + [64, 128],
+             scale=("Mul", r)),
+        Case("bf16_packed_d128_causal", BF16, b + [384, 128], b + [384, 128],
+             scale=("Mul", r), mask=causal, packed=True),
         Case("fallback_d32", BF16, b + [256, 32], b + [256, 32],
              scale=("Mul", 1.0 / math.sqrt(32))),
         Case("fallback_s100", BF16, b + [100, 64], b + [100, 64],
