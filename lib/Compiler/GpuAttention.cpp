@@ -693,6 +693,16 @@ LogicalResult FlashEmitter::run() {
   auto softmax = [&](Value step, Scores s, MutableArrayRef<Value> m,
                      MutableArrayRef<Value> l,
                      SmallVector<Value> &corrections) {
+    // With a positive scale the maximum is taken of the raw scores and each
+    // exponent is one fused multiply-add, s * scale - m (below). Any other
+    // scale is applied first, so that the mask's -inf stays -inf (masked
+    // before a negative scale it became +inf, and NaN with a zero one).
+    bool positive = scaleLog2 > 0;
+    if (!positive)
+      for (auto &tile : s)
+        for (auto &fragment : tile)
+          for (Value &x : fragment)
+            x = arith::MulFOp::create(b, loc, x, cf(scaleLog2));
     // The causal mask, on the key steps that cross the diagonal only: a
     // step is masked when its last key is past the block's first row's
     // limit (every other step is whole for every row).
@@ -734,22 +744,15 @@ LogicalResult FlashEmitter::run() {
             x = masked.getResult(i++);
     }
 
-    // Per m-tile and row half h. With a positive scale the maximum is taken
-    // of the raw scores and each exponent is one fused multiply-add,
-    // s * scale - m.
-    bool positive = scaleLog2 > 0;
+    // Per m-tile and row half h.
     corrections.clear();
     for (int64_t mt = 0; mt < mTiles; ++mt)
       for (int64_t h = 0; h < 2; ++h) {
         int64_t r = 2 * mt + h;
         SmallVector<Value> row;
         for (int64_t nt = 0; nt < kKeys / 8; ++nt)
-          for (int64_t e = 0; e < 2; ++e) {
-            Value &x = s[mt][nt][2 * h + e];
-            if (!positive)
-              x = arith::MulFOp::create(b, loc, x, cf(scaleLog2));
-            row.push_back(x);
-          }
+          for (int64_t e = 0; e < 2; ++e)
+            row.push_back(s[mt][nt][2 * h + e]);
         // Trees (combinePairwise): the row max and sum are on each key
         // step's critical path.
         Value rowMax =

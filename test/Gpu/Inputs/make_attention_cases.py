@@ -33,6 +33,8 @@ bf16_causal_lower  the keep-lower mask Where(Trilu(ones, upper=0), x, -inf)
                    with Trilu's k left out (0: keeps j <= i)
 bf16_s128_t320     S != T: 128 queries over 320 keys (five key tiles)
 bf16_causal_k2     Trilu k=2 upper: masks j - i >= 2, so keeps j <= i + 1
+bf16_causal_negscale causal with a negative scale, Mul -0.125 (the kernel
+                   scales before it masks: masked scores stay -inf)
 bf16_3d_causal     heads folded into the batch: [B*H, 256, 64], Transpose
                    perm [0, 2, 1], causal
 bf16_packed_causal one input qkv [B, S, 3*H*D] split into heads as BERT and
@@ -161,6 +163,8 @@ def cases(small):
         Case("bf16_s128_t320", BF16, b + [128, 64], b + [320, 64]),
         Case("bf16_causal_k2", BF16, b + [256, 64], b + [256, 64],
              mask=("upper", 2)),
+        Case("bf16_causal_negscale", BF16, b + [256, 64], b + [256, 64],
+             scale=("Mul", -0.125), mask=causal),
         Case("bf16_3d_causal", BF16, [b[0] * b[1], 256, 64],
              [b[0] * b[1], 256, 64], mask=causal),
         Case("bf16_packed_causal", BF16, b + [256, 64], b + [256, 64],
