@@ -318,15 +318,9 @@ LogicalResult FlashEmitter::run() {
   tid = threadIndex();
   Value bid = blockIndex();
   // On sm_90a the warp-specialized block's warpgroups: consumers 0 and 1,
-  // the producer warp as 2. Shuffled from lane 0, so that ptxas knows the
-  // roles' branches are uniform in each warp (else it serializes the
-  // products). A wgmma product gives warp w of its warpgroup rows
-  // [16 w, 16 w + 16).
-  Value warpgroup;
-  if (tma)
-    warpgroup = gpu::ShuffleOp::create(b, loc, shr(tid, 7), 0, 32,
-                                       gpu::ShuffleMode::IDX)
-                    .getShuffleResult();
+  // the producer warp as 2. A wgmma product gives warp w of its warpgroup
+  // rows [16 w, 16 w + 16).
+  Value warpgroup = tma ? uniformWarpgroup(tid) : Value();
   Value warp = tma ? band(shr(tid, 5), 3) : shr(tid, 5);
   lane = band(tid, 31);
   Value group = shr(lane, 2), quad = band(lane, 3);
@@ -1067,26 +1061,25 @@ LogicalResult FlashEmitter::run() {
     }
     decl->setAttr("strata.gpu_tensor_maps", b.getDenseI64ArrayAttr(maps));
   }
+  const std::string pipelinedNote =
+      "the steps software-pipelined (the next tile's Q K^T and this tile's "
+      "P V issued together, the next softmax under P V) (";
   std::string form;
   if (tma)
     form = "two consumer warpgroups of 64 rows and a producer warp), keys "
            "in steps of " +
            std::to_string(kKeys) + " loaded by the producer with TMA into " +
            std::to_string(stages) +
-           " stages of K and of V that both consumers read (mbarriers), "
-           "the steps software-pipelined (the next tile's Q K^T and this "
-           "tile's P V issued together, the next softmax under P V) (";
+           " stages of K and of V that both consumers read (mbarriers), " +
+           pipelinedNote;
   else
     form = (wgmma ? std::string("one warpgroup")
                   : std::to_string(16 * mTiles) + " rows per warp") +
            (specialized ? ", and a warp that idles" : "") +
            "), keys in steps of " + std::to_string(kKeys) +
            " through shared memory, " +
-           (pipelined ? "in three stages with cp.async, the steps "
-                        "software-pipelined (the next tile's Q K^T and this "
-                        "tile's P V issued together, the next softmax under "
-                        "P V) ("
-                      : "double-buffered with cp.async (");
+           (pipelined ? "in three stages with cp.async, " + pipelinedNote
+                      : std::string("double-buffered with cp.async ("));
   decl->setAttr(
       "strata.gpu_reason",
       b.getStringAttr(

@@ -621,11 +621,7 @@ LogicalResult GemmEmitter::storePairs(
 
 LogicalResult GemmEmitter::emitWarpSpecialized(Value shared, Value tid) {
   Value warp = shr(tid, 5);
-  // Through a shuffle from lane 0, so that ptxas knows the roles' branches
-  // are uniform in each warp (else it serializes the products).
-  Value warpgroup =
-      gpu::ShuffleOp::create(b, loc, shr(tid, 7), 0, 32, gpu::ShuffleMode::IDX)
-          .getShuffleResult();
+  Value warpgroup = uniformWarpgroup(tid);
   Value lane = band(tid, 31);
   auto eq = [&](Value x, int64_t v) {
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x, c32(v));

@@ -62,6 +62,12 @@ Value TensorCoreEmitter::blockIndex() {
       b, loc, i32(), gpu::BlockIdOp::create(b, loc, gpu::Dimension::x));
 }
 
+Value TensorCoreEmitter::uniformWarpgroup(Value tid) {
+  return gpu::ShuffleOp::create(b, loc, shr(tid, 7), 0, 32,
+                                gpu::ShuffleMode::IDX)
+      .getShuffleResult();
+}
+
 Value TensorCoreEmitter::swizzled(Value row, Value chunk, int64_t tileRows,
                                   int64_t chunksPerRow) {
   Value inHalf = add(shl(row, 7), shl(bxor(band(chunk, 7), band(row, 7)), 4));

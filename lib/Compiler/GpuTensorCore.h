@@ -95,6 +95,11 @@ protected:
   /// The thread's index in its block (i32).
   mlir::Value threadIndex();
   mlir::Value blockIndex();
+  /// The warpgroup of thread `tid` (tid / 128), shuffled from lane 0 so
+  /// that ptxas knows it is uniform in each warp: branches on it (the
+  /// roles of a warp-specialized kernel) are then uniform too, else ptxas
+  /// serializes the wgmma products in them.
+  mlir::Value uniformWarpgroup(mlir::Value tid);
 
   /// A byte address `offset` past `base` (an LLVM pointer).
   mlir::Value at(mlir::Value base, mlir::Value offset) {
