@@ -94,7 +94,7 @@ constexpr int64_t kAttentionBlockRows = 64;
 /// Hopper's warpgroup products (`wgmma`: sm_90a) or without:
 /// - head dimension 128 with wgmma, sequences of whole 128-row blocks: 128,
 ///   two consumer warpgroups of 64 rows each sharing the K and V tiles a
-///   producer warp loads (GpuAttention.cpp, "warp-specialized"). The
+///   producer warpgroup loads (GpuAttention.cpp, "warp-specialized"). The
 ///   portable PTX of such a module (mma.sync) launches the same block;
 ///   without wgmma the 64-row blocks below were 24-27% faster (H200,
 ///   bench/RESULTS.md, 2026-12-01 10:29);
@@ -109,6 +109,23 @@ inline int64_t attentionQueryRows(int64_t headDim, int64_t seqQ, bool wgmma) {
   if (headDim == 128)
     return wgmma && seqQ % 128 == 0 ? 128 : 64;
   return headDim <= 64 && seqQ % 128 == 0 && seqQ > 1024 ? 128 : 64;
+}
+
+/// The keys a step of the kernel takes where the target has wgmma: 128 in
+/// the warp-specialized form (head dimension 128 and 128-row blocks:
+/// attentionQueryRows) where the keys are whole 128-key tiles, else 64
+/// (kAttentionBlockRows, also the portable PTX's steps in every module).
+/// Twice the keys a step halves the steps' fixed work: the barrier waits,
+/// each row's max and sum across a quad of lanes, O's correction. On the
+/// H200 (bench/RESULTS.md, 2026-12-01 12:52) d128 s4k went 4.37 -> 3.60 ms,
+/// causal 2.25 -> 2.08, s16k causal 4.00 -> 3.60. S's 64 x 128 scores take
+/// 64 registers a consumer thread more, which the producer warpgroup gives
+/// up (GpuAttention.cpp, kConsumerRegisters).
+inline int64_t attentionStepKeys(int64_t headDim, int64_t queryRows,
+                                 int64_t seqK) {
+  return headDim == 128 && queryRows == 128 && seqK % 128 == 0
+             ? 128
+             : kAttentionBlockRows;
 }
 
 } // namespace strata

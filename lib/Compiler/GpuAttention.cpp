@@ -27,8 +27,11 @@
 //   computes tile j + 1's softmax while P V runs, from three stages of K
 //   and V. At head dimension 128 with 128-row blocks the kernel is
 //   warp-specialized (warpSpecialized): two consumer warpgroups of 64 rows
-//   and a producer warp, which on sm_90a loads Q, K and V by TMA into rings
-//   of stages guarded by mbarriers, read by both consumers.
+//   and a producer warpgroup, which on sm_90a loads Q, K and V by TMA into
+//   rings of stages guarded by mbarriers, read by both consumers, and gives
+//   its registers to them; there a step takes 128 keys (stepKeys), O's
+//   rescale runs under the next S, and a row's max moves only when it grows
+//   by more than 2^8 (staleMax in run), so most steps skip the rescale.
 //
 // The products, by GPU:
 //   - sm_90a (wgmma): the 4 warps are one warpgroup. S is wgmma m64n64k16
@@ -68,6 +71,7 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <optional>
 
 using namespace mlir;
 using strata::forLoop;
@@ -75,32 +79,50 @@ using strata::ifThen;
 
 namespace {
 
-constexpr int64_t kKeys = strata::kAttentionBlockRows; // keys per step
 constexpr const char *kSharedName = "__strata_attention_shared";
 
 /// Whether the kernel is warp-specialized: at head dimension 128 with
 /// 128-row blocks (attentionQueryRows: with wgmma), a block is two consumer
-/// warpgroups, 64 query rows each, and one producer warp. On sm_90a the
-/// producer loads Q and the K and V tiles with TMA into rings of stages
-/// that both consumers read (each stage a full and an empty mbarrier); the
-/// consumers wait only for their own data and never for each other. The
-/// mma.sync form of such a module (its portable PTX) launches the same
-/// block, its 8 compute warps 16 rows each, loading with cp.async; the
-/// producer warp idles. ptxas caps those 288 threads at 168 registers (a
-/// block's warps get registers in fours) and spills about 70 bytes: on the
-/// H200 that PTX took 8.3 ms at d128 s4k against the 64-row form's 6.7
+/// warpgroups, 64 query rows each, and a producer warpgroup. On sm_90a the
+/// producer's first thread loads Q and the K and V tiles with TMA into
+/// rings of stages that both consumers read (each stage a full and an
+/// empty mbarrier); the consumers wait only for their own data and never
+/// for each other. The producer warpgroup gives its registers to the
+/// consumers (setmaxnreg, kConsumerRegisters): an SM's four schedulers
+/// each hold a quarter of the register file, and 12 warps put 3 on each,
+/// so a launch of 384 threads gets 168 registers a thread; the consumers
+/// take 232 of them after the producers give theirs back, room for S of
+/// 64 x 128 keys beside O (stepKeys). The mma.sync form of such a module
+/// (its portable PTX) launches the same block, its 8 compute warps 16 rows
+/// each, loading with cp.async; the producer warpgroup idles. ptxas caps
+/// those threads at 168 registers and spills about 70 bytes: on the H200
+/// that PTX took 8.3 ms at d128 s4k against the 64-row form's 6.7
 /// (bench/RESULTS.md, 2026-12-01 10:29), which is why targets without
 /// wgmma keep 64-row blocks.
 bool warpSpecialized(int64_t dim, int64_t rows) {
   return dim == 128 && rows == 128;
 }
 
-/// The compute warps of a block, and its threads (with the producer warp).
+/// The compute warps of a block, and its threads (with the producer
+/// warpgroup).
 int64_t computeWarps(int64_t dim, int64_t rows) {
   return warpSpecialized(dim, rows) ? 8 : 4;
 }
 int64_t blockThreads(int64_t dim, int64_t rows) {
-  return 32 * computeWarps(dim, rows) + (warpSpecialized(dim, rows) ? 32 : 0);
+  return 32 * computeWarps(dim, rows) + (warpSpecialized(dim, rows) ? 128 : 0);
+}
+
+/// The registers a thread of the warp-specialized form keeps on sm_90a
+/// once the warpgroups have traded them (setmaxnreg): 2 consumer warps and
+/// a producer warp per scheduler, 2 x 232 + 40 of the 512 a lane's quarter
+/// of the register file holds (65536 / 4 / 32).
+constexpr int32_t kConsumerRegisters = 232, kProducerRegisters = 40;
+
+/// The keys of a step (attentionStepKeys, where the kernel has wgmma; the
+/// mma.sync form's steps are 64 keys).
+int64_t stepKeys(int64_t dim, int64_t rows, int64_t seqK, bool wgmma) {
+  return wgmma ? strata::attentionStepKeys(dim, rows, seqK)
+               : strata::kAttentionBlockRows;
 }
 
 /// Whether the key steps are software-pipelined (FlashEmitter::run): with
@@ -114,34 +136,37 @@ int64_t blockThreads(int64_t dim, int64_t rows) {
 /// waits.
 bool pipelinedSteps(int64_t dim, bool wgmma) { return wgmma && dim == 128; }
 
-/// The warp-specialized form's stages of K and of V on sm_90a, 16 KiB
-/// each: K and V have a ring each, so that a step holds the next tile's K
-/// and this tile's V while the producer loads past them.
-constexpr int64_t kProducerStages = 4;
+/// The keys each of the warp-specialized form's rings holds on sm_90a (K
+/// and V have a ring each, so that a step holds the next tile's K and
+/// this tile's V while the producer loads past them): 4 stages of 64-key
+/// tiles, or 2 of 128, 64 KiB a ring at D = 128. (3 or 5 stages of 64 keys
+/// were no faster: bench/RESULTS.md, 2026-12-01 10:11.)
+constexpr int64_t kRingKeys = 256;
 
 /// The stages of K's and V's tiles in shared memory: the producer's rings;
 /// three when pipelined by the block's own cp.async copies (a step reads
 /// K's next tile while the one after it loads), else two.
-int64_t keyStages(int64_t dim, int64_t rows, bool wgmma) {
+int64_t keyStages(int64_t dim, int64_t rows, int64_t keys, bool wgmma) {
   if (warpSpecialized(dim, rows))
-    return wgmma ? kProducerStages : 2;
+    return wgmma ? kRingKeys / keys : 2;
   return pipelinedSteps(dim, wgmma) ? 3 : 2;
 }
 
 /// The mbarriers of the warp-specialized form on sm_90a: Q's, then a full
 /// and an empty one per stage of K, then the same for V.
-int64_t barrierBytes(int64_t dim, int64_t rows, bool wgmma) {
+int64_t barrierBytes(int64_t dim, int64_t rows, int64_t keys, bool wgmma) {
   return warpSpecialized(dim, rows) && wgmma
-             ? 8 * (1 + 4 * keyStages(dim, rows, wgmma))
+             ? 8 * (1 + 4 * keyStages(dim, rows, keys, wgmma))
              : 0;
 }
 
 /// The kernel's dynamic shared memory: Q's tile (or the consumers' tiles),
 /// then the stages of K's and V's, the mbarriers, and the slack to align
 /// them for wgmma.
-int64_t sharedBytes(int64_t dim, int64_t rows, bool wgmma) {
-  return (rows + 2 * keyStages(dim, rows, wgmma) * kKeys) * dim * 2 +
-         barrierBytes(dim, rows, wgmma) + (wgmma ? strata::kWgmmaAlign : 0);
+int64_t sharedBytes(int64_t dim, int64_t rows, int64_t keys, bool wgmma) {
+  return (rows + 2 * keyStages(dim, rows, keys, wgmma) * keys) * dim * 2 +
+         barrierBytes(dim, rows, keys, wgmma) +
+         (wgmma ? strata::kWgmmaAlign : 0);
 }
 
 /// The query rows of a block, as the partitioner chose them for the target
@@ -190,6 +215,7 @@ public:
     specialized = warpSpecialized(dim, rows);
     warps = computeWarps(dim, rows);
     threads = blockThreads(dim, rows);
+    keys = stepKeys(dim, rows, seqK, wgmma);
     // On sm_90a each consumer warpgroup of the warp-specialized form has
     // its own 64 rows and Q tile.
     tileRows = specialized && wgmma ? 64 : rows;
@@ -248,6 +274,8 @@ private:
   /// warpgroup's 64 in the warp-specialized form on sm_90a, else `rows`).
   bool specialized = false;
   int64_t warps = 4, threads = 128, tileRows = 64;
+  /// The keys of a step (stepKeys).
+  int64_t keys = 64;
   /// The blocks per SM that ptxas must leave registers for (0: its choice).
   int64_t minBlocks = 0;
   /// Q's batch dimensions, and where Q, K, V and O are (Attention.h's
@@ -318,7 +346,7 @@ LogicalResult FlashEmitter::run() {
   tid = threadIndex();
   Value bid = blockIndex();
   // On sm_90a the warp-specialized block's warpgroups: consumers 0 and 1,
-  // the producer warp as 2. A wgmma product gives warp w of its warpgroup
+  // the producer as 2. A wgmma product gives warp w of its warpgroup
   // rows [16 w, 16 w + 16).
   Value warpgroup = tma ? uniformWarpgroup(tid) : Value();
   Value warp = tma ? band(shr(tid, 5), 3) : shr(tid, 5);
@@ -378,8 +406,8 @@ LogicalResult FlashEmitter::run() {
   // Shared memory: Q's tile (with TMA, a tile of 64 rows per consumer),
   // then the stages of K, then those of V, then the mbarriers.
   bool pipelined = pipelinedSteps(dim, wgmma);
-  int64_t stages = keyStages(dim, rows, wgmma);
-  int64_t qBytes = rows * dim * 2, tileBytes = kKeys * dim * 2;
+  int64_t stages = keyStages(dim, rows, keys, wgmma);
+  int64_t qBytes = rows * dim * 2, tileBytes = keys * dim * 2;
   auto kTile = [&](Value stage) {
     return at(sharedBase, add(c32(qBytes), mul(stage, c32(tileBytes))));
   };
@@ -389,7 +417,7 @@ LogicalResult FlashEmitter::run() {
   };
   auto keysAt = [&](Value step, const View &view) {
     return arith::MulIOp::create(b, loc, wide(step),
-                                 c64(kKeys * view.rowStride * 2))
+                                 c64(keys * view.rowStride * 2))
         .getResult();
   };
 
@@ -398,11 +426,11 @@ LogicalResult FlashEmitter::run() {
   // loads each tile once for both): consumer 0's last step, past its rows'
   // diagonal, is masked whole, while consumer 1 takes the step the block
   // waits for anyway.
-  int64_t steps = seqK / kKeys;
+  int64_t steps = seqK / keys;
   Value stepCount = c32(steps);
   if (causalOffset) {
     Value last = arith::DivUIOp::create(
-        b, loc, add(q0, c32(rows - 1 + *causalOffset)), c32(kKeys));
+        b, loc, add(q0, c32(rows - 1 + *causalOffset)), c32(keys));
     stepCount = arith::MinUIOp::create(b, loc, add(last, c32(1)), stepCount);
   }
 
@@ -417,9 +445,9 @@ LogicalResult FlashEmitter::run() {
                                  stepCount),
            [&] {
              Value stage = stageOf(tile);
-             loadTile(at(kSrc, keysAt(tile, kView)), kTile(stage), kKeys,
+             loadTile(at(kSrc, keysAt(tile, kView)), kTile(stage), keys,
                       kView.rowStride);
-             loadTile(at(vSrc, keysAt(tile, vView)), vTile(stage), kKeys,
+             loadTile(at(vSrc, keysAt(tile, vView)), vTile(stage), keys,
                       vView.rowStride);
            });
   };
@@ -470,8 +498,9 @@ LogicalResult FlashEmitter::run() {
     gpu::BarrierOp::create(b, loc);
   }
   if (specialized) {
-    // Warp 8 is the producer (on sm_90a; in the mma.sync form it idles),
-    // the warps before it compute.
+    // Warps 8 to 11 are the producer warpgroup (on sm_90a its first thread
+    // issues every copy; in the mma.sync form it idles); the warps before
+    // it compute.
     roles = scf::IfOp::create(b, loc,
                               arith::CmpIOp::create(b, loc,
                                                     arith::CmpIPredicate::uge,
@@ -480,6 +509,9 @@ LogicalResult FlashEmitter::run() {
     if (tma) {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&roles.getThenRegion().front());
+      // The producer warpgroup's registers go to the consumers.
+      NVVM::SetMaxRegisterOp::create(b, loc, kProducerRegisters,
+                                     NVVM::SetMaxRegisterAction::decrease);
       // Each of Q, K and V through its tensor map (128 bytes each, in
       // global memory), the buffer seen as rows of row_stride elements:
       // the (batch, head)'s first element split into a row and a column
@@ -505,42 +537,50 @@ LogicalResult FlashEmitter::run() {
       // into a stage its readers have released (a fresh barrier's parity
       // 1 is the phase before its first, so the first pass finds every
       // stage empty). Boxes are 64 columns (128 bytes, the swizzle's) by
-      // 64 rows: a column half of a tile.
-      ifThen(
-          b, loc,
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, c32(0)),
-          [&] {
-            inlineAsm(Type(), ValueRange{maps[0], maps[1], maps[2]},
-                      "prefetch.tensormap [$0];\nprefetch.tensormap [$1];\n"
-                      "prefetch.tensormap [$2];",
-                      "l,l,l,~{memory}");
-            auto halves = [&](Value tile, Value map, Value x, Value y,
-                              Value barrier) {
-              for (int64_t h = 0; h < dim / 64; ++h)
-                tmaLoad2d(sharedAddress(at(tile, c32(h * 64 * 128))), map,
-                          add(x, c32(64 * h)), y, barrier);
-            };
-            mbarrierArriveExpect(qFull, qBytes);
-            for (int64_t c = 0; c < rows / 64; ++c)
-              halves(at(sharedBase, c32(c * 64 * dim * 2)), maps[0], xs[0],
-                     add(ys[0], add(q0, c32(64 * c))), qFull);
-            forLoop(
-                b, loc, c32(0), stepCount, 1, {},
-                [&](Value t, ValueRange) -> SmallVector<Value> {
-                  Value s = stageOf(t);
-                  Value free = bxor(phaseOf(t), c32(1));
-                  Value key = mul(t, c32(kKeys));
-                  mbarrierWait(kEmpty(s), free);
-                  mbarrierArriveExpect(kFull(s), tileBytes);
-                  halves(kTile(s), maps[1], xs[1], add(ys[1], key), kFull(s));
-                  mbarrierWait(vEmpty(s), free);
-                  mbarrierArriveExpect(vFull(s), tileBytes);
-                  halves(vTile(s), maps[2], xs[2], add(ys[2], key), vFull(s));
-                  return {};
-                });
-          });
+      // 64 rows; a tile of `count` rows is dim / 64 column halves of
+      // `count` rows each, in that many boxes a half.
+      ifThen(b, loc,
+             arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid,
+                                   c32(32 * warps)),
+             [&] {
+               inlineAsm(Type(), ValueRange{maps[0], maps[1], maps[2]},
+                         "prefetch.tensormap [$0];\nprefetch.tensormap [$1];\n"
+                         "prefetch.tensormap [$2];",
+                         "l,l,l,~{memory}");
+               auto loadBoxes = [&](Value tile, int64_t count, Value map,
+                                    Value x, Value y, Value barrier) {
+                 for (int64_t h = 0; h < dim / 64; ++h)
+                   for (int64_t r = 0; r < count / 64; ++r)
+                     tmaLoad2d(sharedAddress(at(
+                                   tile, c32(h * count * 128 + r * 64 * 128))),
+                               map, add(x, c32(64 * h)), add(y, c32(64 * r)),
+                               barrier);
+               };
+               mbarrierArriveExpect(qFull, qBytes);
+               for (int64_t c = 0; c < rows / 64; ++c)
+                 loadBoxes(at(sharedBase, c32(c * 64 * dim * 2)), 64, maps[0],
+                           xs[0], add(ys[0], add(q0, c32(64 * c))), qFull);
+               forLoop(b, loc, c32(0), stepCount, 1, {},
+                       [&](Value t, ValueRange) -> SmallVector<Value> {
+                         Value s = stageOf(t);
+                         Value free = bxor(phaseOf(t), c32(1));
+                         Value key = mul(t, c32(keys));
+                         mbarrierWait(kEmpty(s), free);
+                         mbarrierArriveExpect(kFull(s), tileBytes);
+                         loadBoxes(kTile(s), keys, maps[1], xs[1],
+                                   add(ys[1], key), kFull(s));
+                         mbarrierWait(vEmpty(s), free);
+                         mbarrierArriveExpect(vFull(s), tileBytes);
+                         loadBoxes(vTile(s), keys, maps[2], xs[2],
+                                   add(ys[2], key), vFull(s));
+                         return {};
+                       });
+             });
     }
     b.setInsertionPointToStart(&roles.getElseRegion().front());
+    if (tma)
+      NVVM::SetMaxRegisterOp::create(b, loc, kConsumerRegisters,
+                                     NVVM::SetMaxRegisterAction::increase);
   }
 
   // Prologue: Q, then the first K and V tiles, as two commit groups (when
@@ -552,8 +592,8 @@ LogicalResult FlashEmitter::run() {
   } else {
     loadTile(qSrc, sharedBase, rows, qView.rowStride);
     NVVM::CpAsyncCommitGroupOp::create(b, loc);
-    loadTile(kSrc, kTile(c32(0)), kKeys, kView.rowStride);
-    loadTile(vSrc, vTile(c32(0)), kKeys, vView.rowStride);
+    loadTile(kSrc, kTile(c32(0)), keys, kView.rowStride);
+    loadTile(vSrc, vTile(c32(0)), keys, vView.rowStride);
     NVVM::CpAsyncCommitGroupOp::create(b, loc);
     if (pipelined) {
       prefetch(c32(1));
@@ -596,7 +636,7 @@ LogicalResult FlashEmitter::run() {
                        : sharedBase,
                    0, 1024);
     kDesc0 = descriptor(kTile(c32(0)), 0, 1024);
-    vDesc0 = descriptor(vTile(c32(0)), kKeys * 128, 1024);
+    vDesc0 = descriptor(vTile(c32(0)), keys * 128, 1024);
   }
   // Loop state, per m-tile: O's accumulators (dim/8 tiles of 4), then m and
   // l for the thread's two rows (group and group + 8).
@@ -625,25 +665,25 @@ LogicalResult FlashEmitter::run() {
     if (fence)
       asmBarrier("wgmma.fence.sync.aligned;");
     SmallVector<SmallVector<Value>> acc(mTiles,
-                                        SmallVector<Value>(kKeys / 2, poison));
+                                        SmallVector<Value>(keys / 2, poison));
     for (int64_t mt = 0; mt < mTiles; ++mt)
       for (int64_t kk = 0; kk < kSteps; ++kk)
-        acc[mt] = wgmmaStep(
-            acc[mt],
-            advance(qDesc,
-                    (kk / 4) * tileRows * 128 + mt * 64 * 128 + (kk % 4) * 32),
-            {}, advance(kDesc, (kk / 4) * kKeys * 128 + (kk % 4) * 32),
-            /*transposeB=*/false, /*accumulate=*/kk > 0);
+        acc[mt] =
+            wgmmaStep(acc[mt],
+                      advance(qDesc, (kk / 4) * tileRows * 128 + mt * 64 * 128 +
+                                         (kk % 4) * 32),
+                      {}, advance(kDesc, (kk / 4) * keys * 128 + (kk % 4) * 32),
+                      /*transposeB=*/false, /*accumulate=*/kk > 0);
     asmBarrier("wgmma.commit_group.sync.aligned;");
     return acc;
   };
-  // wgmma's accumulators, once waited for, as S's per m-tile, 8 tiles of 8
+  // wgmma's accumulators, once waited for, as S's per m-tile, tiles of 8
   // keys.
   auto toScores = [&](SmallVector<SmallVector<Value>> acc) {
-    Scores s(mTiles, SmallVector<SmallVector<Value>>(kKeys / 8));
+    Scores s(mTiles, SmallVector<SmallVector<Value>>(keys / 8));
     for (int64_t mt = 0; mt < mTiles; ++mt) {
       acc[mt] = fenceOperands(acc[mt]);
-      for (int64_t nt = 0; nt < kKeys / 8; ++nt)
+      for (int64_t nt = 0; nt < keys / 8; ++nt)
         s[mt][nt].assign(acc[mt].begin() + 4 * nt,
                          acc[mt].begin() + 4 * nt + 4);
     }
@@ -659,15 +699,15 @@ LogicalResult FlashEmitter::run() {
     // Each K fragment feeds every m-tile.
     Value zero = cf(0.0);
     Scores s(mTiles, SmallVector<SmallVector<Value>>(
-                         kKeys / 8, SmallVector<Value>(4, zero)));
+                         keys / 8, SmallVector<Value>(4, zero)));
     Value kBase = kTile(stage);
     Value row = add(band(lane, 7), shl(shr(lane, 4), 3));
     Value half = band(shr(lane, 3), 1);
-    for (int64_t np = 0; np < kKeys / 16; ++np)
+    for (int64_t np = 0; np < keys / 16; ++np)
       for (int64_t kk = 0; kk < kSteps; ++kk) {
         SmallVector<Value> r =
             ldmatrix(at(kBase, swizzled(add(row, c32(np * 16)),
-                                        add(c32(kk * 2), half), kKeys)),
+                                        add(c32(kk * 2), half), keys)),
                      false);
         for (int64_t mt = 0; mt < mTiles; ++mt) {
           s[mt][2 * np] = mma(qFrag[mt][kk], {r[0], r[1]}, s[mt][2 * np]);
@@ -683,6 +723,16 @@ LogicalResult FlashEmitter::run() {
   // exponentials packed as the A fragments of P V (per m-tile, four words
   // per 16 keys), and each row's correction of O.
   double scaleLog2 = scale / std::log(2.0);
+  // When pipelined, a row's max moves only when a step's scores pass it by
+  // more than kStaleMaxLog2 (FlashAttention-4's rescaling threshold): the
+  // exponentials then stay below 2^8 and O and l below 2^8 times their
+  // exact values, which the f32 accumulators and P's bf16 or f16 hold as
+  // exactly, and O / l is the same for any max. Most steps then leave
+  // every row's max, and a warp whose rows all kept theirs skips O's
+  // rescale (rescale). Measured on the H200 with 64-key steps (2026-12-01
+  // 12:52): d128 s4k 4.37 -> 4.22-4.26 ms.
+  constexpr double kStaleMaxLog2 = 8.0;
+  bool staleMax = pipelined;
   Value myRow0 = add(myQ0, group);
   auto softmax = [&](Value step, Scores s, MutableArrayRef<Value> m,
                      MutableArrayRef<Value> l,
@@ -701,7 +751,7 @@ LogicalResult FlashEmitter::run() {
     // step is masked when its last key is past the block's first row's
     // limit (every other step is whole for every row).
     if (causalOffset) {
-      Value lastKey = add(mul(step, c32(kKeys)), c32(kKeys - 1));
+      Value lastKey = add(mul(step, c32(keys)), c32(keys - 1));
       Value crosses =
           arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, lastKey,
                                 add(myQ0, c32(*causalOffset)));
@@ -715,9 +765,9 @@ LogicalResult FlashEmitter::run() {
         OpBuilder::InsertionGuard inner(b);
         b.setInsertionPointToStart(masked.thenBlock());
         SmallVector<Value> kept;
-        Value key0 = add(mul(step, c32(kKeys)), shl(quad, 1));
+        Value key0 = add(mul(step, c32(keys)), shl(quad, 1));
         for (int64_t mt = 0; mt < mTiles; ++mt)
-          for (int64_t nt = 0; nt < kKeys / 8; ++nt)
+          for (int64_t nt = 0; nt < keys / 8; ++nt)
             for (int64_t e = 0; e < 4; ++e) {
               Value queryRow = add(add(myRow0, warpRow(mt)), c32(8 * (e / 2)));
               Value limit = add(queryRow, c32(*causalOffset));
@@ -744,7 +794,7 @@ LogicalResult FlashEmitter::run() {
       for (int64_t h = 0; h < 2; ++h) {
         int64_t r = 2 * mt + h;
         SmallVector<Value> row;
-        for (int64_t nt = 0; nt < kKeys / 8; ++nt)
+        for (int64_t nt = 0; nt < keys / 8; ++nt)
           for (int64_t e = 0; e < 2; ++e)
             row.push_back(s[mt][nt][2 * h + e]);
         // Trees (combinePairwise): the row max and sum are on each key
@@ -758,11 +808,21 @@ LogicalResult FlashEmitter::run() {
                                             shuffleXor(rowMax, mask));
         if (positive)
           rowMax = arith::MulFOp::create(b, loc, rowMax, cf(scaleLog2));
-        Value mNew = arith::MaxNumFOp::create(b, loc, m[r], rowMax);
+        Value mNew;
+        if (staleMax) {
+          // A first finite max always moves m (its distance from -inf is
+          // +inf); a row masked whole keeps its m (NaN > 8 is false).
+          Value grow = arith::CmpFOp::create(
+              b, loc, arith::CmpFPredicate::OGT,
+              arith::SubFOp::create(b, loc, rowMax, m[r]), cf(kStaleMaxLog2));
+          mNew = arith::SelectOp::create(b, loc, grow, rowMax, m[r]);
+        } else {
+          mNew = arith::MaxNumFOp::create(b, loc, m[r], rowMax);
+        }
         Value correction =
             exp2(arith::SubFOp::create(b, loc, m[r], mNew).getResult());
         SmallVector<Value> terms;
-        for (int64_t nt = 0; nt < kKeys / 8; ++nt)
+        for (int64_t nt = 0; nt < keys / 8; ++nt)
           for (int64_t e = 0; e < 2; ++e) {
             Value &x = s[mt][nt][2 * h + e];
             Value exponent =
@@ -788,7 +848,7 @@ LogicalResult FlashEmitter::run() {
       }
     SmallVector<SmallVector<Value>> p(mTiles);
     for (int64_t mt = 0; mt < mTiles; ++mt)
-      for (int64_t ks = 0; ks < kKeys / 16; ++ks) {
+      for (int64_t ks = 0; ks < keys / 16; ++ks) {
         auto &t0 = s[mt][2 * ks], &t1 = s[mt][2 * ks + 1];
         p[mt].append({pack(t0[0], t0[1]), pack(t0[2], t0[3]),
                       pack(t1[0], t1[1]), pack(t1[2], t1[3])});
@@ -796,9 +856,29 @@ LogicalResult FlashEmitter::run() {
     return p;
   };
   // O rescaled by each row's correction (exactly 1 where the row's max did
-  // not grow: skipping those behind a branch was slower on the H200,
-  // bench/RESULTS.md, 2026-11-30 12:41).
+  // not move). With the stale max (staleMax) a warp whose rows all kept
+  // theirs skips it, a branch on a warp vote; without, most steps move some
+  // row's max, and skipping behind a branch was slower on the H200
+  // (bench/RESULTS.md, 2026-11-30 12:41).
   auto rescale = [&](MutableArrayRef<Value> o, ArrayRef<Value> corrections) {
+    std::optional<OpBuilder::InsertionGuard> guard;
+    scf::IfOp skip;
+    if (staleMax) {
+      Value any = arith::ConstantIntOp::create(b, loc, 0, 1);
+      for (Value c : corrections)
+        any = arith::OrIOp::create(
+            b, loc, any,
+            arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, c,
+                                  cf(1.0)));
+      Value warpAny = NVVM::VoteSyncOp::create(b, loc, b.getI1Type(), c32(-1),
+                                               any, NVVM::VoteSyncKind::any);
+      SmallVector<Type> types(o.size(), f32());
+      skip = scf::IfOp::create(b, loc, types, warpAny, true);
+      guard.emplace(b);
+      b.setInsertionPointToStart(skip.elseBlock());
+      scf::YieldOp::create(b, loc, SmallVector<Value>(o.begin(), o.end()));
+      b.setInsertionPointToStart(skip.thenBlock());
+    }
     for (int64_t mt = 0; mt < mTiles; ++mt)
       for (int64_t h = 0; h < 2; ++h)
         for (int64_t dt = 0; dt < oTiles; ++dt)
@@ -806,6 +886,12 @@ LogicalResult FlashEmitter::run() {
             Value &acc = o[oIndex(mt, dt, 2 * h + e)];
             acc = arith::MulFOp::create(b, loc, acc, corrections[2 * mt + h]);
           }
+    if (staleMax) {
+      scf::YieldOp::create(b, loc, SmallVector<Value>(o.begin(), o.end()));
+      guard.reset();
+      for (size_t i = 0; i < o.size(); ++i)
+        o[i] = skip.getResult(i);
+    }
   };
   // wgmma's operands of O += P V, O's accumulators and P's words, fenced:
   // nothing computing them moves past this point.
@@ -836,7 +922,7 @@ LogicalResult FlashEmitter::run() {
         asmBarrier("wgmma.fence.sync.aligned;");
       }
       for (int64_t mt = 0; mt < mTiles; ++mt)
-        for (int64_t ks = 0; ks < kKeys / 16; ++ks) {
+        for (int64_t ks = 0; ks < keys / 16; ++ks) {
           SmallVector<Value> d =
               wgmmaStep(ArrayRef<Value>(o).slice(mt * perTile, perTile),
                         Value(), ArrayRef<Value>(p[mt]).slice(4 * ks, 4),
@@ -858,11 +944,11 @@ LogicalResult FlashEmitter::run() {
     Value vBase = vTile(stage);
     Value row = add(band(lane, 7), shl(band(shr(lane, 3), 1), 3));
     Value half = shr(lane, 4);
-    for (int64_t ks = 0; ks < kKeys / 16; ++ks) {
+    for (int64_t ks = 0; ks < keys / 16; ++ks) {
       for (int64_t dp = 0; dp < dim / 16; ++dp) {
         SmallVector<Value> r =
             ldmatrix(at(vBase, swizzled(add(row, c32(ks * 16)),
-                                        add(c32(dp * 2), half), kKeys)),
+                                        add(c32(dp * 2), half), keys)),
                      true);
         for (int64_t mt = 0; mt < mTiles; ++mt)
           for (int64_t j = 0; j < 2; ++j) {
@@ -878,11 +964,13 @@ LogicalResult FlashEmitter::run() {
 
   // The key-step loops' state: O's accumulators, then m and l (the
   // thread's 2 rows per m-tile each) and, when pipelined, P's words (per
-  // m-tile, four per 16 keys).
-  int64_t pWords = kKeys / 4;
+  // m-tile, four per 16 keys) and O's pending corrections (c, one per m
+  // and l).
+  int64_t pWords = keys / 4;
   struct StepState {
     SmallVector<Value> o, m, l;
     SmallVector<SmallVector<Value>> p;
+    SmallVector<Value> c;
   };
   auto unpackState = [&](ValueRange values, bool withP) {
     auto it = values.begin();
@@ -892,17 +980,20 @@ LogicalResult FlashEmitter::run() {
       return part;
     };
     StepState state{take(oCount), take(2 * mTiles), take(2 * mTiles), {}};
-    if (withP)
+    if (withP) {
       for (int64_t mt = 0; mt < mTiles; ++mt)
         state.p.push_back(take(pWords));
+      state.c = take(2 * mTiles);
+    }
     return state;
   };
-  auto packState = [](const StepState &state) {
+  auto packState = [&](const StepState &state) {
     SmallVector<Value> values = state.o;
     values.append(state.m.begin(), state.m.end());
     values.append(state.l.begin(), state.l.end());
     for (const SmallVector<Value> &words : state.p)
       values.append(words.begin(), words.end());
+    values.append(state.c.begin(), state.c.end());
     return values;
   };
 
@@ -950,6 +1041,7 @@ LogicalResult FlashEmitter::run() {
     if (tma)
       mbarrierArrive(kEmpty(c32(0)));
     tile0.p = softmax(c32(0), std::move(s0), tile0.m, tile0.l, corrections);
+    tile0.c = corrections;
     Value last = arith::SubIOp::create(b, loc, stepCount, c32(1));
     ValueRange done =
         forLoop(b, loc, c32(0), last, 1, packState(tile0),
@@ -973,14 +1065,20 @@ LogicalResult FlashEmitter::run() {
                   }
 
                   StepState now = unpackState(state, /*withP=*/true);
-                  // Both batches of products in one span after wgmma.fence,
-                  // their operands fenced first: an instruction writing a
-                  // wgmma's input registers inside another's span makes ptxas
-                  // serialize them.
+                  // S for tile j + 1 first; O's rescale for tile j's max
+                  // (FA3's order) runs while it does, then P V. Each batch
+                  // of products has its own wgmma.fence, its operands fenced
+                  // first: an instruction writing a wgmma's input registers
+                  // inside another's span makes ptxas serialize them. (With
+                  // 64-key steps and O rescaled after P V's wait, as before,
+                  // this order alone was 3% slower, d128 s4k 4.37 -> 4.49 ms;
+                  // with the stale max it was 1-3% faster, and with 128-key
+                  // steps 1-2%: bench/RESULTS.md, 2026-12-01 12:52.)
+                  SmallVector<SmallVector<Value>> acc =
+                      issueScores(nextStage, /*fence=*/true);
+                  rescale(now.o, now.c);
                   fenceProductOperands(now.o, now.p);
                   asmBarrier("wgmma.fence.sync.aligned;");
-                  SmallVector<SmallVector<Value>> acc =
-                      issueScores(nextStage, /*fence=*/false);
                   attend(now.o, now.p, stage, /*wait=*/false, /*fenced=*/true);
                   asmBarrier("wgmma.wait_group.sync.aligned 1;");
                   // With TMA, K's stage is released once S is done, V's once
@@ -999,16 +1097,18 @@ LogicalResult FlashEmitter::run() {
                   // read them (ptxas then serializes the products).
                   for (auto &words : now.p)
                     fenceOperands(words);
-                  rescale(now.o, corrections);
+                  now.c = std::move(corrections);
                   now.p = std::move(pNext);
                   return packState(now);
                 });
     // The last tile's P V.
     StepState end = unpackState(done, /*withP=*/true);
+    rescale(end.o, end.c);
     if (tma)
       mbarrierWait(vFull(stageOf(last)), phaseOf(last));
     attend(end.o, end.p, stageOf(last), /*wait=*/true);
     end.p.clear();
+    end.c.clear();
     results = packState(end);
   }
   if (!tma)
@@ -1042,7 +1142,7 @@ LogicalResult FlashEmitter::run() {
 
   // The launch and the reason, next to the graph layer's decisions.
   int64_t blocks = batch * blocksPerSeq;
-  int64_t shared = sharedBytes(dim, rows, wgmma);
+  int64_t shared = sharedBytes(dim, rows, keys, wgmma);
   decl->setAttr("strata.gpu_mapping", b.getStringAttr("flash_attention"));
   decl->setAttr("strata.gpu_grid", b.getDenseI64ArrayAttr({blocks, 1, 1}));
   decl->setAttr("strata.gpu_block", b.getDenseI64ArrayAttr({threads, 1, 1}));
@@ -1063,20 +1163,23 @@ LogicalResult FlashEmitter::run() {
   }
   const std::string pipelinedNote =
       "the steps software-pipelined (the next tile's Q K^T and this tile's "
-      "P V issued together, the next softmax under P V) (";
+      "P V issued together, the next softmax under P V, O rescaled under "
+      "Q K^T and only when a row's max grows by more than 2^8) (";
   std::string form;
   if (tma)
-    form = "two consumer warpgroups of 64 rows and a producer warp), keys "
-           "in steps of " +
-           std::to_string(kKeys) + " loaded by the producer with TMA into " +
+    form = "two consumer warpgroups of 64 rows and a producer warpgroup, " +
+           std::to_string(kConsumerRegisters) + " and " +
+           std::to_string(kProducerRegisters) +
+           " registers a thread (setmaxnreg)), keys in steps of " +
+           std::to_string(keys) + " loaded by the producer with TMA into " +
            std::to_string(stages) +
            " stages of K and of V that both consumers read (mbarriers), " +
            pipelinedNote;
   else
     form = (wgmma ? std::string("one warpgroup")
                   : std::to_string(16 * mTiles) + " rows per warp") +
-           (specialized ? ", and a warp that idles" : "") +
-           "), keys in steps of " + std::to_string(kKeys) +
+           (specialized ? ", and a warpgroup that idles" : "") +
+           "), keys in steps of " + std::to_string(keys) +
            " through shared memory, " +
            (pipelined ? "in three stages with cp.async, " + pipelinedNote
                       : std::string("double-buffered with cp.async ("));
@@ -1092,7 +1195,7 @@ LogicalResult FlashEmitter::run() {
                      : std::string()) +
           "); Q K^T and P V on tensor cores "
           "(" +
-          (wgmma ? "wgmma m64n" + std::to_string(kKeys) + "k16 and m64n" +
+          (wgmma ? "wgmma m64n" + std::to_string(keys) + "k16 and m64n" +
                        std::to_string(dim) +
                        "k16 from 128-byte swizzled shared tiles, P from "
                        "registers, "
@@ -1120,13 +1223,15 @@ LogicalResult strata::emitFlashAttention(func::FuncOp decl, func::FuncOp body,
            << decl.getSymName() << " has no strata.attention parameters";
   int64_t dim = cast<IntegerAttr>(params.get("head_dim")).getInt();
   int64_t seqQ = cast<IntegerAttr>(params.get("seq_q")).getInt();
+  int64_t seqK = cast<IntegerAttr>(params.get("seq_k")).getInt();
   int64_t rows = queryRows(params, wgmma);
   if ((rows != 64 && rows != 128) || seqQ % rows)
     return decl.emitError("the attention kernel ")
            << decl.getSymName() << " asks for blocks of " << rows
            << " query rows; the kernel takes 64 or 128 that divide its "
            << seqQ;
-  int64_t shared = sharedBytes(dim, rows, wgmma);
+  int64_t shared =
+      sharedBytes(dim, rows, stepKeys(dim, rows, seqK, wgmma), wgmma);
   if (shared > std::max<int64_t>(dynamicSharedLimit, 48 * 1024))
     return decl.emitError("the attention kernel ")
            << decl.getSymName() << " needs " << shared

@@ -680,7 +680,8 @@ static LogicalResult outline(ModuleOp module, func::FuncOp entry,
                  context,
                  "the flash-attention kernel's tile: " + std::to_string(rows) +
                      " query rows per block, keys in steps of " +
-                     std::to_string(kAttentionBlockRows)));
+                     std::to_string(
+                         attentionStepKeys(a.headDim, rows, a.seqK))));
   } else {
     std::string whyNot;
     std::optional<int64_t> forced;
