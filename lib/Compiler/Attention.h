@@ -120,7 +120,10 @@ inline int64_t attentionQueryRows(int64_t headDim, int64_t seqQ, bool wgmma) {
 /// H200 (bench/RESULTS.md, 2026-12-01 12:52) d128 s4k went 4.37 -> 3.60 ms,
 /// causal 2.25 -> 2.08, s16k causal 4.00 -> 3.60. S's 64 x 128 scores take
 /// 64 registers a consumer thread more, which the producer warpgroup gives
-/// up (GpuAttention.cpp, kConsumerRegisters).
+/// up (GpuAttention.cpp, kConsumerRegisters). At D = 64, in the 64-row
+/// blocks of one warpgroup, 128-key steps were slower (BERT's attention
+/// 0.0767 -> 0.0825 ms, 2026-12-01 13:26): 73 KiB of shared memory leave 3
+/// blocks per SM instead of 5.
 inline int64_t attentionStepKeys(int64_t headDim, int64_t queryRows,
                                  int64_t seqK) {
   return headDim == 128 && queryRows == 128 && seqK % 128 == 0
