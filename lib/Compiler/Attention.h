@@ -122,7 +122,7 @@ inline int64_t attentionQueryRows(int64_t headDim, int64_t seqQ, bool wgmma) {
 /// 64 registers a consumer thread more, which the producer warpgroup gives
 /// up (GpuAttention.cpp, kConsumerRegisters). At D = 64, in the 64-row
 /// blocks of one warpgroup, 128-key steps were slower (BERT's attention
-/// 0.0767 -> 0.0825 ms, 2026-12-01 13:26): 73 KiB of shared memory leave 3
+/// 0.0767 -> 0.0825 ms, 2026-12-01 13:24): 73 KiB of shared memory leave 3
 /// blocks per SM instead of 5.
 inline int64_t attentionStepKeys(int64_t headDim, int64_t queryRows,
                                  int64_t seqK) {
