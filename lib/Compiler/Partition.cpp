@@ -675,13 +675,13 @@ static LogicalResult outline(ModuleOp module, func::FuncOp entry,
     tile.set("rows", IntegerAttr::get(i64, a.batch * a.seqQ));
     tile.set("rows_per_block", IntegerAttr::get(i64, rows));
     tile.set("blocks", IntegerAttr::get(i64, a.batch * (a.seqQ / rows)));
-    tile.set("source",
-             StringAttr::get(
-                 context,
-                 "the flash-attention kernel's tile: " + std::to_string(rows) +
-                     " query rows per block, keys in steps of " +
-                     std::to_string(
-                         attentionStepKeys(a.headDim, rows, a.seqK))));
+    tile.set(
+        "source",
+        StringAttr::get(
+            context,
+            "the flash-attention kernel's tile: " + std::to_string(rows) +
+                " query rows per block, keys in steps of " +
+                std::to_string(attentionStepKeys(a.headDim, rows, a.seqK))));
   } else {
     std::string whyNot;
     std::optional<int64_t> forced;
