@@ -23,6 +23,16 @@ embed_ln_bf16     GPT-2's embeddings: s = wte[tokens] + wpe[positions] (two
                   768 bf16, both outputs: on the GPU the gathers and their
                   sum are one all-parallel kernel, the norm a row kernel.
 
+Rows long enough for a CUDA block each, whose reductions combine the warps'
+values through shared memory (docs/gpu.md, "Rows in registers"):
+
+ln_stats_wide_f32 LayerNormalization of f32 [6, 4096] with its Mean and
+                  InvStdDev outputs (512 threads; the statistics are values
+                  every thread knows, written by thread 0 at the end).
+softmax_wide_f32  Softmax of f32 [3, 32768] (1024 threads: 32 warps, a value
+                  per lane in the second round of shuffles).
+rmsnorm_wide_bf16 The RMSNorm above over bf16 [5, 4096] (256 threads).
+
 The references are float64 computations on the inputs (bf16 inputs rounded
 first; a bf16 intermediate the model rounds, rounded too), stored in the
 outputs' types.
@@ -41,6 +51,25 @@ def layer_norm(x, g, b, eps=1e-5):
     var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
     inv = 1 / np.sqrt(var + eps)
     return (x - mean) * inv * g + b, mean, inv
+
+
+def rms_nodes():
+    """x / sqrt(mean(x^2) + eps) * w, x bf16 computed in f32, as Llama's code
+    writes it."""
+    two, eps = np.float32(2), np.float32(1e-6)
+    return [helper.make_node("Cast", ["x"], ["xf"], name="to_f32", to=F32),
+            helper.make_node("Constant", [], ["two"], name="two",
+                             value=tensor(two, "two", F32)),
+            helper.make_node("Constant", [], ["eps"], name="eps",
+                             value=tensor(eps, "eps", F32)),
+            helper.make_node("Pow", ["xf", "two"], ["sq"], name="square"),
+            helper.make_node("ReduceMean", ["sq"], ["ms"], name="mean",
+                             axes=[-1], keepdims=1),
+            helper.make_node("Add", ["ms", "eps"], ["mse"], name="plus_eps"),
+            helper.make_node("Sqrt", ["mse"], ["rms"], name="root"),
+            helper.make_node("Div", ["xf", "rms"], ["n"], name="normalize"),
+            helper.make_node("Cast", ["n"], ["nb"], name="to_bf16", to=BF16),
+            helper.make_node("Mul", ["nb", "w"], ["y"], name="scale")]
 
 
 def main(out):
@@ -80,22 +109,8 @@ def main(out):
 
     x = bf16(rng.standard_normal((14, 768)))
     w = bf16(1 + 0.1 * rng.standard_normal(768))
-    two, eps = np.float32(2), np.float32(1e-6)
     ms = (x * x).mean(axis=-1, keepdims=True)
-    nodes = [helper.make_node("Cast", ["x"], ["xf"], name="to_f32", to=F32),
-             helper.make_node("Constant", [], ["two"], name="two",
-                              value=tensor(two, "two", F32)),
-             helper.make_node("Constant", [], ["eps"], name="eps",
-                              value=tensor(eps, "eps", F32)),
-             helper.make_node("Pow", ["xf", "two"], ["sq"], name="square"),
-             helper.make_node("ReduceMean", ["sq"], ["ms"], name="mean",
-                              axes=[-1], keepdims=1),
-             helper.make_node("Add", ["ms", "eps"], ["mse"], name="plus_eps"),
-             helper.make_node("Sqrt", ["mse"], ["rms"], name="root"),
-             helper.make_node("Div", ["xf", "rms"], ["n"], name="normalize"),
-             helper.make_node("Cast", ["n"], ["nb"], name="to_bf16", to=BF16),
-             helper.make_node("Mul", ["nb", "w"], ["y"], name="scale")]
-    save_case(out, "rmsnorm_bf16", nodes, [("x", x, BF16)],
+    save_case(out, "rmsnorm_bf16", rms_nodes(), [("x", x, BF16)],
               [("y", bf16(x / np.sqrt(ms + 1e-6)) * w, BF16)],
               [("w", w, BF16)])
 
@@ -131,6 +146,32 @@ def main(out):
               [("s", s, BF16), ("y", y, BF16)],
               [("positions", positions, I64), ("g", g, BF16),
                ("beta", beta, BF16)])
+
+    x = np.float32(3 * rng.standard_normal((6, 4096)) + 1).astype(np.float64)
+    g = np.float32(1 + 0.1 * rng.standard_normal(4096)).astype(np.float64)
+    beta = np.float32(0.1 * rng.standard_normal(4096)).astype(np.float64)
+    y, mean, inv = layer_norm(x, g, beta)
+    save_case(out, "ln_stats_wide_f32",
+              [helper.make_node("LayerNormalization", ["x", "g", "beta"],
+                                ["y", "mean", "inv"], name="ln", axis=-1,
+                                epsilon=1e-5)],
+              [("x", x, F32)],
+              [("y", y, F32), ("mean", mean, F32), ("inv", inv, F32)],
+              [("g", g, F32), ("beta", beta, F32)])
+
+    x = np.float32(4 * rng.standard_normal((3, 32768))).astype(np.float64)
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    save_case(out, "softmax_wide_f32",
+              [helper.make_node("Softmax", ["x"], ["y"], name="softmax",
+                                axis=-1)],
+              [("x", x, F32)], [("y", e / e.sum(axis=-1, keepdims=True), F32)])
+
+    x = bf16(rng.standard_normal((5, 4096)))
+    w = bf16(1 + 0.1 * rng.standard_normal(4096))
+    ms = (x * x).mean(axis=-1, keepdims=True)
+    save_case(out, "rmsnorm_wide_bf16", rms_nodes(), [("x", x, BF16)],
+              [("y", bf16(x / np.sqrt(ms + 1e-6)) * w, BF16)],
+              [("w", w, BF16)])
 
 
 if __name__ == "__main__":
