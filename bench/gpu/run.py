@@ -16,6 +16,15 @@ calls, see time_jax). Ceilings (device copy bandwidth, bf16 matmul rate) are mea
 Prints one table and writes every number to a JSON file as it goes, so that a run cut short
 still leaves its results. Without strata modules the strata column says why, never a number.
 
+`--strata-variants A B ...` compares module variants of strata (directories of
+<workload>.strata, e.g. compiled with and without a change) in one process: the inputs, the
+reference, the ceilings and the peers once, then each variant's strata run in turn, `--rounds`
+times, so that the card's clocks and heat fall alike on every variant. The workload's entry gets
+`variants` (every run) and `variants_summary` (per variant: the median of the rounds' medians,
+the lowest p10, the ratio to the first variant, whether every check passed, the per-step means);
+its `strata` column is the first variant's first run. An A/B of a change costs a few seconds of
+device time per variant and round instead of a whole run.py each.
+
 `--small --device cpu` runs the same code at the tracing sizes on the CPU (no CUDA events, no
 torch.compile on torch 1.13): a test of the harness, with modules from
 `export_onnx.py --small` compiled for the CPU.
@@ -328,10 +337,11 @@ def _compile_log(o):
     return {}
 
 
-def run_strata(w, inputs, ref, dev, o, dims):
-    if not o.strata_modules:
+def run_strata(w, inputs, ref, dev, o, dims, modules=None):
+    modules = modules or o.strata_modules
+    if not modules:
         return {"status": NO_MODULES}
-    module = os.path.join(o.strata_modules, w.name + ".strata")
+    module = os.path.join(modules, w.name + ".strata")
     if not os.path.exists(module):
         why = _compile_log(o).get(w.name)
         return {"status": f"no module ({why})" if why else f"no module {w.name}.strata"}
@@ -505,7 +515,9 @@ def bench_workload(w, peers, entry, dev, o, budget, res, with_strata):
         save(res, o.json)
         if dev.type == "cuda":
             torch.cuda.empty_cache()
-    if with_strata:
+    if with_strata and o.strata_variants:
+        run_variants(w, inputs, ref, dev, o, dims, entry, budget, res)
+    elif with_strata:
         try:
             entry["strata"] = run_strata(w, inputs, ref, dev, o, dims)
         except Exception as e:
@@ -515,6 +527,75 @@ def bench_workload(w, peers, entry, dev, o, budget, res, with_strata):
     del inputs, ref
     if dev.type == "cuda":
         torch.cuda.empty_cache()
+
+
+def variant_labels(dirs):
+    """A label per variant directory: its last path component, made unique."""
+    labels = []
+    for d in dirs:
+        base = os.path.basename(os.path.normpath(d)) or d
+        label, k = base, 2
+        while label in labels:
+            label, k = f"{base}#{k}", k + 1
+        labels.append(label)
+    return labels
+
+
+def summarize_variants(runs, labels):
+    """Per variant: the median of its rounds' medians, the lowest p10, the ratio of the first
+    variant's median to its own (above 1: faster than the first), every check passed, and the
+    mean of each step's per-step means over the rounds (aligned with step_names)."""
+    out = {}
+    first = None
+    for label in labels:
+        timed = [r for r in runs.get(label, []) if r.get("time")]
+        s = {"rounds": len(runs.get(label, [])), "timed": len(timed)}
+        if timed:
+            s["median_ms"] = statistics.median(r["time"]["median_ms"] for r in timed)
+            s["p10_ms"] = min(r["time"].get("p10_ms", r["time"]["median_ms"]) for r in timed)
+            s["medians_ms"] = [r["time"]["median_ms"] for r in timed]
+            s["checks_pass"] = all(r.get("check", {}).get("pass") for r in timed)
+            steps = [r["profile"] for r in timed if r.get("profile", {}).get("step_names")]
+            if steps and all(p["step_names"] == steps[0]["step_names"] for p in steps):
+                s["step_names"] = steps[0]["step_names"]
+                s["per_step_mean_ms"] = [statistics.fmean(col) for col in
+                                         zip(*(p["per_step_mean_ms"] for p in steps))]
+            if first is None:
+                first = s["median_ms"]
+            s["speedup_vs_first"] = first / s["median_ms"]
+        errors = list(dict.fromkeys(r.get("error") or r.get("status")
+                                    for r in runs.get(label, []) if not r.get("time")))
+        if errors:
+            s["errors"] = errors[:3]
+        out[label] = s
+    return out
+
+
+def run_variants(w, inputs, ref, dev, o, dims, entry, budget, res):
+    """Each variant's module in turn, `o.rounds` times (run.py's docstring)."""
+    labels = variant_labels(o.strata_variants)
+    runs = {label: [] for label in labels}
+    entry["variants"] = runs
+    for r in range(o.rounds):
+        for label, d in zip(labels, o.strata_variants):
+            try:
+                v = run_strata(w, inputs, ref, dev, o, dims, modules=d)
+            except Exception as e:
+                v = {"error": short_error(e)}
+            runs[label].append(v)
+            _log_result(budget, w, f"strata[{label}] round {r + 1}", v, res["ceilings"], entry)
+            save(res, o.json)
+    entry["strata"] = runs[labels[0]][0] if runs[labels[0]] else {"status": NO_MODULES}
+    entry["variants_summary"] = summarize_variants(runs, labels)
+    for label, s in entry["variants_summary"].items():
+        if "median_ms" in s:
+            log(budget, f"{w.name} strata[{label}]: median of {s['timed']} medians "
+                f"{s['median_ms']:.4f} ms, lowest p10 {s['p10_ms']:.4f}, "
+                f"x{s['speedup_vs_first']:.3f} against {labels[0]}, checks "
+                + ("ok" if s["checks_pass"] else "FAILED"))
+        else:
+            log(budget, f"{w.name} strata[{label}]: no time ({'; '.join(map(str, s.get('errors', [])))})")
+    save(res, o.json)
 
 
 def _log_result(budget, w, p, r, ceilings, entry):
@@ -541,6 +622,11 @@ def main():
     ap.add_argument("--strata-bench", default=os.path.join(ROOT, "build-gpu-pack", "bin",
                                                            "strata-bench-gpu"))
     ap.add_argument("--strata-label", help="the strata column's name (self-tests)")
+    ap.add_argument("--strata-variants", nargs="+", metavar="DIR",
+                    help="compare these directories of <workload>.strata, interleaved "
+                         "(replaces --strata-modules; see the docstring)")
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="with --strata-variants: runs of each variant, interleaved")
     ap.add_argument("--strata-timeout", type=float, default=300)
     ap.add_argument("--strata-times", metavar="DIR",
                     help="write each strata replay's time to DIR/<workload>.times")
@@ -563,6 +649,13 @@ def main():
     ap.add_argument("-v", "--verbose", action="store_true")
     o = ap.parse_args()
 
+    if o.strata_variants:
+        if o.rounds < 1:
+            sys.exit("--rounds must be at least 1")
+        for d in o.strata_variants:
+            if not os.path.isdir(d):
+                sys.exit(f"--strata-variants: {d!r} is not a directory")
+        o.strata_modules = o.strata_variants[0]
     dev = torch.device(o.device)
     budget = Budget(o.budget_s)
     torch.backends.cuda.matmul.allow_tf32 = False
