@@ -72,6 +72,43 @@ def rms_nodes():
             helper.make_node("Mul", ["nb", "w"], ["y"], name="scale")]
 
 
+def ln_stats_case(out, name, rng, rows, cols, weights_as_inputs):
+    """LayerNormalization of f32 [rows, cols] with its Mean and InvStdDev
+    outputs; its scale and bias model inputs or initializers."""
+    x = np.float32(3 * rng.standard_normal((rows, cols)) + 1).astype(np.float64)
+    g = np.float32(1 + 0.1 * rng.standard_normal(cols)).astype(np.float64)
+    beta = np.float32(0.1 * rng.standard_normal(cols)).astype(np.float64)
+    y, mean, inv = layer_norm(x, g, beta)
+    weights = [("g", g, F32), ("beta", beta, F32)]
+    save_case(out, name,
+              [helper.make_node("LayerNormalization", ["x", "g", "beta"],
+                                ["y", "mean", "inv"], name="ln", axis=-1,
+                                epsilon=1e-5)],
+              [("x", x, F32)] + (weights if weights_as_inputs else []),
+              [("y", y, F32), ("mean", mean, F32), ("inv", inv, F32)],
+              [] if weights_as_inputs else weights)
+
+
+def softmax_case(out, name, rng, rows, cols):
+    """Softmax over the last axis of f32 [rows, cols]."""
+    x = np.float32(4 * rng.standard_normal((rows, cols))).astype(np.float64)
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    save_case(out, name,
+              [helper.make_node("Softmax", ["x"], ["y"], name="softmax",
+                                axis=-1)],
+              [("x", x, F32)], [("y", e / e.sum(axis=-1, keepdims=True), F32)])
+
+
+def rmsnorm_case(out, name, rng, rows, cols):
+    """rms_nodes over bf16 [rows, cols], its weight an initializer."""
+    x = bf16(rng.standard_normal((rows, cols)))
+    w = bf16(1 + 0.1 * rng.standard_normal(cols))
+    ms = (x * x).mean(axis=-1, keepdims=True)
+    save_case(out, name, rms_nodes(), [("x", x, BF16)],
+              [("y", bf16(x / np.sqrt(ms + 1e-6)) * w, BF16)],
+              [("w", w, BF16)])
+
+
 def main(out):
     rng = np.random.default_rng(11)
 
@@ -89,30 +126,10 @@ def main(out):
               [("s", s, BF16), ("y", y, BF16)],
               [("g", g, BF16), ("beta", beta, BF16)])
 
-    x = np.float32(3 * rng.standard_normal((24, 512)) + 1).astype(np.float64)
-    g = np.float32(1 + 0.1 * rng.standard_normal(512)).astype(np.float64)
-    beta = np.float32(0.1 * rng.standard_normal(512)).astype(np.float64)
-    y, mean, inv = layer_norm(x, g, beta)
-    save_case(out, "ln_stats_f32",
-              [helper.make_node("LayerNormalization", ["x", "g", "beta"],
-                                ["y", "mean", "inv"], name="ln", axis=-1,
-                                epsilon=1e-5)],
-              [("x", x, F32), ("g", g, F32), ("beta", beta, F32)],
-              [("y", y, F32), ("mean", mean, F32), ("inv", inv, F32)])
+    ln_stats_case(out, "ln_stats_f32", rng, 24, 512, weights_as_inputs=True)
 
-    x = np.float32(4 * rng.standard_normal((18, 512))).astype(np.float64)
-    e = np.exp(x - x.max(axis=-1, keepdims=True))
-    save_case(out, "softmax_f32",
-              [helper.make_node("Softmax", ["x"], ["y"], name="softmax",
-                                axis=-1)],
-              [("x", x, F32)], [("y", e / e.sum(axis=-1, keepdims=True), F32)])
-
-    x = bf16(rng.standard_normal((14, 768)))
-    w = bf16(1 + 0.1 * rng.standard_normal(768))
-    ms = (x * x).mean(axis=-1, keepdims=True)
-    save_case(out, "rmsnorm_bf16", rms_nodes(), [("x", x, BF16)],
-              [("y", bf16(x / np.sqrt(ms + 1e-6)) * w, BF16)],
-              [("w", w, BF16)])
+    softmax_case(out, "softmax_f32", rng, 18, 512)
+    rmsnorm_case(out, "rmsnorm_bf16", rng, 14, 768)
 
     x = bf16(rng.standard_normal((13, 768)))
     g = bf16(1 + 0.1 * rng.standard_normal(768))
@@ -147,31 +164,11 @@ def main(out):
               [("positions", positions, I64), ("g", g, BF16),
                ("beta", beta, BF16)])
 
-    x = np.float32(3 * rng.standard_normal((6, 4096)) + 1).astype(np.float64)
-    g = np.float32(1 + 0.1 * rng.standard_normal(4096)).astype(np.float64)
-    beta = np.float32(0.1 * rng.standard_normal(4096)).astype(np.float64)
-    y, mean, inv = layer_norm(x, g, beta)
-    save_case(out, "ln_stats_wide_f32",
-              [helper.make_node("LayerNormalization", ["x", "g", "beta"],
-                                ["y", "mean", "inv"], name="ln", axis=-1,
-                                epsilon=1e-5)],
-              [("x", x, F32)],
-              [("y", y, F32), ("mean", mean, F32), ("inv", inv, F32)],
-              [("g", g, F32), ("beta", beta, F32)])
+    ln_stats_case(out, "ln_stats_wide_f32", rng, 6, 4096,
+                  weights_as_inputs=False)
 
-    x = np.float32(4 * rng.standard_normal((3, 32768))).astype(np.float64)
-    e = np.exp(x - x.max(axis=-1, keepdims=True))
-    save_case(out, "softmax_wide_f32",
-              [helper.make_node("Softmax", ["x"], ["y"], name="softmax",
-                                axis=-1)],
-              [("x", x, F32)], [("y", e / e.sum(axis=-1, keepdims=True), F32)])
-
-    x = bf16(rng.standard_normal((5, 4096)))
-    w = bf16(1 + 0.1 * rng.standard_normal(4096))
-    ms = (x * x).mean(axis=-1, keepdims=True)
-    save_case(out, "rmsnorm_wide_bf16", rms_nodes(), [("x", x, BF16)],
-              [("y", bf16(x / np.sqrt(ms + 1e-6)) * w, BF16)],
-              [("w", w, BF16)])
+    softmax_case(out, "softmax_wide_f32", rng, 3, 32768)
+    rmsnorm_case(out, "rmsnorm_wide_bf16", rng, 5, 4096)
 
 
 if __name__ == "__main__":
