@@ -110,6 +110,15 @@ def text_table(res):
             pct = f"{copy['ms'] / s_ms * 100:.0f}%" if s_ms else ""
             lines.append(f"{w['name']:<24} {'copy of as many bytes':<29} {copy['ms']:>10.3f} "
                          f"{copy['tbps']:>9.2f} TB/s {pct:>6}")
+    variants = variants_rows(res)
+    if variants:
+        lines.append("")
+        lines.append("module variants (--strata-variants): the median of each variant's rounds' "
+                     "medians; first/this > 1: faster than the first variant")
+        widths = [max(len(r[i]) for r in variants + [VARIANTS_HEAD]) for i in range(9)]
+        for r in [VARIANTS_HEAD] + variants:
+            lines.append("  ".join(c.ljust(n) if i < 2 or i == 8 else c.rjust(n)
+                                   for i, (c, n) in enumerate(zip(r, widths))).rstrip())
     lines.append("")
     lines.append("rate: fewest bytes (one read per input, one write per output) or nominal FLOPs "
                  "over the median time; %ceil against the ceilings measured in this run: "
@@ -118,6 +127,30 @@ def text_table(res):
                  "bytes: torch's copy of the workload's byte count, its %ceil strata's rate "
                  "against that copy's. peer/strata > 1: strata faster.")
     return "\n".join(lines)
+
+
+def variants_rows(res):
+    """One row per module variant of each workload run with --strata-variants: the median of
+    its rounds' medians, the lowest p10, its rate against the ceilings, the first variant's
+    median over its own (above 1: faster than the first), and its checks."""
+    ceilings = res.get("ceilings", {})
+    rows = []
+    for w in res.get("workloads", []):
+        for label, s in w.get("variants_summary", {}).items():
+            if "median_ms" not in s:
+                rows.append((w["name"], label, str(s.get("timed", 0)), "", "", "", "", "",
+                             "; ".join(map(str, s.get("errors", [])))[:80]))
+                continue
+            rs, frac = rate(w, s["median_ms"], ceilings)
+            rows.append((w["name"], label, f"{s['timed']}", f"{s['median_ms']:.4f}",
+                         f"{s['p10_ms']:.4f}", rs, f"{frac * 100:.1f}%" if frac is not None
+                         else "", f"{s['speedup_vs_first']:.3f}x",
+                         "ok" if s["checks_pass"] else "FAILED"))
+    return rows
+
+
+VARIANTS_HEAD = ("workload", "variant", "rounds", "median ms", "lowest p10", "rate", "%ceil",
+                 "first/this", "checks")
 
 
 def _group_table(res, ws, markdown=True):
@@ -176,6 +209,16 @@ def markdown(res):
         lines.append(f"{title}:")
         lines.append("")
         lines += _group_table(res, ws)
+        lines.append("")
+    variants = variants_rows(res)
+    if variants:
+        lines.append("Module variants (`--strata-variants`, interleaved within each round): the "
+                     "median of each variant's rounds' medians; first/this > 1: faster than the "
+                     "first variant:")
+        lines.append("")
+        lines.append("| " + " | ".join(VARIANTS_HEAD) + " |")
+        lines.append("| --- | --- | " + " | ".join(["---:"] * 6) + " | --- |")
+        lines += ["| " + " | ".join(r) + " |" for r in variants]
         lines.append("")
     checks = []
     for w in res.get("workloads", []):
