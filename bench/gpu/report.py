@@ -195,6 +195,8 @@ def markdown(res):
     m = res.get("method", {})
     lines.append(f"- times: median ms over {m.get('torch', '?')}; JAX: {m.get('jax', '?')}; "
                  f"strata: {m.get('strata', '?')}")
+    if m.get("rounds"):
+        lines.append(f"- rounds: {m['rounds']}")
     lines.append("- cells: median ms (rate, % of the ceiling); rate = fewest bytes (one read per "
                  "input, one write per output) or nominal FLOPs over the median; every result "
                  "was checked against a higher-precision reference before timing "

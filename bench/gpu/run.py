@@ -16,6 +16,10 @@ calls, see time_jax). Ceilings (device copy bandwidth, bf16 matmul rate) are mea
 Prints one table and writes every number to a JSON file as it goes, so that a run cut short
 still leaves its results. Without strata modules the strata column says why, never a number.
 
+`--rounds N` (N > 1) builds and checks every peer once, then times every engine, strata
+included, once a round for N rounds, the order turned by one each round; each engine's time is
+the median of its rounds' medians (bench_rounds).
+
 `--strata-variants A B ...` compares module variants of strata (directories of
 <workload>.strata, e.g. compiled with and without a change) in one process: the inputs, the
 reference, the ceilings and the peers once, then each variant's strata run in turn, `--rounds`
@@ -191,7 +195,7 @@ def reference(w, inputs):
 # ---------------------------------------------------------------------------
 
 
-def torch_peer(name, w):
+def torch_peer(name, w, reset=True):
     if name in ("eager", "sdpa"):
         return w.torch_fn
     if name in ("compile", "autotune", "autotune_graphs"):
@@ -200,7 +204,8 @@ def torch_peer(name, w):
         mode = {"compile": None, "autotune": "max-autotune-no-cudagraphs",
                 "autotune_graphs": "max-autotune"}[name]
         import torch._dynamo as dynamo
-        dynamo.reset()
+        if reset:
+            dynamo.reset()
         return torch.compile(w.torch_fn, mode=mode, dynamic=False)
     if name in ("sdpa_flash", "sdpa_cudnn"):
         from torch.nn.attention import SDPBackend, sdpa_kernel
@@ -261,6 +266,16 @@ def from_jax(x, dev):
 
 
 def run_peer(name, w, inputs, ref, dev, o, budget):
+    res, timer = prepare_peer(name, w, inputs, ref, dev, o)
+    res["time"] = timer()
+    return res
+
+
+def prepare_peer(name, w, inputs, ref, dev, o, reset=True):
+    """A peer built, called once and checked against the reference: its result so far and a
+    function that times it (each call a new measurement of the same compiled function).
+    reset=False keeps dynamo's caches (bench_rounds: the peers compiled before stay
+    compiled)."""
     res = {}
     if name == "jax":
         jax = jax_module(dev)
@@ -288,11 +303,13 @@ def run_peer(name, w, inputs, ref, dev, o, budget):
         res["check"] = compare(y.transpose(1, 2) if bshd else y, ref, w.tol)
         del y
         del out
-        res["time"] = time_jax(fn, args, o)
-        res["time"]["method"] = "wall clock, back-to-back calls"
-        del args
-        return res
-    fn = torch_peer(name, w)
+
+        def time_it():
+            t = time_jax(fn, args, o)
+            t["method"] = "wall clock, back-to-back calls"
+            return t
+        return res, time_it
+    fn = torch_peer(name, w, reset)
     with torch.no_grad():
         t0 = time.time()
         out = fn(*inputs)
@@ -300,8 +317,11 @@ def run_peer(name, w, inputs, ref, dev, o, budget):
         res["first_call_s"] = time.time() - t0
         res["check"] = compare(out, ref, w.tol)
         del out
-        res["time"] = time_torch(fn, inputs, dev, o)
-    return res
+
+    def time_it():
+        with torch.no_grad():
+            return time_torch(fn, inputs, dev, o)
+    return res, time_it
 
 
 # ---------------------------------------------------------------------------
@@ -492,6 +512,80 @@ def same_size_copy(nbytes, dev, o):
     return {"bytes": 8 * n, "ms": ms, "tbps": 8 * n / (ms * 1e-3) / 1e12}
 
 
+def combine_rounds(times):
+    """One engine's time over interleaved rounds: the median of the rounds' medians (the
+    number the table shows), the mean of their means, the lowest minimum and p10, the highest
+    p90, and each round's median."""
+    out = dict(times[0])
+    meds = [t["median_ms"] for t in times]
+    out["median_ms"] = statistics.median(meds)
+    out["min_ms"] = min(t.get("min_ms", t["median_ms"]) for t in times)
+    if all("mean_ms" in t for t in times):
+        out["mean_ms"] = statistics.fmean(t["mean_ms"] for t in times)
+    if all("p10_ms" in t for t in times):
+        out["p10_ms"] = min(t["p10_ms"] for t in times)
+    if all("p90_ms" in t for t in times):
+        out["p90_ms"] = max(t["p90_ms"] for t in times)
+    out["runs"] = sum(t.get("runs", 0) for t in times)
+    out["rounds_median_ms"] = meds
+    return out
+
+
+def bench_rounds(w, peers, entry, dev, o, budget, res, inputs, ref, dims):
+    """--rounds N without variants: every peer is built and checked once, then each round
+    times every engine once, strata included, the order turned by one each round, so that
+    no engine always runs first or last on a card whose clocks fall under load."""
+    timers = {}
+    # dynamo's caches are cleared before the workload's first compiled peer only: a reset
+    # before each would make the peers compiled before it compile again in the rounds.
+    reset = True
+    for p in peers:
+        if not budget.allows(cost(w, p)):
+            entry["peers"][p] = {"skipped": "time budget"}
+            log(budget, f"{w.name} {p}: skipped (time budget)")
+            continue
+        try:
+            entry["peers"][p], timers[p] = prepare_peer(p, w, inputs, ref, dev, o, reset)
+            reset = reset and p not in ("compile", "autotune", "autotune_graphs")
+        except Exception as e:
+            entry["peers"][p] = {"error": short_error(e)}
+            if o.verbose:
+                traceback.print_exc()
+    engines = list(timers) + (["strata"] if o.strata_modules else [])
+    times = {e: [] for e in engines}
+    strata_runs = []
+    for r in range(o.rounds):
+        k = r % len(engines) if engines else 0
+        for e in engines[k:] + engines[:k]:
+            try:
+                if e == "strata":
+                    v = run_strata(w, inputs, ref, dev, o, dims)
+                    strata_runs.append(v)
+                    if v.get("time"):
+                        times[e].append(v["time"])
+                else:
+                    times[e].append(timers[e]())
+            except Exception as ex:
+                log(budget, f"{w.name} {e} round {r + 1}: {short_error(ex)}")
+    for p in timers:
+        if times[p]:
+            entry["peers"][p]["time"] = combine_rounds(times[p])
+        else:
+            entry["peers"][p]["error"] = "no round was timed"
+        _log_result(budget, w, p, entry["peers"][p], res["ceilings"], entry)
+    if "strata" in engines:
+        st = dict(strata_runs[0]) if strata_runs else {"error": "not run"}
+        if times["strata"]:
+            st["time"] = combine_rounds(times["strata"])
+            st["checks_pass_all_rounds"] = all(v.get("check", {}).get("pass")
+                                               for v in strata_runs if v.get("time"))
+        entry["strata"] = st
+    else:
+        entry["strata"] = run_strata(w, inputs, ref, dev, o, dims)
+    _log_result(budget, w, "strata", entry["strata"], res["ceilings"], entry)
+    save(res, o.json)
+
+
 def bench_workload(w, peers, entry, dev, o, budget, res, with_strata):
     dims = w.trace_dims() if o.small else w.dims
     if not w.flops:
@@ -499,6 +593,12 @@ def bench_workload(w, peers, entry, dev, o, budget, res, with_strata):
     inputs = w.make_inputs(dev, seed=o.seed, dims=dims)
     ref, hi = reference(w, inputs)
     entry["reference"] = str(hi).replace("torch.", "")
+    if with_strata and o.rounds > 1 and not o.strata_variants:
+        bench_rounds(w, peers, entry, dev, o, budget, res, inputs, ref, dims)
+        del inputs, ref
+        if dev.type == "cuda":
+            torch.cuda.empty_cache()
+        return
     for p in peers:
         if not budget.allows(cost(w, p)):
             entry["peers"][p] = {"skipped": "time budget"}
@@ -625,8 +725,9 @@ def main():
     ap.add_argument("--strata-variants", nargs="+", metavar="DIR",
                     help="compare these directories of <workload>.strata, interleaved "
                          "(replaces --strata-modules; see the docstring)")
-    ap.add_argument("--rounds", type=int, default=3,
-                    help="with --strata-variants: runs of each variant, interleaved")
+    ap.add_argument("--rounds", type=int, default=None,
+                    help="interleaved rounds: of each module variant with --strata-variants "
+                         "(default 3), else of every engine, peers and strata (default 1)")
     ap.add_argument("--strata-timeout", type=float, default=300)
     ap.add_argument("--strata-times", metavar="DIR",
                     help="write each strata replay's time to DIR/<workload>.times")
@@ -649,9 +750,11 @@ def main():
     ap.add_argument("-v", "--verbose", action="store_true")
     o = ap.parse_args()
 
+    if o.rounds is None:
+        o.rounds = 3 if o.strata_variants else 1
+    if o.rounds < 1:
+        sys.exit("--rounds must be at least 1")
     if o.strata_variants:
-        if o.rounds < 1:
-            sys.exit("--rounds must be at least 1")
         for d in o.strata_variants:
             if not os.path.isdir(d):
                 sys.exit(f"--strata-variants: {d!r} is not a directory")
@@ -676,6 +779,14 @@ def main():
                                 "Session's CUDA graph of all its steps, kernels and cuBLASLt "
                                 "calls (cudaTimeRuns; device only)"},
            "notes": [], "workloads": []}
+    if o.rounds > 1:
+        res["method"]["rounds"] = (
+            f"{o.rounds} interleaved rounds: " + (
+                "each module variant's strata run in turn per round; each variant's time is "
+                "the median of its rounds' medians" if o.strata_variants else
+                "each peer built and checked once, then every engine (peers and strata) timed "
+                "once a round, the order turned by one each round; each engine's time is the "
+                "median of its rounds' medians (optional peers: one round)"))
     log(budget, "env: " + json.dumps(res["env"]))
     res["ceilings"] = measure_ceilings(dev, o, o.small)
     log(budget, f"ceilings: copy {res['ceilings']['copy_tbps']:.2f} TB/s, "
