@@ -144,7 +144,8 @@ def variants_rows(res):
             rs, frac = rate(w, s["median_ms"], ceilings)
             rows.append((w["name"], label, f"{s['timed']}", f"{s['median_ms']:.4f}",
                          f"{s['p10_ms']:.4f}", rs, f"{frac * 100:.1f}%" if frac is not None
-                         else "", f"{s['speedup_vs_first']:.3f}x",
+                         else "", f"{s['speedup_vs_first']:.3f}x" if "speedup_vs_first" in s
+                         else "",
                          "ok" if s["checks_pass"] else "FAILED"))
     return rows
 

@@ -644,10 +644,11 @@ def variant_labels(dirs):
 def summarize_variants(runs, labels):
     """Per variant: the median of its rounds' medians, the lowest p10, the ratio of the first
     variant's median to its own (above 1: faster than the first), every check passed, and the
-    mean of each step's per-step means over the rounds (aligned with step_names)."""
+    mean of each step's per-step means over the rounds (aligned with step_names). Without a
+    time for the first variant there is no ratio."""
     out = {}
     first = None
-    for label in labels:
+    for i, label in enumerate(labels):
         timed = [r for r in runs.get(label, []) if r.get("time")]
         s = {"rounds": len(runs.get(label, [])), "timed": len(timed)}
         if timed:
@@ -660,9 +661,10 @@ def summarize_variants(runs, labels):
                 s["step_names"] = steps[0]["step_names"]
                 s["per_step_mean_ms"] = [statistics.fmean(col) for col in
                                          zip(*(p["per_step_mean_ms"] for p in steps))]
-            if first is None:
+            if i == 0:
                 first = s["median_ms"]
-            s["speedup_vs_first"] = first / s["median_ms"]
+            if first is not None:
+                s["speedup_vs_first"] = first / s["median_ms"]
         errors = list(dict.fromkeys(r.get("error") or r.get("status")
                                     for r in runs.get(label, []) if not r.get("time")))
         if errors:
@@ -689,12 +691,14 @@ def run_variants(w, inputs, ref, dev, o, dims, entry, budget, res):
     entry["variants_summary"] = summarize_variants(runs, labels)
     for label, s in entry["variants_summary"].items():
         if "median_ms" in s:
+            ratio = (f"x{s['speedup_vs_first']:.3f} against {labels[0]}"
+                     if "speedup_vs_first" in s else f"{labels[0]} has no time")
             log(budget, f"{w.name} strata[{label}]: median of {s['timed']} medians "
-                f"{s['median_ms']:.4f} ms, lowest p10 {s['p10_ms']:.4f}, "
-                f"x{s['speedup_vs_first']:.3f} against {labels[0]}, checks "
+                f"{s['median_ms']:.4f} ms, lowest p10 {s['p10_ms']:.4f}, {ratio}, checks "
                 + ("ok" if s["checks_pass"] else "FAILED"))
         else:
-            log(budget, f"{w.name} strata[{label}]: no time ({'; '.join(map(str, s.get('errors', [])))})")
+            why = "; ".join(map(str, s.get("errors", [])))
+            log(budget, f"{w.name} strata[{label}]: no time ({why})")
     save(res, o.json)
 
 
