@@ -531,6 +531,20 @@ def combine_rounds(times):
     return out
 
 
+def guarded_peer(w, p, budget, o, fn):
+    """fn()'s result for peer p, unless the time budget leaves no room for its compilation
+    ({"skipped": ...}, logged) or it raises ({"error": ...})."""
+    if not budget.allows(cost(w, p)):
+        log(budget, f"{w.name} {p}: skipped (time budget)")
+        return {"skipped": "time budget"}
+    try:
+        return fn()
+    except Exception as e:
+        if o.verbose:
+            traceback.print_exc()
+        return {"error": short_error(e)}
+
+
 def bench_rounds(w, peers, entry, dev, o, budget, res, inputs, ref, dims):
     """--rounds N without variants: every peer is built and checked once, then each round
     times every engine once, strata included, the order turned by one each round, so that
@@ -540,17 +554,14 @@ def bench_rounds(w, peers, entry, dev, o, budget, res, inputs, ref, dims):
     # before each would make the peers compiled before it compile again in the rounds.
     reset = True
     for p in peers:
-        if not budget.allows(cost(w, p)):
-            entry["peers"][p] = {"skipped": "time budget"}
-            log(budget, f"{w.name} {p}: skipped (time budget)")
-            continue
-        try:
-            entry["peers"][p], timers[p] = prepare_peer(p, w, inputs, ref, dev, o, reset)
+        def build():
+            nonlocal reset
+            r, timers[p] = prepare_peer(p, w, inputs, ref, dev, o, reset)
             reset = reset and p not in ("compile", "autotune", "autotune_graphs")
-        except Exception as e:
-            entry["peers"][p] = {"error": short_error(e)}
-            if o.verbose:
-                traceback.print_exc()
+            return r
+        entry["peers"][p] = guarded_peer(w, p, budget, o, build)
+        if "error" in entry["peers"][p]:
+            _log_result(budget, w, p, entry["peers"][p], res["ceilings"], entry)
     engines = list(timers) + (["strata"] if o.strata_modules else [])
     times = {e: [] for e in engines}
     strata_runs = []
@@ -600,17 +611,11 @@ def bench_workload(w, peers, entry, dev, o, budget, res, with_strata):
             torch.cuda.empty_cache()
         return
     for p in peers:
-        if not budget.allows(cost(w, p)):
-            entry["peers"][p] = {"skipped": "time budget"}
-            log(budget, f"{w.name} {p}: skipped (time budget)")
-            continue
-        try:
-            r = run_peer(p, w, inputs, ref, dev, o, budget)
-        except Exception as e:
-            r = {"error": short_error(e)}
-            if o.verbose:
-                traceback.print_exc()
+        r = guarded_peer(w, p, budget, o,
+                         lambda: run_peer(p, w, inputs, ref, dev, o, budget))
         entry["peers"][p] = r
+        if "skipped" in r:
+            continue
         _log_result(budget, w, p, r, res["ceilings"], entry)
         save(res, o.json)
         if dev.type == "cuda":
