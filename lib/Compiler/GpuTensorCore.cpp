@@ -79,20 +79,31 @@ Value TensorCoreEmitter::swizzled(Value row, Value chunk, int64_t tileRows,
 void TensorCoreEmitter::loadTile(Value tid, int64_t threads, Value src,
                                  Value tile, int64_t count,
                                  int64_t chunksPerRow, int64_t rowBytes) {
-  int64_t perThread = count * chunksPerRow / threads;
+  int64_t chunks = count * chunksPerRow;
   int64_t rowShift = llvm::Log2_64(chunksPerRow);
-  for (int64_t i = 0; i < perThread; ++i) {
-    Value index = add(tid, c32(i * threads));
-    Value row = shr(index, rowShift);
-    Value chunk = band(index, chunksPerRow - 1);
-    Value from =
-        at(src,
-           arith::AddIOp::create(
-               b, loc, arith::MulIOp::create(b, loc, wide(row), c64(rowBytes)),
-               wide(shl(chunk, 4))));
-    Value to = at(tile, swizzled(row, chunk, count, chunksPerRow));
-    NVVM::CpAsyncOp::create(b, loc, to, from, 16,
-                            NVVM::LoadCacheModifierKind::CG, Value());
+  for (int64_t first = 0; first < chunks; first += threads) {
+    Value index = add(tid, c32(first));
+    auto copy = [&] {
+      Value row = shr(index, rowShift);
+      Value chunk = band(index, chunksPerRow - 1);
+      Value from =
+          at(src, arith::AddIOp::create(
+                      b, loc,
+                      arith::MulIOp::create(b, loc, wide(row), c64(rowBytes)),
+                      wide(shl(chunk, 4))));
+      Value to = at(tile, swizzled(row, chunk, count, chunksPerRow));
+      NVVM::CpAsyncOp::create(b, loc, to, from, 16,
+                              NVVM::LoadCacheModifierKind::CG, Value());
+    };
+    // The last round of a tile whose chunks are no multiple of the threads
+    // (12 warps' 384 threads over 64 rows of 8 chunks) takes only some.
+    if (first + threads <= chunks)
+      copy();
+    else
+      ifThen(b, loc,
+             arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, index,
+                                   c32(chunks)),
+             copy);
   }
 }
 

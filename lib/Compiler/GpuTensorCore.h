@@ -115,7 +115,8 @@ protected:
   /// Issues the cp.async copies of a [count, chunksPerRow * 8] tile of
   /// 16-bit elements whose first row is at global `src`, rows `rowBytes`
   /// apart, into the swizzled shared tile at `tile`; `threads` threads
-  /// (thread index `tid`) share the copies evenly.
+  /// (thread index `tid`) share the copies, the first ones taking one more
+  /// where the chunks are no multiple of `threads`.
   void loadTile(mlir::Value tid, int64_t threads, mlir::Value src,
                 mlir::Value tile, int64_t count, int64_t chunksPerRow,
                 int64_t rowBytes);
