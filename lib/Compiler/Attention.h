@@ -98,9 +98,13 @@ constexpr int64_t kAttentionBlockRows = 64;
 ///   portable PTX of such a module (mma.sync) launches the same block;
 ///   without wgmma the 64-row blocks below were 24-27% faster (H200,
 ///   bench/RESULTS.md, 2026-12-01 10:29);
-/// - head dimension 64 and sequences longer than 1024: 128 (4 warps of 32
-///   rows, or two m64 tiles of a warpgroup), so that each K and V tile read
-///   from shared memory feeds twice the rows;
+/// - head dimension 64 with wgmma and sequences longer than 1024: 192, three
+///   consumer warpgroups and a producer warpgroup (FA3's block at D = 64).
+///   A sequence need not be whole 192-row blocks: the last block of a head
+///   leaves the consumers past its end idle (seq_q stays a multiple of 64);
+/// - head dimension 64 and sequences longer than 1024 without wgmma: 128 (4
+///   warps of 32 rows), so that each K and V tile read from shared memory
+///   feeds twice the rows;
 /// - else 64. Measured on the H200 (bench/RESULTS.md, 2026-11-30): 128 rows
 ///   were 2-4% faster at 4096 keys at head dimension 64, and 64 rows made
 ///   GPT-2 small's attention (1024 keys, causal) 12% faster, twice the
@@ -110,15 +114,23 @@ constexpr int64_t kAttentionBlockRows = 64;
 inline int64_t attentionQueryRows(int64_t headDim, int64_t seqQ, bool wgmma) {
   if (headDim == 128)
     return wgmma && seqQ % 128 == 0 ? 128 : 64;
+  if (headDim == 64 && wgmma && seqQ > 1024 && seqQ % 64 == 0)
+    return 192;
   return headDim <= 64 && seqQ % 128 == 0 && seqQ > 1024 ? 128 : 64;
 }
 
+/// The thread blocks of one (batch, head): the last may end past the
+/// sequence (192-row blocks).
+inline int64_t attentionBlocksPerSequence(int64_t seqQ, int64_t queryRows) {
+  return (seqQ + queryRows - 1) / queryRows;
+}
+
 /// The keys a step of the kernel takes where the target has wgmma: 128 in
-/// the warp-specialized form (head dimension 128 and 128-row blocks:
-/// attentionQueryRows) where the keys are whole 128-key tiles, else 64
-/// (kAttentionBlockRows, also the portable PTX's steps in every module).
-/// Twice the keys a step halves the steps' fixed work: the barrier waits,
-/// each row's max and sum across a quad of lanes, O's correction. On the
+/// the warp-specialized forms (head dimension 128 and 128-row blocks, or 64
+/// and 192-row blocks: attentionQueryRows) where the keys are whole 128-key
+/// tiles, else 64 (kAttentionBlockRows, also the portable PTX's steps in every
+/// module). Twice the keys a step halves the steps' fixed work: the barrier
+/// waits, each row's max and sum across a quad of lanes, O's correction. On the
 /// H200 (bench/RESULTS.md, 2026-12-01 12:52) d128 s4k went 4.37 -> 3.60 ms,
 /// causal 2.25 -> 2.08, s16k causal 4.00 -> 3.60. S's 64 x 128 scores take
 /// 64 registers a consumer thread more, which the producer warpgroup gives
@@ -128,9 +140,9 @@ inline int64_t attentionQueryRows(int64_t headDim, int64_t seqQ, bool wgmma) {
 /// blocks per SM instead of 5.
 inline int64_t attentionStepKeys(int64_t headDim, int64_t queryRows,
                                  int64_t seqK) {
-  return headDim == 128 && queryRows == 128 && seqK % 128 == 0
-             ? 128
-             : kAttentionBlockRows;
+  bool warpSpecialized = (headDim == 128 && queryRows == 128) ||
+                         (headDim == 64 && queryRows == 192);
+  return warpSpecialized && seqK % 128 == 0 ? 128 : kAttentionBlockRows;
 }
 
 } // namespace strata

@@ -25,13 +25,14 @@
 //   With wgmma at head dimension 128 the steps are software-pipelined
 //   (pipelinedSteps): step j issues tile j + 1's S with tile j's P V and
 //   computes tile j + 1's softmax while P V runs, from three stages of K
-//   and V. At head dimension 128 with 128-row blocks the kernel is
-//   warp-specialized (warpSpecialized): two consumer warpgroups of 64 rows
-//   and a producer warpgroup, which on sm_90a loads Q, K and V by TMA into
-//   rings of stages guarded by mbarriers, read by both consumers, and gives
-//   its registers to them; there a step takes 128 keys (stepKeys), O's
-//   rescale runs under the next S, and a row's max moves only when it grows
-//   by more than 2^8 (staleMax in run), so most steps skip the rescale.
+//   and V. At head dimension 128 with 128-row blocks, and at 64 with
+//   192-row blocks, the kernel is warp-specialized (warpSpecialized): two
+//   or three consumer warpgroups of 64 rows and a producer warpgroup, which
+//   on sm_90a loads Q, K and V by TMA into rings of stages guarded by
+//   mbarriers, read by every consumer, and gives its registers to them;
+//   there a step takes 128 keys (stepKeys), O's rescale runs under the
+//   next S, and a row's max moves only when it grows by more than 2^8
+//   (staleMax in run), so most steps skip the rescale.
 //
 // The products, by GPU:
 //   - sm_90a (wgmma): the 4 warps are one warpgroup. S is wgmma m64n64k16
@@ -99,24 +100,37 @@ constexpr const char *kSharedName = "__strata_attention_shared";
 /// that PTX took 8.3 ms at d128 s4k against the 64-row form's 6.7
 /// (bench/RESULTS.md, 2026-12-01 10:29), which is why targets without
 /// wgmma keep 64-row blocks.
+///
+/// At head dimension 64 the block is FA3's: three consumer warpgroups (192
+/// query rows) and the producer, so that an SM keeps 12 consumer warps, as
+/// the one-warpgroup blocks before it did (3 blocks of 4; the two-consumer
+/// form's 8 were much slower there: 2026-12-01 10:19). On the H200 d64 s4k
+/// went 2.446 -> 2.160 ms, causal 1.343 -> 1.298 (bench/RESULTS.md,
+/// 2026-12-01 19:36). A sequence need not be whole blocks: a consumer
+/// whose 64 rows lie past its head's end only releases the stages it would
+/// have read, and writes nothing.
 bool warpSpecialized(int64_t dim, int64_t rows) {
-  return dim == 128 && rows == 128;
+  return (dim == 128 && rows == 128) || (dim == 64 && rows == 192);
 }
 
-/// The compute warps of a block, and its threads (with the producer
-/// warpgroup).
+/// The compute warps of a block (a warp per 16 rows in the warp-specialized
+/// form, else 4), and its threads (with the producer warpgroup).
 int64_t computeWarps(int64_t dim, int64_t rows) {
-  return warpSpecialized(dim, rows) ? 8 : 4;
+  return warpSpecialized(dim, rows) ? rows / 16 : 4;
 }
 int64_t blockThreads(int64_t dim, int64_t rows) {
   return 32 * computeWarps(dim, rows) + (warpSpecialized(dim, rows) ? 128 : 0);
 }
 
 /// The registers a thread of the warp-specialized form keeps on sm_90a
-/// once the warpgroups have traded them (setmaxnreg): 2 consumer warps and
-/// a producer warp per scheduler, 2 x 232 + 40 of the 512 a lane's quarter
-/// of the register file holds (65536 / 4 / 32).
-constexpr int32_t kConsumerRegisters = 232, kProducerRegisters = 40;
+/// once the warpgroups have traded them (setmaxnreg), of the 512 a lane's
+/// quarter of the register file holds (65536 / 4 / 32): with 2 consumer
+/// warps and a producer warp per scheduler, 2 x 232 + 40; with 3 consumer
+/// warps (192 rows), FA3's 3 x 160 + 32, the whole quarter (S of 64 x 128
+/// keys is 64 a thread at either head dimension, O 32 at D = 64 against
+/// 64; ptxas spills 8 bytes of a consumer's at 160).
+int32_t consumerRegisters(int64_t rows) { return rows == 192 ? 160 : 232; }
+int32_t producerRegisters(int64_t rows) { return rows == 192 ? 32 : 40; }
 
 /// The keys of a step (attentionStepKeys, where the kernel has wgmma; the
 /// mma.sync form's steps are 64 keys).
@@ -126,15 +140,17 @@ int64_t stepKeys(int64_t dim, int64_t rows, int64_t seqK, bool wgmma) {
 }
 
 /// Whether the key steps are software-pipelined (FlashEmitter::run): with
-/// wgmma at head dimension 128. On the H200 (bench/RESULTS.md, 2026-12-01
-/// 03:14), in blocks of one warpgroup, that made the kernel 0.4-1.6% faster
-/// at D = 128 (s4k 4.150 -> 4.124 ms, causal 2.263 -> 2.227, s16k 8.108 ->
-/// 8.076, causal 4.111 -> 4.077), and slower at D = 64, where 56 KiB of
-/// shared memory and 114 registers leave 4 blocks per SM instead of 5
-/// (BERT's attention, 512 keys, 0.078 -> 0.089 ms; GPT-2's, 1024 keys
-/// causal, 0.050 -> 0.052): there the other blocks already hide each one's
+/// wgmma at head dimension 128, and in the warp-specialized form. On the H200
+/// (bench/RESULTS.md, 2026-12-01 03:14), in blocks of one warpgroup, that made
+/// the kernel 0.4-1.6% faster at D = 128 (s4k 4.150 -> 4.124 ms, causal 2.263
+/// -> 2.227, s16k 8.108 -> 8.076, causal 4.111 -> 4.077), and slower at D = 64,
+/// where 56 KiB of shared memory and 114 registers leave 4 blocks per SM
+/// instead of 5 (BERT's attention, 512 keys, 0.078 -> 0.089 ms; GPT-2's, 1024
+/// keys causal, 0.050 -> 0.052): there the other blocks already hide each one's
 /// waits.
-bool pipelinedSteps(int64_t dim, bool wgmma) { return wgmma && dim == 128; }
+bool pipelinedSteps(int64_t dim, int64_t rows, bool wgmma) {
+  return wgmma && (dim == 128 || warpSpecialized(dim, rows));
+}
 
 /// The keys each of the warp-specialized form's rings holds on sm_90a (K
 /// and V have a ring each, so that a step holds the next tile's K and
@@ -149,7 +165,7 @@ constexpr int64_t kRingKeys = 256;
 int64_t keyStages(int64_t dim, int64_t rows, int64_t keys, bool wgmma) {
   if (warpSpecialized(dim, rows))
     return wgmma ? kRingKeys / keys : 2;
-  return pipelinedSteps(dim, wgmma) ? 3 : 2;
+  return pipelinedSteps(dim, rows, wgmma) ? 3 : 2;
 }
 
 /// The mbarriers of the warp-specialized form on sm_90a: Q's, then a full
@@ -220,7 +236,6 @@ public:
     // its own 64 rows and Q tile.
     tileRows = specialized && wgmma ? 64 : rows;
     mTiles = tileRows / (16 * (specialized && wgmma ? 4 : warps));
-    minBlocks = wgmma && dim <= 64 && rows == 128 ? 3 : 0;
   }
 
   LogicalResult run();
@@ -276,8 +291,6 @@ private:
   int64_t warps = 4, threads = 128, tileRows = 64;
   /// The keys of a step (stepKeys).
   int64_t keys = 64;
-  /// The blocks per SM that ptxas must leave registers for (0: its choice).
-  int64_t minBlocks = 0;
   /// Q's batch dimensions, and where Q, K, V and O are (Attention.h's
   /// AttentionOperand; `arg` is the buffer's parameter, -1 for O: the last).
   SmallVector<int64_t> batchDims;
@@ -342,14 +355,6 @@ LogicalResult FlashEmitter::run() {
   SmallVector<Value> pointers = resetBody(threads);
   Value outPointer =
       specialized ? pointers[pointers.size() - 2] : pointers.back();
-  // wgmma, 128 rows at head dimension 64: shared memory (49 KiB a block)
-  // leaves room for 4 blocks per SM, and ptxas would take 172 registers a
-  // thread, which fits 2. Asking for 3 caps it at 168, for 16-20 bytes of
-  // spills: on the H200, d64 s4k 2.587 -> 2.473 ms, causal 1.461 -> 1.365
-  // (bench/RESULTS.md, 2026-11-30 13:16). (mma.sync's form of the kernel,
-  // 32 rows per warp, takes 253 registers and would spill 292 bytes.)
-  if (minBlocks)
-    body->setAttr("nvvm.minctasm", b.getI32IntegerAttr(minBlocks));
   sharedBase = sharedMemory(kSharedName, wgmma);
 
   tid = threadIndex();
@@ -370,7 +375,10 @@ LogicalResult FlashEmitter::run() {
   // of many heads, not long ones of the last heads. A group of one head
   // (long sequences, and no mask, where every block does the same work)
   // keeps each head's blocks together.
-  int64_t blocksPerSeq = seqQ / rows;
+  int64_t blocksPerSeq = strata::attentionBlocksPerSequence(seqQ, rows);
+  // Whether a head's last block ends past its sequence (192-row blocks;
+  // sequences are whole 64-row parts, a consumer warpgroup's or 4 warps').
+  bool partial = seqQ % rows != 0;
   int64_t heads = causalOffset ? causalHeadGroup() : 1;
   Value groupIndex =
       arith::DivUIOp::create(b, loc, bid, c32(heads * blocksPerSeq));
@@ -414,7 +422,7 @@ LogicalResult FlashEmitter::run() {
 
   // Shared memory: Q's tile (with TMA, a tile of 64 rows per consumer),
   // then the stages of K, then those of V, then the mbarriers.
-  bool pipelined = pipelinedSteps(dim, wgmma);
+  bool pipelined = pipelinedSteps(dim, rows, wgmma);
   int64_t stages = keyStages(dim, rows, keys, wgmma);
   int64_t qBytes = rows * dim * 2, tileBytes = keys * dim * 2;
   auto kTile = [&](Value stage) {
@@ -431,16 +439,30 @@ LogicalResult FlashEmitter::run() {
   };
 
   // The key steps this block needs: all, or up to the causal diagonal. In
-  // the warp-specialized form both consumers take them all (the producer
-  // loads each tile once for both): consumer 0's last step, past its rows'
-  // diagonal, is masked whole, while consumer 1 takes the step the block
-  // waits for anyway.
+  // the warp-specialized form every consumer takes them all (the producer
+  // loads each tile once for all): a consumer's steps past its own rows'
+  // diagonal are masked whole, while the last consumer takes the steps the
+  // block waits for anyway.
   int64_t steps = seqK / keys;
   Value stepCount = c32(steps);
   if (causalOffset) {
     Value last = arith::DivUIOp::create(
         b, loc, add(q0, c32(rows - 1 + *causalOffset)), c32(keys));
     stepCount = arith::MinUIOp::create(b, loc, add(last, c32(1)), stepCount);
+  }
+  // A consumer's own steps (192-row blocks on sm_90a, causal): up to its
+  // own rows' diagonal. The steps after, masked whole for it, it releases
+  // without reading (release). On the H200 (bench/RESULTS.md, 2026-12-01
+  // 19:58) d64 s4k causal went 1.309 -> 1.244 ms. In 128-row blocks of
+  // 128-key steps, whose consumers' last steps are the block's (but for
+  // offsets), the same code made d128 s4k and s16k causal 1% slower.
+  bool ownSteps = causalOffset && specialized && wgmma && rows == 192;
+  Value consumerSteps = stepCount;
+  if (ownSteps) {
+    Value last = arith::DivUIOp::create(
+        b, loc, add(myQ0, c32(63 + *causalOffset)), c32(keys));
+    consumerSteps =
+        arith::MinUIOp::create(b, loc, add(last, c32(1)), stepCount);
   }
 
   // The stage that holds key tile `tile`.
@@ -487,6 +509,20 @@ LogicalResult FlashEmitter::run() {
   auto phaseOf = [&](Value tile) {
     return band(arith::DivUIOp::create(b, loc, tile, c32(stages)), 1);
   };
+  // A consumer's release of the stages of tiles [from, stepCount) without
+  // reading them, each once it is full, so that every phase of the empty
+  // barriers completes for the producer.
+  auto release = [&](Value from) {
+    forLoop(b, loc, from, stepCount, 1, {},
+            [&](Value t, ValueRange) -> SmallVector<Value> {
+              Value s = stageOf(t);
+              mbarrierWait(kFull(s), phaseOf(t));
+              mbarrierArrive(kEmpty(s));
+              mbarrierWait(vFull(s), phaseOf(t));
+              mbarrierArrive(vEmpty(s));
+              return {};
+            });
+  };
   scf::IfOp roles;
   if (tma) {
     barriers = sharedAddress(at(sharedBase, c32(barrierOffset)));
@@ -519,7 +555,7 @@ LogicalResult FlashEmitter::run() {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&roles.getThenRegion().front());
       // The producer warpgroup's registers go to the consumers.
-      NVVM::SetMaxRegisterOp::create(b, loc, kProducerRegisters,
+      NVVM::SetMaxRegisterOp::create(b, loc, producerRegisters(rows),
                                      NVVM::SetMaxRegisterAction::decrease);
       // Each of Q, K and V through its tensor map (128 bytes each, in
       // global memory), the buffer seen as rows of row_stride elements:
@@ -587,9 +623,24 @@ LogicalResult FlashEmitter::run() {
              });
     }
     b.setInsertionPointToStart(&roles.getElseRegion().front());
-    if (tma)
-      NVVM::SetMaxRegisterOp::create(b, loc, kConsumerRegisters,
+    if (tma) {
+      NVVM::SetMaxRegisterOp::create(b, loc, consumerRegisters(rows),
                                      NVVM::SetMaxRegisterAction::increase);
+      // A consumer whose rows all lie past the sequence's end (the last
+      // block of a head, 192-row blocks) computes nothing: it only
+      // releases each stage it would have read, once the stage is full,
+      // so that every phase of the empty barriers still completes.
+      if (partial) {
+        auto idle = scf::IfOp::create(
+            b, loc,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, myQ0,
+                                  c32(seqQ)),
+            /*withElse=*/true);
+        b.setInsertionPointToStart(idle.thenBlock());
+        release(c32(0));
+        b.setInsertionPointToStart(idle.elseBlock());
+      }
+    }
   }
 
   // Prologue: Q, then the first K and V tiles, as two commit groups (when
@@ -599,7 +650,20 @@ LogicalResult FlashEmitter::run() {
     mbarrierWait(qFull, c32(0));
     mbarrierWait(kFull(c32(0)), c32(0));
   } else {
-    loadTile(qSrc, sharedBase, rows, qView.rowStride);
+    // Q's rows up to the sequence's end: in 64-row parts where the block
+    // may end past it (the rows past it are never written out).
+    if (partial)
+      for (int64_t c = 0; c < rows / 64; ++c)
+        ifThen(b, loc,
+               arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                     add(q0, c32(64 * c)), c32(seqQ)),
+               [&] {
+                 loadTile(at(qSrc, c64(64 * c * qView.rowStride * 2)),
+                          at(sharedBase, c32(64 * c * dim * 2)), 64,
+                          qView.rowStride);
+               });
+    else
+      loadTile(qSrc, sharedBase, rows, qView.rowStride);
     NVVM::CpAsyncCommitGroupOp::create(b, loc);
     loadTile(kSrc, kTile(c32(0)), keys, kView.rowStride);
     loadTile(vSrc, vTile(c32(0)), keys, vView.rowStride);
@@ -1052,7 +1116,7 @@ LogicalResult FlashEmitter::run() {
       mbarrierArrive(kEmpty(c32(0)));
     tile0.p = softmax(c32(0), std::move(s0), tile0.m, tile0.l, corrections);
     tile0.c = corrections;
-    Value last = arith::SubIOp::create(b, loc, stepCount, c32(1));
+    Value last = arith::SubIOp::create(b, loc, consumerSteps, c32(1));
     ValueRange done =
         forLoop(b, loc, c32(0), last, 1, packState(tile0),
                 [&](Value step, ValueRange state) -> SmallVector<Value> {
@@ -1117,12 +1181,29 @@ LogicalResult FlashEmitter::run() {
     if (tma)
       mbarrierWait(vFull(stageOf(last)), phaseOf(last));
     attend(end.o, end.p, stageOf(last), /*wait=*/true);
+    // The steps this consumer leaves to the others (consumerSteps).
+    if (ownSteps) {
+      mbarrierArrive(vEmpty(stageOf(last)));
+      release(add(last, c32(1)));
+    }
     end.p.clear();
     end.c.clear();
     results = packState(end);
   }
   if (!tma)
     NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
+  // O / l, written where the warp's rows lie inside the sequence (all of
+  // them or none: 64-row parts).
+  std::optional<OpBuilder::InsertionGuard> storeGuard;
+  if (partial) {
+    auto inside = scf::IfOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                              add(myQ0, warpRow(0)), c32(seqQ)),
+        /*withElse=*/false);
+    storeGuard.emplace(b);
+    b.setInsertionPointToStart(inside.thenBlock());
+  }
   for (int64_t mt = 0; mt < mTiles; ++mt)
     for (int64_t h = 0; h < 2; ++h) {
       Value l = results[oCount + 2 * mTiles + 2 * mt + h];
@@ -1146,6 +1227,7 @@ LogicalResult FlashEmitter::run() {
         LLVM::StoreOp::create(b, loc, pack(lo, hi), at(oDst, offset), 4);
       }
     }
+  storeGuard.reset();
   if (roles)
     b.setInsertionPointAfter(roles);
   func::ReturnOp::create(b, loc);
@@ -1177,14 +1259,15 @@ LogicalResult FlashEmitter::run() {
       "Q K^T and only when a row's max grows by more than 2^8) (";
   std::string form;
   if (tma)
-    form = "two consumer warpgroups of 64 rows and a producer warpgroup, " +
-           std::to_string(kConsumerRegisters) + " and " +
-           std::to_string(kProducerRegisters) +
+    form = std::string(rows == 192 ? "three" : "two") +
+           " consumer warpgroups of 64 rows and a producer warpgroup, " +
+           std::to_string(consumerRegisters(rows)) + " and " +
+           std::to_string(producerRegisters(rows)) +
            " registers a thread (setmaxnreg)), keys in steps of " +
            std::to_string(keys) + " loaded by the producer with TMA into " +
-           std::to_string(stages) +
-           " stages of K and of V that both consumers read (mbarriers), " +
-           pipelinedNote;
+           std::to_string(stages) + " stages of K and of V that " +
+           (rows == 192 ? "every consumer reads" : "both consumers read") +
+           " (mbarriers), " + pipelinedNote;
   else
     form = (wgmma ? std::string("one warpgroup")
                   : std::to_string(16 * mTiles) + " rows per warp") +
@@ -1199,11 +1282,7 @@ LogicalResult FlashEmitter::run() {
           "flash attention: one block of " + std::to_string(threads / 32) +
           " warps per " + std::to_string(rows) + " query rows (" +
           std::to_string(blocks) + " blocks, " + form + std::to_string(shared) +
-          " bytes of dynamic shared memory" +
-          (minBlocks ? "; registers for " + std::to_string(minBlocks) +
-                           " blocks per SM"
-                     : std::string()) +
-          "); Q K^T and P V on tensor cores "
+          " bytes of dynamic shared memory); Q K^T and P V on tensor cores "
           "(" +
           (wgmma ? "wgmma m64n" + std::to_string(keys) + "k16 and m64n" +
                        std::to_string(dim) +
@@ -1235,11 +1314,12 @@ LogicalResult strata::emitFlashAttention(func::FuncOp decl, func::FuncOp body,
   int64_t seqQ = cast<IntegerAttr>(params.get("seq_q")).getInt();
   int64_t seqK = cast<IntegerAttr>(params.get("seq_k")).getInt();
   int64_t rows = queryRows(params, wgmma);
-  if ((rows != 64 && rows != 128) || seqQ % rows)
+  bool threeConsumers = rows == 192 && dim == 64 && seqQ % 64 == 0;
+  if (!threeConsumers && ((rows != 64 && rows != 128) || seqQ % rows))
     return decl.emitError("the attention kernel ")
            << decl.getSymName() << " asks for blocks of " << rows
-           << " query rows; the kernel takes 64 or 128 that divide its "
-           << seqQ;
+           << " query rows; the kernel takes 64 or 128 that divide its " << seqQ
+           << ", or 192 at head dimension 64";
   int64_t shared =
       sharedBytes(dim, rows, stepKeys(dim, rows, seqK, wgmma), wgmma);
   if (shared > std::max<int64_t>(dynamicSharedLimit, 48 * 1024))

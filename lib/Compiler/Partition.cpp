@@ -674,7 +674,9 @@ static LogicalResult outline(ModuleOp module, func::FuncOp entry,
     int64_t rows = a.queryRows;
     tile.set("rows", IntegerAttr::get(i64, a.batch * a.seqQ));
     tile.set("rows_per_block", IntegerAttr::get(i64, rows));
-    tile.set("blocks", IntegerAttr::get(i64, a.batch * (a.seqQ / rows)));
+    tile.set("blocks",
+             IntegerAttr::get(
+                 i64, a.batch * attentionBlocksPerSequence(a.seqQ, rows)));
     tile.set(
         "source",
         StringAttr::get(

@@ -22,9 +22,16 @@ bf16_d64           the torch export: MatMul(q, Transpose(k)) -> Cast f32 ->
 bf16_d64_causal    the same with the causal mask torch writes:
                    Where(Trilu(ConstantOfShape(true [S, T]), k=1, upper),
                    -inf, x): key j is masked when j - i >= 1
-bf16_d64_long      S=T=1152: past 1024 rows the kernel's blocks take 128
-                   query rows at D=64 (64 otherwise), 9 of them per head
+bf16_d64_long      S=T=1152: past 1024 rows the kernel's blocks take 192
+                   query rows at D=64 with wgmma, 128 without (64
+                   otherwise), 6 or 9 of them per head
 bf16_d64_long_causal the same, causal
+bf16_d64_s1280     S=T=1280: with wgmma (sm_90a) a block takes 192 query rows
+                   at D=64 (three consumer warpgroups), 7 per head, the last
+                   ending 64 rows past the sequence (a consumer idle)
+bf16_d64_s1216_causal S=T=1216, causal: the last block's 192 rows end 128 past
+                   the sequence (two consumers idle); 64-key steps (1216 is
+                   no multiple of 128)
 bf16_d128          D=128, S=T=192 (three 64-row tiles), scale 1/sqrt(128)
 bf16_d128_causal   the same, causal
 f16_d64_causal     bf16_d64_causal in f16 (Cast to f32 and back to f16)
@@ -149,6 +156,9 @@ def cases(small):
              mask=causal),
         Case("bf16_d64_long", BF16, b + [1152, 64], b + [1152, 64]),
         Case("bf16_d64_long_causal", BF16, b + [1152, 64], b + [1152, 64],
+             mask=causal),
+        Case("bf16_d64_s1280", BF16, b + [1280, 64], b + [1280, 64]),
+        Case("bf16_d64_s1216_causal", BF16, b + [1216, 64], b + [1216, 64],
              mask=causal),
         Case("bf16_d128", BF16, b + [192, 128], b + [192, 128],
              scale=("Mul", r)),
