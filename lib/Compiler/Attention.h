@@ -119,6 +119,14 @@ inline int64_t attentionQueryRows(int64_t headDim, int64_t seqQ, bool wgmma) {
   return headDim <= 64 && seqQ % 128 == 0 && seqQ > 1024 ? 128 : 64;
 }
 
+/// Whether the kernel's block is warp-specialized on sm_90a (a TMA producer
+/// warpgroup and consumer warpgroups of 64 rows, GpuAttention.cpp): two
+/// consumers at head dimension 128 (128-row blocks), three at 64 (192).
+inline bool attentionWarpSpecialized(int64_t headDim, int64_t queryRows) {
+  return (headDim == 128 && queryRows == 128) ||
+         (headDim == 64 && queryRows == 192);
+}
+
 /// The thread blocks of one (batch, head): the last may end past the
 /// sequence (192-row blocks).
 inline int64_t attentionBlocksPerSequence(int64_t seqQ, int64_t queryRows) {
@@ -140,9 +148,9 @@ inline int64_t attentionBlocksPerSequence(int64_t seqQ, int64_t queryRows) {
 /// blocks per SM instead of 5.
 inline int64_t attentionStepKeys(int64_t headDim, int64_t queryRows,
                                  int64_t seqK) {
-  bool warpSpecialized = (headDim == 128 && queryRows == 128) ||
-                         (headDim == 64 && queryRows == 192);
-  return warpSpecialized && seqK % 128 == 0 ? 128 : kAttentionBlockRows;
+  return attentionWarpSpecialized(headDim, queryRows) && seqK % 128 == 0
+             ? 128
+             : kAttentionBlockRows;
 }
 
 } // namespace strata

@@ -110,7 +110,7 @@ constexpr const char *kSharedName = "__strata_attention_shared";
 /// whose 64 rows lie past its head's end only releases the stages it would
 /// have read, and writes nothing.
 bool warpSpecialized(int64_t dim, int64_t rows) {
-  return (dim == 128 && rows == 128) || (dim == 64 && rows == 192);
+  return strata::attentionWarpSpecialized(dim, rows);
 }
 
 /// The compute warps of a block (a warp per 16 rows in the warp-specialized
@@ -445,11 +445,15 @@ LogicalResult FlashEmitter::run() {
   // block waits for anyway.
   int64_t steps = seqK / keys;
   Value stepCount = c32(steps);
-  if (causalOffset) {
+  // The steps up to the causal diagonal of rows [first, first + count),
+  // at most `bound`.
+  auto diagonalSteps = [&](Value first, int64_t count, Value bound) {
     Value last = arith::DivUIOp::create(
-        b, loc, add(q0, c32(rows - 1 + *causalOffset)), c32(keys));
-    stepCount = arith::MinUIOp::create(b, loc, add(last, c32(1)), stepCount);
-  }
+        b, loc, add(first, c32(count - 1 + *causalOffset)), c32(keys));
+    return arith::MinUIOp::create(b, loc, add(last, c32(1)), bound).getResult();
+  };
+  if (causalOffset)
+    stepCount = diagonalSteps(q0, rows, stepCount);
   // A consumer's own steps (192-row blocks on sm_90a, causal): up to its
   // own rows' diagonal. The steps after, masked whole for it, it releases
   // without reading (release). On the H200 (bench/RESULTS.md, 2026-12-01
@@ -457,13 +461,8 @@ LogicalResult FlashEmitter::run() {
   // 128-key steps, whose consumers' last steps are the block's (but for
   // offsets), the same code made d128 s4k and s16k causal 1% slower.
   bool ownSteps = causalOffset && specialized && wgmma && rows == 192;
-  Value consumerSteps = stepCount;
-  if (ownSteps) {
-    Value last = arith::DivUIOp::create(
-        b, loc, add(myQ0, c32(63 + *causalOffset)), c32(keys));
-    consumerSteps =
-        arith::MinUIOp::create(b, loc, add(last, c32(1)), stepCount);
-  }
+  Value consumerSteps =
+      ownSteps ? diagonalSteps(myQ0, 64, stepCount) : stepCount;
 
   // The stage that holds key tile `tile`.
   auto stageOf = [&](Value tile) {
@@ -1314,7 +1313,8 @@ LogicalResult strata::emitFlashAttention(func::FuncOp decl, func::FuncOp body,
   int64_t seqQ = cast<IntegerAttr>(params.get("seq_q")).getInt();
   int64_t seqK = cast<IntegerAttr>(params.get("seq_k")).getInt();
   int64_t rows = queryRows(params, wgmma);
-  bool threeConsumers = rows == 192 && dim == 64 && seqQ % 64 == 0;
+  bool threeConsumers =
+      warpSpecialized(dim, rows) && rows == 192 && seqQ % 64 == 0;
   if (!threeConsumers && ((rows != 64 && rows != 128) || seqQ % rows))
     return decl.emitError("the attention kernel ")
            << decl.getSymName() << " asks for blocks of " << rows
