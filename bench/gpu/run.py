@@ -398,7 +398,8 @@ def run_strata(w, inputs, ref, dev, o, dims, modules=None):
         res["check"] = compare(out, ref, w.tol)
         del out
         for k in ("time", "method", "session_replay", "session_replay_error", "profile",
-                  "device", "loaded_image", "programmatic_launches", "library_calls",
+                  "device", "loaded_image", "programmatic_launches", "own_ptx_launches",
+                  "library_calls",
                   "session_run", "steps"):
             if k in r:
                 res[k] = r[k]

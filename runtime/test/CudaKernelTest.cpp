@@ -125,10 +125,12 @@ std::vector<float> biasValues() {
 
 /// z = x + y (strata_cuda_add, 1-D grid), then w = 2.5 z + bias
 /// (strata_cuda_scale_bias, 2-D grid, a constant bias) over f32[48, 512].
-/// `second` replaces the second step's kernel name.
+/// `second` replaces the second step's kernel name; `addAttributes` go to
+/// the first step.
 ModuleBuilder
 addScaleBuilder(Image image,
-                const std::string &second = "strata_cuda_scale_bias") {
+                const std::string &second = "strata_cuda_scale_bias",
+                const std::vector<Attribute> &addAttributes = {}) {
   ModuleBuilder b;
   b.setTarget("cuda");
   uint32_t x = b.addInput("x", DType::F32, {kRows, kCols});
@@ -137,8 +139,11 @@ addScaleBuilder(Image image,
       Tensor::fromValues<float>(DType::F32, {kCols}, biasValues()));
   uint32_t z = b.addArenaBuffer(DType::F32, {kRows, kCols});
   uint32_t w = b.addArenaBuffer(DType::F32, {kRows, kCols});
-  b.addStep(gpuStep("strata_cuda_add", {x, y}, {z}, {kRows * kCols / 256, 1, 1},
-                    {256, 1, 1}, "Add_0"));
+  Step add = gpuStep("strata_cuda_add", {x, y}, {z},
+                     {kRows * kCols / 256, 1, 1}, {256, 1, 1}, "Add_0");
+  add.attributes.insert(add.attributes.end(), addAttributes.begin(),
+                        addAttributes.end());
+  b.addStep(std::move(add));
   b.addStep(gpuStep(second, {z, bias}, {w}, {kCols / 128, kRows, 1},
                     {128, 1, 1}, "Mul_0"));
   b.addOutput("z", z);
@@ -268,6 +273,40 @@ TEST(CudaKernel, CubinForAnotherGpuFallsBackToPtx) {
                      "'; JIT-compiling its PTX (its cubin is for sm_80)\n");
   std::mt19937 rng(3);
   runAndCheck(*session, rng);
+}
+
+// A step whose portable PTX has its own kernel and launch (the ptx_*
+// attributes, docs/runtime.md): the PTX's kernel strata_cuda_add_pairs takes
+// two elements a thread, half strata_cuda_add's grid. The session takes it
+// where it loads the PTX, and the step's own where it loads the cubin.
+TEST(CudaKernel, PtxTakesItsOwnLaunch) {
+  REQUIRE_GPU();
+  for (Image image : {Image::Cubin, Image::PtxOnly, Image::WrongCubinAndPtx}) {
+    ModuleBuilder b =
+        addScaleBuilder(image, "strata_cuda_scale_bias",
+                        {{"ptx_kernel", {}, {}, "strata_cuda_add_pairs"},
+                         {"ptx_grid", {kRows * kCols / 2 / 128, 1, 1}, {}, ""},
+                         {"ptx_block", {128, 1, 1}, {}, ""},
+                         {"ptx_shared_bytes", {0}, {}, ""}});
+    std::string name = freshName("own-launch");
+    testing::internal::CaptureStderr();
+    std::unique_ptr<Session> session;
+    try {
+      session =
+          std::make_unique<Session>(Module::loadFromMemory(b.finish(), name));
+    } catch (...) {
+      testing::internal::GetCapturedStderr();
+      throw;
+    }
+    testing::internal::GetCapturedStderr();
+    std::mt19937 rng(4);
+    runAndCheck(*session, rng);
+    runAndCheck(*session, rng);
+    CudaSessionInfo info = cudaSessionInfo(*session);
+    bool ptx = image != Image::Cubin;
+    EXPECT_EQ(info.loadedImage, ptx ? "ptx" : "cubin");
+    EXPECT_EQ(info.ownPtxLaunches, ptx ? 1u : 0u) << info.loadedImage;
+  }
 }
 
 TEST(CudaKernel, CubinForAnotherGpuWithoutPtxIsAnError) {

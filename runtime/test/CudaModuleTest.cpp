@@ -243,19 +243,46 @@ TEST_F(CudaPlan, LaunchAttributesAreChecked) {
        "attribute 'grid_dependency' must be the integer 1"},
       {{"grid_dependency", {}, {}, "yes"},
        "attribute 'grid_dependency' must be the integer 1"},
+      {{"ptx_grid", {4, 1}, {}, ""},
+       "attribute 'ptx_grid' must be three integers"},
+      {{"ptx_block", {0, 1, 1}, {}, ""},
+       "attribute 'ptx_block' must be three integers"},
+      {{"ptx_shared_bytes", {-1}, {}, ""},
+       "attribute 'ptx_shared_bytes' must be one integer >= 0"},
+      {{"ptx_kernel", {1}, {}, ""},
+       "attribute 'ptx_kernel' must be a kernel's name"},
   };
   for (const auto &[attr, expected] : cases)
     EXPECT_THAT(
         kernelStepError(DType::F32, 4,
                         [&](Step &step) {
-                          if (attr.key == "shared_bytes" ||
-                              attr.key == "grid_dependency")
-                            step.attributes.push_back(attr);
-                          else
+                          if (attr.key == "grid" || attr.key == "block")
                             step.attributes[attr.key == "grid" ? 0 : 1] = attr;
+                          else
+                            step.attributes.push_back(attr);
                         }),
         HasSubstr(expected))
         << attr.key;
+}
+
+// The portable PTX's own launch (docs/runtime.md): all four attributes or
+// none, so that a step never launches the PTX's kernel in the cubin's grid.
+TEST_F(CudaPlan, PtxLaunchesAreWhole) {
+  std::vector<Attribute> all = {{"ptx_kernel", {}, {}, "k_ptx"},
+                                {"ptx_grid", {2, 1, 1}, {}, ""},
+                                {"ptx_block", {32, 1, 1}, {}, ""},
+                                {"ptx_shared_bytes", {0}, {}, ""}};
+  for (size_t left = 0; left < all.size(); ++left)
+    EXPECT_THAT(kernelStepError(DType::F32, 4,
+                                [&](Step &step) {
+                                  for (size_t i = 0; i < all.size(); ++i)
+                                    if (i != left)
+                                      step.attributes.push_back(all[i]);
+                                }),
+                HasSubstr("the portable PTX's own launch needs all four of "
+                          "the attributes 'ptx_kernel', 'ptx_grid', "
+                          "'ptx_block' and 'ptx_shared_bytes'"))
+        << "without " << all[left].key;
 }
 
 // TMA tensor maps (docs/runtime.md, "Tensor maps"): 7 integers a map,

@@ -217,6 +217,7 @@ int runCommand(const Options &o) {
        << ", \"arch\": " << jsonString(info.deviceArch)
        << ", \"loaded_image\": " << jsonString(info.loadedImage)
        << ", \"programmatic_launches\": " << info.programmaticLaunches
+       << ", \"own_ptx_launches\": " << info.ownPtxLaunches
        << ", \"library_calls\": [";
     for (size_t i = 0; i < info.libraryCalls.size(); ++i)
       js << (i ? ", " : "") << jsonString(info.libraryCalls[i]);

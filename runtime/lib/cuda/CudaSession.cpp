@@ -148,6 +148,12 @@ struct LaunchShape {
   unsigned persistent = 0;
   /// Passed, encoded, after the outputs: one device pointer to them.
   std::vector<TensorMapSpec> tensorMaps;
+  /// The portable PTX's own kernel and launch, where they differ from the
+  /// cubin's (the step's ptx_* attributes; docs/runtime.md): taken when the
+  /// session loads the PTX. Empty `ptxKernel`: the step's.
+  std::string ptxKernel;
+  unsigned ptxGrid[3] = {0, 0, 0}, ptxBlock[3] = {0, 0, 0};
+  unsigned ptxSharedBytes = 0;
 };
 
 class CudaSession final : public detail::CudaExecutor {
@@ -194,6 +200,9 @@ private:
   CUdeviceptr arena_ = 0, constants_ = 0, inputs_ = 0;
   /// The steps' TMA tensor maps (allocate()), or 0.
   CUdeviceptr tensorMaps_ = 0;
+  /// STRATA_CUDA_PERSISTENT_BLOCKS: at most this many blocks of a
+  /// persistent kernel (0: as many as the SMs hold).
+  unsigned persistentBlocks_ = 0;
   uint64_t inputBytes_ = 0;
   /// Page-locked staging for inputs and outputs, or nullptr.
   uint8_t *staging_ = nullptr;
@@ -351,6 +360,7 @@ void CudaSession::checkPlan() {
     }
     hasKernels = true;
     LaunchShape &shape = shapes_[i];
+    // Whether the step has `key` (three integers >= 1, into `out`).
     auto dims = [&](const char *key, unsigned *out) {
       for (const Attribute &a : step.attributes) {
         if (a.key != key)
@@ -364,19 +374,30 @@ void CudaSession::checkPlan() {
         if (!valid)
           failPlan(who + ": attribute '" + key +
                    "' must be three integers >= 1 (x, y, z)");
-        return;
+        return true;
       }
-      failPlan(who + " is a GPU kernel without the launch attribute '" + key +
-               "' (three integers: x, y, z)");
+      return false;
     };
-    dims("grid", shape.grid);
-    dims("block", shape.block);
+    for (const char *key : {"grid", "block"})
+      if (!dims(key, std::string(key) == "grid" ? shape.grid : shape.block))
+        failPlan(who + " is a GPU kernel without the launch attribute '" + key +
+                 "' (three integers: x, y, z)");
+    bool ptxGrid = dims("ptx_grid", shape.ptxGrid);
+    bool ptxBlock = dims("ptx_block", shape.ptxBlock);
+    bool ptxShared = false;
     for (const Attribute &a : step.attributes) {
       bool oneInteger = a.ints.size() == 1 && a.floats.empty() && a.str.empty();
-      if (a.key == "shared_bytes") {
+      if (a.key == "shared_bytes" || a.key == "ptx_shared_bytes") {
         if (!oneInteger || a.ints[0] < 0 || a.ints[0] > UINT_MAX)
-          failPlan(who + ": attribute 'shared_bytes' must be one integer >= 0");
-        shape.sharedBytes = static_cast<unsigned>(a.ints[0]);
+          failPlan(who + ": attribute '" + a.key +
+                   "' must be one integer >= 0");
+        (a.key == "shared_bytes" ? shape.sharedBytes : shape.ptxSharedBytes) =
+            static_cast<unsigned>(a.ints[0]);
+        ptxShared |= a.key == "ptx_shared_bytes";
+      } else if (a.key == "ptx_kernel") {
+        if (a.str.empty() || !a.ints.empty() || !a.floats.empty())
+          failPlan(who + ": attribute 'ptx_kernel' must be a kernel's name");
+        shape.ptxKernel = a.str;
       } else if (a.key == "grid_dependency") {
         if (!oneInteger || a.ints[0] != 1)
           failPlan(who + ": attribute 'grid_dependency' must be the integer "
@@ -391,6 +412,12 @@ void CudaSession::checkPlan() {
         shape.tensorMaps = checkTensorMaps(m, step, who, a);
       }
     }
+    bool ptxKernel = !shape.ptxKernel.empty();
+    if ((ptxKernel || ptxGrid || ptxBlock || ptxShared) &&
+        !(ptxKernel && ptxGrid && ptxBlock && ptxShared))
+      failPlan(who + ": the portable PTX's own launch needs all four of the "
+                     "attributes 'ptx_kernel', 'ptx_grid', 'ptx_block' and "
+                     "'ptx_shared_bytes'");
   }
   if (hasKernels && !m.gpuCubin() && !m.gpuPtx())
     failPlan("has generated-kernel steps but no GPU code (the module has "
@@ -422,6 +449,15 @@ void CudaSession::initialize() {
   info_.deviceArch = "sm_" + std::to_string(major) + std::to_string(minor);
   // Programmatic dependent launch: Hopper on, with cuLaunchKernelEx (CUDA
   // 12 drivers); STRATA_CUDA_PDL=0 turns it off, to measure what it gives.
+  if (const char *blocks = std::getenv("STRATA_CUDA_PERSISTENT_BLOCKS")) {
+    char *end = nullptr;
+    unsigned long n = std::strtoul(blocks, &end, 10);
+    if (!*blocks || *end || n < 1 || n > UINT_MAX)
+      failPlan("STRATA_CUDA_PERSISTENT_BLOCKS must be a number of blocks "
+               ">= 1, not '" +
+               std::string(blocks) + "'");
+    persistentBlocks_ = static_cast<unsigned>(n);
+  }
   const char *pdl = std::getenv("STRATA_CUDA_PDL");
   gridDependency_ =
       major >= 9 && d.cuLaunchKernelEx && !(pdl && std::string(pdl) == "0");
@@ -540,24 +576,31 @@ void CudaSession::resolveKernels() {
     std::string who = stepWhere(i);
     Launch &l = launches_[i];
     const LaunchShape &shape = shapes_[i];
-    auto found = functions.find(step.name);
+    // The PTX's own kernel and launch where the step gives them (the
+    // portable PTX's variant of a kernel whose cubin form needs wgmma).
+    bool ownPtx = info_.loadedImage == "ptx" && !shape.ptxKernel.empty();
+    const std::string &kernel = ownPtx ? shape.ptxKernel : step.name;
+    auto found = functions.find(kernel);
     if (found == functions.end()) {
       CUfunction fn = nullptr;
-      CUresult r = d.cuModuleGetFunction(&fn, image_, step.name.c_str());
+      CUresult r = d.cuModuleGetFunction(&fn, image_, kernel.c_str());
       if (r == CUDA_ERROR_NOT_FOUND)
         throw Error(who +
                     " is a generated kernel, but the module's GPU code "
                     "(its " +
-                    std::string(image) + ") has no kernel '" + step.name +
+                    std::string(image) + ") has no kernel '" + kernel +
                     "' (cuModuleGetFunction failed with " + errorText(d, r) +
                     ")");
       check(d, r, "cuModuleGetFunction", who);
-      found = functions.emplace(step.name, fn).first;
+      found = functions.emplace(kernel, fn).first;
     }
     l.function = found->second;
-    std::copy(shape.grid, shape.grid + 3, l.grid);
-    std::copy(shape.block, shape.block + 3, l.block);
-    l.sharedBytes = shape.sharedBytes;
+    std::copy(ownPtx ? shape.ptxGrid : shape.grid,
+              (ownPtx ? shape.ptxGrid : shape.grid) + 3, l.grid);
+    std::copy(ownPtx ? shape.ptxBlock : shape.block,
+              (ownPtx ? shape.ptxBlock : shape.block) + 3, l.block);
+    l.sharedBytes = ownPtx ? shape.ptxSharedBytes : shape.sharedBytes;
+    info_.ownPtxLaunches += ownPtx;
     l.gridDependency = shape.gridDependency && gridDependency_;
     info_.programmaticLaunches += l.gridDependency;
 
@@ -567,8 +610,12 @@ void CudaSession::resolveKernels() {
                      (shape.tensorMaps.empty() ? 0 : 1);
     if (shape.persistent) {
       // A persistent kernel's blocks each take every grid-th piece of its
-      // work: no more of them than the SMs hold at once.
+      // work: no more of them than the SMs hold at once, or than
+      // STRATA_CUDA_PERSISTENT_BLOCKS says (tests: several pieces a block
+      // on small cases).
       uint64_t most = uint64_t(multiprocessors) * shape.persistent;
+      if (persistentBlocks_ && (!most || most > persistentBlocks_))
+        most = persistentBlocks_;
       if (most && l.grid[0] > most)
         l.grid[0] = static_cast<unsigned>(most);
     }
@@ -592,13 +639,13 @@ void CudaSession::resolveKernels() {
         }
         if (size != sizeof(CUdeviceptr))
           throw Error(who + ": parameter " + std::to_string(count) +
-                      " of kernel '" + step.name + "' takes " +
+                      " of kernel '" + kernel + "' takes " +
                       std::to_string(size) +
                       " bytes; the ABI passes only device pointers (" +
                       std::to_string(sizeof(CUdeviceptr)) + " bytes)");
       }
       if (known && count != numArgs)
-        throw Error(who + ": kernel '" + step.name + "' takes " +
+        throw Error(who + ": kernel '" + kernel + "' takes " +
                     std::to_string(count) +
                     " parameters, but the step passes " +
                     std::to_string(step.inputs.size()) + " inputs and " +
@@ -631,11 +678,11 @@ void CudaSession::resolveKernels() {
       throw Error(who + ": a block of " + std::to_string(l.block[0]) + "x" +
                   std::to_string(l.block[1]) + "x" +
                   std::to_string(l.block[2]) + " = " + std::to_string(threads) +
-                  " threads; kernel '" + step.name + "' allows at most " +
+                  " threads; kernel '" + kernel + "' allows at most " +
                   std::to_string(maxThreads) + " on this GPU");
     int staticShared = funcAttr(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES);
     if (uint64_t(staticShared) + l.sharedBytes > uint64_t(maxShared))
-      throw Error(who + ": kernel '" + step.name + "' needs " +
+      throw Error(who + ": kernel '" + kernel + "' needs " +
                   std::to_string(staticShared) + " bytes of static and " +
                   std::to_string(l.sharedBytes) +
                   " bytes of dynamic shared memory; a block may have at "

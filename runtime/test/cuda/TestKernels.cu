@@ -17,6 +17,18 @@ extern "C" __global__ void strata_cuda_add(const float *x, const float *y,
   z[i] = x[i] + y[i];
 }
 
+/// z = x + y over two elements per thread, i and i + the launch's threads:
+/// the same result as strata_cuda_add from half its threads (the portable
+/// PTX's own launch of a step, CudaKernelTest.cpp). Launched with
+/// strata_cuda_add's grid it would write past z.
+extern "C" __global__ void strata_cuda_add_pairs(const float *x, const float *y,
+                                                 float *z) {
+  unsigned threads = gridDim.x * blockDim.x;
+  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  z[i] = x[i] + y[i];
+  z[i + threads] = x[i + threads] + y[i + threads];
+}
+
 /// w[r][c] = 2.5 * z[r][c] + bias[c] with rows along grid y and columns
 /// along grid x (a 2-D grid; `bias` is a module constant).
 extern "C" __global__ void strata_cuda_scale_bias(const float *z,

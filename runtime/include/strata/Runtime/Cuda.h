@@ -55,6 +55,9 @@ struct CudaSessionInfo {
   /// entry; docs/runtime.md): those whose kernel waits so, on a GPU of
   /// sm_90 or later, unless STRATA_CUDA_PDL=0.
   size_t programmaticLaunches = 0;
+  /// Kernel steps launched as the portable PTX's own kernel, grid and block
+  /// (the step's ptx_* attributes, taken when the PTX was loaded).
+  size_t ownPtxLaunches = 0;
   /// What each library step computes and how, in plan order: "step 88
   /// (MatMul_3): cuBLASLt bf16 8192x768x50257, as 10 products: rows of
   /// 100514 bytes; parts 8192x768x7 (0.019 ms), ..." (a product whose output
