@@ -63,8 +63,9 @@ struct AttentionMatch {
   std::optional<int64_t> causalOffset;
   int64_t batch = 1, seqQ = 0, seqK = 0, headDim = 0;
   /// The query rows a block of the kernel computes (attentionQueryRows, as
-  /// the partitioner chose for the target): both variants of a module's
-  /// GPU code, the cubin's and the portable PTX's, launch the same blocks.
+  /// the partitioner chose for the target). The portable PTX of a module
+  /// for sm_90a takes those for a target without wgmma, and a launch of its
+  /// own (GpuAttention.cpp, queryRows).
   int64_t queryRows = 64;
   /// "bf16" or "f16": the type of Q, K, V and the result.
   std::string type;
@@ -94,10 +95,9 @@ constexpr int64_t kAttentionBlockRows = 64;
 /// Hopper's warpgroup products (`wgmma`: sm_90a) or without:
 /// - head dimension 128 with wgmma, sequences of whole 128-row blocks: 128,
 ///   two consumer warpgroups of 64 rows each sharing the K and V tiles a
-///   producer warpgroup loads (GpuAttention.cpp, "warp-specialized"). The
-///   portable PTX of such a module (mma.sync) launches the same block;
-///   without wgmma the 64-row blocks below were 24-27% faster (H200,
-///   bench/RESULTS.md, 2026-12-01 10:29);
+///   producer warpgroup loads (GpuAttention.cpp, "warp-specialized").
+///   Without wgmma the 64-row blocks below were 24-27% faster than the
+///   same block in mma.sync (H200, bench/RESULTS.md, 2026-12-01 10:29);
 /// - head dimension 64 with wgmma and sequences longer than 1024: 192, three
 ///   consumer warpgroups and a producer warpgroup (FA3's block at D = 64).
 ///   A sequence need not be whole 192-row blocks: the last block of a head

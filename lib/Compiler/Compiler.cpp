@@ -21,28 +21,65 @@
 
 using namespace mlir;
 
-/// The launches the module plans are its main variant's: each kernel of
-/// the portable variant must take the same grid and block and at most the
+/// The portable PTX's variant of a kernel may launch differently from the
+/// cubin's: the attention kernel's blocks without wgmma (GpuAttention.cpp,
+/// queryRows). Such a kernel is renamed in the portable module (`<name>_ptx`)
+/// and its launch recorded on the main module's declaration
+/// (strata.ptx_kernel, strata.ptx_grid, strata.ptx_block,
+/// strata.ptx_shared_bytes), which the module writer makes the step's ptx_*
+/// attributes (docs/runtime.md). The new name makes a runtime that predates
+/// those attributes fail to find the kernel in the PTX, with a message
+/// naming it, rather than launch it in the cubin's grid. What a launch does
+/// not carry must agree: whether the kernel waits for the grids before it,
+/// and whether it walks its work with a stride of its grid (persistent).
+/// Every other kernel takes the same grid and block in both and at most the
 /// same dynamic shared memory (wgmma's kernels only ever ask for more).
-static LogicalResult checkPortableLaunches(ModuleOp module, ModuleOp portable) {
+static LogicalResult recordPortableLaunches(ModuleOp module,
+                                            ModuleOp portable) {
+  ModuleOp kernels = strata::getKernelsModule(portable);
+  Builder b(module.getContext());
   for (auto decl : module.getOps<func::FuncOp>()) {
     auto kind = decl->getAttrOfType<StringAttr>("strata.kind");
     if (!kind || kind.getValue() != "codegen")
       continue;
     auto other = portable.lookupSymbol<func::FuncOp>(decl.getSymName());
-    auto sameArray = [&](StringRef name) {
-      return other && decl->getAttr(name) == other->getAttr(name);
-    };
+    Operation *body =
+        kernels ? kernels.lookupSymbol(decl.getSymName()) : nullptr;
+    if (!other || !body)
+      return decl.emitError("internal error: kernel ")
+             << decl.getSymName() << " is missing from the portable PTX";
     auto bytes = [](func::FuncOp f) {
       auto a = f->getAttrOfType<IntegerAttr>("strata.gpu_shared_bytes");
       return a ? a.getInt() : 0;
     };
-    if (!sameArray("strata.gpu_grid") || !sameArray("strata.gpu_block") ||
-        bytes(other) > bytes(decl))
+    auto same = [&](StringRef name) {
+      return decl->getAttr(name) == other->getAttr(name);
+    };
+    if (same("strata.gpu_grid") && same("strata.gpu_block") &&
+        bytes(other) <= bytes(decl))
+      continue;
+    if (!same("strata.gpu_persistent") ||
+        decl->hasAttr("strata.gpu_waits_for_grids") !=
+            other->hasAttr("strata.gpu_waits_for_grids"))
       return decl.emitError("internal error: kernel ")
              << decl.getSymName()
              << " is launched differently in the portable PTX's variant "
-                "than in the cubin's";
+                "than in the cubin's, and differs in what a launch of its "
+                "own cannot say (persistent blocks, the wait for the grids "
+                "before it)";
+    std::string name = (decl.getSymName() + "_ptx").str();
+    if (portable.lookupSymbol(name) || kernels.lookupSymbol(name))
+      return decl.emitError("internal error: the portable PTX's kernel ")
+             << name << " exists twice";
+    if (failed(SymbolTable::replaceAllSymbolUses(other, b.getStringAttr(name),
+                                                 portable)))
+      return other.emitError("internal error: cannot rename the kernel");
+    SymbolTable::setSymbolName(other, name);
+    SymbolTable::setSymbolName(body, name);
+    decl->setAttr("strata.ptx_kernel", b.getStringAttr(name));
+    decl->setAttr("strata.ptx_grid", other->getAttr("strata.gpu_grid"));
+    decl->setAttr("strata.ptx_block", other->getAttr("strata.gpu_block"));
+    decl->setAttr("strata.ptx_shared_bytes", b.getI64IntegerAttr(bytes(other)));
   }
   return success();
 }
@@ -105,9 +142,9 @@ LogicalResult strata::compileModule(ModuleOp module,
       GpuCode portableCode;
       if (failed(runStages(*portableModule, portableOptions, Stage::Kernel,
                            Stage::Llvm)) ||
+          failed(recordPortableLaunches(module, *portableModule)) ||
           failed(generateGpuCode(*portableModule, portableOptions, portableCode,
-                                 /*ptxOnly=*/true)) ||
-          failed(checkPortableLaunches(module, *portableModule)))
+                                 /*ptxOnly=*/true)))
         return failure();
       gpu.ptx = std::move(portableCode.ptx);
       gpu.ptxArch = portableCode.arch;

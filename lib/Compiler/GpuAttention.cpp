@@ -93,13 +93,13 @@ constexpr const char *kSharedName = "__strata_attention_shared";
 /// each hold a quarter of the register file, and 12 warps put 3 on each,
 /// so a launch of 384 threads gets 168 registers a thread; the consumers
 /// take 232 of them after the producers give theirs back, room for S of
-/// 64 x 128 keys beside O (stepKeys). The mma.sync form of such a module
-/// (its portable PTX) launches the same block, its 8 compute warps 16 rows
-/// each, loading with cp.async; the producer warpgroup idles. ptxas caps
-/// those threads at 168 registers and spills about 70 bytes: on the H200
-/// that PTX took 8.3 ms at d128 s4k against the 64-row form's 6.7
-/// (bench/RESULTS.md, 2026-12-01 10:29), which is why targets without
-/// wgmma keep 64-row blocks.
+/// 64 x 128 keys beside O (stepKeys). Targets without wgmma keep 64-row
+/// blocks, and so does the portable PTX of a module for sm_90a, with a
+/// launch of its own (queryRows): launching the cubin's block, with 8
+/// compute warps of 16 rows each and the producer warpgroup idle, its
+/// threads capped at 168 registers spilled about 70 bytes, and that PTX
+/// took 8.3 ms at d128 s4k against the 64-row form's 6.7 on the H200
+/// (bench/RESULTS.md, 2026-12-01 10:29).
 ///
 /// At head dimension 64 the block is FA3's: three consumer warpgroups (192
 /// query rows) and the producer, so that an SM keeps 12 consumer warps, as
@@ -185,15 +185,32 @@ int64_t sharedBytes(int64_t dim, int64_t rows, int64_t keys, bool wgmma) {
          (wgmma ? strata::kWgmmaAlign : 0);
 }
 
-/// The query rows of a block, as the partitioner chose them for the target
-/// (strata.attention's query_rows: the cubin's and the portable PTX's
-/// variants launch the same blocks); else attentionQueryRows for this one.
-int64_t queryRows(DictionaryAttr params, bool wgmma) {
+/// The query rows of a block as the partitioner chose them for the module's
+/// target (strata.attention's query_rows), or attentionQueryRows for this
+/// one.
+int64_t partitionRows(DictionaryAttr params, bool wgmma) {
   if (auto rows = params.getAs<IntegerAttr>("query_rows"))
     return rows.getInt();
   return strata::attentionQueryRows(
       cast<IntegerAttr>(params.get("head_dim")).getInt(),
       cast<IntegerAttr>(params.get("seq_q")).getInt(), wgmma);
+}
+
+/// The query rows of this kernel's blocks: the partitioner's where the
+/// kernel has wgmma. Without it (sm_80, sm_90, and the portable PTX of a
+/// module for sm_90a) attentionQueryRows's for a target without wgmma: the
+/// portable PTX then has a launch of its own (strata.ptx_* on the kernel's
+/// declaration, the step's ptx_* attributes: Compiler.cpp, docs/runtime.md).
+/// Launching the cubin's 16-warp blocks of 192 rows instead, its 12 compute
+/// warps of 16 rows each, it had been 25-33% slower at D = 64 (d64 s4k
+/// 3.160 -> 4.191 ms on the H200, bench/RESULTS.md 2026-12-01 20:08), and
+/// 24-27% at D = 128.
+int64_t queryRows(DictionaryAttr params, bool wgmma) {
+  if (wgmma)
+    return partitionRows(params, wgmma);
+  return strata::attentionQueryRows(
+      cast<IntegerAttr>(params.get("head_dim")).getInt(),
+      cast<IntegerAttr>(params.get("seq_q")).getInt(), false);
 }
 
 class FlashEmitter : strata::TensorCoreEmitter {
@@ -229,6 +246,7 @@ public:
     }
     rows = queryRows(params, wgmma);
     specialized = warpSpecialized(dim, rows);
+    mapsParameter = warpSpecialized(dim, partitionRows(params, wgmma));
     warps = computeWarps(dim, rows);
     threads = blockThreads(dim, rows);
     keys = stepKeys(dim, rows, seqK, wgmma);
@@ -288,6 +306,10 @@ private:
   /// threads; the rows of a Q tile in shared memory (a consumer
   /// warpgroup's 64 in the warp-specialized form on sm_90a, else `rows`).
   bool specialized = false;
+  /// Whether the kernel takes the tensor maps' parameter after the result:
+  /// the warp-specialized form's, and the portable PTX's variant of it,
+  /// which leaves it unread (the step passes what the cubin's form takes).
+  bool mapsParameter = false;
   int64_t warps = 4, threads = 128, tileRows = 64;
   /// The keys of a step (stepKeys).
   int64_t keys = 64;
@@ -316,9 +338,10 @@ LogicalResult FlashEmitter::run() {
   // The warp-specialized form on sm_90a loads by TMA: one more parameter
   // after the result, the tensor maps of Q, K and V the runtime encodes
   // (docs/runtime.md, "Tensor maps"), each over its buffer's elements
-  // (counted here, before resetBody makes the buffers bytes). The mma.sync
-  // form of the same launch takes the parameter too and leaves it unread:
-  // the runtime passes what the main variant's step says.
+  // (counted here, before resetBody makes the buffers bytes). The portable
+  // PTX's variant takes the parameter too and leaves it unread
+  // (mapsParameter). Without wgmma no block is warp-specialized
+  // (queryRows), so `specialized` is the TMA form.
   bool tma = specialized && wgmma;
   SmallVector<int64_t> bufferElements;
   for (BlockArgument arg : body.getBody().front().getArguments())
@@ -329,7 +352,7 @@ LogicalResult FlashEmitter::run() {
   // reach must stay inside one row. The views the partitioner absorbs
   // (transposes and gathers of a contiguous buffer, the head dimension its
   // last) always do; anything else is an internal error, not a wrong read.
-  for (int64_t i = 0; specialized && i < 3; ++i) {
+  for (int64_t i = 0; mapsParameter && i < 3; ++i) {
     const View &view = views[i];
     int64_t r = view.rowStride, reach = 0;
     if (r > 0) {
@@ -347,14 +370,14 @@ LogicalResult FlashEmitter::run() {
              << " through a tensor map: its heads do not stay inside rows of "
              << r << " elements";
   }
-  if (specialized)
+  if (mapsParameter)
     body.getBody().front().addArgument(MemRefType::get({384}, b.getI8Type()),
                                        loc);
   // The generic body is replaced whole (a causal mask's constant of S x T
   // values goes with it).
   SmallVector<Value> pointers = resetBody(threads);
   Value outPointer =
-      specialized ? pointers[pointers.size() - 2] : pointers.back();
+      mapsParameter ? pointers[pointers.size() - 2] : pointers.back();
   sharedBase = sharedMemory(kSharedName, wgmma);
 
   tid = threadIndex();
@@ -376,8 +399,8 @@ LogicalResult FlashEmitter::run() {
   // (long sequences, and no mask, where every block does the same work)
   // keeps each head's blocks together.
   int64_t blocksPerSeq = strata::attentionBlocksPerSequence(seqQ, rows);
-  // Whether a head's last block ends past its sequence (192-row blocks;
-  // sequences are whole 64-row parts, a consumer warpgroup's or 4 warps').
+  // Whether a head's last block ends past its sequence (192-row blocks, on
+  // sm_90a only; sequences are whole 64-row parts, a consumer warpgroup's).
   bool partial = seqQ % rows != 0;
   int64_t heads = causalOffset ? causalHeadGroup() : 1;
   Value groupIndex =
@@ -542,9 +565,8 @@ LogicalResult FlashEmitter::run() {
     gpu::BarrierOp::create(b, loc);
   }
   if (specialized) {
-    // Warps 8 to 11 are the producer warpgroup (on sm_90a its first thread
-    // issues every copy; in the mma.sync form it idles); the warps before
-    // it compute.
+    // The last warpgroup is the producer (its first thread issues every
+    // copy); the warps before it compute.
     roles = scf::IfOp::create(b, loc,
                               arith::CmpIOp::create(b, loc,
                                                     arith::CmpIPredicate::uge,
@@ -649,20 +671,8 @@ LogicalResult FlashEmitter::run() {
     mbarrierWait(qFull, c32(0));
     mbarrierWait(kFull(c32(0)), c32(0));
   } else {
-    // Q's rows up to the sequence's end: in 64-row parts where the block
-    // may end past it (the rows past it are never written out).
-    if (partial)
-      for (int64_t c = 0; c < rows / 64; ++c)
-        ifThen(b, loc,
-               arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                     add(q0, c32(64 * c)), c32(seqQ)),
-               [&] {
-                 loadTile(at(qSrc, c64(64 * c * qView.rowStride * 2)),
-                          at(sharedBase, c32(64 * c * dim * 2)), 64,
-                          qView.rowStride);
-               });
-    else
-      loadTile(qSrc, sharedBase, rows, qView.rowStride);
+    // (Blocks past a sequence's end are 192-row blocks: TMA's.)
+    loadTile(qSrc, sharedBase, rows, qView.rowStride);
     NVVM::CpAsyncCommitGroupOp::create(b, loc);
     loadTile(kSrc, kTile(c32(0)), keys, kView.rowStride);
     loadTile(vSrc, vTile(c32(0)), keys, vView.rowStride);
@@ -1239,7 +1249,7 @@ LogicalResult FlashEmitter::run() {
   decl->setAttr("strata.gpu_block", b.getDenseI64ArrayAttr({threads, 1, 1}));
   decl->setAttr("strata.gpu_shared_bytes", b.getI64IntegerAttr(shared));
   decl->setAttr("strata.gpu_static_shared_bytes", b.getI64IntegerAttr(0));
-  if (specialized) {
+  if (mapsParameter) {
     // Q's, K's and V's tensor maps, 7 numbers each (docs/runtime.md): the
     // step operand, the buffer as rows of row_stride elements, boxes of 64
     // columns by 64 rows, the 128-byte swizzle.
@@ -1270,7 +1280,6 @@ LogicalResult FlashEmitter::run() {
   else
     form = (wgmma ? std::string("one warpgroup")
                   : std::to_string(16 * mTiles) + " rows per warp") +
-           (specialized ? ", and a warpgroup that idles" : "") +
            "), keys in steps of " + std::to_string(keys) +
            " through shared memory, " +
            (pipelined ? "in three stages with cp.async, " + pipelinedNote

@@ -295,6 +295,36 @@ LogicalResult Planner::addLaunch(func::FuncOp kernel, rt::Step &step) {
     tensorMaps.ints.assign(maps.asArrayRef().begin(), maps.asArrayRef().end());
     step.attributes.push_back(std::move(tensorMaps));
   }
+  // The portable PTX's own kernel and launch, where they differ from the
+  // cubin's (Compiler.cpp, recordPortableLaunches).
+  if (auto ptxKernel = kernel->getAttrOfType<StringAttr>("strata.ptx_kernel")) {
+    auto ptxGrid = kernel->getAttrOfType<DenseI64ArrayAttr>("strata.ptx_grid");
+    auto ptxBlock =
+        kernel->getAttrOfType<DenseI64ArrayAttr>("strata.ptx_block");
+    auto ptxShared =
+        kernel->getAttrOfType<IntegerAttr>("strata.ptx_shared_bytes");
+    if (!ptxGrid || !ptxBlock || !ptxShared || ptxGrid.size() != 3 ||
+        ptxBlock.size() != 3)
+      return kernel.emitError("internal error: kernel ")
+             << kernel.getSymName()
+             << " names its portable PTX's kernel without its launch";
+    rt::Attribute name;
+    name.key = "ptx_kernel";
+    name.str = ptxKernel.str();
+    step.attributes.push_back(std::move(name));
+    for (auto [key, value] :
+         {std::pair<const char *, DenseI64ArrayAttr>{"ptx_grid", ptxGrid},
+          {"ptx_block", ptxBlock}}) {
+      rt::Attribute a;
+      a.key = key;
+      a.ints.assign(value.asArrayRef().begin(), value.asArrayRef().end());
+      step.attributes.push_back(std::move(a));
+    }
+    rt::Attribute shared;
+    shared.key = "ptx_shared_bytes";
+    shared.ints.push_back(ptxShared.getInt());
+    step.attributes.push_back(std::move(shared));
+  }
   // The kernel waits for the grids before it at its entry: the runtime may
   // launch it with programmatic dependent launch (docs/runtime.md).
   if (kernel->hasAttr("strata.gpu_waits_for_grids")) {
