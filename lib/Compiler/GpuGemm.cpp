@@ -115,6 +115,16 @@ constexpr int64_t kHandoffStages = 3;
 constexpr int64_t kEpilogueThreads = 64;
 /// The handoff's result tile: [128, 256] as four [128, 64] boxes.
 constexpr int64_t kHandoffTileBytes = kRows * kWideColumns * 2;
+/// A block's last tile has no products after it for the consumers to go
+/// on to, so they apply the epilogue after the cut to the first 13/16 of
+/// it beside the 2 epilogue warps (13 16-byte chunks a consumer thread,
+/// 12 an epilogue warp's thread), which alone had left the last tile's
+/// epilogue exposed at the end of the kernel.
+constexpr int64_t kHandoffConsumerShareBytes = 13 * 16 * 2 * kConsumerThreads;
+static_assert((kHandoffTileBytes - kHandoffConsumerShareBytes) %
+                      (16 * kEpilogueThreads) ==
+                  0,
+              "the epilogue warps' share is whole chunks a thread");
 /// f32 accumulators a thread for 64 rows by 128 columns (one m64n128
 /// wgmma), or for a warp's 32 x 64 (mma.sync).
 constexpr int64_t kAccumulators = kColumns / 2;
@@ -709,8 +719,14 @@ LogicalResult GemmEmitter::emitWarpSpecialized(Value shared, Value tid) {
   // The handoff's hardware barriers, each the consumers' 256 threads and
   // the epilogue warps' 64: 5, the tile is in shared memory (consumers
   // arrive, epilogue warps wait); 6, the tile's memory is free again
-  // (the other way round); 7, the epilogue warps among themselves.
+  // (the other way round); 7, the epilogue warps among themselves; 8, a
+  // block's last tile is ready to store (the consumers, which apply part of
+  // its epilogue, arrive; the epilogue warps wait).
   int64_t handoffThreads = 2 * kConsumerThreads + kEpilogueThreads;
+  auto isLast = [&](Value j) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                 add(j, c32(1)), mine);
+  };
   auto arrive = [&](int64_t id, int64_t threads) {
     inlineAsm(Type(), ValueRange{c32(id)},
               "bar.arrive $0, " + std::to_string(threads) + ";", "r,~{memory}");
@@ -787,9 +803,24 @@ LogicalResult GemmEmitter::emitWarpSpecialized(Value shared, Value tid) {
                  Value m0, n0;
                  tileOrigin(tileColumns, tileOf(j), m0, n0);
                  namedBarrier(c32(5), handoffThreads);
-                 applySuffix(tile, kHandoffTileBytes, index, kEpilogueThreads);
-                 asmBarrier("fence.proxy.async.shared::cta;");
-                 namedBarrier(c32(7), kEpilogueThreads);
+                 // The block's last tile: the rest after the consumers'
+                 // share, then barrier 8 with them (their share written).
+                 auto last = scf::IfOp::create(b, loc, isLast(j),
+                                               /*withElse=*/true);
+                 {
+                   OpBuilder::InsertionGuard inner(b);
+                   b.setInsertionPointToStart(&last.getThenRegion().front());
+                   applySuffix(at(tile, c32(kHandoffConsumerShareBytes)),
+                               kHandoffTileBytes - kHandoffConsumerShareBytes,
+                               index, kEpilogueThreads);
+                   asmBarrier("fence.proxy.async.shared::cta;");
+                   namedBarrier(c32(8), handoffThreads);
+                   b.setInsertionPointToStart(&last.getElseRegion().front());
+                   applySuffix(tile, kHandoffTileBytes, index,
+                               kEpilogueThreads);
+                   asmBarrier("fence.proxy.async.shared::cta;");
+                   namedBarrier(c32(7), kEpilogueThreads);
+                 }
                  ifThen(b, loc, first, [&] {
                    for (int64_t q = 0; q < kWideColumns / kQuarterColumns; ++q)
                      tmaStore2d(mapOut, add(n0, c32(q * kQuarterColumns)), m0,
@@ -798,7 +829,7 @@ LogicalResult GemmEmitter::emitWarpSpecialized(Value shared, Value tid) {
                    asmBarrier("cp.async.bulk.wait_group.read 0;");
                  });
                  ifThen(b, loc,
-                        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
                                               add(j, c32(1)), mine),
                         [&] { arrive(6, handoffThreads); });
                  return SmallVector<Value>();
@@ -973,6 +1004,23 @@ LogicalResult GemmEmitter::emitWarpSpecialized(Value shared, Value tid) {
             namedBarrier(c32(6), handoffThreads);
             for (int64_t q = 0; q < kWideColumns / kQuarterColumns; ++q)
               storeQuarter(q, at(half, c32(q * kRows * 128)));
+            // The block's last tile: the consumers wait for each other's
+            // writes (barrier 5 with the epilogue warps) and apply their
+            // share of the rest (kHandoffConsumerShareBytes), visible to
+            // the epilogue warps' TMA stores after barrier 8. Otherwise
+            // they go on to their next tile.
+            auto last = scf::IfOp::create(b, loc, isLast(j),
+                                          /*withElse=*/true);
+            OpBuilder::InsertionGuard inner(b);
+            b.setInsertionPointToStart(&last.getThenRegion().front());
+            namedBarrier(c32(5), handoffThreads);
+            applySuffix(
+                tile, kHandoffConsumerShareBytes,
+                arith::SubIOp::create(b, loc, tid, c32(kConsumerThreads)),
+                2 * kConsumerThreads);
+            asmBarrier("fence.proxy.async.shared::cta;");
+            arrive(8, handoffThreads);
+            b.setInsertionPointToStart(&last.getElseRegion().front());
             arrive(5, handoffThreads);
             return SmallVector<Value>();
           }

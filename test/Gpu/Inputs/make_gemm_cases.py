@@ -21,7 +21,12 @@ gelu_k4096_bf16    x [128, 4096], w [4096, 256]: at K >= 4096 even a GELU
                    on each tile, 64 rows each): one tile, 64 steps of K, the
                    biased tile left in shared memory for the producer
                    warpgroup's warps 2 and 3, which apply the GELU there and
-                   store it (the handoff).
+                   store it (the handoff); a block's last tile, as this
+                   one, they share with the consumers.
+gelu_k4096_tiles6_bf16
+                   x [384, 4096], w [4096, 512]: 6 such tiles; with
+                   STRATA_CUDA_PERSISTENT_BLOCKS=4 two blocks take two,
+                   a handoff and then a last tile.
 gelu_tiles144_bf16 x [1536, 64], w [64, 1536]: 144 tiles, more than an
                    H100's or H200's SMs, so some blocks take two (one per
                    consumer warpgroup).
@@ -147,6 +152,7 @@ def main(out):
     biased_gelu_case(out, "gelu_tiles144_bf16", BF16, (1536, 64), 1536, 8)
     biased_gelu_case(out, "gelu_tiles300_bf16", BF16, (2560, 128), 1920, 9)
     biased_gelu_case(out, "gelu_k4096_bf16", BF16, (128, 4096), 256, 11)
+    biased_gelu_case(out, "gelu_k4096_tiles6_bf16", BF16, (384, 4096), 512, 14)
 
     residual_case(out, "gelu_residual_bf16", (256, 192), 128, 5)
     residual_case(out, "gelu_residual_tiles300_bf16", (2560, 64), 1920, 10)
