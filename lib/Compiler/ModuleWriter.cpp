@@ -265,36 +265,24 @@ LogicalResult Planner::addLaunch(func::FuncOp kernel, rt::Step &step) {
            << " has no GPU launch geometry (strata.gpu_grid, "
               "strata.gpu_block): the module is not at the llvm stage of the "
               "cuda target";
-  for (auto [key, value] :
-       {std::pair<const char *, DenseI64ArrayAttr>{"grid", grid},
-        {"block", block}}) {
+  auto add = [&](const char *key, ArrayRef<int64_t> ints) {
     rt::Attribute a;
     a.key = key;
-    a.ints.assign(value.asArrayRef().begin(), value.asArrayRef().end());
+    a.ints.assign(ints.begin(), ints.end());
     step.attributes.push_back(std::move(a));
-  }
-  rt::Attribute shared;
-  shared.key = "shared_bytes";
+  };
+  add("grid", grid.asArrayRef());
+  add("block", block.asArrayRef());
   auto bytes = kernel->getAttrOfType<IntegerAttr>("strata.gpu_shared_bytes");
-  shared.ints.push_back(bytes ? bytes.getInt() : 0);
-  step.attributes.push_back(std::move(shared));
+  add("shared_bytes", {bytes ? bytes.getInt() : 0});
   // A persistent kernel walks its tiles with a stride of its grid: the
   // runtime launches at most `persistent` blocks per SM.
-  if (auto perSM =
-          kernel->getAttrOfType<IntegerAttr>("strata.gpu_persistent")) {
-    rt::Attribute persistent;
-    persistent.key = "persistent";
-    persistent.ints.push_back(perSM.getInt());
-    step.attributes.push_back(std::move(persistent));
-  }
+  if (auto perSM = kernel->getAttrOfType<IntegerAttr>("strata.gpu_persistent"))
+    add("persistent", {perSM.getInt()});
   // TMA tensor maps the runtime encodes and passes after the outputs.
   if (auto maps =
-          kernel->getAttrOfType<DenseI64ArrayAttr>("strata.gpu_tensor_maps")) {
-    rt::Attribute tensorMaps;
-    tensorMaps.key = "tensor_maps";
-    tensorMaps.ints.assign(maps.asArrayRef().begin(), maps.asArrayRef().end());
-    step.attributes.push_back(std::move(tensorMaps));
-  }
+          kernel->getAttrOfType<DenseI64ArrayAttr>("strata.gpu_tensor_maps"))
+    add("tensor_maps", maps.asArrayRef());
   // The portable PTX's own kernel and launch, where they differ from the
   // cubin's (Compiler.cpp, recordPortableLaunches).
   if (auto ptxKernel = kernel->getAttrOfType<StringAttr>("strata.ptx_kernel")) {
@@ -312,27 +300,14 @@ LogicalResult Planner::addLaunch(func::FuncOp kernel, rt::Step &step) {
     name.key = "ptx_kernel";
     name.str = ptxKernel.str();
     step.attributes.push_back(std::move(name));
-    for (auto [key, value] :
-         {std::pair<const char *, DenseI64ArrayAttr>{"ptx_grid", ptxGrid},
-          {"ptx_block", ptxBlock}}) {
-      rt::Attribute a;
-      a.key = key;
-      a.ints.assign(value.asArrayRef().begin(), value.asArrayRef().end());
-      step.attributes.push_back(std::move(a));
-    }
-    rt::Attribute shared;
-    shared.key = "ptx_shared_bytes";
-    shared.ints.push_back(ptxShared.getInt());
-    step.attributes.push_back(std::move(shared));
+    add("ptx_grid", ptxGrid.asArrayRef());
+    add("ptx_block", ptxBlock.asArrayRef());
+    add("ptx_shared_bytes", {ptxShared.getInt()});
   }
   // The kernel waits for the grids before it at its entry: the runtime may
   // launch it with programmatic dependent launch (docs/runtime.md).
-  if (kernel->hasAttr("strata.gpu_waits_for_grids")) {
-    rt::Attribute wait;
-    wait.key = "grid_dependency";
-    wait.ints.push_back(1);
-    step.attributes.push_back(std::move(wait));
-  }
+  if (kernel->hasAttr("strata.gpu_waits_for_grids"))
+    add("grid_dependency", {1});
   return success();
 }
 
