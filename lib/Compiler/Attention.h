@@ -67,6 +67,11 @@ struct AttentionMatch {
   /// for sm_90a takes those for a target without wgmma, and a launch of its
   /// own (GpuAttention.cpp, queryRows).
   int64_t queryRows = 64;
+  /// The query rows of the portable PTX's blocks where they differ from
+  /// `queryRows` (a module for sm_90a carries PTX for sm_90, whose kernel
+  /// takes attentionQueryRows without wgmma and a launch of its own), else
+  /// 0.
+  int64_t portableQueryRows = 0;
   /// "bf16" or "f16": the type of Q, K, V and the result.
   std::string type;
 

@@ -683,7 +683,15 @@ static LogicalResult outline(ModuleOp module, func::FuncOp entry,
             context,
             "the flash-attention kernel's tile: " + std::to_string(rows) +
                 " query rows per block, keys in steps of " +
-                std::to_string(attentionStepKeys(a.headDim, rows, a.seqK))));
+                std::to_string(attentionStepKeys(a.headDim, rows, a.seqK)) +
+                (a.portableQueryRows
+                     ? "; in the portable PTX (for GPUs the cubin does not "
+                       "run on) " +
+                           std::to_string(a.portableQueryRows) +
+                           " query rows per block, keys in steps of " +
+                           std::to_string(kAttentionBlockRows) +
+                           ", launched as its own"
+                     : std::string())));
   } else {
     std::string whyNot;
     std::optional<int64_t> forced;
@@ -1233,6 +1241,12 @@ LogicalResult strata::partitionIntoKernels(ModuleOp module,
       taken.insert(match->ops.begin(), match->ops.end());
       match->queryRows = attentionQueryRows(
           match->headDim, match->seqQ, gpuHasWgmma(gpuArchitecture(options)));
+      if (!gpuPortableArchitecture(options).empty()) {
+        int64_t portable =
+            attentionQueryRows(match->headDim, match->seqQ, /*wgmma=*/false);
+        if (portable != match->queryRows)
+          match->portableQueryRows = portable;
+      }
       attentions.push_back(std::move(*match));
       attentionAt[attentions.back().ops.front()] = &attentions.back();
     }

@@ -137,7 +137,9 @@ struct PartitionPass : PassWrapper<PartitionPass, OperationPass<ModuleOp>> {
                                 llvm::cl::desc("a decisions file (JSON)")};
   Option<std::string> arch{
       *this, "arch",
-      llvm::cl::desc("the GPU on the cuda target (sm_90 when not given)")};
+      llvm::cl::desc("the GPU on the cuda target: native (the H100/H200: an "
+                     "sm_90a cubin and sm_90 PTX, also when not given) or an "
+                     "NVPTX name such as sm_90a or sm_80")};
   void runOnOperation() override {
     strata::CompileOptions options;
     options.target = target;

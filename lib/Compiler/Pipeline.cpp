@@ -304,9 +304,12 @@ strata::defaultStagePipeline(Stage stage, const CompileOptions &options) {
     // oneDNN on the CPU, cuBLASLt on NVIDIA GPUs (Library.cpp).
     std::string opts =
         target + " libraries=" + (options.useLibraries ? "true" : "false");
-    // The GPU decides whether attention blocks take tensor cores.
+    // The GPU decides whether attention blocks take tensor cores; `native`
+    // (the H100/H200) also has the portable PTX's (gpuPortableArchitecture).
     if (options.target == "cuda")
-      opts += " arch=" + quoteOption(gpuArchitecture(options));
+      opts += " arch=" + quoteOption(gpuPortableArchitecture(options).empty()
+                                         ? gpuArchitecture(options)
+                                         : std::string("native"));
     if (!options.decisionsFile.empty())
       opts += " decisions=" + quoteOption(options.decisionsFile);
     std::vector<PassEntry> entries = {top("strata-partition", opts)};
