@@ -723,9 +723,10 @@ LogicalResult GemmEmitter::emitWarpSpecialized(Value shared, Value tid) {
   // block's last tile is ready to store (the consumers, which apply part of
   // its epilogue, arrive; the epilogue warps wait).
   int64_t handoffThreads = 2 * kConsumerThreads + kEpilogueThreads;
-  auto isLast = [&](Value j) {
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                 add(j, c32(1)), mine);
+  // Whether tile j of the block is (eq) or is not (ne) its last.
+  auto isLast = [&](Value j,
+                    arith::CmpIPredicate is = arith::CmpIPredicate::eq) {
+    return arith::CmpIOp::create(b, loc, is, add(j, c32(1)), mine);
   };
   auto arrive = [&](int64_t id, int64_t threads) {
     inlineAsm(Type(), ValueRange{c32(id)},
@@ -828,9 +829,7 @@ LogicalResult GemmEmitter::emitWarpSpecialized(Value shared, Value tid) {
                    asmBarrier("cp.async.bulk.commit_group;");
                    asmBarrier("cp.async.bulk.wait_group.read 0;");
                  });
-                 ifThen(b, loc,
-                        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
-                                              add(j, c32(1)), mine),
+                 ifThen(b, loc, isLast(j, arith::CmpIPredicate::ne),
                         [&] { arrive(6, handoffThreads); });
                  return SmallVector<Value>();
                });

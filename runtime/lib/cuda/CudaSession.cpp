@@ -138,10 +138,16 @@ struct TensorMapSpec {
   uint32_t boxInner = 0, boxOuter = 0, swizzle = 0;
 };
 
+/// Where a kernel is launched: its grid, its block and its dynamic shared
+/// memory.
+struct Geometry {
+  unsigned grid[3] = {0, 0, 0}, block[3] = {0, 0, 0};
+  unsigned sharedBytes = 0;
+};
+
 /// A kernel step's launch attributes, checked without a device.
 struct LaunchShape {
-  unsigned grid[3], block[3];
-  unsigned sharedBytes = 0;
+  Geometry geometry;
   bool gridDependency = false;
   /// A persistent kernel (it walks its work with a stride of its grid):
   /// at most this many blocks per SM are launched; 0: the grid as it is.
@@ -152,8 +158,7 @@ struct LaunchShape {
   /// cubin's (the step's ptx_* attributes; docs/runtime.md): taken when the
   /// session loads the PTX. Empty `ptxKernel`: the step's.
   std::string ptxKernel;
-  unsigned ptxGrid[3] = {0, 0, 0}, ptxBlock[3] = {0, 0, 0};
-  unsigned ptxSharedBytes = 0;
+  Geometry ptx;
 };
 
 class CudaSession final : public detail::CudaExecutor {
@@ -378,12 +383,15 @@ void CudaSession::checkPlan() {
       }
       return false;
     };
-    for (const char *key : {"grid", "block"})
-      if (!dims(key, std::string(key) == "grid" ? shape.grid : shape.block))
+    auto required = [&](const char *key, unsigned *out) {
+      if (!dims(key, out))
         failPlan(who + " is a GPU kernel without the launch attribute '" + key +
                  "' (three integers: x, y, z)");
-    bool ptxGrid = dims("ptx_grid", shape.ptxGrid);
-    bool ptxBlock = dims("ptx_block", shape.ptxBlock);
+    };
+    required("grid", shape.geometry.grid);
+    required("block", shape.geometry.block);
+    bool ptxGrid = dims("ptx_grid", shape.ptx.grid);
+    bool ptxBlock = dims("ptx_block", shape.ptx.block);
     bool ptxShared = false;
     for (const Attribute &a : step.attributes) {
       bool oneInteger = a.ints.size() == 1 && a.floats.empty() && a.str.empty();
@@ -391,7 +399,7 @@ void CudaSession::checkPlan() {
         if (!oneInteger || a.ints[0] < 0 || a.ints[0] > UINT_MAX)
           failPlan(who + ": attribute '" + a.key +
                    "' must be one integer >= 0");
-        (a.key == "shared_bytes" ? shape.sharedBytes : shape.ptxSharedBytes) =
+        (a.key == "shared_bytes" ? shape.geometry : shape.ptx).sharedBytes =
             static_cast<unsigned>(a.ints[0]);
         ptxShared |= a.key == "ptx_shared_bytes";
       } else if (a.key == "ptx_kernel") {
@@ -447,8 +455,7 @@ void CudaSession::initialize() {
             &minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device_),
         "cuDeviceGetAttribute", where);
   info_.deviceArch = "sm_" + std::to_string(major) + std::to_string(minor);
-  // Programmatic dependent launch: Hopper on, with cuLaunchKernelEx (CUDA
-  // 12 drivers); STRATA_CUDA_PDL=0 turns it off, to measure what it gives.
+  // At most this many blocks of a persistent kernel (tests; resolveKernels).
   if (const char *blocks = std::getenv("STRATA_CUDA_PERSISTENT_BLOCKS")) {
     char *end = nullptr;
     unsigned long n = std::strtoul(blocks, &end, 10);
@@ -458,6 +465,8 @@ void CudaSession::initialize() {
                std::string(blocks) + "'");
     persistentBlocks_ = static_cast<unsigned>(n);
   }
+  // Programmatic dependent launch: Hopper on, with cuLaunchKernelEx (CUDA
+  // 12 drivers); STRATA_CUDA_PDL=0 turns it off, to measure what it gives.
   const char *pdl = std::getenv("STRATA_CUDA_PDL");
   gridDependency_ =
       major >= 9 && d.cuLaunchKernelEx && !(pdl && std::string(pdl) == "0");
@@ -595,11 +604,10 @@ void CudaSession::resolveKernels() {
       found = functions.emplace(kernel, fn).first;
     }
     l.function = found->second;
-    std::copy(ownPtx ? shape.ptxGrid : shape.grid,
-              (ownPtx ? shape.ptxGrid : shape.grid) + 3, l.grid);
-    std::copy(ownPtx ? shape.ptxBlock : shape.block,
-              (ownPtx ? shape.ptxBlock : shape.block) + 3, l.block);
-    l.sharedBytes = ownPtx ? shape.ptxSharedBytes : shape.sharedBytes;
+    const Geometry &geometry = ownPtx ? shape.ptx : shape.geometry;
+    std::copy(geometry.grid, geometry.grid + 3, l.grid);
+    std::copy(geometry.block, geometry.block + 3, l.block);
+    l.sharedBytes = geometry.sharedBytes;
     info_.ownPtxLaunches += ownPtx;
     l.gridDependency = shape.gridDependency && gridDependency_;
     info_.programmaticLaunches += l.gridDependency;
