@@ -4,6 +4,7 @@
 # the markdown section go to $OUT (or /tmp).
 #
 #   bash bench/gpu/device.sh [--pack DIR] [--selftest] [--smi] [run.py options]
+#       (the three options may also come among run.py's)
 #
 # --selftest first runs the hand-written stand-in module (pack.sh --selftest)
 # through the strata path for gelu_add_bf16, to test the harness; its
@@ -16,14 +17,17 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 pack=$here/../../build-gpu-pack selftest=0 smi=0
+# This script's options may come anywhere; the rest go to run.py in order.
+rest=()
 while [ $# -gt 0 ]; do
   case $1 in
   --pack) pack=$2; shift 2 ;;
   --selftest) selftest=1; shift ;;
   --smi) smi=1; shift ;;
-  *) break ;;
+  *) rest+=("$1"); shift ;;
   esac
 done
+set -- "${rest[@]}"
 out=${OUT:-/tmp}
 export PYTHONUNBUFFERED=1
 # shellcheck source=find-cublaslt.sh
