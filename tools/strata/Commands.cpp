@@ -171,7 +171,12 @@ static cl::opt<bool> json("json", cl::desc("Print the timing as one JSON line"),
                           cl::sub(benchCmd));
 
 static int fail(const std::string &message) {
-  llvm::errs() << "strata: error: " << message << "\n";
+  // The runtime's messages name strata themselves ("strata: --target=cuda
+  // needs an NVIDIA GPU ..."), for programs that use it as a library; here
+  // the prefix below says it once.
+  llvm::StringRef text(message);
+  text.consume_front("strata: ");
+  llvm::errs() << "strata: error: " << text << "\n";
   return 1;
 }
 
