@@ -606,13 +606,38 @@ OpFoldResult WhereOp::fold(FoldAdaptor adaptor) {
   // where(c, x, x) is x when no broadcasting is involved.
   if (getX() == getY() && getX().getType() == getType())
     return getX();
-  auto cond = dyn_cast_or_null<SplatElementsAttr>(adaptor.getCondition());
-  if (!cond)
+  if (auto cond = dyn_cast_or_null<SplatElementsAttr>(adaptor.getCondition())) {
+    Value chosen = cond.getSplatValue<bool>() ? getX() : getY();
+    if (chosen.getType() == getType())
+      return chosen;
+  }
+  // All three constant: shape arithmetic. The TorchScript exporter writes
+  // expand(n, -1, -1) as Where(Equal(sizes, -1), ones, sizes).
+  auto resultType = dyn_cast<RankedTensorType>(getType());
+  if (!resultType || !resultType.hasStaticShape() ||
+      resultType.getNumElements() > kMaxFoldElements)
     return {};
-  Value chosen = cond.getSplatValue<bool>() ? getX() : getY();
-  if (chosen.getType() == getType())
-    return chosen;
-  return {};
+  auto cond = readConstant(adaptor.getCondition());
+  auto x = readConstant(adaptor.getX());
+  auto y = readConstant(adaptor.getY());
+  if (!cond || !x || !y || cond->isFloat || x->isFloat != y->isFloat)
+    return {};
+  auto xy = broadcastShapes(x->shape, y->shape);
+  auto shape = xy ? broadcastShapes(cond->shape, *xy) : std::nullopt;
+  if (!shape || ArrayRef<int64_t>(*shape) != resultType.getShape())
+    return {};
+  SmallVector<double> floats;
+  SmallVector<int64_t> ints;
+  for (int64_t i = 0, e = resultType.getNumElements(); i < e; ++i) {
+    bool pick = cond->ints[operandIndex(i, *shape, cond->shape)] != 0;
+    const ConstValues &from = pick ? *x : *y;
+    int64_t at = operandIndex(i, *shape, from.shape);
+    if (from.isFloat)
+      floats.push_back(from.floats[at]);
+    else
+      ints.push_back(from.ints[at]);
+  }
+  return makeConstant(resultType, floats, ints);
 }
 
 //===----------------------------------------------------------------------===//

@@ -8,10 +8,10 @@
 using namespace mlir;
 
 void strata::graph::buildGraphPipeline(OpPassManager &pm) {
-  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createGraphPropagateShapesPass());
   pm.addPass(createGraphDecomposePass());
+  pm.addPass(createGraphPropagateShapesPass());
   pm.addPass(createGraphInferShapesPass());
-  pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }
 
@@ -19,6 +19,7 @@ void strata::graph::registerGraphPipelines() {
   registerGraphPasses();
   PassPipelineRegistration<>(
       "strata-graph-pipeline",
-      "The graph stage: fold, decompose to core ops, infer shapes, CSE",
+      "The graph stage: fold and propagate shapes, decompose to core ops, "
+      "propagate again, check shapes, CSE",
       [](OpPassManager &pm) { buildGraphPipeline(pm); });
 }

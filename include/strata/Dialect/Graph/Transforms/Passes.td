@@ -41,4 +41,19 @@ def GraphInferShapesPass : Pass<"strata-graph-infer-shapes", "mlir::ModuleOp"> {
   let dependentDialects = ["::strata::graph::GraphDialect"];
 }
 
+def GraphPropagateShapesPass
+    : Pass<"strata-graph-propagate-shapes", "mlir::ModuleOp"> {
+  let summary = "Fold shape arithmetic and refine result types to a fixed point";
+  let description = [{
+    Runs every canonicalization pattern of the context together with a
+    pattern that joins each op's result types with its shape function, in one
+    greedy rewrite without an iteration cap. Shape chains of any depth
+    (Shape -> Gather -> Div -> Concat -> Reshape -> Shape -> ...) fold in one
+    pass once the inputs' shapes are known. Updates function signatures'
+    results. Conflicts between inferred and declared types are left for
+    strata-graph-infer-shapes to report.
+  }];
+  let dependentDialects = ["::strata::graph::GraphDialect"];
+}
+
 #endif // STRATA_GRAPH_PASSES_TD

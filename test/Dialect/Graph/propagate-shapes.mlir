@@ -1,0 +1,53 @@
+// RUN: strata-opt %s --strata-graph-propagate-shapes | FileCheck %s
+
+// torch's `x.view(B, S, heads, D // heads)` then `.view(-1, last)`: each
+// Reshape's target comes from the Shape of the value before it, two levels
+// deep. Once the input's shape is bound, one pass folds the whole chain.
+// CHECK-LABEL: func.func @view_chain
+// CHECK-SAME: -> tensor<40x16xf32>
+// CHECK-NOT: graph.shape
+// CHECK-NOT: graph.gather
+// CHECK: %[[R:.*]] = graph.reshape %arg0, %{{.*}} : (tensor<2x5x64xf32>, tensor<4xi64>) -> tensor<2x5x4x16xf32>
+// CHECK: %[[Y:.*]] = graph.reshape %[[R]], %{{.*}} : (tensor<2x5x4x16xf32>, tensor<2xi64>) -> tensor<40x16xf32>
+// CHECK: return %[[Y]] : tensor<40x16xf32>
+func.func @view_chain(%arg0: tensor<2x5x64xf32>) -> tensor<?x?xf32> {
+    %0 = graph.shape %arg0 : (tensor<2x5x64xf32>) -> tensor<3xi64>
+    %1 = graph.constant dense<0> : tensor<i64>
+    %2 = graph.constant dense<1> : tensor<i64>
+    %3 = graph.constant dense<2> : tensor<i64>
+    %4 = graph.constant dense<4> : tensor<i64>
+    %5 = graph.gather %0, %1 : (tensor<3xi64>, tensor<i64>) -> tensor<i64>
+    %6 = graph.gather %0, %2 : (tensor<3xi64>, tensor<i64>) -> tensor<i64>
+    %7 = graph.gather %0, %3 : (tensor<3xi64>, tensor<i64>) -> tensor<i64>
+    %8 = graph.div %7, %4 : (tensor<i64>, tensor<i64>) -> tensor<i64>
+    %9 = graph.constant dense<0> : tensor<1xi64>
+    %10 = graph.unsqueeze %5 {axes = array<i64: 0>} : (tensor<i64>) -> tensor<1xi64>
+    %11 = graph.unsqueeze %6 {axes = array<i64: 0>} : (tensor<i64>) -> tensor<1xi64>
+    %12 = graph.constant dense<4> : tensor<1xi64>
+    %13 = graph.unsqueeze %8 {axes = array<i64: 0>} : (tensor<i64>) -> tensor<1xi64>
+    %14 = graph.concat %10, %11, %12, %13 {axis = 0 : i64} : (tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<4xi64>
+    %15 = graph.reshape %arg0, %14 : (tensor<2x5x64xf32>, tensor<4xi64>) -> tensor<?x?x?x?xf32>
+    %16 = graph.shape %15 : (tensor<?x?x?x?xf32>) -> tensor<4xi64>
+    %17 = graph.constant dense<3> : tensor<i64>
+    %18 = graph.gather %16, %17 : (tensor<4xi64>, tensor<i64>) -> tensor<i64>
+    %19 = graph.unsqueeze %18 {axes = array<i64: 0>} : (tensor<i64>) -> tensor<1xi64>
+    %20 = graph.constant dense<-1> : tensor<1xi64>
+    %21 = graph.concat %20, %19 {axis = 0 : i64} : (tensor<1xi64>, tensor<1xi64>) -> tensor<2xi64>
+    %22 = graph.reshape %15, %21 : (tensor<?x?x?x?xf32>, tensor<2xi64>) -> tensor<?x?xf32>
+    return %22 : tensor<?x?xf32>
+}
+
+// expand(n, -1, -1) as the TorchScript exporter writes it: the sizes go
+// through Where(Equal(sizes, -1), ones, sizes), which folds to [2, 1, 64].
+// CHECK-LABEL: func.func @expand_minus_one
+// CHECK-NOT: graph.where
+// CHECK: graph.expand %{{.*}}, %{{.*}} : (tensor<1x1x64xf32>, tensor<3xi64>) -> tensor<2x1x64xf32>
+func.func @expand_minus_one(%token: tensor<1x1x64xf32>) -> tensor<?x?x64xf32> {
+  %sizes = graph.constant dense<[2, -1, -1]> : tensor<3xi64>
+  %minus = graph.constant dense<-1> : tensor<3xi64>
+  %ones = graph.constant dense<1> : tensor<3xi64>
+  %eq = graph.equal %sizes, %minus : (tensor<3xi64>, tensor<3xi64>) -> tensor<3xi1>
+  %shape = graph.where %eq, %ones, %sizes : (tensor<3xi1>, tensor<3xi64>, tensor<3xi64>) -> tensor<3xi64>
+  %y = graph.expand %token, %shape : (tensor<1x1x64xf32>, tensor<3xi64>) -> tensor<?x?x64xf32>
+  return %y : tensor<?x?x64xf32>
+}
