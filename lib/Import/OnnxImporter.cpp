@@ -9,6 +9,7 @@
 
 #include "strata/Import/OnnxImporter.h"
 #include "GraphImporter.h"
+#include "OpsetBridge.h"
 
 #include "strata/Dialect/Graph/IR/GraphDialect.h"
 
@@ -275,7 +276,44 @@ OwningOpRef<ModuleOp> importOnnxFile(MLIRContext &context, StringRef path,
   if (failed(loadAllExternalData(*model.mutable_graph(), dir, fileLoc)))
     return nullptr;
 
-  if (options.runChecker) {
+  // IR versions after the library's (9: float8 types, 10: int4 and function
+  // overloads, 11: float4) add element types and function fields but keep
+  // the graph's structure, and any current exporter writes them: read such a
+  // model as the library's own IR version. A tensor of one of the new types is
+  // refused later, naming it, where the importer maps element types.
+  if (model.ir_version() > onnx::IR_VERSION)
+    model.set_ir_version(onnx::IR_VERSION);
+
+  // Opsets newer than the ONNX library's (torch.onnx's default exporter
+  // writes 18 and later) are brought back to its newest first, so that its
+  // checker, converter and shape inference can read the model.
+  int64_t libraryOpset =
+      onnx::OpSchemaRegistry::DomainToVersionRange::Instance()
+          .Map()
+          .at(onnx::ONNX_DOMAIN)
+          .second;
+  int64_t opset = defaultOpset(model);
+  bool checkable = true;
+  if (opset > libraryOpset) {
+    if (opset > kNewestBridgedOpset)
+      return fail("the model's opset " + std::to_string(opset) +
+                  " is newer than strata knows (" +
+                  std::to_string(kNewestBridgedOpset) +
+                  "); export it with an opset of at most " +
+                  std::to_string(kNewestBridgedOpset));
+    bool failedAny = false;
+    if (!bridgeToOpset(
+            model, opset, libraryOpset,
+            [&](const std::string &message) {
+              emitError(fileLoc) << message;
+              failedAny = true;
+            },
+            checkable) ||
+        failedAny)
+      return nullptr;
+  }
+
+  if (options.runChecker && checkable) {
     try {
       onnx::checker::check_model(model);
     } catch (const std::exception &e) {
@@ -283,7 +321,6 @@ OwningOpRef<ModuleOp> importOnnxFile(MLIRContext &context, StringRef path,
     }
   }
 
-  int64_t opset = defaultOpset(model);
   // The version converter's IR holds tensors only: it would drop sequence and
   // optional types, so such models are imported at their own opset.
   if (opset > 0 && opset < options.targetOpset &&
