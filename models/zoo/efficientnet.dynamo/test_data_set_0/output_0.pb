@@ -1,0 +1,2 @@
+
+BlogitsJPpЛ▒╗Dд>п╜dr'╛NzI┐tсь=╨Ш<q5╦╝Тs╛MRo>pЛ▒╗Dд>п╜dr'╛NzI┐tсь=╨Ш<q5╦╝Тs╛MRo>

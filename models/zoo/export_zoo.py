@@ -1,0 +1,558 @@
+#!/usr/bin/env python3
+"""Exports real architectures the way users export them, as test cases for strata.
+
+The architectures come from the packages users take them from (torchvision, transformers) and
+from plain PyTorch where a model's export form is the point (a decoder step with its KV cache
+passed in and returned through Concat). Each is built in a small configuration with random
+weights (fixed seeds) so that the files stay small enough to check in: what is under test is the
+graph the exporter writes (shape arithmetic, masks, head splits, GQA, RoPE, squeeze-excite,
+depthwise convolutions, windowed attention), not the size of the weights.
+
+Each model is exported by both of torch.onnx's exporters, as users meet them:
+  <name>.ts     torch.onnx.export(..., dynamo=False): the TorchScript exporter (opset 17),
+                with dynamic_axes where the model has them;
+  <name>.dynamo torch.onnx.export(..., dynamo=True): the exporter that is torch's default
+                since 2.9, with dynamic_shapes where the model has them.
+and lands in the layout of ONNX's backend tests, which `strata conformance` reads:
+
+    <out>/<name>.<exporter>/model.onnx
+    <out>/<name>.<exporter>/test_data_set_<N>/input_<K>.pb, output_<K>.pb
+
+A model with dynamic axes gets one test data set per shape in its `shapes` list. The reference
+outputs come from a float64 copy of the module where it runs in float64 (else float32), and
+ONNX Runtime's outputs on the export are compared with them into manifest.json, so that an
+export that is itself wrong is seen as such.
+
+Needs torch >= 2.5, torchvision, transformers, onnx, onnxscript and onnxruntime (the GPU
+machine's image has them all; Debian's torch 1.13 is too old):
+
+    python3 models/zoo/export_zoo.py --out /tmp/zoo [--only NAME ...] [--exporters ts,dynamo]
+"""
+
+import argparse
+import copy
+import inspect
+import json
+import math
+import os
+import time
+import traceback
+
+import numpy as np
+import onnx
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from onnx import numpy_helper
+
+OPSET_TS = 17
+
+
+# ---------------------------------------------------------------------------
+# Plain-torch Llama-style decoder with an explicit KV cache (the form of
+# hand-written serving code and of Optimum's decoder-with-past exports).
+# ---------------------------------------------------------------------------
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, d, eps=1e-6):
+        super().__init__()
+        self.weight = nn.Parameter(1.0 + 0.1 * torch.randn(d))
+        self.eps = eps
+
+    def forward(self, x):
+        var = x.pow(2).mean(-1, keepdim=True)
+        return self.weight * (x * torch.rsqrt(var + self.eps))
+
+
+def rotate_half(x):
+    x1 = x[..., : x.shape[-1] // 2]
+    x2 = x[..., x.shape[-1] // 2:]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+class DecoderLayer(nn.Module):
+    def __init__(self, d, heads, kv_heads, ff):
+        super().__init__()
+        self.heads, self.kv_heads, self.hd = heads, kv_heads, d // heads
+        self.q = nn.Linear(d, d, bias=False)
+        self.k = nn.Linear(d, kv_heads * self.hd, bias=False)
+        self.v = nn.Linear(d, kv_heads * self.hd, bias=False)
+        self.o = nn.Linear(d, d, bias=False)
+        self.gate = nn.Linear(d, ff, bias=False)
+        self.up = nn.Linear(d, ff, bias=False)
+        self.down = nn.Linear(ff, d, bias=False)
+        self.n1, self.n2 = RMSNorm(d), RMSNorm(d)
+
+    def forward(self, x, cos, sin, past_k, past_v, mask):
+        b, s, _ = x.shape
+        h = self.n1(x)
+        q = self.q(h).view(b, s, self.heads, self.hd).transpose(1, 2)
+        k = self.k(h).view(b, s, self.kv_heads, self.hd).transpose(1, 2)
+        v = self.v(h).view(b, s, self.kv_heads, self.hd).transpose(1, 2)
+        q = q * cos + rotate_half(q) * sin
+        k = k * cos + rotate_half(k) * sin
+        k = torch.cat([past_k, k], dim=2)
+        v = torch.cat([past_v, v], dim=2)
+        rep = self.heads // self.kv_heads
+        kk = k[:, :, None].expand(b, self.kv_heads, rep, k.shape[2], self.hd)
+        kk = kk.reshape(b, self.heads, k.shape[2], self.hd)
+        vv = v[:, :, None].expand(b, self.kv_heads, rep, v.shape[2], self.hd)
+        vv = vv.reshape(b, self.heads, v.shape[2], self.hd)
+        scores = torch.matmul(q, kk.transpose(-1, -2)) / math.sqrt(self.hd)
+        scores = scores + mask
+        p = torch.softmax(scores.float(), dim=-1).to(q.dtype)
+        a = torch.matmul(p, vv).transpose(1, 2).reshape(b, s, -1)
+        x = x + self.o(a)
+        h = self.n2(x)
+        x = x + self.down(F.silu(self.gate(h)) * self.up(h))
+        return x, k, v
+
+
+class LlamaWithCache(nn.Module):
+    """One decoder step: ids [b, s] and the cache [b, kv_heads, past, hd] per layer in; the
+    hidden state and the grown cache out. The causal mask over past + s positions and the rotary
+    angles at positions past..past+s-1 are built inside the graph from the shapes."""
+
+    def __init__(self, vocab=512, d=64, heads=4, kv_heads=2, ff=160, layers=2):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, d)
+        self.layers = nn.ModuleList(DecoderLayer(d, heads, kv_heads, ff) for _ in range(layers))
+        self.norm = RMSNorm(d)
+        self.hd = d // heads
+        inv = 1.0 / (10000 ** (torch.arange(0, self.hd, 2).float() / self.hd))
+        self.register_buffer("inv_freq", inv, persistent=False)
+
+    def forward(self, ids, *cache):
+        b, s = ids.shape
+        past = cache[0].shape[2]
+        pos = torch.arange(past, past + s, device=ids.device).to(self.inv_freq.dtype)
+        freqs = pos[:, None] * self.inv_freq[None, :]
+        emb = torch.cat([freqs, freqs], dim=-1)
+        cos, sin = emb.cos().to(self.emb.weight.dtype), emb.sin().to(self.emb.weight.dtype)
+        total = past + s
+        i = torch.arange(s, device=ids.device)[:, None] + past
+        j = torch.arange(total, device=ids.device)[None, :]
+        mask = torch.where(j > i, torch.tensor(float("-inf")), torch.tensor(0.0))
+        mask = mask.to(self.emb.weight.dtype)
+        x = self.emb(ids)
+        out = []
+        for n, layer in enumerate(self.layers):
+            x, k, v = layer(x, cos, sin, cache[2 * n], cache[2 * n + 1], mask)
+            out += [k, v]
+        return (self.norm(x), *out)
+
+
+# ---------------------------------------------------------------------------
+# The zoo. Each entry: a builder returning (module, example inputs at each test shape,
+# input names, output names, dynamic axes or None).
+# ---------------------------------------------------------------------------
+
+
+def ids(shape, vocab, gen):
+    return torch.randint(0, vocab, shape, generator=gen)
+
+
+def padding_mask(b, s):
+    m = torch.ones(b, s, dtype=torch.int64)
+    for r in range(1, b):  # rows after the first are padded at the end
+        m[r, max(1, s - 3 * r):] = 0
+    return m
+
+
+class HFWrap(nn.Module):
+    """Returns the first output of a transformers model as a plain tensor; the inputs are
+    passed by keyword when `names` are given."""
+
+    def __init__(self, m, names=None):
+        super().__init__()
+        self.m = m
+        self.names = names
+
+    def forward(self, *args):
+        out = self.m(**dict(zip(self.names, args))) if self.names else self.m(*args)
+        return out[0] if isinstance(out, (tuple, list)) else out.last_hidden_state
+
+
+def bert(gen):
+    from transformers import BertConfig, BertModel
+    cfg = BertConfig(vocab_size=512, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+                     intermediate_size=128, max_position_embeddings=128)
+    m = HFWrap(BertModel(cfg, add_pooling_layer=False))
+    shapes = [(2, 16), (3, 9)]
+    ins = [(ids(s, 512, gen), padding_mask(*s)) for s in shapes]
+    dyn = {"input_ids": {0: "batch", 1: "sequence"}, "attention_mask": {0: "batch", 1: "sequence"},
+           "last_hidden_state": {0: "batch", 1: "sequence"}}
+    return m, ins, ["input_ids", "attention_mask"], ["last_hidden_state"], dyn
+
+
+def gpt2(gen):
+    from transformers import GPT2Config, GPT2Model
+    cfg = GPT2Config(vocab_size=512, n_positions=128, n_embd=64, n_layer=2, n_head=4,
+                     use_cache=False)
+    m = HFWrap(GPT2Model(cfg))
+    shapes = [(2, 16), (1, 7)]
+    ins = [(ids(s, 512, gen),) for s in shapes]
+    dyn = {"input_ids": {0: "batch", 1: "sequence"},
+           "last_hidden_state": {0: "batch", 1: "sequence"}}
+    return m, ins, ["input_ids"], ["last_hidden_state"], dyn
+
+
+def gpt2_mask(gen):
+    """GPT-2 as generation code calls it: with the padding mask."""
+    m, _, _, outs, dyn = gpt2(gen)
+    m.names = ["input_ids", "attention_mask"]
+    shapes = [(2, 16), (3, 7)]
+    ins = [(ids(s, 512, gen), padding_mask(*s)) for s in shapes]
+    dyn = dict(dyn, attention_mask={0: "batch", 1: "sequence"})
+    return m, ins, ["input_ids", "attention_mask"], outs, dyn
+
+
+def llama(gen):
+    from transformers import LlamaConfig, LlamaModel
+    cfg = LlamaConfig(vocab_size=512, hidden_size=64, intermediate_size=160, num_hidden_layers=2,
+                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256,
+                      use_cache=False)
+    m = HFWrap(LlamaModel(cfg))
+    shapes = [(2, 16), (1, 5)]
+    ins = [(ids(s, 512, gen), padding_mask(*s)) for s in shapes]
+    dyn = {"input_ids": {0: "batch", 1: "sequence"}, "attention_mask": {0: "batch", 1: "sequence"},
+           "last_hidden_state": {0: "batch", 1: "sequence"}}
+    return m, ins, ["input_ids", "attention_mask"], ["last_hidden_state"], dyn
+
+
+def llama_decode(gen):
+    m = LlamaWithCache()
+    names = ["ids"] + [f"past_{kv}_{n}" for n in range(2) for kv in "kv"]
+    outs = ["hidden"] + [f"present_{kv}_{n}" for n in range(2) for kv in "kv"]
+    ins = []
+    # torch.export specializes a dimension whose example is 1: the first case has none.
+    for b, past, s in [(2, 6, 3), (2, 12, 1), (1, 5, 1)]:
+        cache = [torch.randn(b, 2, past, 16, generator=gen) for _ in range(4)]
+        ins.append((ids((b, s), 512, gen), *cache))
+    dyn = {"ids": {0: "batch", 1: "sequence"}, "hidden": {0: "batch", 1: "sequence"}}
+    for n in names[1:] + outs[1:]:
+        dyn[n] = {0: "batch", 2: "past" if n.startswith("past") else "total"}
+    return m, ins, names, outs, dyn
+
+
+def vit(gen):
+    from torchvision.models.vision_transformer import VisionTransformer
+    m = VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=4, hidden_dim=64,
+                          mlp_dim=128, num_classes=10)
+    ins = [(torch.randn(2, 3, 32, 32, generator=gen),)]
+    return m, ins, ["images"], ["logits"], None
+
+
+def vit_dynamic_batch(gen):
+    m, _, i, o, _ = vit(gen)
+    ins = [(torch.randn(b, 3, 32, 32, generator=gen),) for b in (2, 3)]
+    return m, ins, i, o, {"images": {0: "batch"}, "logits": {0: "batch"}}
+
+
+def swin(gen):
+    from torchvision.models.swin_transformer import SwinTransformer
+    m = SwinTransformer(patch_size=[4, 4], embed_dim=32, depths=[2, 2], num_heads=[2, 4],
+                        window_size=[4, 4], num_classes=10)
+    return m, [(torch.randn(1, 3, 64, 64, generator=gen),)], ["images"], ["logits"], None
+
+
+def convnext(gen):
+    from torchvision.models.convnext import CNBlockConfig, ConvNeXt
+    m = ConvNeXt([CNBlockConfig(16, 32, 2), CNBlockConfig(32, 64, 2), CNBlockConfig(64, None, 1)],
+                 num_classes=10)
+    return m, [(torch.randn(2, 3, 64, 64, generator=gen),)], ["images"], ["logits"], None
+
+
+def mobilenet_v3(gen):
+    from torchvision.models import mobilenet_v3_small
+    m = mobilenet_v3_small(width_mult=0.5, num_classes=10)
+    return m, [(torch.randn(2, 3, 64, 64, generator=gen),)], ["images"], ["logits"], None
+
+
+def efficientnet(gen):
+    from torchvision.models.efficientnet import EfficientNet, _efficientnet_conf
+    setting, last = _efficientnet_conf("efficientnet_b0", width_mult=0.25, depth_mult=0.34)
+    m = EfficientNet(setting, 0.2, num_classes=10, last_channel=last)
+    return m, [(torch.randn(2, 3, 64, 64, generator=gen),)], ["images"], ["logits"], None
+
+
+def densenet(gen):
+    from torchvision.models.densenet import DenseNet
+    m = DenseNet(growth_rate=8, block_config=(2, 2, 2), num_init_features=16, num_classes=10)
+    return m, [(torch.randn(2, 3, 64, 64, generator=gen),)], ["images"], ["logits"], None
+
+
+def whisper_encoder(gen):
+    from transformers import WhisperConfig
+    from transformers.models.whisper.modeling_whisper import WhisperEncoder
+    cfg = WhisperConfig(d_model=64, encoder_layers=2, encoder_attention_heads=4,
+                        encoder_ffn_dim=128, num_mel_bins=16, max_source_positions=32)
+    m = HFWrap(WhisperEncoder(cfg))
+    return m, [(torch.randn(1, 16, 64, generator=gen),)], ["input_features"], \
+        ["last_hidden_state"], None
+
+
+def hf_text(model, config, ids_only=False, **cfg):
+    """A transformers text model in a small configuration: ids (and a padding mask) with
+    dynamic batch and sequence."""
+    def build(gen):
+        import transformers
+        c = getattr(transformers, config)(vocab_size=512, **cfg)
+        names = ["input_ids"] if ids_only else ["input_ids", "attention_mask"]
+        m = HFWrap(getattr(transformers, model)(c), names)
+        shapes = [(2, 16), (3, 9)]
+        ins = [(ids(s, 512, gen),) if ids_only else (ids(s, 512, gen), padding_mask(*s))
+               for s in shapes]
+        dyn = {n: {0: "batch", 1: "sequence"} for n in names + ["last_hidden_state"]}
+        return m, ins, names, ["last_hidden_state"], dyn
+    return build
+
+
+def timm_model(name, size):
+    def build(gen):
+        import timm
+        m = timm.create_model(name, pretrained=False, num_classes=10)
+        return m, [(torch.randn(2, 3, size, size, generator=gen),)], ["images"], ["logits"], None
+    return build
+
+
+def shufflenet(gen):
+    from torchvision.models import ShuffleNetV2
+    m = ShuffleNetV2([2, 2, 2], [8, 16, 32, 64, 128], num_classes=10)
+    return m, [(torch.randn(2, 3, 64, 64, generator=gen),)], ["images"], ["logits"], None
+
+
+def regnet(gen):
+    from torchvision.models.regnet import BlockParams, RegNet
+    params = BlockParams.from_init_params(depth=6, w_0=16, w_a=8.0, w_m=2.0, group_width=8)
+    m = RegNet(params, num_classes=10)
+    return m, [(torch.randn(2, 3, 64, 64, generator=gen),)], ["images"], ["logits"], None
+
+
+def lraspp(gen):
+    from torchvision.models.segmentation import lraspp_mobilenet_v3_large
+
+    class Seg(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.m = lraspp_mobilenet_v3_large(weights=None, weights_backbone=None,
+                                               num_classes=3)
+
+        def forward(self, x):
+            return self.m(x)["out"]
+    return Seg(), [(torch.randn(1, 3, 64, 64, generator=gen),)], ["images"], ["masks"], None
+
+
+def t5_encoder(gen):
+    return hf_text("T5EncoderModel", "T5Config", d_model=64, d_kv=16, d_ff=128,
+                   num_layers=2, num_heads=4)(gen)
+
+
+def bart(gen):
+    """An encoder-decoder: ids for both sides, the decoder causal over its own."""
+    from transformers import BartConfig, BartModel
+    cfg = BartConfig(vocab_size=512, d_model=64, encoder_layers=2, decoder_layers=2,
+                     encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=128,
+                     decoder_ffn_dim=128, max_position_embeddings=128)
+    names = ["input_ids", "attention_mask", "decoder_input_ids"]
+    m = HFWrap(BartModel(cfg), names)
+    ins = [(ids((b, s), 512, gen), padding_mask(b, s), ids((b, t), 512, gen))
+           for b, s, t in [(2, 12, 5), (1, 7, 3)]]
+    dyn = {"input_ids": {0: "batch", 1: "source"}, "attention_mask": {0: "batch", 1: "source"},
+           "decoder_input_ids": {0: "batch", 1: "target"},
+           "last_hidden_state": {0: "batch", 1: "target"}}
+    return m, ins, names, ["last_hidden_state"], dyn
+
+
+def clip_vision(gen):
+    from transformers import CLIPVisionConfig, CLIPVisionModel
+    cfg = CLIPVisionConfig(hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                           num_attention_heads=4, image_size=32, patch_size=8)
+    m = HFWrap(CLIPVisionModel(cfg))
+    return m, [(torch.randn(2, 3, 32, 32, generator=gen),)], ["pixel_values"], \
+        ["last_hidden_state"], None
+
+
+def wav2vec2(gen):
+    from transformers import Wav2Vec2Config, Wav2Vec2Model
+    cfg = Wav2Vec2Config(hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+                         intermediate_size=128, conv_dim=(32, 32), conv_stride=(5, 2),
+                         conv_kernel=(10, 3), num_conv_pos_embeddings=16,
+                         num_conv_pos_embedding_groups=4, do_stable_layer_norm=False)
+    m = HFWrap(Wav2Vec2Model(cfg))
+    return m, [(torch.randn(1, 800, generator=gen),)], ["input_values"], \
+        ["last_hidden_state"], None
+
+
+LLM = dict(hidden_size=64, intermediate_size=160, num_hidden_layers=2, num_attention_heads=4,
+           num_key_value_heads=2, max_position_embeddings=256, use_cache=False)
+
+ZOO = {
+    "bert": bert, "gpt2": gpt2, "gpt2_mask": gpt2_mask, "llama": llama,
+    "llama_decode": llama_decode, "vit": vit,
+    "vit_dynamic_batch": vit_dynamic_batch, "swin": swin, "convnext": convnext,
+    "mobilenet_v3": mobilenet_v3, "efficientnet": efficientnet, "densenet": densenet,
+    "whisper_encoder": whisper_encoder,
+    "distilbert": hf_text("DistilBertModel", "DistilBertConfig", dim=64, n_layers=2, n_heads=4,
+                          hidden_dim=128, max_position_embeddings=128),
+    "roberta": hf_text("RobertaModel", "RobertaConfig", hidden_size=64, num_hidden_layers=2,
+                       num_attention_heads=4, intermediate_size=128,
+                       max_position_embeddings=130),
+    "albert": hf_text("AlbertModel", "AlbertConfig", embedding_size=32, hidden_size=64,
+                      num_hidden_layers=2, num_attention_heads=4, intermediate_size=128,
+                      max_position_embeddings=128),
+    "t5_encoder": t5_encoder,
+    "bart": bart,
+    "mistral": hf_text("MistralModel", "MistralConfig", sliding_window=8, **LLM),
+    "qwen2": hf_text("Qwen2Model", "Qwen2Config", **LLM),
+    "phi": hf_text("PhiModel", "PhiConfig", hidden_size=64, intermediate_size=128,
+                   num_hidden_layers=2, num_attention_heads=4, partial_rotary_factor=0.5,
+                   max_position_embeddings=256, use_cache=False),
+    "gemma": hf_text("GemmaModel", "GemmaConfig", head_dim=16, **LLM),
+    "clip_vision": clip_vision,
+    "wav2vec2": wav2vec2,
+    "shufflenet": shufflenet,
+    "regnet": regnet,
+    "lraspp": lraspp,
+    "timm_vit": timm_model("test_vit.r160_in1k", 160),
+    "timm_convnext": timm_model("test_convnext.r160_in1k", 160),
+    "timm_efficientnet": timm_model("test_efficientnet.r160_in1k", 160),
+    "timm_byobnet": timm_model("test_byobnet.r160_in1k", 160),
+    "timm_mobilevit": timm_model("mobilevit_xxs", 64),
+}
+
+
+# ---------------------------------------------------------------------------
+
+
+def perturb(m, gen):
+    """Moves normalization parameters and statistics away from the identity."""
+    for mod in m.modules():
+        if isinstance(mod, (nn.BatchNorm2d, nn.LayerNorm, nn.GroupNorm)):
+            if getattr(mod, "weight", None) is not None:
+                mod.weight.data = 1.0 + 0.2 * torch.randn(mod.weight.shape, generator=gen)
+                mod.bias.data = 0.1 * torch.randn(mod.bias.shape, generator=gen)
+            if isinstance(mod, nn.BatchNorm2d):
+                mod.running_mean.data = 0.1 * torch.randn(mod.running_mean.shape, generator=gen)
+                mod.running_var.data = 0.5 + torch.rand(mod.running_var.shape, generator=gen)
+
+
+def reference(m, args):
+    """Outputs of a float64 copy where the module runs in float64, else of the module itself."""
+    def run(mod, a):
+        with torch.no_grad():
+            out = mod(*a)
+        return [o.detach() for o in (out if isinstance(out, (tuple, list)) else (out,))]
+    try:
+        m64 = copy.deepcopy(m).double()
+        a64 = [a.double() if a.is_floating_point() else a for a in args]
+        outs = run(m64, a64)
+        dtypes = [o.dtype for o in run(m, args)]
+        return [o.to(d).numpy() for o, d in zip(outs, dtypes)], "float64"
+    except Exception:
+        return [o.numpy() for o in run(m, args)], "float32"
+
+
+def write_case(folder, n, in_names, args, out_names, outs):
+    d = os.path.join(folder, f"test_data_set_{n}")
+    os.makedirs(d, exist_ok=True)
+    for k, (name, a) in enumerate(zip(in_names, args)):
+        t = numpy_helper.from_array(a.numpy(), name)
+        open(os.path.join(d, f"input_{k}.pb"), "wb").write(t.SerializeToString())
+    for k, (name, o) in enumerate(zip(out_names, outs)):
+        t = numpy_helper.from_array(o, name)
+        open(os.path.join(d, f"output_{k}.pb"), "wb").write(t.SerializeToString())
+
+
+def dynamic_shapes(args, in_names, dyn):
+    from torch.export import Dim
+    dims = {}
+    spec = []
+    for name, a in zip(in_names, args):
+        axes = (dyn or {}).get(name)
+        if not axes:
+            spec.append(None)
+            continue
+        spec.append({ax: dims.setdefault(sym, Dim(sym, min=1, max=4096))
+                     for ax, sym in axes.items()})
+    return tuple(spec)
+
+
+def export(name, builder, exporter, out):
+    gen = torch.Generator().manual_seed(0)
+    torch.manual_seed(0)
+    m, cases, in_names, out_names, dyn = builder(gen)
+    perturb(m, gen)
+    m.eval()
+    folder = os.path.join(out, f"{name}.{exporter}")
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, "model.onnx")
+    args = cases[0]
+    if exporter == "ts":
+        torch.onnx.export(m, args, path, dynamo=False, opset_version=OPSET_TS,
+                          input_names=in_names, output_names=out_names,
+                          dynamic_axes=dyn or None, do_constant_folding=True)
+    else:
+        kw = {}
+        if dyn:
+            spec = dynamic_shapes(args, in_names, dyn)
+            # torch.export wants the specs in the structure of forward's parameters: a
+            # *args parameter takes the rest as one tuple.
+            params = list(inspect.signature(m.forward).parameters.values())
+            nested = []
+            for i, p in enumerate(params):
+                if p.kind == inspect.Parameter.VAR_POSITIONAL:
+                    nested.append(tuple(spec[i:]))
+                    break
+                nested.append(spec[i])
+            kw["dynamic_shapes"] = tuple(nested)
+        prog = torch.onnx.export(m, args, dynamo=True, input_names=in_names,
+                                 output_names=out_names, **kw)
+        prog.save(path, external_data=False)
+    model = onnx.load(path)
+    onnx.checker.check_model(model)
+    import onnxruntime as ort
+    sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    report = {"opset": model.opset_import[0].version, "nodes": len(model.graph.node),
+              "bytes": os.path.getsize(path), "cases": []}
+    for n, a in enumerate(cases):
+        outs, kind = reference(m, a)
+        write_case(folder, n, in_names, a, out_names, outs)
+        feeds = {i.name: x.numpy() for i, x in zip(sess.get_inputs(), a)}
+        got = sess.run(None, feeds)
+        err = max(float(np.max(np.abs(g.astype(np.float64) - r.astype(np.float64))))
+                  for g, r in zip(got, outs))
+        report["cases"].append({"shapes": [list(x.shape) for x in a], "reference": kind,
+                                "ort_max_abs_err": err})
+    return report
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--only", nargs="*")
+    ap.add_argument("--exporters", default="ts,dynamo")
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    manifest = {"torch": torch.__version__, "onnx": onnx.__version__, "models": {}}
+    for name, builder in ZOO.items():
+        if args.only and name not in args.only:
+            continue
+        for exporter in args.exporters.split(","):
+            key = f"{name}.{exporter}"
+            t0 = time.time()
+            try:
+                rep = export(name, builder, exporter, args.out)
+                rep["seconds"] = round(time.time() - t0, 1)
+                manifest["models"][key] = rep
+                print(f"{key}: ok {rep}", flush=True)
+            except Exception as e:
+                manifest["models"][key] = {"error": f"{type(e).__name__}: {e}"[:2000]}
+                print(f"{key}: FAILED {type(e).__name__}: {str(e)[:500]}", flush=True)
+                traceback.print_exc(limit=3)
+            json.dump(manifest, open(os.path.join(args.out, "manifest.json"), "w"), indent=1)
+
+
+if __name__ == "__main__":
+    main()
