@@ -70,6 +70,23 @@ static void initializeNvptx() {
   });
 }
 
+std::string strata::checkGpuArchitecture(llvm::StringRef arch) {
+  initializeNvptx();
+  std::string error;
+  llvm::Triple triple(kTriple);
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return "this LLVM has no NVPTX target: " + error;
+  std::unique_ptr<llvm::MCSubtargetInfo> info(
+      target->createMCSubtargetInfo(triple, "", ""));
+  if (info && info->isCPUStringValid(arch))
+    return "";
+  return "unknown GPU '" + arch.str() +
+         "' (--cpu for the cuda target names an NVPTX processor such as "
+         "sm_90, sm_90a or sm_80; the default, native, is the H100/H200)";
+}
+
 /// The CUDA toolkit directories to look in: $CUDA_PATH, $CUDA_HOME,
 /// /usr/local/cuda.
 static std::vector<std::string> cudaRoots() {
@@ -217,16 +234,8 @@ LogicalResult strata::generateGpuCode(ModuleOp module,
       llvm::TargetRegistry::lookupTarget(triple, error);
   if (!target)
     return module.emitError("this LLVM has no NVPTX target: ") << error;
-  {
-    std::unique_ptr<llvm::MCSubtargetInfo> info(
-        target->createMCSubtargetInfo(triple, "", ""));
-    if (!info || !info->isCPUStringValid(code.arch))
-      return module.emitError("unknown GPU '")
-             << code.arch
-             << "' (--cpu for the cuda target names an NVPTX processor such "
-                "as sm_90, sm_90a or sm_80; the default, native, is the "
-                "H100/H200)";
-  }
+  if (std::string bad = checkGpuArchitecture(code.arch); !bad.empty())
+    return module.emitError(bad);
   std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
       triple, code.arch, "", llvm::TargetOptions(), std::nullopt, std::nullopt,
       llvm::CodeGenOptLevel::Aggressive));

@@ -40,6 +40,14 @@ static bool nativeGpu(const strata::CompileOptions &options) {
   return options.cpu.empty() || options.cpu == "native";
 }
 
+std::string strata::checkTargetOptions(const CompileOptions &options) {
+  if (options.target == "cuda")
+    return checkGpuArchitecture(gpuArchitecture(options));
+  if (options.target == "cpu")
+    return checkHostCpu(options.cpu);
+  return "unknown target '" + options.target + "' (cpu or cuda)";
+}
+
 std::string strata::gpuArchitecture(const CompileOptions &options) {
   return nativeGpu(options) ? "sm_90a" : options.cpu;
 }

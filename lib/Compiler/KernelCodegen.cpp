@@ -44,6 +44,7 @@
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Operator.h"
 #include "llvm/IR/Verifier.h"
+#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -101,6 +102,28 @@ static std::string resolveCpu(const std::string &cpu) {
   if (cpu == "avx512")
     return "x86-64-v4";
   return cpu;
+}
+
+std::string strata::checkHostCpu(llvm::StringRef cpu) {
+  if (cpu.empty() || cpu == "native" || cpu == "avx2" || cpu == "avx512")
+    return "";
+  initializeCodegen();
+  llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
+  std::string error;
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return "no LLVM target for " + triple.str() + ": " + error;
+  std::unique_ptr<llvm::MCSubtargetInfo> info(
+      target->createMCSubtargetInfo(triple, "", ""));
+  if (info && info->isCPUStringValid(cpu))
+    return "";
+  std::string message = "unknown CPU '" + cpu.str() +
+                        "' (--cpu for the cpu target is native, avx2, avx512 "
+                        "or an x86-64 processor such as x86-64-v3 or skylake";
+  if (cpu.starts_with("sm_") || cpu.starts_with("gfx"))
+    message += "; '" + cpu.str() + "' is a GPU: add --target=cuda";
+  return message + ")";
 }
 
 static std::string hostFeatures(const std::string &cpu) {
@@ -252,6 +275,8 @@ LogicalResult strata::generateKernelCode(ModuleOp module,
       llvm::TargetRegistry::lookupTarget(llvm::Triple(triple), error);
   if (!target)
     return emitError(module, "no LLVM target for " + triple + ": " + error);
+  if (std::string bad = checkHostCpu(options.cpu); !bad.empty())
+    return emitError(module, bad);
   std::string cpu = resolveCpu(options.cpu);
   std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
       llvm::Triple(triple), cpu, hostFeatures(options.cpu),

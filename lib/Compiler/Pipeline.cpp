@@ -18,7 +18,10 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/InitAllPasses.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassInstrumentation.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 
@@ -641,6 +644,34 @@ static std::string reproducerPath(const CompileOptions &options, Stage stage) {
   return path.str().str();
 }
 
+/// Passes whose failures are problems of the user's input, each reported by
+/// the pass itself (or the verifier after it) in an error naming the input,
+/// node or file: a missing or contradicted input shape, shapes that the bound
+/// inputs make inconsistent at a node, a shape only values decide, a
+/// decisions file that does not apply, an op the target cannot take. Such a
+/// failure is not the compiler's: it gets no reproducer and no pass-manager
+/// text, unless
+/// --reproducer-dir asks for reproducers. Any other failing pass is an
+/// internal error, and its stage writes a reproducer.
+static bool checksUserInput(llvm::StringRef pass) {
+  return pass == "strata-bind-input-shapes" ||
+         pass == "strata-verify-static-shapes" ||
+         pass == "strata-graph-propagate-shapes" ||
+         pass == "strata-graph-infer-shapes" || pass == "strata-partition";
+}
+
+namespace {
+/// Records the first pass that fails (the innermost, for nested pipelines).
+struct FirstFailure : PassInstrumentation {
+  explicit FirstFailure(std::string &pass) : pass(pass) {}
+  void runAfterPassFailed(Pass *failed, Operation *) override {
+    if (pass.empty())
+      pass = failed->getArgument().str();
+  }
+  std::string &pass;
+};
+} // namespace
+
 LogicalResult strata::runStages(ModuleOp module, const CompileOptions &options,
                                 Stage from, Stage to) {
   registerStagePipelines();
@@ -662,7 +693,26 @@ LogicalResult strata::runStages(ModuleOp module, const CompileOptions &options,
       reproducer = reproducerPath(options, stage);
       pm.enableCrashReproducerGeneration(reproducer);
     }
+    std::string failedPass;
+    pm.addInstrumentation(std::make_unique<FirstFailure>(failedPass));
+    auto usersError = [&] {
+      return options.reproducerDir.empty() && checksUserInput(failedPass);
+    };
+    // The reproducer generator reports every failure ("Failures have been
+    // detected while processing an MLIR pass pipeline"); for a user's error
+    // that is noise around the one line that matters.
+    ScopedDiagnosticHandler quiet(context, [&](Diagnostic &diag) {
+      return success(
+          diag.getSeverity() == DiagnosticSeverity::Error && usersError() &&
+          llvm::StringRef(diag.str())
+              .starts_with("Failures have been detected while processing"));
+    });
     if (failed(pm.run(module))) {
+      if (usersError()) {
+        if (!reproducer.empty())
+          llvm::sys::fs::remove(reproducer);
+        return failure();
+      }
       if (!reproducer.empty() && llvm::sys::fs::exists(reproducer))
         emitRemark(module.getLoc())
             << "the " << stageName(stage)

@@ -26,6 +26,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -205,6 +206,11 @@ static bool compileFlags(CompileFlags &flags) {
   flags.reproducerDir = reproducerDir;
   flags.useCache = !noCache;
   flags.explainCache = explainCache;
+  if (std::string bad = checkTargetOptions(toCompileOptions(flags, {}));
+      !bad.empty()) {
+    fail(bad);
+    return false;
+  }
   if (!flags.decisionsFile.empty() &&
       !llvm::sys::fs::exists(flags.decisionsFile)) {
     fail("--decisions: no such file: " + flags.decisionsFile);
@@ -605,6 +611,10 @@ static int runRun() {
     for (size_t i = 0; i < prepared.inputs.size(); ++i)
       session.setInput(i, prepared.inputs[i]);
     double ms = runOnce(session);
+    if (!outputDir.empty())
+      if (std::error_code ec = llvm::sys::fs::create_directories(outputDir))
+        return fail("--output-dir " + outputDir +
+                    ": cannot create it: " + ec.message());
     const auto &outputs = prepared.module->outputs();
     for (size_t i = 0; i < outputs.size(); ++i) {
       llvm::outs() << outputs[i].name << ": " << summarize(session.output(i))
@@ -622,12 +632,13 @@ static int runRun() {
   return 0;
 }
 
-/// The per-step table of `strata bench --profile`: average time per run
-/// of the timed runs, slowest first.
-static void printProfile(const rt::Module &module,
-                         const std::vector<double> &total,
-                         const std::vector<double> &warmupPart,
-                         unsigned timedRuns) {
+/// The per-step profile of `strata bench --profile`: average time per run
+/// of the timed runs, slowest first, as a table or (with --json) as the
+/// "steps" array of the JSON object, so that stdout stays one JSON value.
+static llvm::json::Array stepProfile(const rt::Module &module,
+                                     const std::vector<double> &total,
+                                     const std::vector<double> &warmupPart,
+                                     unsigned timedRuns, bool asTable) {
   std::vector<std::pair<double, size_t>> rows;
   double sum = 0;
   for (size_t i = 0; i < total.size(); ++i) {
@@ -636,21 +647,34 @@ static void printProfile(const rt::Module &module,
     sum += seconds;
   }
   std::sort(rows.rbegin(), rows.rend());
-  llvm::outs() << llvm::format("%10s %6s  %-8s %s\n", "ms/run", "%", "kind",
-                               "step (ONNX nodes)");
+  if (asTable)
+    llvm::outs() << llvm::format("%10s %6s  %-8s %s\n", "ms/run", "%", "kind",
+                                 "step (ONNX nodes)");
+  llvm::json::Array steps;
   for (auto [seconds, i] : rows) {
     const rt::Step &step = module.steps()[i];
+    const char *kind =
+        step.kind == rt::StepKind::Kernel ? "codegen" : "library";
+    double share = sum > 0 ? 100 * seconds / sum : 0.0;
+    llvm::json::Array nodeList;
     std::string nodes;
-    for (const std::string &node : step.sourceNodes)
+    for (const std::string &node : step.sourceNodes) {
       nodes += (nodes.empty() ? "" : ", ") + node;
+      nodeList.push_back(node);
+    }
+    steps.push_back(llvm::json::Object{{"step", step.name},
+                                       {"kind", kind},
+                                       {"ms_per_run", seconds * 1e3},
+                                       {"percent", share},
+                                       {"nodes", std::move(nodeList)}});
+    if (!asTable)
+      continue;
     if (nodes.size() > 60)
       nodes = nodes.substr(0, 57) + "...";
     llvm::outs() << llvm::format("%10.4f %6.1f  %-8s %s (%s)\n", seconds * 1e3,
-                                 sum > 0 ? 100 * seconds / sum : 0.0,
-                                 step.kind == rt::StepKind::Kernel ? "codegen"
-                                                                   : "library",
-                                 step.name.c_str(), nodes.c_str());
+                                 share, kind, step.name.c_str(), nodes.c_str());
   }
+  return steps;
 }
 
 static int runBench() {
@@ -677,14 +701,19 @@ static int runBench() {
         times.size() % 2
             ? times[times.size() / 2]
             : (times[times.size() / 2 - 1] + times[times.size() / 2]) / 2;
+    llvm::json::Array steps;
     if (profile)
-      printProfile(*prepared.module, session.stepTimes(), warmupTimes, runs);
-    if (json)
+      steps = stepProfile(*prepared.module, session.stepTimes(), warmupTimes,
+                          runs, /*asTable=*/!json);
+    if (json) {
       llvm::outs() << "{\"median_ms\": " << llvm::format("%.6f", median)
                    << ", \"min_ms\": " << llvm::format("%.6f", times.front())
                    << ", \"runs\": " << runs.getValue()
-                   << ", \"threads\": " << threadCount() << "}\n";
-    else
+                   << ", \"threads\": " << threadCount();
+      if (profile)
+        llvm::outs() << ", \"steps\": " << llvm::json::Value(std::move(steps));
+      llvm::outs() << "}\n";
+    } else
       llvm::outs() << "median " << llvm::format("%.3f", median) << " ms (min "
                    << llvm::format("%.3f", times.front()) << " ms, "
                    << runs.getValue() << " runs after " << warmup.getValue()

@@ -116,6 +116,19 @@ mlir::LogicalResult generateKernelCode(mlir::ModuleOp module,
                                        const CompileOptions &options,
                                        std::vector<uint8_t> &sharedObject);
 
+/// Checks the target and --cpu of `options` before anything is compiled:
+/// returns an empty string when LLVM can generate code for them, else a
+/// one-line message saying what is wrong and what is accepted.
+std::string checkTargetOptions(const CompileOptions &options);
+
+/// The message for an x86-64 --cpu LLVM does not know (empty when it does):
+/// native, avx2, avx512 or an LLVM processor name such as x86-64-v3.
+std::string checkHostCpu(llvm::StringRef cpu);
+
+/// The message for an NVPTX processor LLVM does not know (empty when it
+/// does), e.g. sm_90a, sm_90, sm_80.
+std::string checkGpuArchitecture(llvm::StringRef arch);
+
 /// The GPU a cuda compilation generates code for, from CompileOptions::cpu:
 /// "native" (the default) means sm_90a, the H100/H200 with Hopper's
 /// wgmma; otherwise an NVPTX processor name such as "sm_90" or "sm_80".
