@@ -385,6 +385,74 @@ def wav2vec2(gen):
         ["last_hidden_state"], None
 
 
+class UNetBlock(nn.Module):
+    """A diffusion UNet's level: ResNet blocks with GroupNorm + SiLU and a time embedding, a
+    self-attention block over the pixels, a strided-conv down-sample and a nearest up-sample
+    with its skip concatenated, as diffusers' UNet2DModel writes them."""
+
+    class Res(nn.Module):
+        def __init__(self, cin, cout, temb):
+            super().__init__()
+            self.n1, self.c1 = nn.GroupNorm(8, cin), nn.Conv2d(cin, cout, 3, padding=1)
+            self.t = nn.Linear(temb, cout)
+            self.n2, self.c2 = nn.GroupNorm(8, cout), nn.Conv2d(cout, cout, 3, padding=1)
+            self.skip = nn.Conv2d(cin, cout, 1) if cin != cout else nn.Identity()
+
+        def forward(self, x, t):
+            h = self.c1(F.silu(self.n1(x))) + self.t(F.silu(t))[:, :, None, None]
+            return self.skip(x) + self.c2(F.silu(self.n2(h)))
+
+    def __init__(self, c=32, temb=64):
+        super().__init__()
+        self.temb = nn.Sequential(nn.Linear(c, temb), nn.SiLU(), nn.Linear(temb, temb))
+        self.c = c
+        self.inp = nn.Conv2d(4, c, 3, padding=1)
+        self.r1 = self.Res(c, c, temb)
+        self.down = nn.Conv2d(c, c, 3, stride=2, padding=1)
+        self.r2 = self.Res(c, 2 * c, temb)
+        self.norm = nn.GroupNorm(8, 2 * c)
+        self.attn = nn.MultiheadAttention(2 * c, 4, batch_first=True)
+        self.r3 = self.Res(3 * c, c, temb)
+        self.out = nn.Conv2d(c, 4, 3, padding=1)
+
+    def forward(self, x, timestep):
+        half = self.c // 2
+        freqs = torch.exp(-math.log(10000) * torch.arange(half, dtype=torch.float32) / half)
+        args = timestep[:, None].float() * freqs[None]
+        t = self.temb(torch.cat([args.cos(), args.sin()], dim=-1).to(x.dtype))
+        h1 = self.r1(self.inp(x), t)
+        h = self.r2(self.down(h1), t)
+        b, ch, hh, ww = h.shape
+        a = self.norm(h).flatten(2).transpose(1, 2)
+        a = self.attn(a, a, a, need_weights=False)[0]
+        h = h + a.transpose(1, 2).reshape(b, ch, hh, ww)
+        h = F.interpolate(h, scale_factor=2.0, mode="nearest")
+        h = self.r3(torch.cat([h, h1], dim=1), t)
+        return self.out(h)
+
+
+def unet_block(gen):
+    m = UNetBlock()
+    ins = [(torch.randn(2, 4, 16, 16, generator=gen), torch.tensor([10, 500]))]
+    return m, ins, ["sample", "timestep"], ["noise"], None
+
+
+def ssdlite(gen):
+    from torchvision.models.detection import ssdlite320_mobilenet_v3_large
+
+    class Det(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.m = ssdlite320_mobilenet_v3_large(weights=None, weights_backbone=None,
+                                                   num_classes=3, width_mult=0.25)
+
+        def forward(self, x):
+            d = self.m(x)[0]
+            return d["boxes"], d["scores"], d["labels"]
+    return Det(), [(torch.rand(1, 3, 320, 320, generator=gen),)], ["images"], \
+        ["boxes", "scores", "labels"], None
+
+
 LLM = dict(hidden_size=64, intermediate_size=160, num_hidden_layers=2, num_attention_heads=4,
            num_key_value_heads=2, max_position_embeddings=256, use_cache=False)
 
@@ -420,6 +488,8 @@ ZOO = {
     "timm_efficientnet": timm_model("test_efficientnet.r160_in1k", 160),
     "timm_byobnet": timm_model("test_byobnet.r160_in1k", 160),
     "timm_mobilevit": timm_model("mobilevit_xxs", 64),
+    "unet_block": unet_block,
+    "ssdlite": ssdlite,
 }
 
 
