@@ -313,6 +313,7 @@ void strata::registerCompilerPasses() {
     PassRegistration<OutlineKernelsPass>();
     PassRegistration<CopyToLinalgPass>();
     registerLayoutPasses();
+    registerConvToGemmPass();
     registerPrecisionPasses();
     registerSequencePasses();
     registerGradientPasses();

@@ -28,6 +28,8 @@ void registerCompilerPasses();
 void registerGradientPasses();
 /// Registers strata-resolve-sequences (Sequences.cpp).
 void registerSequencePasses();
+/// Registers strata-conv-to-gemm (ConvToGemm.cpp).
+void registerConvToGemmPass();
 /// Registers strata-channels-last (Layouts.cpp).
 void registerLayoutPasses();
 /// Registers strata-lower-precision (Precision.cpp).

@@ -315,7 +315,12 @@ strata::defaultStagePipeline(Stage stage, const CompileOptions &options) {
                                          : std::string("native"));
     if (!options.decisionsFile.empty())
       opts += " decisions=" + quoteOption(options.decisionsFile);
-    std::vector<PassEntry> entries = {top("strata-partition", opts)};
+    std::vector<PassEntry> entries;
+    // No convolution library on the GPU: convolutions become im2col +
+    // products and depthwise ones elementwise sums (ConvToGemm.cpp).
+    if (options.target == "cuda")
+      entries.push_back(top("strata-conv-to-gemm"));
+    entries.push_back(top("strata-partition", opts));
     // --precision=fp16|bf16: storage between kernels (Precision.cpp). An
     // unknown value goes to the pass as it is, which refuses it.
     if (!options.precision.empty() && options.precision != "fp32")
