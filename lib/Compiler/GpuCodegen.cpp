@@ -34,7 +34,6 @@
 #include "llvm/IR/Verifier.h"
 #include "llvm/IRReader/IRReader.h"
 #include "llvm/Linker/Linker.h"
-#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -73,15 +72,10 @@ static void initializeNvptx() {
 std::string strata::checkGpuArchitecture(llvm::StringRef arch) {
   initializeNvptx();
   std::string error;
-  llvm::Triple triple(kTriple);
-  const llvm::Target *target =
-      llvm::TargetRegistry::lookupTarget(triple, error);
-  if (!target)
-    return "this LLVM has no NVPTX target: " + error;
-  std::unique_ptr<llvm::MCSubtargetInfo> info(
-      target->createMCSubtargetInfo(triple, "", ""));
-  if (info && info->isCPUStringValid(arch))
+  if (llvmKnowsProcessor(kTriple, arch, error))
     return "";
+  if (!error.empty())
+    return "this LLVM has no NVPTX target: " + error;
   return "unknown GPU '" + arch.str() +
          "' (--cpu for the cuda target names an NVPTX processor such as "
          "sm_90, sm_90a or sm_80; the default, native, is the H100/H200)";

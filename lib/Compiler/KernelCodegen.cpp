@@ -44,7 +44,6 @@
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Operator.h"
 #include "llvm/IR/Verifier.h"
-#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -108,16 +107,11 @@ std::string strata::checkHostCpu(llvm::StringRef cpu) {
   if (cpu.empty() || cpu == "native" || cpu == "avx2" || cpu == "avx512")
     return "";
   initializeCodegen();
-  llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
-  std::string error;
-  const llvm::Target *target =
-      llvm::TargetRegistry::lookupTarget(triple, error);
-  if (!target)
-    return "no LLVM target for " + triple.str() + ": " + error;
-  std::unique_ptr<llvm::MCSubtargetInfo> info(
-      target->createMCSubtargetInfo(triple, "", ""));
-  if (info && info->isCPUStringValid(cpu))
+  std::string triple = llvm::sys::getDefaultTargetTriple(), error;
+  if (llvmKnowsProcessor(triple, cpu, error))
     return "";
+  if (!error.empty())
+    return "no LLVM target for " + triple + ": " + error;
   std::string message = "unknown CPU '" + cpu.str() +
                         "' (--cpu for the cpu target is native, avx2, avx512 "
                         "or an x86-64 processor such as x86-64-v3 or skylake";

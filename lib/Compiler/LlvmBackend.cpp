@@ -4,9 +4,23 @@
 
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
+
+bool strata::llvmKnowsProcessor(llvm::StringRef triple, llvm::StringRef cpu,
+                                std::string &error) {
+  llvm::Triple parsed(triple);
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(parsed, error);
+  if (!target)
+    return false;
+  std::unique_ptr<llvm::MCSubtargetInfo> info(
+      target->createMCSubtargetInfo(parsed, "", ""));
+  return info && info->isCPUStringValid(cpu);
+}
 
 void strata::optimizeLlvmModule(llvm::Module &module,
                                 llvm::TargetMachine &machine) {

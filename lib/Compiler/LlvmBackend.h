@@ -1,8 +1,8 @@
 //===- LlvmBackend.h - LLVM's optimizer and code emission -------*- C++ -*-===//
 //
-// The part of the object stage the cpu and cuda targets share: LLVM's O3 for
-// a target machine, and emitting a module as an object file or as assembly
-// (PTX for NVPTX).
+// The part of the object stage the cpu and cuda targets share: whether LLVM
+// knows a processor, LLVM's O3 for a target machine, and emitting a module as
+// an object file or as assembly (PTX for NVPTX).
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,7 +10,10 @@
 #define STRATA_LIB_COMPILER_LLVMBACKEND_H
 
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
 #include "llvm/Support/CodeGen.h"
+
+#include <string>
 
 namespace llvm {
 class Module;
@@ -18,6 +21,11 @@ class TargetMachine;
 } // namespace llvm
 
 namespace strata {
+
+/// Whether LLVM's target for `triple` (registered) knows the processor `cpu`;
+/// `error` says why not when the triple has no target.
+bool llvmKnowsProcessor(llvm::StringRef triple, llvm::StringRef cpu,
+                        std::string &error);
 
 /// Runs LLVM's O3 pipeline for `machine` on `module`, loop unrolling on.
 void optimizeLlvmModule(llvm::Module &module, llvm::TargetMachine &machine);
