@@ -34,7 +34,6 @@
 #include "Passes.h"
 
 #include "strata/Dialect/Graph/IR/GraphOps.h"
-#include "strata/Dialect/Graph/IR/GraphPatterns.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -87,6 +86,12 @@ public:
       kernel.push_back(w.getDimSize(2 + i));
       out.push_back(y.getDimSize(2 + i));
     }
+    points = ShapedType::getNumElements(out);
+    offsetCount = ShapedType::getNumElements(kernel);
+    // The gather's index and mask grow with output points x kernel offsets;
+    // past the bound they would outweigh the model.
+    if (points * offsetCount > kMaxIndexEntries)
+      return false;
     auto attr = [&](std::optional<ArrayRef<int64_t>> a, int64_t size,
                     int64_t fill) {
       SmallVector<int64_t> v(a ? *a : ArrayRef<int64_t>{});
@@ -105,7 +110,7 @@ public:
     if (group == 1)
       return im2col();
     if (group == channels && filters == channels && w.getDimSize(1) == 1 &&
-        product(kernel) <= kMaxDepthwiseOffsets)
+        offsetCount <= kMaxDepthwiseOffsets)
       return depthwise();
     return false;
   }
@@ -117,13 +122,8 @@ private:
   Type element;
   int64_t spatial = 0, batch = 0, channels = 0, filters = 0;
   SmallVector<int64_t> kernel, out, strides, dilations, pads;
-
-  static int64_t product(ArrayRef<int64_t> dims) {
-    int64_t p = 1;
-    for (int64_t d : dims)
-      p *= d;
-    return p;
-  }
+  /// Output points (prod(out)) and kernel offsets (prod(kernel)).
+  int64_t points = 0, offsetCount = 0;
 
   Value i64s(ArrayRef<int64_t> values) {
     auto type = RankedTensorType::get({int64_t(values.size())},
@@ -175,7 +175,6 @@ private:
     auto x = cast<RankedTensorType>(conv.getInput().getType());
     SmallVector<int64_t> in(x.getShape().drop_front(2));
     SmallVector<SmallVector<int64_t>> offs = offsets();
-    int64_t points = product(out);
     SmallVector<int64_t> at(spatial, 0);
     for (int64_t p = 0; p < points; ++p) {
       for (int64_t i = spatial - 1, rest = p; i >= 0; --i) {
@@ -201,11 +200,11 @@ private:
   /// mask when there is padding) reads the input in place: the ops fuse
   /// into one loop nest spread over the whole GPU.
   Value gatherWindows() {
-    int64_t points = product(out), offsetCount = product(kernel);
     auto x = cast<RankedTensorType>(conv.getInput().getType());
     Value flat =
         reshape(conv.getInput(),
-                {batch, channels, product(x.getShape().drop_front(2))});
+                {batch, channels,
+                 ShapedType::getNumElements(x.getShape().drop_front(2))});
     SmallVector<int64_t> index;
     SmallVector<double> mask;
     windows(index, mask);
@@ -243,23 +242,15 @@ private:
                                 maskValue);
   }
 
-  /// Whether the gather's index and mask stay a reasonable size beside the
-  /// weights (they grow with output points x kernel offsets).
-  bool smallIndex() {
-    return product(out) * product(kernel) <= kMaxIndexEntries;
-  }
-
   bool im2col() {
-    if (!smallIndex())
-      return false;
     // [N, C, P, KK] -> [N, P, C, KK] -> columns [N * P, C * KK], which match
     // the weight's own [F, C, K...] read as [F, C * KK]: the product takes it
     // transposed (transB), so the weight is only reshaped.
-    int64_t points = product(out), depth = product(kernel) * channels;
+    int64_t depth = offsetCount * channels;
     Value cols = transpose(gatherWindows(), {0, 2, 1, 3});
     cols = reshape(cols, {batch * points, depth});
     Value weight = reshape(conv.getWeight(), {filters, depth});
-    Value product = graph::GemmOp::create(
+    Value gemm = graph::GemmOp::create(
         builder, loc, tensor({batch * points, filters}), cols, weight,
         conv.getBias(), builder.getF32FloatAttr(1.0f),
         builder.getF32FloatAttr(1.0f), builder.getI64IntegerAttr(0),
@@ -271,17 +262,14 @@ private:
     SmallVector<int64_t> back = {0, 1 + spatial};
     for (int64_t i = 0; i < spatial; ++i)
       back.push_back(1 + i);
-    Value result = transpose(reshape(product, nhwc), back);
+    Value result = transpose(reshape(gemm, nhwc), back);
     conv.replaceAllUsesWith(result);
     conv.erase();
     return true;
   }
 
   bool depthwise() {
-    if (!smallIndex())
-      return false;
     // sum over k of windows[:, :, :, k] * weight[:, k] ([1, C, 1]).
-    int64_t points = product(out), offsetCount = product(kernel);
     auto w = cast<RankedTensorType>(conv.getWeight().getType());
     Value windows = gatherWindows();
     Value flat = reshape(conv.getWeight(), {channels, offsetCount});

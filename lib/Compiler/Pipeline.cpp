@@ -655,9 +655,8 @@ static std::string reproducerPath(const CompileOptions &options, Stage stage) {
 /// inputs make inconsistent at a node, a shape only values decide, a
 /// decisions file that does not apply, an op the target cannot take. Such a
 /// failure is not the compiler's: it gets no reproducer and no pass-manager
-/// text, unless
-/// --reproducer-dir asks for reproducers. Any other failing pass is an
-/// internal error, and its stage writes a reproducer.
+/// text, unless --reproducer-dir asks for reproducers. Any other failing pass
+/// is an internal error, and its stage writes a reproducer.
 static bool checksUserInput(llvm::StringRef pass) {
   return pass == "strata-bind-input-shapes" ||
          pass == "strata-verify-static-shapes" ||
