@@ -37,7 +37,8 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
-#include "llvm/Support/Endian.h"
+
+#include <onnx/defs/tensor_proto_util.h>
 
 #include <cmath>
 
@@ -92,31 +93,17 @@ struct Scope {
   }
 };
 
+/// An integer tensor's values (int64 or int32, raw or typed), through
+/// libonnx's own reader; nothing for other types or malformed data.
 std::optional<std::vector<int64_t>> readInts(const onnx::TensorProto &t) {
-  std::vector<int64_t> out;
-  if (t.data_type() == onnx::TensorProto::INT64) {
-    if (t.has_raw_data()) {
-      const std::string &raw = t.raw_data();
-      if (raw.size() % 8)
-        return std::nullopt;
-      for (size_t i = 0; i < raw.size(); i += 8)
-        out.push_back(llvm::support::endian::read64le(raw.data() + i));
-    } else {
-      out.assign(t.int64_data().begin(), t.int64_data().end());
+  try {
+    if (t.data_type() == onnx::TensorProto::INT64)
+      return onnx::ParseData<int64_t>(&t);
+    if (t.data_type() == onnx::TensorProto::INT32) {
+      std::vector<int32_t> values = onnx::ParseData<int32_t>(&t);
+      return std::vector<int64_t>(values.begin(), values.end());
     }
-    return out;
-  }
-  if (t.data_type() == onnx::TensorProto::INT32) {
-    if (t.has_raw_data()) {
-      const std::string &raw = t.raw_data();
-      if (raw.size() % 4)
-        return std::nullopt;
-      for (size_t i = 0; i < raw.size(); i += 4)
-        out.push_back(int32_t(llvm::support::endian::read32le(raw.data() + i)));
-    } else {
-      out.assign(t.int32_data().begin(), t.int32_data().end());
-    }
-    return out;
+  } catch (const std::exception &) {
   }
   return std::nullopt;
 }
