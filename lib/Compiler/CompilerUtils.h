@@ -9,6 +9,7 @@
 
 #include "strata/Compiler/Compiler.h"
 
+#include <chrono>
 #include <functional>
 #include <optional>
 #include <string>
@@ -61,6 +62,18 @@ void writeDumpFile(const std::string &dir, llvm::StringRef relativePath,
 /// and the files dumped for it.
 void writeDumpIndex(const CompileOptions &options, mlir::ModuleOp module);
 
+/// The object and module stages' progress under -v: "strata: object done
+/// (N ms)", the time since the clock was made.
+class StageClock {
+public:
+  explicit StageClock(const CompileOptions &options);
+  void done(llvm::StringRef what) const;
+
+private:
+  bool verbose;
+  std::chrono::steady_clock::time_point start;
+};
+
 /// An external tool that reads one file and writes another.
 struct ExternalToolRun {
   /// For messages and file names ("ld.lld", "ptxas").
@@ -85,6 +98,12 @@ mlir::LogicalResult runExternalTool(mlir::Operation *anchor,
                                     const ExternalToolRun &run,
                                     llvm::StringRef input,
                                     std::vector<uint8_t> &output);
+
+/// LLVM's linker: ld.lld-22, ld.lld on the PATH, or LLVM 22's own; and the
+/// error when there is none.
+std::optional<std::string> findLdLld();
+inline constexpr const char *kNoLdLld =
+    "cannot find the linker ld.lld (install the Debian package lld-22)";
 
 } // namespace strata
 

@@ -72,3 +72,14 @@ LogicalResult strata::runExternalTool(Operation *anchor,
   output.assign(bytes.begin(), bytes.end());
   return success();
 }
+
+std::optional<std::string> strata::findLdLld() {
+  llvm::ErrorOr<std::string> lld = llvm::sys::findProgramByName("ld.lld-22");
+  if (!lld)
+    lld = llvm::sys::findProgramByName("ld.lld");
+  if (!lld)
+    lld = llvm::sys::findProgramByName("ld.lld", {"/usr/lib/llvm-22/bin"});
+  if (!lld)
+    return std::nullopt;
+  return *lld;
+}

@@ -6,7 +6,7 @@
 //   gpu     the kernels bufferized like the cpu stage's, then mapped onto a
 //           grid of thread blocks (strata-gpu-map): each kernel's launch
 //           geometry and the reason for it are attributes of its top-level
-//           declaration (strata.gpu_mapping, strata.gpu_grid, ...)
+//           declaration (strata.launch, strata.gpu_reason)
 //   llvm    the kernels in the LLVM dialect with NVVM intrinsics
 //           (strata-gpu-to-nvvm for the gpu ops and the math library)
 //   object  LLVM IR linked with libdevice, optimized for the NVPTX target,
@@ -20,6 +20,7 @@
 
 #include "strata/Compiler/Compiler.h"
 #include "strata/Compiler/Pipeline.h"
+#include "strata/Target/Target.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -30,8 +31,9 @@
 
 namespace strata {
 
-/// The gpu stage's passes, and the llvm stage's for the cuda target.
-std::vector<PassEntry> gpuStagePipeline(const CompileOptions &options);
+/// The gpu stage's passes for a GPU with `facts`, and the llvm stage's for
+/// the cuda target.
+std::vector<PassEntry> gpuStagePipeline(const TargetFacts &facts);
 std::vector<PassEntry> gpuLlvmPipeline(const CompileOptions &options);
 
 /// Registers strata-gpu-map and strata-gpu-to-nvvm.
@@ -88,6 +90,9 @@ bool gpuHasWgmma(llvm::StringRef arch);
 /// option).
 bool gpuHasGridDependency(llvm::StringRef arch);
 
+/// Whether the GPU `arch` multiplies on tensor cores with mma.sync (sm_80
+/// on): the flash-attention kernel.
+bool gpuHasTensorCores(llvm::StringRef arch);
 /// Whether strata-gpu-map would emit any kernel of `module` (at the kernel
 /// stage) differently with wgmma: its templates (flash attention, the GEMM
 /// kernel).

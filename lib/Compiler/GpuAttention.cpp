@@ -62,6 +62,8 @@
 #include "Gpu.h"
 #include "GpuTensorCore.h"
 
+#include "strata/Dialect/Kernel/IR/KernelDialect.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -75,6 +77,7 @@
 #include <optional>
 
 using namespace mlir;
+namespace kernel = strata::kernel;
 using strata::forLoop;
 using strata::ifThen;
 
@@ -1244,24 +1247,23 @@ LogicalResult FlashEmitter::run() {
   // The launch and the reason, next to the graph layer's decisions.
   int64_t blocks = batch * blocksPerSeq;
   int64_t shared = sharedBytes(dim, rows, keys, wgmma);
-  decl->setAttr("strata.gpu_mapping", b.getStringAttr("flash_attention"));
-  decl->setAttr("strata.gpu_grid", b.getDenseI64ArrayAttr({blocks, 1, 1}));
-  decl->setAttr("strata.gpu_block", b.getDenseI64ArrayAttr({threads, 1, 1}));
-  decl->setAttr("strata.gpu_shared_bytes", b.getI64IntegerAttr(shared));
-  decl->setAttr("strata.gpu_static_shared_bytes", b.getI64IntegerAttr(0));
-  if (mapsParameter) {
-    // Q's, K's and V's tensor maps, 7 numbers each (docs/runtime.md): the
-    // step operand, the buffer as rows of row_stride elements, boxes of 64
-    // columns by 64 rows, the 128-byte swizzle.
-    SmallVector<int64_t> maps;
+  // Q's, K's and V's tensor maps, 7 numbers each (docs/runtime.md): the
+  // step operand, the buffer as rows of row_stride elements, boxes of 64
+  // columns by 64 rows, the 128-byte swizzle.
+  SmallVector<int64_t> maps;
+  if (mapsParameter)
     for (int64_t i = 0; i < 3; ++i) {
       const View &view = views[i];
       maps.append({view.arg, view.rowStride,
                    view.rowsOf(bufferElements[view.arg]), view.rowStride * 2,
                    64, 64, 128});
     }
-    decl->setAttr("strata.gpu_tensor_maps", b.getDenseI64ArrayAttr(maps));
-  }
+  kernel::set<kernel::Launch>(
+      decl, kernel::LaunchAttr::get(b.getContext(), "flash_attention",
+                                    {blocks, 1, 1}, {threads, 1, 1}, shared,
+                                    /*staticShared=*/0, /*scratch=*/0,
+                                    /*vector=*/0, /*persistent=*/0, maps,
+                                    /*waitsForGrids=*/false));
   const std::string pipelinedNote =
       "the steps software-pipelined (the next tile's Q K^T and this tile's "
       "P V issued together, the next softmax under P V, O rescaled under "
@@ -1284,8 +1286,8 @@ LogicalResult FlashEmitter::run() {
            " through shared memory, " +
            (pipelined ? "in three stages with cp.async, " + pipelinedNote
                       : std::string("double-buffered with cp.async ("));
-  decl->setAttr(
-      "strata.gpu_reason",
+  kernel::set<kernel::GpuReason>(
+      decl,
       b.getStringAttr(
           "flash attention: one block of " + std::to_string(threads / 32) +
           " warps per " + std::to_string(rows) + " query rows (" +
@@ -1314,7 +1316,7 @@ LogicalResult strata::emitFlashAttention(func::FuncOp decl, func::FuncOp body,
                                          ModuleOp kernels,
                                          int64_t dynamicSharedLimit,
                                          bool wgmma) {
-  auto params = decl->getAttrOfType<DictionaryAttr>("strata.attention");
+  auto params = kernel::get<kernel::Attention>(decl);
   if (!params)
     return decl.emitError("internal error: the attention kernel ")
            << decl.getSymName() << " has no strata.attention parameters";

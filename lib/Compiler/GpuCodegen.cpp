@@ -20,6 +20,8 @@
 #include "Gpu.h"
 #include "LlvmBackend.h"
 
+#include "strata/Dialect/Kernel/IR/KernelDialect.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -49,6 +51,7 @@
 #include <set>
 
 using namespace mlir;
+namespace kernel = strata::kernel;
 
 extern "C" {
 void LLVMInitializeNVPTXTargetInfo();
@@ -171,12 +174,11 @@ LogicalResult strata::generateGpuCode(ModuleOp module,
   ModuleOp kernels = getKernelsModule(module);
   std::vector<std::string> names;
   for (auto func : module.getOps<func::FuncOp>()) {
-    auto kind = func->getAttrOfType<StringAttr>("strata.kind");
+    auto kind = kernel::get<kernel::Kind>(func);
     // Library calls (cuBLASLt) are the runtime's: no GPU code here.
     if (!kind || kind.getValue() != "codegen")
       continue;
-    if (!kernels || !func.isDeclaration() ||
-        !func->hasAttr("strata.gpu_mapping"))
+    if (!kernels || !func.isDeclaration() || !kernel::has<kernel::Launch>(func))
       return func.emitError("the module is not at the llvm stage of the cuda "
                             "target: kernel ")
              << func.getSymName() << " was not mapped to the GPU";

@@ -59,6 +59,8 @@
 #include "Gpu.h"
 #include "GpuTensorCore.h"
 
+#include "strata/Dialect/Kernel/IR/KernelDialect.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -69,6 +71,7 @@
 #include <memory>
 
 using namespace mlir;
+namespace kernel = strata::kernel;
 using strata::forLoop;
 using strata::ifThen;
 
@@ -1269,26 +1272,24 @@ LogicalResult GemmEmitter::run() {
                  "applied there " +
                  (handoff ? "by warps 2 and 3" : "afterwards") +
                  ", 8 values a thread at a time";
-  decl->setAttr("strata.gpu_mapping", b.getStringAttr("gemm"));
-  decl->setAttr("strata.gpu_grid", b.getDenseI64ArrayAttr({tiles, 1, 1}));
-  decl->setAttr("strata.gpu_block", b.getDenseI64ArrayAttr({kThreads, 1, 1}));
-  decl->setAttr("strata.gpu_persistent", b.getI64IntegerAttr(1));
-  decl->setAttr("strata.gpu_shared_bytes", b.getI64IntegerAttr(layout.bytes));
-  decl->setAttr("strata.gpu_static_shared_bytes", b.getI64IntegerAttr(0));
   // The tensor maps, 7 numbers each (docs/runtime.md): the step operand,
   // its inner and outer extents, the outer stride in bytes, the box, the
   // swizzle. A [rows, depth] in boxes of 64 x 128 rows; W [depth, columns]
   // in boxes of 64 columns x 64; the result [rows, columns] in boxes of 64
-  // columns x 128 rows (wide: x 64 rows, a consumer's).
+  // columns x 128 rows (wide: x 64 rows, a consumer's). The kernel is
+  // persistent: at most one block per SM walks the tiles.
   int64_t resultOperand = decl.getNumArguments();
   int64_t storeRows = wideTiles && !handoff ? kRows / 2 : kRows;
-  decl->setAttr("strata.gpu_tensor_maps",
-                b.getDenseI64ArrayAttr(
-                    {aArg,        depth,  rows,        depth * 2, kDepth,
-                     kRows,       128,    wArg,        columns,   depth,
-                     columns * 2, kDepth, kDepth,      128,       resultOperand,
-                     columns,     rows,   columns * 2, kDepth,    storeRows,
-                     128}));
+  SmallVector<int64_t> maps = {
+      aArg,          depth,   rows,  depth * 2,   kDepth, kRows,     128,
+      wArg,          columns, depth, columns * 2, kDepth, kDepth,    128,
+      resultOperand, columns, rows,  columns * 2, kDepth, storeRows, 128};
+  kernel::set<kernel::Launch>(
+      decl, kernel::LaunchAttr::get(b.getContext(), "gemm", {tiles, 1, 1},
+                                    {kThreads, 1, 1}, layout.bytes,
+                                    /*staticShared=*/0, /*scratch=*/0,
+                                    /*vector=*/0, /*persistent=*/1, maps,
+                                    /*waitsForGrids=*/false));
   std::string form;
   if (!wgmma)
     form = "8 warps, cp.async through " + std::to_string(kMmaStages) +
@@ -1315,8 +1316,8 @@ LogicalResult GemmEmitter::run() {
                    "memory, 64 columns at a time"
                  : ", each tile's result stored by TMA copies from shared "
                    "memory";
-  decl->setAttr(
-      "strata.gpu_reason",
+  kernel::set<kernel::GpuReason>(
+      decl,
       b.getStringAttr(
           "GEMM: " + std::to_string(tiles) + " tiles of " +
           std::to_string(kRows) + "x" + std::to_string(tileColumns) +
@@ -1336,7 +1337,7 @@ LogicalResult GemmEmitter::run() {
 LogicalResult strata::emitGemm(func::FuncOp decl, func::FuncOp body,
                                ModuleOp kernels, int64_t blockSharedLimit,
                                bool wgmma) {
-  auto params = decl->getAttrOfType<DictionaryAttr>("strata.gemm");
+  auto params = kernel::get<kernel::Gemm>(decl);
   if (!params)
     return decl.emitError("internal error: the GEMM kernel ")
            << decl.getSymName() << " has no strata.gemm parameters";

@@ -17,6 +17,8 @@
 
 #include "Gpu.h"
 
+#include "strata/Dialect/Kernel/IR/KernelDialect.h"
+
 #include "mlir/Conversion/GPUCommon/GPUCommonPass.h"
 #include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
 #include "mlir/Conversion/LLVMCommon/LoweringOptions.h"
@@ -30,6 +32,7 @@
 #include "mlir/Transforms/DialectConversion.h"
 
 using namespace mlir;
+namespace kernel = strata::kernel;
 
 namespace strata {
 void registerGpuMapPass();
@@ -38,14 +41,6 @@ void registerGpuMapPass();
 /// Whether --cpu leaves the GPU to strata: the H100/H200.
 static bool nativeGpu(const strata::CompileOptions &options) {
   return options.cpu.empty() || options.cpu == "native";
-}
-
-std::string strata::checkTargetOptions(const CompileOptions &options) {
-  if (options.target == "cuda")
-    return checkGpuArchitecture(gpuArchitecture(options));
-  if (options.target == "cpu")
-    return checkHostCpu(options.cpu);
-  return "unknown target '" + options.target + "' (cpu or cuda)";
 }
 
 std::string strata::gpuArchitecture(const CompileOptions &options) {
@@ -69,10 +64,7 @@ strata::gpuCodeArchitectures(mlir::ModuleOp module,
 }
 
 std::vector<strata::PassEntry>
-strata::gpuStagePipeline(const CompileOptions &options) {
-  auto top = [](std::string name, std::string opts = "") {
-    return strata::PassEntry{std::move(name), std::move(opts), false};
-  };
+strata::gpuStagePipeline(const TargetFacts &facts) {
   auto nested = [](std::string name, std::string opts = "") {
     return strata::PassEntry{std::move(name), std::move(opts), true};
   };
@@ -82,20 +74,19 @@ strata::gpuStagePipeline(const CompileOptions &options) {
   // it: they refuse gpu ops, whose memory effects they do not know). Buffers
   // allocated inside loops or branches stay allocations. The linalg ops the
   // mapping left (inside such code) become loops.
-  std::string arch = gpuArchitecture(options);
   std::vector<strata::PassEntry> entries = strata::bufferizationPasses();
   entries.insert(
       entries.end(),
       {nested("canonicalize"), nested("strata-copy-to-linalg"),
        // Dynamic shared memory as far as the GPU allows it; wgmma where the
        // GPU has it.
-       top("strata-gpu-map",
-           "dynamic-shared-limit=" +
-               std::to_string(gpuDynamicSharedLimit(arch)) +
-               " block-shared-limit=" +
-               std::to_string(gpuBlockSharedLimit(arch)) +
-               (gpuHasWgmma(arch) ? " wgmma=true" : "") +
-               (gpuHasGridDependency(arch) ? " grid-dependency=true" : "")),
+       strata::PassEntry{
+           "strata-gpu-map",
+           "dynamic-shared-limit=" + std::to_string(facts.dynamicSharedLimit) +
+               " block-shared-limit=" + std::to_string(facts.blockSharedLimit) +
+               (facts.wgmma ? " wgmma=true" : "") +
+               (facts.gridDependency ? " grid-dependency=true" : ""),
+           false},
        nested("convert-linalg-to-loops"), nested("canonicalize")});
   return entries;
 }
@@ -206,6 +197,17 @@ struct GpuToNvvmPass : PassWrapper<GpuToNvvmPass, OperationPass<ModuleOp>> {
   }
   void runOnOperation() override {
     MLIRContext *context = &getContext();
+    // The mapping's block size as PTX's .maxntid, which ptxas keeps the
+    // registers within.
+    getOperation().walk([](func::FuncOp body) {
+      if (auto threads = kernel::get<kernel::MaxThreads>(body)) {
+        body->setAttr("nvvm.maxntid",
+                      DenseI32ArrayAttr::get(
+                          body.getContext(),
+                          {static_cast<int32_t>(threads.getInt()), 1, 1}));
+        body->removeAttr(kernel::name<kernel::MaxThreads>());
+      }
+    });
     LowerToLLVMOptions options(context);
     options.useBarePtrCallConv = true;
     LLVMTypeConverter converter(context, options);

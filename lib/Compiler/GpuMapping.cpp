@@ -8,14 +8,10 @@
 // block ids, barriers, warp shuffles), and records the choice on the
 // kernel's top-level declaration:
 //
-//   strata.gpu_mapping    "elementwise" | "block_ops" | "block_serial"
-//   strata.gpu_grid       [x, y, z] blocks
-//   strata.gpu_block      [x, y, z] threads per block
-//   strata.gpu_shared_bytes  dynamic shared memory (0: the kernels only use
-//                         static shared memory, counted in
-//                         strata.gpu_static_shared_bytes)
-//   strata.gpu_vector     elements per thread access (elementwise)
-//   strata.gpu_reason     the choice in words, for people and `explain`
+//   strata.launch      #strata.launch<mapping, grid, block, shared memory,
+//                      ...> (KernelBase.td): the mapping is "elementwise",
+//                      "block_ops" or "block_serial"
+//   strata.gpu_reason  the choice in words, for people and `explain`
 //
 // The grid follows the row split the partitioner recorded
 // (strata.parallel_rows / strata.parallel_block, RowParallel.h): the body
@@ -63,6 +59,8 @@
 #include "CompilerUtils.h"
 #include "Gpu.h"
 
+#include "strata/Dialect/Kernel/IR/KernelDialect.h"
+
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -92,6 +90,7 @@
 #include <set>
 
 using namespace mlir;
+namespace kernel = strata::kernel;
 
 namespace {
 
@@ -1389,7 +1388,7 @@ void KernelMapper::emitStage(const Parameter &p, Value shared, int64_t offset) {
   if (main) {
     auto loop = scf::ForOp::create(b, loc, tid, constIndex(b, loc, main),
                                    constIndex(b, loc, plan.threads * unroll));
-    loop->setAttr("strata.gpu_distribute", b.getStringAttr("stage"));
+    kernel::set<kernel::GpuDistribute>(loop, b.getStringAttr("stage"));
     OpBuilder::InsertionGuard inner(b);
     b.setInsertionPointToStart(loop.getBody());
     SmallVector<Value> indices, values;
@@ -1411,7 +1410,7 @@ void KernelMapper::emitStage(const Parameter &p, Value shared, int64_t offset) {
              : tid;
     auto loop = scf::ForOp::create(b, loc, first, constIndex(b, loc, count),
                                    constIndex(b, loc, plan.threads));
-    loop->setAttr("strata.gpu_distribute", b.getStringAttr("stage"));
+    kernel::set<kernel::GpuDistribute>(loop, b.getStringAttr("stage"));
     OpBuilder::InsertionGuard inner(b);
     b.setInsertionPointToStart(loop.getBody());
     store(load(loop.getInductionVar()), loop.getInductionVar());
@@ -1615,7 +1614,7 @@ void KernelMapper::emitDistributed(linalg::LinalgOp op, Strategy strategy) {
     auto loop =
         scf::ForOp::create(b, loc, tid, constIndex(b, loc, points / vector),
                            constIndex(b, loc, plan.threads));
-    loop->setAttr("strata.gpu_distribute", b.getStringAttr(tag));
+    kernel::set<kernel::GpuDistribute>(loop, b.getStringAttr(tag));
     b.setInsertionPointToStart(loop.getBody());
     setParallel(arith::MulIOp::create(b, loc, loop.getInductionVar(),
                                       constIndex(b, loc, vector)));
@@ -1626,7 +1625,7 @@ void KernelMapper::emitDistributed(linalg::LinalgOp op, Strategy strategy) {
   } else if (strategy == Strategy::Threads) {
     auto loop = scf::ForOp::create(b, loc, tid, constIndex(b, loc, points),
                                    constIndex(b, loc, plan.threads));
-    loop->setAttr("strata.gpu_distribute", b.getStringAttr(tag));
+    kernel::set<kernel::GpuDistribute>(loop, b.getStringAttr(tag));
     b.setInsertionPointToStart(loop.getBody());
     setParallel(loop.getInductionVar());
     store(emitSequentialPoint(op, ivs));
@@ -1678,7 +1677,7 @@ void KernelMapper::emitDistributed(linalg::LinalgOp op, Strategy strategy) {
       tag = "warps";
       auto loop = scf::ForOp::create(b, loc, warp, constIndex(b, loc, points),
                                      constIndex(b, loc, warps));
-      loop->setAttr("strata.gpu_distribute", b.getStringAttr(tag));
+      kernel::set<kernel::GpuDistribute>(loop, b.getStringAttr(tag));
       b.setInsertionPointToStart(loop.getBody());
       setParallel(loop.getInductionVar());
       Value total = warpReduce(c, partial(lane, kWarpSize));
@@ -1687,7 +1686,7 @@ void KernelMapper::emitDistributed(linalg::LinalgOp op, Strategy strategy) {
       tag = "block";
       auto loop = scf::ForOp::create(b, loc, zero, constIndex(b, loc, points),
                                      constIndex(b, loc, 1));
-      loop->setAttr("strata.gpu_distribute", b.getStringAttr(tag));
+      kernel::set<kernel::GpuDistribute>(loop, b.getStringAttr(tag));
       b.setInsertionPointToStart(loop.getBody());
       setParallel(loop.getInductionVar());
       emitBlockCombine(op, c, ivs, partial(tid, plan.threads));
@@ -2078,7 +2077,7 @@ void KernelMapper::emitElementwise(linalg::LinalgOp op) {
   Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
                                         linear, constIndex(b, loc, total));
   auto guard = scf::IfOp::create(b, loc, inRange, /*withElseRegion=*/false);
-  guard->setAttr("strata.gpu_distribute", b.getStringAttr("elementwise"));
+  kernel::set<kernel::GpuDistribute>(guard, b.getStringAttr("elementwise"));
   b.setInsertionPointToStart(&guard.getThenRegion().front());
   if (plan.flat) {
     emitFlatLanes(op, linear, ranges, vector);
@@ -2419,18 +2418,18 @@ void KernelMapper::emitThread0(Operation *op) {
   Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid,
                                       constIndex(b, loc, 0));
   auto ifOp = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
-  ifOp->setAttr("strata.gpu_distribute", b.getStringAttr("thread0"));
+  kernel::set<kernel::GpuDistribute>(ifOp, b.getStringAttr("thread0"));
   op->moveBefore(ifOp.getThenRegion().front().getTerminator());
   b.setInsertionPointAfter(ifOp);
   gpu::BarrierOp::create(b, loc);
 }
 
 LogicalResult KernelMapper::run() {
-  if (auto rows = decl->getAttrOfType<IntegerAttr>("strata.parallel_rows"))
-    if (auto block = decl->getAttrOfType<IntegerAttr>("strata.parallel_block"))
+  if (auto rows = kernel::get<kernel::ParallelRows>(decl))
+    if (auto block = kernel::get<kernel::ParallelBlock>(decl))
       if (block.getInt() > 0)
         extent = rows.getInt() / block.getInt();
-  if (auto s = decl->getAttrOfType<DenseI64ArrayAttr>("strata.block_strides"))
+  if (auto s = kernel::get<kernel::BlockStrides>(decl))
     strides.assign(s.asArrayRef().begin(), s.asArrayRef().end());
   if (extent > 1 && strides.size() != body.getNumArguments())
     return decl.emitError("internal error: kernel ")
@@ -2523,23 +2522,18 @@ void KernelMapper::recordDecision() {
   MLIRContext *context = decl.getContext();
   int64_t blocks = gridBlocks();
   int64_t threads = plan.threads * plan.pack;
-  decl->setAttr("strata.gpu_mapping", StringAttr::get(context, plan.mapping));
-  decl->setAttr("strata.gpu_grid", b.getDenseI64ArrayAttr({blocks, 1, 1}));
-  decl->setAttr("strata.gpu_block", b.getDenseI64ArrayAttr({threads, 1, 1}));
-  decl->setAttr("strata.gpu_shared_bytes",
-                b.getI64IntegerAttr(dynamicSharedBytes));
-  decl->setAttr("strata.gpu_static_shared_bytes",
-                b.getI64IntegerAttr(sharedBytes + reductionBytes));
-  // The launch's block size is this: ptxas keeps each thread's registers
-  // within what that many threads may have (64 at 1024 threads), so the
-  // launch cannot fail for want of registers.
-  body->setAttr("nvvm.maxntid",
-                b.getDenseI32ArrayAttr({static_cast<int32_t>(threads), 1, 1}));
-  if (globalScratchBytes)
-    decl->setAttr("strata.gpu_scratch_bytes",
-                  b.getI64IntegerAttr(globalScratchBytes));
-  if (plan.mapping == "elementwise")
-    decl->setAttr("strata.gpu_vector", b.getI64IntegerAttr(plan.vector));
+  // The launch's block size is this: the target's code generator keeps
+  // each thread's registers within what that many threads may have (64 at
+  // 1024 threads on NVIDIA GPUs), so the launch cannot fail for want of
+  // registers.
+  kernel::set<kernel::MaxThreads>(body, b.getI64IntegerAttr(threads));
+  kernel::set<kernel::Launch>(
+      decl,
+      kernel::LaunchAttr::get(
+          context, plan.mapping, {blocks, 1, 1}, {threads, 1, 1},
+          dynamicSharedBytes, sharedBytes + reductionBytes, globalScratchBytes,
+          plan.mapping == "elementwise" ? plan.vector : 0,
+          /*persistent=*/0, /*tensorMaps=*/{}, /*waitsForGrids=*/false));
   std::string reason;
   std::string blocksText = extent > 1 ? std::to_string(extent) + " row blocks"
                                       : std::string("the whole kernel");
@@ -2581,7 +2575,7 @@ void KernelMapper::recordDecision() {
   if (globalScratchBytes)
     reason += "; temporaries in a " + std::to_string(globalScratchBytes) +
               "-byte global scratch buffer";
-  decl->setAttr("strata.gpu_reason", StringAttr::get(context, reason));
+  kernel::set<kernel::GpuReason>(decl, StringAttr::get(context, reason));
 }
 
 /// The kernels that copy model inputs which views read (ModuleWriter.cpp's
@@ -2619,12 +2613,12 @@ LogicalResult addCopyKernels(ModuleOp module, ModuleOp kernels) {
     auto decl = func::FuncOp::create(
         b, loc, name, FunctionType::get(context, {tensor}, {tensor}));
     decl.setPrivate();
-    decl->setAttr("strata.kernel", b.getUnitAttr());
-    decl->setAttr("strata.kind", b.getStringAttr("codegen"));
-    decl->setAttr("strata.nodes", b.getArrayAttr({}));
-    decl->setAttr("strata.reason",
-                  b.getStringAttr("copies a model input that views read "
-                                  "(input buffers are bound per run)"));
+    kernel::set<kernel::IsKernel>(decl, b.getUnitAttr());
+    kernel::set<kernel::Kind>(decl, b.getStringAttr("codegen"));
+    kernel::set<kernel::Nodes>(decl, b.getArrayAttr({}));
+    kernel::set<kernel::Reason>(
+        decl, b.getStringAttr("copies a model input that views read "
+                              "(input buffers are bound per run)"));
     auto memref = MemRefType::get({static_cast<int64_t>(bytes)}, b.getI8Type());
     b.setInsertionPointToEnd(kernels.getBody());
     auto body = func::FuncOp::create(
@@ -2674,10 +2668,10 @@ struct GpuMapPass : PassWrapper<GpuMapPass, OperationPass<ModuleOp>> {
            "(records strata.gpu_* on its declaration)";
   }
   void getDependentDialects(DialectRegistry &registry) const override {
-    registry
-        .insert<affine::AffineDialect, arith::ArithDialect, gpu::GPUDialect,
-                linalg::LinalgDialect, LLVM::LLVMDialect, memref::MemRefDialect,
-                NVVM::NVVMDialect, scf::SCFDialect, vector::VectorDialect>();
+    registry.insert<affine::AffineDialect, arith::ArithDialect, gpu::GPUDialect,
+                    linalg::LinalgDialect, LLVM::LLVMDialect,
+                    memref::MemRefDialect, NVVM::NVVMDialect, scf::SCFDialect,
+                    vector::VectorDialect, kernel::KernelDialect>();
   }
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -2690,10 +2684,10 @@ struct GpuMapPass : PassWrapper<GpuMapPass, OperationPass<ModuleOp>> {
     if (failed(addCopyKernels(module, kernels)))
       return signalPassFailure();
     for (auto decl : llvm::to_vector(module.getOps<func::FuncOp>())) {
-      auto kind = decl->getAttrOfType<StringAttr>("strata.kind");
+      auto kind = kernel::get<kernel::Kind>(decl);
       if (!kind || kind.getValue() != "codegen")
         continue;
-      if (decl->hasAttr("strata.gpu_mapping"))
+      if (kernel::has<kernel::Launch>(decl))
         continue;
       auto body = kernels.lookupSymbol<func::FuncOp>(decl.getSymName());
       if (!body || body.isDeclaration()) {
@@ -2701,7 +2695,7 @@ struct GpuMapPass : PassWrapper<GpuMapPass, OperationPass<ModuleOp>> {
             << decl.getSymName() << " has no body in module @kernels";
         return signalPassFailure();
       }
-      if (auto kind = decl->getAttrOfType<StringAttr>("strata.template")) {
+      if (auto kind = kernel::get<kernel::Template>(decl)) {
         if (failed(kind.getValue() == "gemm"
                        ? strata::emitGemm(decl, body, kernels, blockSharedLimit,
                                           wgmma)
@@ -2738,7 +2732,8 @@ struct GpuMapPass : PassWrapper<GpuMapPass, OperationPass<ModuleOp>> {
                                    NVVM::GridDepActionKind::wait);
     NVVM::GriddepcontrolOp::create(b, body.getLoc(),
                                    NVVM::GridDepActionKind::launch_dependents);
-    decl->setAttr("strata.gpu_waits_for_grids", b.getUnitAttr());
+    kernel::set<kernel::Launch>(
+        decl, kernel::get<kernel::Launch>(decl).withWaitForGrids());
   }
 };
 
@@ -2791,16 +2786,26 @@ int64_t strata::gpuDynamicSharedLimit(llvm::StringRef arch) {
 
 bool strata::gpuHasWgmma(llvm::StringRef arch) { return arch == "sm_90a"; }
 
-bool strata::gpuHasGridDependency(llvm::StringRef arch) {
+/// The NN of "sm_NN" (and of "sm_NNa"), or 0.
+static unsigned smVersion(llvm::StringRef arch) {
   unsigned version = 0;
-  return arch.consume_front("sm_") &&
-         !arch.take_while(llvm::isDigit).getAsInteger(10, version) &&
-         version >= 90;
+  if (!arch.consume_front("sm_") ||
+      arch.take_while(llvm::isDigit).getAsInteger(10, version))
+    return 0;
+  return version;
+}
+
+bool strata::gpuHasGridDependency(llvm::StringRef arch) {
+  return smVersion(arch) >= 90;
+}
+
+bool strata::gpuHasTensorCores(llvm::StringRef arch) {
+  return smVersion(arch) >= 80;
 }
 
 bool strata::gpuHasWgmmaForms(ModuleOp module) {
   return llvm::any_of(module.getOps<func::FuncOp>(), [](func::FuncOp f) {
-    return f->hasAttr("strata.template");
+    return kernel::has<kernel::Template>(f);
   });
 }
 

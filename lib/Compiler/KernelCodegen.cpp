@@ -20,6 +20,7 @@
 #include "strata/Compiler/Compiler.h"
 #include "strata/Compiler/Pipeline.h"
 #include "strata/Dialect/Graph/IR/GraphOps.h"
+#include "strata/Dialect/Kernel/IR/KernelDialect.h"
 #include "strata/InitAll.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -61,6 +62,7 @@
 #include <sstream>
 
 using namespace mlir;
+namespace kernel = strata::kernel;
 namespace graph = strata::graph;
 
 void strata::registerCompilerDialects(DialectRegistry &registry) {
@@ -200,14 +202,9 @@ static LogicalResult emitError(ModuleOp module, const llvm::Twine &message) {
 static LogicalResult linkSharedObject(ModuleOp module,
                                       llvm::ArrayRef<char> object,
                                       std::vector<uint8_t> &sharedObject) {
-  llvm::ErrorOr<std::string> lld = llvm::sys::findProgramByName("ld.lld-22");
+  std::optional<std::string> lld = strata::findLdLld();
   if (!lld)
-    lld = llvm::sys::findProgramByName("ld.lld");
-  if (!lld)
-    lld = llvm::sys::findProgramByName("ld.lld", {"/usr/lib/llvm-22/bin"});
-  if (!lld)
-    return emitError(module, "cannot find the linker ld.lld (install the "
-                             "Debian package lld-22)");
+    return emitError(module, strata::kNoLdLld);
 
   strata::ExternalToolRun run;
   run.name = "ld.lld";
@@ -235,15 +232,14 @@ LogicalResult strata::generateKernelCode(ModuleOp module,
   std::vector<std::string> names;
   std::map<std::string, SmallVector<int64_t>> strides;
   for (auto func : module.getOps<func::FuncOp>()) {
-    auto kind = func->getAttrOfType<StringAttr>("strata.kind");
+    auto kind = kernel::get<kernel::Kind>(func);
     if (!kind || kind.getValue() != "codegen")
       continue;
     if (!kernels || !func.isDeclaration())
       return func.emitError("the module is not at the llvm stage: kernel ")
              << func.getSymName() << " was not lowered";
     names.push_back(func.getSymName().str());
-    if (auto block =
-            func->getAttrOfType<DenseI64ArrayAttr>("strata.block_strides"))
+    if (auto block = kernel::get<kernel::BlockStrides>(func))
       strides[names.back()] = SmallVector<int64_t>(block.asArrayRef());
   }
   if (names.empty())

@@ -23,11 +23,14 @@
 #include "CompilerUtils.h"
 #include "Passes.h"
 
+#include "strata/Dialect/Kernel/IR/KernelDialect.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Pass/Pass.h"
 
 using namespace mlir;
+namespace kernel = strata::kernel;
 
 namespace {
 
@@ -36,7 +39,7 @@ StringRef libraryOf(func::CallOp call, SymbolTable &symbols) {
   auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
   if (!callee)
     return "";
-  auto library = callee->getAttrOfType<StringAttr>("strata.library");
+  auto library = kernel::get<kernel::Library>(callee);
   return library ? library.getValue() : "";
 }
 
@@ -63,10 +66,11 @@ StringRef readerAttr(func::CallOp call, SymbolTable &symbols,
 void setLayoutAttr(func::CallOp call, SymbolTable &symbols, StringRef key) {
   auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
   NamedAttrList attrs;
-  if (auto existing = callee->getAttrOfType<DictionaryAttr>("strata.attrs"))
+  if (auto existing = kernel::get<kernel::LibraryAttrs>(callee))
     attrs.append(existing.getValue());
   attrs.set(key, StringAttr::get(call.getContext(), "channels_last"));
-  callee->setAttr("strata.attrs", attrs.getDictionary(call.getContext()));
+  kernel::set<kernel::LibraryAttrs>(callee,
+                                    attrs.getDictionary(call.getContext()));
 }
 
 struct ChannelsLastPass
@@ -104,8 +108,8 @@ struct ChannelsLastPass
       for (auto [reader, key] : readers)
         setLayoutAttr(reader, symbols, key);
       auto callee = symbols.lookup<func::FuncOp>(producer.getCallee());
-      callee->setAttr(
-          "strata.layouts",
+      kernel::set<kernel::Layouts>(
+          callee,
           StringAttr::get(module.getContext(),
                           "output channels-last: every reader is a oneDNN "
                           "conv or pool step (no conversion between them)"));

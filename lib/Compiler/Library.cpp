@@ -647,12 +647,22 @@ strata::matchLibraryKernel(Operation *op, const LibraryRequest &request,
                            std::string &whyNot) {
   if (isStringOp(op))
     return matchStringKernel(op, request, whyNot);
-  if (request.target == "cuda") {
+  switch (request.library) {
+  case TargetFacts::Library::None:
+    whyNot = "no library kernel for " + op->getName().getStringRef().str() +
+             " on the " + request.targetName +
+             " target (it has no vendor "
+             "library)";
+    return std::nullopt;
+  case TargetFacts::Library::CublasLt:
     if (isa<graph::MatMulOp, graph::GemmOp>(op))
       return matchCublasLt(op, request, whyNot);
     whyNot = "no library kernel for " + op->getName().getStringRef().str() +
-             " on the cuda target (cuBLASLt takes matrix products only)";
+             " on the " + request.targetName +
+             " target (cuBLASLt takes matrix products only)";
     return std::nullopt;
+  case TargetFacts::Library::OneDnn:
+    break;
   }
   if (isa<graph::MatMulOp, graph::GemmOp>(op))
     return matchMatmul(op, request, whyNot);

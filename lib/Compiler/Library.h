@@ -2,6 +2,8 @@
 #ifndef STRATA_LIB_COMPILER_LIBRARY_H
 #define STRATA_LIB_COMPILER_LIBRARY_H
 
+#include "strata/Target/Target.h"
+
 #include "mlir/IR/Operation.h"
 #include "mlir/IR/OperationSupport.h"
 
@@ -32,9 +34,11 @@ struct LibraryMatch {
 
 /// What the partitioner asks of the library matcher beyond the op itself.
 struct LibraryRequest {
-  /// The compile target ("cpu" or "cuda"): it decides the library (oneDNN on
-  /// the CPU, cuBLASLt on NVIDIA GPUs) and the types it takes.
-  std::string target = "cpu";
+  /// The target's library (oneDNN on the CPU, cuBLASLt on NVIDIA GPUs): it
+  /// decides what a library call takes, and in which types.
+  TargetFacts::Library library = TargetFacts::Library::OneDnn;
+  /// The target's name, for reasons.
+  std::string targetName = "cpu";
   /// Take the op even below the size where generated code wins (the
   /// decisions file asked for a library call).
   bool forced = false;

@@ -29,6 +29,7 @@
 
 #include "strata/Compiler/Compiler.h"
 #include "strata/Dialect/Graph/IR/GraphOps.h"
+#include "strata/Dialect/Kernel/IR/KernelDialect.h"
 #include "strata/Runtime/Runtime.h"
 #include "strata/Version.h"
 
@@ -205,8 +206,7 @@ static rt::Attribute toRuntimeAttribute(StringRef key, Attribute value) {
 
 LogicalResult Planner::addStepForCall(func::CallOp call) {
   auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee());
-  auto kind =
-      callee ? callee->getAttrOfType<StringAttr>("strata.kind") : StringAttr();
+  auto kind = callee ? kernel::get<kernel::Kind>(callee) : StringAttr();
   if (!kind)
     return call.emitError("internal error: call to a function that is not a "
                           "kernel");
@@ -220,8 +220,8 @@ LogicalResult Planner::addStepForCall(func::CallOp call) {
   } else if (kind.getValue() == "codegen") {
     step.kind = rt::StepKind::Kernel;
     step.name = callee.getSymName().str();
-    auto rows = callee->getAttrOfType<IntegerAttr>("strata.parallel_rows");
-    auto block = callee->getAttrOfType<IntegerAttr>("strata.parallel_block");
+    auto rows = kernel::get<kernel::ParallelRows>(callee);
+    auto block = kernel::get<kernel::ParallelBlock>(callee);
     if (rows && block && block.getInt() > 0) {
       rt::Attribute parallel;
       parallel.key = "parallel";
@@ -230,16 +230,16 @@ LogicalResult Planner::addStepForCall(func::CallOp call) {
     }
   } else {
     step.kind = rt::StepKind::Library;
-    auto library = callee->getAttrOfType<StringAttr>("strata.library");
+    auto library = kernel::get<kernel::Library>(callee);
     if (!library)
       return callee.emitError("library kernel without strata.library");
     step.name = library.str();
-    if (auto attrs = callee->getAttrOfType<DictionaryAttr>("strata.attrs"))
+    if (auto attrs = kernel::get<kernel::LibraryAttrs>(callee))
       for (NamedAttribute attr : attrs)
         step.attributes.push_back(
             toRuntimeAttribute(attr.getName(), attr.getValue()));
   }
-  if (auto nodes = callee->getAttrOfType<ArrayAttr>("strata.nodes"))
+  if (auto nodes = kernel::get<kernel::Nodes>(callee))
     for (Attribute node : nodes)
       step.sourceNodes.push_back(cast<StringAttr>(node).str());
   for (Value operand : call.getOperands())
@@ -257,42 +257,33 @@ LogicalResult Planner::addStepForCall(func::CallOp call) {
 /// The launch geometry the gpu stage recorded on a kernel's declaration,
 /// as the step attributes the CUDA executor reads.
 LogicalResult Planner::addLaunch(func::FuncOp kernel, rt::Step &step) {
-  auto grid = kernel->getAttrOfType<DenseI64ArrayAttr>("strata.gpu_grid");
-  auto block = kernel->getAttrOfType<DenseI64ArrayAttr>("strata.gpu_block");
-  if (!grid || !block || grid.size() != 3 || block.size() != 3)
+  auto launch = kernel::get<kernel::Launch>(kernel);
+  if (!launch)
     return kernel.emitError("kernel ")
-           << kernel.getSymName()
-           << " has no GPU launch geometry (strata.gpu_grid, "
-              "strata.gpu_block): the module is not at the llvm stage of the "
-              "cuda target";
+           << kernel.getSymName() << " has no GPU launch ("
+           << kernel::name<kernel::Launch>()
+           << "): the module is not at the llvm stage of the cuda target";
   auto add = [&](const char *key, ArrayRef<int64_t> ints) {
     rt::Attribute a;
     a.key = key;
     a.ints.assign(ints.begin(), ints.end());
     step.attributes.push_back(std::move(a));
   };
-  add("grid", grid.asArrayRef());
-  add("block", block.asArrayRef());
-  auto bytes = kernel->getAttrOfType<IntegerAttr>("strata.gpu_shared_bytes");
-  add("shared_bytes", {bytes ? bytes.getInt() : 0});
+  add("grid", launch.getGrid());
+  add("block", launch.getBlock());
+  add("shared_bytes", {launch.getShared()});
   // A persistent kernel walks its tiles with a stride of its grid: the
   // runtime launches at most `persistent` blocks per SM.
-  if (auto perSM = kernel->getAttrOfType<IntegerAttr>("strata.gpu_persistent"))
-    add("persistent", {perSM.getInt()});
+  if (launch.getPersistent())
+    add("persistent", {launch.getPersistent()});
   // TMA tensor maps the runtime encodes and passes after the outputs.
-  if (auto maps =
-          kernel->getAttrOfType<DenseI64ArrayAttr>("strata.gpu_tensor_maps"))
-    add("tensor_maps", maps.asArrayRef());
+  if (!launch.getTensorMaps().empty())
+    add("tensor_maps", launch.getTensorMaps());
   // The portable PTX's own kernel and launch, where they differ from the
   // cubin's (Compiler.cpp, recordPortableLaunches).
-  if (auto ptxKernel = kernel->getAttrOfType<StringAttr>("strata.ptx_kernel")) {
-    auto ptxGrid = kernel->getAttrOfType<DenseI64ArrayAttr>("strata.ptx_grid");
-    auto ptxBlock =
-        kernel->getAttrOfType<DenseI64ArrayAttr>("strata.ptx_block");
-    auto ptxShared =
-        kernel->getAttrOfType<IntegerAttr>("strata.ptx_shared_bytes");
-    if (!ptxGrid || !ptxBlock || !ptxShared || ptxGrid.size() != 3 ||
-        ptxBlock.size() != 3)
+  if (auto ptxKernel = kernel::get<kernel::PtxKernel>(kernel)) {
+    auto ptx = kernel::get<kernel::PtxLaunch>(kernel);
+    if (!ptx)
       return kernel.emitError("internal error: kernel ")
              << kernel.getSymName()
              << " names its portable PTX's kernel without its launch";
@@ -300,13 +291,13 @@ LogicalResult Planner::addLaunch(func::FuncOp kernel, rt::Step &step) {
     name.key = "ptx_kernel";
     name.str = ptxKernel.str();
     step.attributes.push_back(std::move(name));
-    add("ptx_grid", ptxGrid.asArrayRef());
-    add("ptx_block", ptxBlock.asArrayRef());
-    add("ptx_shared_bytes", {ptxShared.getInt()});
+    add("ptx_grid", ptx.getGrid());
+    add("ptx_block", ptx.getBlock());
+    add("ptx_shared_bytes", {ptx.getShared()});
   }
   // The kernel waits for the grids before it at its entry: the runtime may
   // launch it with programmatic dependent launch (docs/runtime.md).
-  if (kernel->hasAttr("strata.gpu_waits_for_grids"))
+  if (launch.getWaitsForGrids())
     add("grid_dependency", {1});
   return success();
 }

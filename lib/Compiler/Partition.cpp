@@ -41,6 +41,8 @@
 #include "strata/Compiler/Compiler.h"
 #include "strata/Conversion/GraphToLinalg.h"
 #include "strata/Dialect/Graph/IR/GraphOps.h"
+#include "strata/Dialect/Kernel/IR/KernelDialect.h"
+#include "strata/Target/Target.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -565,33 +567,34 @@ static LogicalResult outline(ModuleOp module, func::FuncOp entry,
       func::FuncOp::create(builder, loc, group.name,
                            FunctionType::get(context, inputTypes, outputTypes));
   kernel.setPrivate();
-  kernel->setAttr("strata.kernel", UnitAttr::get(context));
-  kernel->setAttr("strata.category", StringAttr::get(context, group.category));
+  kernel::set<kernel::IsKernel>(kernel, UnitAttr::get(context));
+  kernel::set<kernel::Category>(kernel,
+                                StringAttr::get(context, group.category));
   SmallVector<std::string> fusedBecause;
   if (group.library) {
-    kernel->setAttr("strata.kind", StringAttr::get(context, "library"));
-    kernel->setAttr("strata.library",
-                    StringAttr::get(context, group.library->library));
-    kernel->setAttr("strata.attrs",
-                    group.library->attrs.getDictionary(context));
-    kernel->setAttr("strata.reason",
-                    StringAttr::get(context, group.library->reason));
+    kernel::set<kernel::Kind>(kernel, StringAttr::get(context, "library"));
+    kernel::set<kernel::Library>(
+        kernel, StringAttr::get(context, group.library->library));
+    kernel::set<kernel::LibraryAttrs>(
+        kernel, group.library->attrs.getDictionary(context));
+    kernel::set<kernel::Reason>(
+        kernel, StringAttr::get(context, group.library->reason));
     for (auto [op, why] : llvm::zip(group.ops, group.library->joinReasons))
       if (!why.empty())
         fusedBecause.push_back(strata::describeOp(op) + ": " + why);
   } else if (group.gemm) {
-    kernel->setAttr("strata.kind", StringAttr::get(context, "codegen"));
-    kernel->setAttr("strata.template", StringAttr::get(context, "gemm"));
-    kernel->setAttr("strata.gemm", group.gemm->toAttr(builder, inputs));
-    kernel->setAttr("strata.reason",
-                    StringAttr::get(context, group.gemmReason));
+    kernel::set<kernel::Kind>(kernel, StringAttr::get(context, "codegen"));
+    kernel::set<kernel::Template>(kernel, StringAttr::get(context, "gemm"));
+    kernel::set<kernel::Gemm>(kernel, group.gemm->toAttr(builder, inputs));
+    kernel::set<kernel::Reason>(kernel,
+                                StringAttr::get(context, group.gemmReason));
     fusedBecause.assign(group.joined.begin(), group.joined.end());
   } else if (group.attention) {
-    kernel->setAttr("strata.kind", StringAttr::get(context, "codegen"));
-    kernel->setAttr("strata.template",
-                    StringAttr::get(context, "flash_attention"));
-    kernel->setAttr("strata.attention",
-                    group.attention->toAttr(builder, inputs));
+    kernel::set<kernel::Kind>(kernel, StringAttr::get(context, "codegen"));
+    kernel::set<kernel::Template>(kernel,
+                                  StringAttr::get(context, "flash_attention"));
+    kernel::set<kernel::Attention>(kernel,
+                                   group.attention->toAttr(builder, inputs));
     std::string layout =
         !group.attention->layout.empty()
             ? "; it reads and writes through the strides of " +
@@ -599,8 +602,8 @@ static LogicalResult outline(ModuleOp module, func::FuncOp entry,
                   " layout op(s) (head split and merge), which need no "
                   "kernels"
             : "";
-    kernel->setAttr(
-        "strata.reason",
+    kernel::set<kernel::Reason>(
+        kernel,
         StringAttr::get(context,
                         "a flash-attention kernel for " +
                             group.attention->describe() +
@@ -609,9 +612,9 @@ static LogicalResult outline(ModuleOp module, func::FuncOp entry,
                             layout));
     fusedBecause.assign(group.joined.begin(), group.joined.end());
   } else {
-    kernel->setAttr("strata.kind", StringAttr::get(context, "codegen"));
-    kernel->setAttr("strata.reason",
-                    StringAttr::get(context, codegenReason(group)));
+    kernel::set<kernel::Kind>(kernel, StringAttr::get(context, "codegen"));
+    kernel::set<kernel::Reason>(kernel,
+                                StringAttr::get(context, codegenReason(group)));
     fusedBecause.assign(group.joined.begin(), group.joined.end());
   }
   SmallVector<std::string> nodes;
@@ -622,9 +625,9 @@ static LogicalResult outline(ModuleOp module, func::FuncOp entry,
     for (std::string &node : strata::getNodeNames(op))
       if (!llvm::is_contained(nodes, node))
         nodes.push_back(std::move(node));
-  kernel->setAttr("strata.nodes", stringArray(context, nodes));
-  kernel->setAttr("strata.fused_because", stringArray(context, fusedBecause));
-  kernel->setAttr("strata.not_fused", stringArray(context, group.notFused));
+  kernel::set<kernel::Nodes>(kernel, stringArray(context, nodes));
+  kernel::set<kernel::FusedBecause>(kernel, stringArray(context, fusedBecause));
+  kernel::set<kernel::NotFused>(kernel, stringArray(context, group.notFused));
 
   Block *body = kernel.addEntryBlock();
   builder.setInsertionPointToStart(body);
@@ -740,19 +743,19 @@ static LogicalResult outline(ModuleOp module, func::FuncOp entry,
       tile.set("source", StringAttr::get(context, source));
       // One block needs no split: the kernel runs whole, as without a plan.
       if (plan->block < plan->rows) {
-        kernel->setAttr("strata.parallel_rows",
-                        IntegerAttr::get(i64, plan->rows));
-        kernel->setAttr("strata.parallel_block",
-                        IntegerAttr::get(i64, plan->block));
+        kernel::set<kernel::ParallelRows>(kernel,
+                                          IntegerAttr::get(i64, plan->rows));
+        kernel::set<kernel::ParallelBlock>(kernel,
+                                           IntegerAttr::get(i64, plan->block));
         if (plan->dims > 1)
-          kernel->setAttr("strata.parallel_dims",
-                          IntegerAttr::get(i64, plan->dims));
+          kernel::set<kernel::ParallelDims>(kernel,
+                                            IntegerAttr::get(i64, plan->dims));
       }
     } else {
       tile.set("source", StringAttr::get(context, "no split: " + whyNot));
     }
   }
-  kernel->setAttr("strata.tile", tile.getDictionary(context));
+  kernel::set<kernel::Tile>(kernel, tile.getDictionary(context));
 
   // The call takes the group's place (after its last op: every input is
   // defined before some group op, and no op between the group's ops uses
@@ -1140,7 +1143,12 @@ LogicalResult strata::partitionIntoKernels(ModuleOp module,
   if (!entry)
     return module.emitError("the module has no entry function");
 
-  bool gpuLibraries = options.target == "cuda" && options.useLibraries;
+  const Target *target = lookupTarget(options);
+  if (!target)
+    return module.emitError(unknownTargetMessage(options.target));
+  TargetFacts facts = target->facts(options);
+  bool gpuLibraries =
+      facts.library == TargetFacts::Library::CublasLt && options.useLibraries;
   pretransposeGemmWeights(entry, gpuLibraries);
   if (gpuLibraries) {
     foldTransposedWeights(entry);
@@ -1187,7 +1195,8 @@ LogicalResult strata::partitionIntoKernels(ModuleOp module,
     return current;
   };
   LibraryRequest request;
-  request.target = options.target;
+  request.library = facts.library;
+  request.targetName = options.target;
   request.epilogueVeto = [&](ArrayRef<Operation *> group,
                              Operation *candidate) -> std::string {
     if (std::string entry = decisions.forcedCodegen(candidate); !entry.empty())
@@ -1202,15 +1211,8 @@ LogicalResult strata::partitionIntoKernels(ModuleOp module,
   llvm::DenseMap<Operation *, AttentionMatch *> attentionAt;
   llvm::DenseMap<Operation *, std::string> notAttention;
   llvm::SmallPtrSet<Operation *, 16> masks;
-  // The kernel multiplies with mma.sync (sm_80 on); --cpu names the GPU.
-  bool tensorCores = true;
-  if (StringRef arch = options.cpu; arch.consume_front("sm_")) {
-    unsigned version = 0;
-    tensorCores = arch.take_while([](char c) { return c >= '0' && c <= '9'; })
-                      .getAsInteger(10, version) ||
-                  version >= 80;
-  }
-  if (options.target == "cuda" && tensorCores) {
+  // The flash-attention kernel multiplies with mma.sync (sm_80 on).
+  if (facts.tensorCores) {
     llvm::SmallPtrSet<Operation *, 16> taken;
     for (Operation &op : entry.getBody().front().without_terminator()) {
       std::string why;
@@ -1265,8 +1267,7 @@ LogicalResult strata::partitionIntoKernels(ModuleOp module,
   // Where cuBLASLt takes the product it stays cuBLASLt's, unless its
   // epilogue cannot take all of the ops after it (the exact GELU) and the
   // product is long enough (kGemmOverLibraryDepth, below).
-  bool gemmKernels =
-      options.target == "cuda" && gpuHasWgmma(gpuArchitecture(options));
+  bool gemmKernels = facts.wgmma;
   for (Operation &op : entry.getBody().front().without_terminator()) {
     if (isa<graph::ConstantOp>(op) || claimed.contains(&op))
       continue;
@@ -1402,8 +1403,7 @@ LogicalResult strata::partitionIntoKernels(ModuleOp module,
     // On the CPU a view of the current kernel's result may be computed in
     // the kernel (a copy that keeps the kernel going); on the GPU it stays
     // a view: the copy would make a multi-op body (see gpuJoinRefusal).
-    bool fuseView = feedsFromCurrent && isLowerableToLinalg(&op) &&
-                    options.target != "cuda";
+    bool fuseView = feedsFromCurrent && isLowerableToLinalg(&op) && !facts.gpu;
     if (isViewOp(&op) && !fuseView) {
       // A view of a buffer. It closes the current kernel when it reads from
       // it (the kernel must produce the buffer before the view exists).
@@ -1430,7 +1430,7 @@ LogicalResult strata::partitionIntoKernels(ModuleOp module,
       std::string refused;
       if (current->ops.size() >= kMaxKernelOps)
         refused = "kernel size limit " + std::to_string(kMaxKernelOps) + " ops";
-      else if (options.target == "cuda")
+      else if (facts.gpu)
         refused = gpuJoinRefusal(*current, &op);
       if (refused.empty())
         refused = decisions.apartReason(current->ops, &op);
@@ -1451,7 +1451,7 @@ LogicalResult strata::partitionIntoKernels(ModuleOp module,
       // launch fewer (RMSNorm bf16 16384x4096 spent about 3 us of 71 on the
       // cast's own kernel). If a kernel other than this one reads it, it
       // gets its own after all (below).
-      if (options.target == "cuda" &&
+      if (facts.gpu &&
           llvm::any_of(current->ops,
                        [](Operation *member) {
                          return reductionOf(member).kind != Reduction::None;
@@ -1466,8 +1466,7 @@ LogicalResult strata::partitionIntoKernels(ModuleOp module,
       } else {
         group = start(&op);
       }
-    } else if (current && options.target == "cuda" &&
-               isGatherPrologue(&op, *current) &&
+    } else if (current && facts.gpu && isGatherPrologue(&op, *current) &&
                current->ops.size() < kMaxKernelOps &&
                decisions.apartReason(current->ops, &op).empty()) {
       // A position embedding next to the token embedding's gather: it
@@ -1552,8 +1551,7 @@ LogicalResult strata::partitionIntoKernels(ModuleOp module,
   // `groups` is no longer appended to, so the pointers above stay valid
   // until here; outlining erases the grouped ops.
   for (Group &group : groups)
-    if (failed(
-            outline(module, entry, group, decisions, options.target == "cuda")))
+    if (failed(outline(module, entry, group, decisions, facts.gpu)))
       return failure();
   // Causal masks that only attention kernels read were cloned into them.
   for (Operation *mask : masks)

@@ -19,6 +19,7 @@
 #include "RowParallel.h"
 
 #include "strata/Dialect/Graph/IR/GraphOps.h"
+#include "strata/Dialect/Kernel/IR/KernelDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -29,6 +30,7 @@
 #include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
+namespace kernel = strata::kernel;
 namespace graph = strata::graph;
 
 std::string strata::encodeInputShapes(
@@ -125,6 +127,11 @@ struct PartitionPass : PassWrapper<PartitionPass, OperationPass<ModuleOp>> {
   PartitionPass() = default;
   PartitionPass(const PartitionPass &other) : PassWrapper(other) {}
   StringRef getArgument() const final { return "strata-partition"; }
+  // The kernels' decisions are the kernel dialect's attributes, which it
+  // verifies once it is loaded.
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<kernel::KernelDialect>();
+  }
   StringRef getDescription() const final {
     return "Group the entry function's ops into kernels (the graph layer's "
            "decisions) and outline each";
@@ -137,9 +144,9 @@ struct PartitionPass : PassWrapper<PartitionPass, OperationPass<ModuleOp>> {
                                 llvm::cl::desc("a decisions file (JSON)")};
   Option<std::string> arch{
       *this, "arch",
-      llvm::cl::desc("the GPU on the cuda target: native (the H100/H200: an "
-                     "sm_90a cubin and sm_90 PTX, also when not given) or an "
-                     "NVPTX name such as sm_90a or sm_80")};
+      llvm::cl::desc("the processor (--cpu): on the cuda target native "
+                     "(the H100/H200: an sm_90a cubin and sm_90 PTX, also "
+                     "when not given) or an NVPTX name such as sm_90a")};
   void runOnOperation() override {
     strata::CompileOptions options;
     options.target = target;
@@ -224,7 +231,7 @@ struct OutlineKernelsPass
     builder.setInsertionPointToEnd(kernels.getBody());
     for (auto func :
          llvm::make_early_inc_range(module.getOps<func::FuncOp>())) {
-      auto kind = func->getAttrOfType<StringAttr>("strata.kind");
+      auto kind = kernel::get<kernel::Kind>(func);
       if (!kind || kind.getValue() != "codegen" || func.isDeclaration())
         continue;
       auto copy = cast<func::FuncOp>(builder.clone(*func));
@@ -232,11 +239,10 @@ struct OutlineKernelsPass
       // The decisions stay on the declaration; the copy keeps its name.
       for (NamedAttribute attr : llvm::to_vector(copy->getDiscardableAttrs()))
         copy->removeDiscardableAttr(attr.getName());
-      if (auto block =
-              func->getAttrOfType<IntegerAttr>("strata.parallel_block")) {
+      if (auto block = kernel::get<kernel::ParallelBlock>(func)) {
         // Recorded without dimensions: over dimension 0.
         int64_t dims = 1;
-        if (auto d = func->getAttrOfType<IntegerAttr>("strata.parallel_dims"))
+        if (auto d = kernel::get<kernel::ParallelDims>(func))
           dims = d.getInt();
         std::optional<strata::RowPlan> plan =
             strata::planRows(copy, block.getInt(), nullptr, dims);
@@ -246,8 +252,8 @@ struct OutlineKernelsPass
           return signalPassFailure();
         }
         strata::applyRowPlan(copy, *plan);
-        func->setAttr("strata.block_strides",
-                      builder.getDenseI64ArrayAttr(plan->blockStrides));
+        kernel::set<kernel::BlockStrides>(
+            func, builder.getDenseI64ArrayAttr(plan->blockStrides));
       }
       makeSignatureSignless(copy);
       // Inputs may be constants or other steps' live results: bufferization

@@ -8,11 +8,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "strata/Compiler/Pipeline.h"
+#include "strata/Target/Target.h"
 
 #include "CompilerUtils.h"
 #include "Gpu.h"
 #include "Passes.h"
 
+#include "strata/Dialect/Kernel/IR/KernelDialect.h"
 #include "strata/InitAll.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -76,12 +78,11 @@ std::string strata::stageNameList() {
   return list;
 }
 
-bool strata::stageApplies(Stage stage, llvm::StringRef target) {
-  if (stage == Stage::Cpu)
-    return target == "cpu";
-  if (stage == Stage::Gpu)
-    return target != "cpu";
-  return true;
+bool strata::stageApplies(Stage stage, llvm::StringRef targetName) {
+  if (stage != Stage::Cpu && stage != Stage::Gpu)
+    return true;
+  const Target *target = lookupTarget(targetName);
+  return target && target->mappingStage() == stage;
 }
 
 /// "20" for the graph stage: dumps sort in pipeline order (the two target
@@ -286,9 +287,16 @@ strata::defaultStagePipeline(Stage stage, const CompileOptions &options) {
   auto nested = [](std::string name, std::string opts = "") {
     return PassEntry{std::move(name), std::move(opts), true};
   };
+  const Target *targetOf = lookupTarget(options);
   switch (stage) {
+  case Stage::Cpu:
   case Stage::Gpu:
-    return gpuStagePipeline(options);
+    if (!targetOf || targetOf->mappingStage() != stage)
+      return {};
+    return targetOf->mappingPipeline(options);
+  case Stage::Llvm:
+    return targetOf ? targetOf->llvmPipeline(options)
+                    : std::vector<PassEntry>();
   case Stage::Import:
   case Stage::Object:
   case Stage::Module:
@@ -307,19 +315,15 @@ strata::defaultStagePipeline(Stage stage, const CompileOptions &options) {
     // oneDNN on the CPU, cuBLASLt on NVIDIA GPUs (Library.cpp).
     std::string opts =
         target + " libraries=" + (options.useLibraries ? "true" : "false");
-    // The GPU decides whether attention blocks take tensor cores; `native`
-    // (the H100/H200) also has the portable PTX's (gpuPortableArchitecture).
-    if (options.target == "cuda")
-      opts += " arch=" + quoteOption(gpuPortableArchitecture(options).empty()
-                                         ? gpuArchitecture(options)
-                                         : std::string("native"));
+    // The processor decides which kernels the partitioner may choose
+    // (tensor cores, wgmma; TargetFacts).
+    if (options.cpu != "native" && !options.cpu.empty())
+      opts += " arch=" + quoteOption(options.cpu);
     if (!options.decisionsFile.empty())
       opts += " decisions=" + quoteOption(options.decisionsFile);
     std::vector<PassEntry> entries;
-    // No convolution library on the GPU: convolutions become im2col +
-    // products and depthwise ones elementwise sums (ConvToGemm.cpp).
-    if (options.target == "cuda")
-      entries.push_back(top("strata-conv-to-gemm"));
+    if (targetOf)
+      entries = targetOf->beforePartition(options);
     entries.push_back(top("strata-partition", opts));
     // --precision=fp16|bf16: storage between kernels (Precision.cpp). An
     // unknown value goes to the pass as it is, which refuses it.
@@ -329,8 +333,10 @@ strata::defaultStagePipeline(Stage stage, const CompileOptions &options) {
               "precision=" + quoteOption(options.precision == "fp16"
                                              ? std::string("f16")
                                              : options.precision)));
-    if (options.target == "cpu" && options.useLibraries)
-      entries.push_back(top("strata-channels-last"));
+    if (targetOf) {
+      std::vector<PassEntry> after = targetOf->afterPartition(options);
+      entries.insert(entries.end(), after.begin(), after.end());
+    }
     return entries;
   }
   case Stage::Kernel:
@@ -340,26 +346,6 @@ strata::defaultStagePipeline(Stage stage, const CompileOptions &options) {
         top("strata-outline-kernels"), nested("strata-convert-graph-to-linalg"),
         nested("canonicalize"),        nested("linalg-fuse-elementwise-ops"),
         nested("canonicalize"),        nested("cse")};
-  case Stage::Cpu: {
-    std::vector<PassEntry> entries = bufferizationPasses();
-    entries.push_back(nested("strata-copy-to-linalg"));
-    entries.push_back(nested("convert-linalg-to-loops"));
-    return entries;
-  }
-  case Stage::Llvm:
-    if (options.target == "cuda")
-      return gpuLlvmPipeline(options);
-    std::vector<PassEntry> entries = {nested("lower-affine"),
-                                      nested("convert-scf-to-cf"),
-                                      nested("convert-math-to-llvm"),
-                                      nested("convert-math-to-funcs"),
-                                      nested("convert-math-to-libm"),
-                                      nested("arith-expand"),
-                                      nested("expand-strided-metadata"),
-                                      nested("lower-affine")};
-    std::vector<PassEntry> tail = llvmConversionTail();
-    entries.insert(entries.end(), tail.begin(), tail.end());
-    return entries;
   }
   return {};
 }
@@ -421,7 +407,8 @@ void strata::registerStagePipelines() {
     mlir::registerAllPasses();
     strata::registerAllPasses();
     registerCompilerPasses();
-    registerGpuPasses();
+    for (const Target *target : allTargets())
+      target->registerPasses();
     for (Stage stage : kStages) {
       if (!isIRStage(stage) || stage == Stage::Import)
         continue;
@@ -513,7 +500,7 @@ void strata::dumpStage(const CompileOptions &options, Stage stage,
   // Each kernel at this stage, in kernels/<name>/.
   ModuleOp kernels = getKernelsModule(module);
   for (auto func : module.getOps<func::FuncOp>()) {
-    if (!func->hasAttr("strata.kernel"))
+    if (!kernel::has<kernel::IsKernel>(func))
       continue;
     Operation *body = func.isDeclaration() ? nullptr : func.getOperation();
     if (!body && kernels)
@@ -570,7 +557,7 @@ void strata::writeDumpIndex(const CompileOptions &options, ModuleOp module) {
   std::string table = "| kernel | kind | ONNX nodes | decision |\n"
                       "| --- | --- | --- | --- |\n";
   for (auto func : module.getOps<func::FuncOp>()) {
-    if (!func->hasAttr("strata.kernel"))
+    if (!kernel::has<kernel::IsKernel>(func))
       continue;
     llvm::json::Object kernel;
     std::string name = func.getSymName().str();
@@ -578,22 +565,21 @@ void strata::writeDumpIndex(const CompileOptions &options, ModuleOp module) {
     llvm::json::Object decisions;
     for (NamedAttribute attr : func->getDiscardableAttrs()) {
       llvm::StringRef key = attr.getName().getValue();
-      if (key.consume_front("strata.") && key != "kernel")
+      if (key.consume_front(kernel::KernelDialect::getDialectNamespace()) &&
+          key.consume_front(".") && key != "kernel")
         decisions[key.str()] = toJson(attr.getValue());
     }
     std::string nodes;
-    if (auto array = func->getAttrOfType<ArrayAttr>("strata.nodes"))
+    if (auto array = kernel::get<kernel::Nodes>(func))
       for (Attribute node : array)
         if (auto s = dyn_cast<StringAttr>(node))
           nodes += (nodes.empty() ? "" : ", ") + s.str();
-    auto text = [&](const char *key) {
-      auto s = func->getAttrOfType<StringAttr>(key);
-      return s ? s.str() : std::string();
-    };
-    std::string kind = text("strata.kind");
-    std::string decision = kind == "library" ? text("strata.library") + ": " +
-                                                   text("strata.reason")
-                                             : text("strata.reason");
+    std::string kind = kernel::text<kernel::Kind>(func).str();
+    std::string decision = kernel::isLibrary(func)
+                               ? (kernel::text<kernel::Library>(func) + ": " +
+                                  kernel::text<kernel::Reason>(func))
+                                     .str()
+                               : kernel::text<kernel::Reason>(func).str();
     table +=
         "| " + name + " | " + kind + " | " + nodes + " | " + decision + " |\n";
     kernel["decisions"] = std::move(decisions);

@@ -32,6 +32,7 @@
 #include "RowParallel.h"
 
 #include "strata/Dialect/Graph/IR/GraphOps.h"
+#include "strata/Dialect/Kernel/IR/KernelDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -45,6 +46,7 @@
 #define DEBUG_TYPE "strata-lower-precision"
 
 using namespace mlir;
+namespace kernel = strata::kernel;
 namespace graph = strata::graph;
 
 /// Whether the runtime's library kernel `library` reads and writes tensors
@@ -126,19 +128,19 @@ func::FuncOp LowerPrecision::kernelOf(Operation *op) {
   if (!call)
     return {};
   auto kernel = symbols.lookup<func::FuncOp>(call.getCallee());
-  if (!kernel || !kernel->hasAttr("strata.kernel") || kernel.isDeclaration() ||
-      callCounts.lookup(kernel) != 1)
+  if (!kernel || !kernel::has<kernel::IsKernel>(kernel) ||
+      kernel.isDeclaration() || callCounts.lookup(kernel) != 1)
     return {};
   return kernel;
 }
 
 bool LowerPrecision::kernelTakes(func::FuncOp kernel, bool isResult,
                                  unsigned index) {
-  auto kind = kernel->getAttrOfType<StringAttr>("strata.kind");
+  auto kind = kernel::get<kernel::Kind>(kernel);
   if (!kind)
     return false;
   if (kind.getValue() == "library") {
-    auto library = kernel->getAttrOfType<StringAttr>("strata.library");
+    auto library = kernel::get<kernel::Library>(kernel);
     return library && strata::libraryTakes(library.getValue(), low);
   }
   if (kind.getValue() != "codegen")
@@ -239,7 +241,8 @@ void LowerPrecision::lowerGenerated(func::FuncOp kernel,
     note += std::string(results.size() == 1 ? "result " : "results ") +
             listText(results);
   note += "; computed in f32 (casts inside the kernel)";
-  kernel->setAttr("strata.storage", StringAttr::get(kernel.getContext(), note));
+  kernel::set<kernel::Storage>(kernel,
+                               StringAttr::get(kernel.getContext(), note));
 }
 
 void LowerPrecision::lowerLibrary(func::FuncOp kernel) {
@@ -262,12 +265,12 @@ void LowerPrecision::lowerLibrary(func::FuncOp kernel) {
   });
   kernel.setType(FunctionType::get(kernel.getContext(), body.getArgumentTypes(),
                                    body.getTerminator()->getOperandTypes()));
-  auto library = kernel->getAttrOfType<StringAttr>("strata.library");
-  kernel->setAttr("strata.storage",
-                  StringAttr::get(kernel.getContext(),
-                                  name.str() + " operands and results: " +
-                                      library.getValue().str() + " takes " +
-                                      name.str() + " and computes in f32"));
+  auto library = kernel::get<kernel::Library>(kernel);
+  kernel::set<kernel::Storage>(
+      kernel, StringAttr::get(kernel.getContext(),
+                              name.str() + " operands and results: " +
+                                  library.getValue().str() + " takes " +
+                                  name.str() + " and computes in f32"));
 }
 
 void LowerPrecision::run() {
@@ -278,7 +281,7 @@ void LowerPrecision::run() {
       ++callCounts[callee];
   });
   for (auto kernel : module.getOps<func::FuncOp>()) {
-    if (!kernel->hasAttr("strata.parallel_block") || kernel.isDeclaration())
+    if (!kernel::has<kernel::ParallelBlock>(kernel) || kernel.isDeclaration())
       continue;
     // The split the kernel records (its block and leading dimensions).
     std::optional<strata::RowPlan> plan = strata::planRows(kernel);
@@ -323,8 +326,7 @@ void LowerPrecision::run() {
     changed = false;
     for (Operation &op : entry.getBody().front()) {
       func::FuncOp kernel = kernelOf(&op);
-      auto kind =
-          kernel ? kernel->getAttrOfType<StringAttr>("strata.kind") : nullptr;
+      auto kind = kernel ? kernel::get<kernel::Kind>(kernel) : nullptr;
       if (!kind || kind.getValue() != "library")
         continue;
       SmallVector<Value> values(op.getOperands());
@@ -372,7 +374,7 @@ void LowerPrecision::run() {
         results.push_back(i);
     if (params.empty() && results.empty()) {
       // Say why a library step keeps f32, next to the steps that do not.
-      auto library = kernel->getAttrOfType<StringAttr>("strata.library");
+      auto library = kernel::get<kernel::Library>(kernel);
       if (!library)
         continue;
       std::string why =
@@ -383,19 +385,18 @@ void LowerPrecision::run() {
                      "(the model's inputs and outputs, and buffers that a "
                      "step taking f32 only reads, stay f32)"
                : std::string(" takes f32 only"));
-      kernel->setAttr("strata.storage",
-                      StringAttr::get(module.getContext(), why));
+      kernel::set<kernel::Storage>(kernel,
+                                   StringAttr::get(module.getContext(), why));
       continue;
     }
-    if (kernel->getAttrOfType<StringAttr>("strata.kind").getValue() ==
-        "library")
+    if (kernel::get<kernel::Kind>(kernel).getValue() == "library")
       lowerLibrary(kernel);
     else
       lowerGenerated(kernel, params, results);
   }
 
-  module->setAttr("strata.precision",
-                  StringAttr::get(module.getContext(), name));
+  kernel::set<kernel::Precision>(module,
+                                 StringAttr::get(module.getContext(), name));
 }
 
 namespace {

@@ -13,11 +13,13 @@
 
 #include "strata/Conversion/GraphToLinalg.h"
 #include "strata/Dialect/Graph/IR/GraphOps.h"
+#include "strata/Dialect/Kernel/IR/KernelDialect.h"
 #include "strata/Runtime/Runtime.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 
 using namespace mlir;
+namespace kernel = strata::kernel;
 namespace graph = strata::graph;
 
 /// A block should hold at least this many elements of its largest row value:
@@ -393,11 +395,10 @@ strata::planRows(func::FuncOp kernel, std::optional<int64_t> rowsPerBlock,
   std::string unused;
   std::string &why = whyNot ? *whyNot : unused;
   if (!rowsPerBlock)
-    if (auto recorded =
-            kernel->getAttrOfType<IntegerAttr>("strata.parallel_block")) {
+    if (auto recorded = kernel::get<kernel::ParallelBlock>(kernel)) {
       rowsPerBlock = recorded.getInt();
       // Recorded without dimensions: over dimension 0.
-      auto dims = kernel->getAttrOfType<IntegerAttr>("strata.parallel_dims");
+      auto dims = kernel::get<kernel::ParallelDims>(kernel);
       leadingDims = dims ? dims.getInt() : 1;
     }
   if (leadingDims)

@@ -13,6 +13,7 @@
 
 #include "strata/Compiler/Pipeline.h"
 #include "strata/Plugin/Plugin.h"
+#include "strata/Target/Target.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -397,11 +398,14 @@ std::vector<std::string> strata::plugin::unmatchedPluginEdits() {
   // Some passes are in a stage only for some options (a target's own stage,
   // a decisions file, libraries off); building every stage for a few option
   // sets marks every edit that can match.
-  std::vector<CompileOptions> variants(3);
+  std::vector<CompileOptions> variants(2);
   variants[1].inputShapes["input"] = {1};
   variants[1].decisionsFile = "decisions.json";
-  variants[2].useLibraries = false;
-  variants[2].target = "cuda";
+  for (const Target *target : allTargets()) {
+    CompileOptions &variant = variants.emplace_back();
+    variant.useLibraries = false;
+    variant.target = target->name().str();
+  }
   for (const CompileOptions &options : variants)
     for (Stage stage : allStages())
       if (isEditableStage(stage))

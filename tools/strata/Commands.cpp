@@ -19,6 +19,7 @@
 #include "Explain.h"
 
 #include "strata/Compiler/Pipeline.h"
+#include "strata/Target/Target.h"
 
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/Support/FileUtilities.h"
@@ -81,13 +82,16 @@ static cl::opt<bool> printPipeline(
              "exit"),
     cl::sub(compileCmd));
 static cl::opt<std::string> target("target",
-                                   cl::desc("Target: cpu (default) or cuda"),
+                                   cl::desc("Target: cpu (default), cuda, or "
+                                            "rocm (compile-only)"),
                                    cl::init("cpu"), cl::sub(compileCmd),
                                    cl::sub(runCmd), cl::sub(benchCmd));
 cl::opt<std::string>
     cpuOption("cpu",
-              cl::desc("x86-64 CPU to generate code for: native (default), "
-                       "avx2, avx512, or an LLVM CPU name"),
+              cl::desc("The processor to generate code for: native "
+                       "(default); on cpu avx2, avx512 or an LLVM CPU name, "
+                       "on cuda an NVPTX name (sm_90a), on rocm an AMDGPU "
+                       "name (gfx942)"),
               cl::init("native"), cl::sub(compileCmd), cl::sub(runCmd),
               cl::sub(benchCmd), cl::sub(conformanceCommand()));
 cl::opt<bool> noLibraries("no-libraries",
@@ -300,6 +304,12 @@ static bool prepare(Prepared &prepared) {
   CompileFlags flags;
   if (!compileFlags(flags))
     return false;
+  if (const Target *t = lookupTarget(flags.target)) {
+    if (std::string why = t->compileOnlyReason(); !why.empty()) {
+      fail(why);
+      return false;
+    }
+  }
   if (modelPath.empty()) {
     fail("give the model (.onnx) or module (.strata)");
     return false;
@@ -446,16 +456,16 @@ static int compileToStage(const CompileFlags &flags, Stage from, Stage to) {
   Stage last = to == Stage::Object ? Stage::Llvm : to;
   if (from < last && failed(runStages(*module, options, from, last)))
     return 1;
-  if (to == Stage::Object && options.target == "cuda") {
-    // The cuda target's object is its PTX (the cubin goes into modules).
-    GpuCode code;
-    if (failed(generateGpuCode(*module, options, code)))
-      return 1;
-    return writeBytes(compileOutput, code.ptx, "the kernels' PTX");
-  }
   if (to == Stage::Object) {
+    const Target *target = lookupTarget(options);
+    if (!target) {
+      llvm::errs() << "strata: error: " << unknownTargetMessage(options.target)
+                   << "\n";
+      return 1;
+    }
     std::vector<uint8_t> object;
-    if (failed(generateKernelCode(*module, options, object)))
+    std::string what;
+    if (failed(target->generateObject(*module, options, object, what)))
       return 1;
     if (object.empty())
       llvm::errs() << "strata: note: the model has no generated kernels; the "
@@ -464,7 +474,7 @@ static int compileToStage(const CompileFlags &flags, Stage from, Stage to) {
         compileOutput,
         llvm::StringRef(reinterpret_cast<const char *>(object.data()),
                         object.size()),
-        "the kernels' shared object");
+        what.c_str());
   }
   std::string error;
   auto output = openOutputFile(compileOutput, &error);
@@ -554,11 +564,14 @@ static int runCompile() {
   std::vector<uint8_t> bytes;
   if (!compileOnnxBytes(modelPath, flags, flags.inputShapes, bytes))
     return 1;
+  // A compile-only target's output is its code object, not a module.
+  const Target *targetOf = lookupTarget(flags.target);
+  bool compileOnly = targetOf && !targetOf->compileOnlyReason().empty();
   return writeBytes(
       compileOutput,
       llvm::StringRef(reinterpret_cast<const char *>(bytes.data()),
                       bytes.size()),
-      "module");
+      compileOnly ? "code object" : "module");
 }
 
 /// "f32[2, 3]  min -1.2  max 3.4  mean 0.5  [0.1, 0.2, ...]".

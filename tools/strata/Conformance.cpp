@@ -31,6 +31,7 @@
 #include "../common/CaseRunner.h"
 
 #include "strata/Compiler/Compiler.h"
+#include "strata/Target/Target.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -82,7 +83,9 @@ static cl::opt<double> absTol("atol", cl::desc("Absolute tolerance"),
 static cl::opt<bool> quiet("quiet", cl::desc("List only unexpected results"),
                            cl::sub(conformanceCommand()));
 static cl::opt<std::string>
-    conformanceTarget("target", cl::desc("Target: cpu (default) or cuda"),
+    conformanceTarget("target",
+                      cl::desc("Target: cpu (default), cuda, or "
+                               "rocm (compile-only)"),
                       cl::init("cpu"), cl::sub(conformanceCommand()));
 static cl::opt<std::string> compileOnly(
     "compile-only",
@@ -177,9 +180,16 @@ static cases::Outcome writeCase(const tio::TestCase &test) {
 }
 
 int runConformance() {
-  if (conformanceTarget != "cpu" && conformanceTarget != "cuda") {
-    llvm::errs() << "strata: error: unknown target '" << conformanceTarget
-                 << "' (cpu or cuda)\n";
+  const Target *target = lookupTarget(conformanceTarget);
+  if (!target) {
+    llvm::errs() << "strata: error: " << unknownTargetMessage(conformanceTarget)
+                 << "\n";
+    return 1;
+  }
+  if (std::string why = target->compileOnlyReason();
+      !why.empty() && compileOnly.empty()) {
+    llvm::errs() << "strata: error: " << why
+                 << "; --compile-only DIR compiles the cases\n";
     return 1;
   }
   std::vector<tio::TestCase> found;

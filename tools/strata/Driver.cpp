@@ -19,6 +19,7 @@
 #include "strata/Compiler/Pipeline.h"
 #include "strata/Import/OnnxImporter.h"
 #include "strata/Plugin/Loader.h"
+#include "strata/Target/Target.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -322,9 +323,9 @@ static std::string cpuDescription(const std::string &target,
                                   const std::string &cpu) {
   if (cpu != "native")
     return cpu;
-  // The cuda target's native is a fixed GPU, not this machine's CPU.
-  if (target == "cuda")
-    return "native (the H100/H200: an sm_90a cubin, sm_90 PTX)";
+  // A GPU target's native is a fixed GPU, not this machine's CPU.
+  if (const Target *t = lookupTarget(target); t && t->facts({}).gpu)
+    return "native (" + t->name().str() + "'s default GPU)";
   std::vector<std::string> features;
   for (const auto &feature : llvm::sys::getHostCPUFeatures())
     if (feature.getValue())

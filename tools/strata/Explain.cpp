@@ -12,6 +12,8 @@
 
 #include "strata/Compiler/Compiler.h"
 #include "strata/Compiler/Pipeline.h"
+#include "strata/Dialect/Kernel/IR/KernelDialect.h"
+#include "strata/Target/Target.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -53,14 +55,15 @@ static cl::opt<std::string>
 static cl::opt<std::string>
     explainCpu("cpu",
                cl::desc("The CPU or GPU to compile for: native (default; "
-                        "for --target=cuda the H100/H200), for the cpu "
-                        "target avx2, avx512 or an LLVM CPU name, for cuda "
-                        "an NVPTX name such as sm_90a, sm_90 or sm_80"),
+                        "for --target=cuda the H100/H200, for rocm gfx942), "
+                        "for the cpu target avx2, avx512 or an LLVM CPU "
+                        "name, for cuda an NVPTX name such as sm_90a, sm_90 "
+                        "or sm_80, for rocm an AMDGPU name such as gfx1100"),
                cl::init("native"), cl::sub(explainCommand()));
 static cl::opt<std::string>
     explainTarget("target",
-                  cl::desc("Target whose decisions to explain: cpu (default) "
-                           "or cuda"),
+                  cl::desc("Target whose decisions to explain: cpu (default), "
+                           "cuda or rocm"),
                   cl::init("cpu"), cl::sub(explainCommand()));
 static cl::opt<bool> explainNoLibraries("no-libraries",
                                         cl::desc("Generate every kernel (no "
@@ -90,18 +93,18 @@ struct KernelInfo {
 };
 } // namespace
 
-static std::vector<std::string> strings(func::FuncOp func, StringRef name) {
+/// The kernel's list of strings `H` (kernel::Nodes, ...).
+template <typename H>
+static std::vector<std::string> strings(func::FuncOp func) {
   std::vector<std::string> out;
-  if (auto array = func->getAttrOfType<ArrayAttr>(name))
+  if (auto array = kernel::get<H>(func))
     for (Attribute item : array)
-      if (auto s = dyn_cast<StringAttr>(item))
-        out.push_back(s.str());
+      out.push_back(cast<StringAttr>(item).str());
   return out;
 }
 
-static std::string string(func::FuncOp func, StringRef name) {
-  auto s = func->getAttrOfType<StringAttr>(name);
-  return s ? s.str() : "";
+template <typename H> static std::string string(func::FuncOp func) {
+  return kernel::text<H>(func).str();
 }
 
 /// What each kind prefix stands for.
@@ -237,10 +240,20 @@ static std::string typeText(Type type) {
   return text;
 }
 
+/// The target's description of its code as JSON fields.
+static json::Object
+codeObject(llvm::ArrayRef<std::pair<std::string, std::string>> fields) {
+  json::Object object;
+  for (const auto &[key, value] : fields)
+    object[key] = value;
+  return object;
+}
+
 int strata::driver::runExplain() {
-  if (explainTarget != "cpu" && explainTarget != "cuda") {
-    llvm::errs() << "strata: error: unknown target '" << explainTarget
-                 << "' (cpu or cuda)\n";
+  const Target *target = lookupTarget(explainTarget);
+  if (!target) {
+    llvm::errs() << "strata: error: " << unknownTargetMessage(explainTarget)
+                 << "\n";
     return 1;
   }
   CompileOptions options;
@@ -283,7 +296,7 @@ int strata::driver::runExplain() {
 
   // strata-lower-precision's record: "bf16" or "f16", absent for f32.
   std::string precision;
-  if (auto recorded = (*module)->getAttrOfType<StringAttr>("strata.precision"))
+  if (auto recorded = kernel::get<kernel::Precision>((*module)))
     precision = recorded.str();
 
   // The kernels in execution order (the entry function's calls), and the
@@ -293,21 +306,21 @@ int strata::driver::runExplain() {
   for (Operation &op : entry.getBody().front()) {
     if (auto call = dyn_cast<func::CallOp>(op)) {
       auto callee = module->lookupSymbol<func::FuncOp>(call.getCallee());
-      if (!callee || !callee->hasAttr("strata.kernel"))
+      if (!callee || !kernel::has<kernel::IsKernel>(callee))
         continue;
       KernelInfo info;
       info.name = callee.getSymName().str();
-      info.kind = string(callee, "strata.kind");
-      info.category = string(callee, "strata.category");
-      info.library = string(callee, "strata.library");
-      info.reason = string(callee, "strata.reason");
-      info.layouts = string(callee, "strata.layouts");
-      info.storage = string(callee, "strata.storage");
-      info.nodes = strings(callee, "strata.nodes");
-      info.fusedBecause = strings(callee, "strata.fused_because");
-      info.notFused = strings(callee, "strata.not_fused");
-      info.attrs = callee->getAttrOfType<DictionaryAttr>("strata.attrs");
-      info.tile = callee->getAttrOfType<DictionaryAttr>("strata.tile");
+      info.kind = string<kernel::Kind>(callee);
+      info.category = string<kernel::Category>(callee);
+      info.library = string<kernel::Library>(callee);
+      info.reason = string<kernel::Reason>(callee);
+      info.layouts = string<kernel::Layouts>(callee);
+      info.storage = string<kernel::Storage>(callee);
+      info.nodes = strings<kernel::Nodes>(callee);
+      info.fusedBecause = strings<kernel::FusedBecause>(callee);
+      info.notFused = strings<kernel::NotFused>(callee);
+      info.attrs = kernel::get<kernel::LibraryAttrs>(callee);
+      info.tile = kernel::get<kernel::Tile>(callee);
       kernels.push_back(std::move(info));
       continue;
     }
@@ -338,24 +351,9 @@ int strata::driver::runExplain() {
   for (auto &[library, count] : byLibrary)
     libraryCalls += count;
 
-  // The cuda target's GPU code, as strata::compile chooses it.
-  std::string cubinArch, ptxArch, gpuCode;
-  if (explainTarget == "cuda") {
-    GpuArchitectures archs = gpuCodeArchitectures(*module, options);
-    cubinArch = archs.cubin;
-    ptxArch = archs.ptx;
-    if (ptxArch != cubinArch)
-      gpuCode = "a cubin for " + cubinArch +
-                " (its attention and GEMM kernels use wgmma) and PTX for " +
-                ptxArch +
-                ", compiled a second time from the kernel stage (those "
-                "kernels with mma.sync), which later GPUs JIT-compile";
-    else
-      gpuCode = "a cubin and its PTX for " + cubinArch +
-                (cubinArch == gpuArchitecture(options)
-                     ? std::string()
-                     : " (no kernel here has an sm_90a form)");
-  }
+  // The code the target generates, as strata::compile chooses it.
+  std::vector<std::pair<std::string, std::string>> codeFields;
+  std::string gpuCode = target->describeCode(*module, options, codeFields);
 
   if (explainJson) {
     json::Array kernelArray;
@@ -391,10 +389,8 @@ int strata::driver::runExplain() {
                           ? json::Value(nullptr)
                           : json::Value(explainDecisions.getValue())},
         {"target", explainTarget.getValue()},
-        {"gpu_code", gpuCode.empty()
-                         ? json::Value(nullptr)
-                         : json::Value(json::Object{{"cubin_arch", cubinArch},
-                                                    {"ptx_arch", ptxArch}})},
+        {"gpu_code", gpuCode.empty() ? json::Value(nullptr)
+                                     : json::Value(codeObject(codeFields))},
         {"libraries", !explainNoLibraries},
         {"precision", precision.empty() ? "fp32" : precision},
         {"kernels", std::move(kernelArray)},

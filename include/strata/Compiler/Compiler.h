@@ -49,13 +49,14 @@ enum class Stage {
 };
 
 struct CompileOptions {
-  /// "cpu" (x86-64) or "cuda" (NVIDIA GPUs, docs/gpu.md).
+  /// The target's name (strata/Target/Target.h): "cpu" (x86-64), "cuda"
+  /// (NVIDIA GPUs, docs/gpu.md) or "rocm" (AMD GPUs, compile-only).
   std::string target = "cpu";
   /// The processor to generate code for. cpu: "native" (the host), "avx2"
   /// (x86-64-v3), "avx512" (x86-64-v4), or any LLVM CPU name. cuda:
   /// "native" (the H100/H200: a cubin for sm_90a, with PTX for sm_90 that
   /// later GPUs JIT-compile) or an NVPTX name ("sm_90a", "sm_90", "sm_80")
-  /// for both.
+  /// for both. rocm: "native" (gfx942) or an AMDGPU name.
   std::string cpu = "native";
   /// Shapes for inputs with dynamic dimensions, by input name. Every
   /// dynamic dimension must be bound before code generation.

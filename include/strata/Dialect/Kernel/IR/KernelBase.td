@@ -1,0 +1,134 @@
+//===- KernelBase.td - strata's kernel-layer dialect -----*- tablegen -*-===//
+//
+// The kernel layer's decisions, as typed attributes of the `strata`
+// dialect. The partitioner turns the graph into kernels (functions called
+// from the entry function) and records on each kernel's declaration what it
+// decided: library call or generated code, the nodes it holds and why they
+// were fused, the row split and the tile. The target stages add how the
+// kernel is launched. The module writer and `strata explain` read the same
+// attributes.
+//
+// Every attribute is declared here with its type, so that no pass spells
+// an attribute's name as a string, and the dialect verifies each of them
+// (KernelDialect.cpp, verifyOperationAttribute) whenever the IR is
+// verified: after every pass, and when a stage's IR is read back.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef STRATA_KERNEL_BASE_TD
+#define STRATA_KERNEL_BASE_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+
+def Kernel_Dialect : Dialect {
+  let name = "strata";
+  let cppNamespace = "::strata::kernel";
+  let summary = "strata's kernel layer: the decisions recorded on kernels";
+  let description = [{
+    No ops: discardable attributes on `func.func` declarations (the kernels
+    of the entry module), on the module, and on the loops of a generated
+    kernel's body, plus the attribute types they hold.
+  }];
+  let useDefaultAttributePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
+
+  // What each kernel declaration carries (docs/compiler.md). Kinds are
+  // "codegen" or "library"; a library kernel names its library function.
+  let discardableAttrs = (ins
+    // Partition: every kernel.
+    "::mlir::UnitAttr":$kernel,
+    "::mlir::StringAttr":$kind,
+    "::mlir::StringAttr":$category,
+    "::mlir::StringAttr":$reason,
+    "::mlir::ArrayAttr":$nodes,
+    "::mlir::ArrayAttr":$fused_because,
+    "::mlir::ArrayAttr":$not_fused,
+    "::mlir::DictionaryAttr":$tile,
+    // Partition: library kernels.
+    "::mlir::StringAttr":$library,
+    "::mlir::DictionaryAttr":$attrs,
+    // Partition: kernels generated from a template and their parameters.
+    "::mlir::StringAttr":$template,
+    "::mlir::DictionaryAttr":$gemm,
+    "::mlir::DictionaryAttr":$attention,
+    // The row split (RowParallel.h) and the pointer strides per row block.
+    "::mlir::IntegerAttr":$parallel_rows,
+    "::mlir::IntegerAttr":$parallel_block,
+    "::mlir::IntegerAttr":$parallel_dims,
+    "::mlir::DenseI64ArrayAttr":$block_strides,
+    // Precision and layouts: what the stage changed, in words.
+    "::mlir::StringAttr":$storage,
+    "::mlir::StringAttr":$layouts,
+    // On the module: the precision the compile was asked for.
+    "::mlir::StringAttr":$precision,
+    // The GPU stage: the launch, the choice in words, and on the loops of
+    // a kernel's body, how each loop was spread over the threads.
+    "::strata::kernel::LaunchAttr":$launch,
+    "::mlir::StringAttr":$gpu_reason,
+    "::mlir::StringAttr":$gpu_distribute,
+    // On a generated kernel's body: the most threads a block launches it
+    // with, which each target's lowering turns into its own attribute
+    // (nvvm.maxntid, rocdl.flat_work_group_size).
+    "::mlir::IntegerAttr":$max_threads,
+    // The portable PTX's own kernel and launch, where they differ from the
+    // cubin's (Compiler.cpp, recordPortableLaunches).
+    "::mlir::StringAttr":$ptx_kernel,
+    "::strata::kernel::LaunchAttr":$ptx_launch
+  );
+}
+
+class Kernel_Attr<string name, string attrMnemonic, list<Trait> traits = []>
+    : AttrDef<Kernel_Dialect, name, traits> {
+  let mnemonic = attrMnemonic;
+}
+
+def Kernel_LaunchAttr : Kernel_Attr<"Launch", "launch"> {
+  let summary = "how a GPU kernel is launched";
+  let description = [{
+    The launch the GPU stage chose for a kernel, and what the runtime needs
+    to launch it:
+
+    ```
+    #strata.launch<block_ops, grid = [64, 1, 1], block = [256, 1, 1],
+                   shared = 0, static_shared = 4096>
+    ```
+
+    - `mapping`: how the body covers its outputs (`elementwise`,
+      `block_ops`, `block_serial`, `gemm`, `flash_attention`, `copy`);
+    - `grid`, `block`: blocks and threads per block, three extents each;
+    - `shared`: dynamic shared memory per block, in bytes;
+    - `static_shared`: the static shared memory the body declares;
+    - `scratch`: bytes of a global scratch buffer per kernel;
+    - `vector`: elements per thread access (elementwise);
+    - `persistent`: blocks per SM of a kernel that walks its tiles with a
+      stride of its grid (0: not persistent);
+    - `tensor_maps`: the TMA tensor maps the runtime encodes, 7 numbers
+      each: the operand, its inner and outer extents, the outer stride in
+      bytes, the box's two extents, the swizzle (docs/runtime.md);
+    - `waits_for_grids`: the body waits for the grids before it at its
+      entry, so that it may be launched with programmatic dependent launch.
+  }];
+  let parameters = (ins
+    StringRefParameter<"how the body covers its outputs">:$mapping,
+    ArrayRefParameter<"int64_t", "blocks">:$grid,
+    ArrayRefParameter<"int64_t", "threads per block">:$block,
+    DefaultValuedParameter<"int64_t", "0">:$shared,
+    DefaultValuedParameter<"int64_t", "0">:$static_shared,
+    DefaultValuedParameter<"int64_t", "0">:$scratch,
+    DefaultValuedParameter<"int64_t", "0">:$vector,
+    DefaultValuedParameter<"int64_t", "0">:$persistent,
+    OptionalArrayRefParameter<"int64_t">:$tensor_maps,
+    DefaultValuedParameter<"bool", "false">:$waits_for_grids
+  );
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// This launch with `waits_for_grids` set.
+    LaunchAttr withWaitForGrids() const;
+    /// Threads per block, all three extents together.
+    int64_t threadsPerBlock() const;
+  }];
+}
+
+#endif // STRATA_KERNEL_BASE_TD

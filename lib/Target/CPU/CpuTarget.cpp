@@ -1,0 +1,71 @@
+//===- CpuTarget.cpp - x86-64 -----------------------------------*- C++ -*-===//
+
+#include "CPU/CpuTarget.h"
+
+#include "CompilerUtils.h"
+#include "LlvmBackend.h"
+
+using namespace mlir;
+using namespace strata;
+
+std::string CpuTarget::checkOptions(const CompileOptions &options) const {
+  return checkHostCpu(options.cpu);
+}
+
+TargetFacts CpuTarget::facts(const CompileOptions &) const {
+  TargetFacts facts;
+  facts.library = TargetFacts::Library::OneDnn;
+  return facts;
+}
+
+std::vector<PassEntry>
+CpuTarget::afterPartition(const CompileOptions &options) const {
+  // oneDNN's convolutions read and write channels-last (Layouts.cpp).
+  if (!options.useLibraries)
+    return {};
+  return {PassEntry{"strata-channels-last", "", false}};
+}
+
+std::vector<PassEntry>
+CpuTarget::mappingPipeline(const CompileOptions &) const {
+  std::vector<PassEntry> entries = bufferizationPasses();
+  entries.push_back(PassEntry{"strata-copy-to-linalg", "", true});
+  entries.push_back(PassEntry{"convert-linalg-to-loops", "", true});
+  return entries;
+}
+
+std::vector<PassEntry> CpuTarget::llvmPipeline(const CompileOptions &) const {
+  std::vector<PassEntry> entries;
+  for (const char *name :
+       {"lower-affine", "convert-scf-to-cf", "convert-math-to-llvm",
+        "convert-math-to-funcs", "convert-math-to-libm", "arith-expand",
+        "expand-strided-metadata", "lower-affine"})
+    entries.push_back(PassEntry{name, "", true});
+  std::vector<PassEntry> tail = llvmConversionTail();
+  entries.insert(entries.end(), tail.begin(), tail.end());
+  return entries;
+}
+
+LogicalResult CpuTarget::generateObject(ModuleOp module,
+                                        const CompileOptions &options,
+                                        std::vector<uint8_t> &object,
+                                        std::string &what) const {
+  what = "the kernels' shared object";
+  return generateKernelCode(module, options, object);
+}
+
+LogicalResult CpuTarget::compile(ModuleOp module, const CompileOptions &options,
+                                 std::vector<uint8_t> &moduleBytes,
+                                 Stage from) const {
+  if (failed(runStages(module, options, from, Stage::Llvm)))
+    return failure();
+  StageClock clock(options);
+  std::vector<uint8_t> code;
+  if (failed(generateKernelCode(module, options, code)))
+    return failure();
+  clock.done("object");
+  if (failed(writeModule(module, options, code, moduleBytes)))
+    return failure();
+  clock.done("module");
+  return success();
+}

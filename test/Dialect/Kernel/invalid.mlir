@@ -1,0 +1,69 @@
+// RUN: strata-opt %s -split-input-file -verify-diagnostics
+
+// expected-error @+1 {{attribute 'strata.kind' is "bogus"; expected one of "codegen", "library"}}
+func.func private @k() attributes {strata.kind = "bogus"}
+
+// -----
+
+// expected-error @+1 {{attribute 'strata.kind' is "library", and the op names no library function (strata.library)}}
+func.func private @k() attributes {strata.kind = "library"}
+
+// -----
+
+// expected-error @+1 {{attribute 'strata.nodes' must be an array of strings, and holds 3 : i64}}
+func.func private @k() attributes {strata.nodes = ["a", 3]}
+
+// -----
+
+// expected-error @+1 {{attribute 'strata.parallel_block' is 0; it must be positive}}
+func.func private @k() attributes {strata.parallel_block = 0 : i64}
+
+// -----
+
+// expected-error @+1 {{attribute 'strata.reason' must be a string, not 7 : i64}}
+func.func private @k() attributes {strata.reason = 7}
+
+// -----
+
+// expected-error @+1 {{attribute 'strata.gpu_grid' is not an attribute of the kernel layer}}
+func.func private @k() attributes {strata.gpu_grid = array<i64: 1, 1, 1>}
+
+// -----
+
+// expected-error @+1 {{attribute 'strata.template' is "conv"; expected one of "gemm", "flash_attention"}}
+func.func private @k() attributes {strata.template = "conv"}
+
+// -----
+
+// expected-error @+1 {{attribute 'strata.launch' must be a #strata.launch}}
+func.func private @k() attributes {strata.launch = [1, 1, 1]}
+
+// -----
+
+// expected-error @+1 {{a launch's grid is three positive extents, not [4, 1]}}
+func.func private @k() attributes {strata.launch = #strata.launch<rows, grid = [4, 1], block = [1, 1, 1]>}
+
+// -----
+
+// expected-error @+1 {{a launch's block has 2048 threads; a block holds at most 1024}}
+func.func private @k() attributes {strata.launch = #strata.launch<rows, grid = [1, 1, 1], block = [1024, 2, 1]>}
+
+// -----
+
+// expected-error @+1 {{a launch's shared is -4; it cannot be negative}}
+func.func private @k() attributes {strata.launch = #strata.launch<rows, grid = [1, 1, 1], block = [1, 1, 1], shared = -4>}
+
+// -----
+
+// expected-error @+1 {{a launch's tensor maps are 7 numbers each, not 3 in all}}
+func.func private @k() attributes {strata.launch = #strata.launch<rows, grid = [1, 1, 1], block = [1, 1, 1], tensor_maps = [0, 1, 2]>}
+
+// -----
+
+// expected-error @+1 {{unknown launch field 'threads'}}
+func.func private @k() attributes {strata.launch = #strata.launch<rows, grid = [1, 1, 1], threads = [1, 1, 1]>}
+
+// -----
+
+// expected-error @+1 {{'grid' is given twice}}
+func.func private @k() attributes {strata.launch = #strata.launch<rows, grid = [1, 1, 1], grid = [2, 1, 1]>}
