@@ -57,6 +57,11 @@ toCompileOptions(const CompileFlags &flags,
 /// $XDG_CACHE_HOME/strata, else ~/.cache/strata.
 std::string cacheDirectory();
 
+/// Compiles without the cache (CompileCache.cpp calls it on a miss).
+bool compileUncached(const std::string &path, const CompileFlags &flags,
+                     const std::map<std::string, std::vector<int64_t>> &shapes,
+                     std::vector<uint8_t> &bytes);
+
 /// Parses "name=2,3,4" (or "name=" for a scalar); "" on success, else why.
 std::string parseShapeBinding(const std::string &text, std::string &name,
                               std::vector<int64_t> &shape);

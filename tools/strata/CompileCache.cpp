@@ -1,0 +1,711 @@
+//===- CompileCache.cpp - the compile cache ---------------------*- C++ -*-===//
+//
+// The cache (see compileOnnx in Driver.h, and docs/cli.md) is designed so
+// that a hit costs little more than reading two files: the key is computed
+// from the input file's bytes and the command line alone, the module is
+// checked against the SHA-256 its manifest records, and no MLIR context is
+// created. The manifest lists the key's parts one by one so that a miss can
+// be explained: `--explain-cache` compares them with the entries for the
+// same model.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Driver.h"
+#include "Version.h"
+
+#include "strata/Plugin/Loader.h"
+#include "strata/Target/Target.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Config/llvm-config.h"
+#include "llvm/Support/Chrono.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SHA256.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Support/xxhash.h"
+#include "llvm/TargetParser/Host.h"
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <tuple>
+
+namespace strata::driver {
+
+std::string cacheDirectory() {
+  if (const char *dir = std::getenv("STRATA_CACHE_DIR"); dir && *dir)
+    return dir;
+  if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+    return std::string(xdg) + "/strata";
+  if (const char *home = std::getenv("HOME"); home && *home)
+    return std::string(home) + "/.cache/strata";
+  return "/tmp/strata-cache";
+}
+
+//===----------------------------------------------------------------------===//
+// The compile cache
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// One part of a cache key ("input shapes") and its fields ("x" -> "[3, 8]"),
+/// in a fixed order.
+struct KeyPart {
+  std::string name;
+  std::vector<std::pair<std::string, std::string>> fields;
+};
+
+/// A compilation's cache key: its parts and their digest.
+struct CacheKey {
+  std::string digest;
+  /// The input file, absolute (not part of the key: the same bytes
+  /// elsewhere hit; kept to find an entry's predecessors).
+  std::string modelPath;
+  std::string modelHash;
+  std::vector<KeyPart> parts;
+};
+
+/// What a manifest says.
+struct Manifest {
+  std::string key;
+  std::string modelPath;
+  std::string created;
+  std::string moduleHash;
+  uint64_t moduleBytes = 0;
+  std::vector<KeyPart> parts;
+
+  const KeyPart *part(llvm::StringRef name) const {
+    for (const KeyPart &p : parts)
+      if (p.name == name)
+        return &p;
+    return nullptr;
+  }
+  std::string modelHash() const {
+    if (const KeyPart *model = part("model"))
+      for (const auto &[field, value] : model->fields)
+        if (field == "sha256")
+          return value;
+    return "";
+  }
+};
+
+} // namespace
+
+constexpr int kManifestFormat = 1;
+
+static std::string sha256Hex(llvm::ArrayRef<uint8_t> data) {
+  std::array<uint8_t, 32> digest = llvm::SHA256::hash(data);
+  return llvm::toHex(digest, /*LowerCase=*/true);
+}
+
+static std::string sha256Hex(llvm::StringRef data) {
+  return sha256Hex(llvm::ArrayRef<uint8_t>(
+      reinterpret_cast<const uint8_t *>(data.data()), data.size()));
+}
+
+/// "2026-11-29 13:17:05 UTC".
+static std::string formatUtc(std::time_t time) {
+  char text[32];
+  std::tm parts;
+  gmtime_r(&time, &parts);
+  std::strftime(text, sizeof(text), "%Y-%m-%d %H:%M:%S UTC", &parts);
+  return text;
+}
+
+/// The current time, to the millisecond: "2026-11-29 13:17:05.123 UTC"
+/// (explanations prefer the newest of equally close entries).
+static std::string nowUtc() {
+  auto now = std::chrono::system_clock::now();
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                now.time_since_epoch())
+                .count() %
+            1000;
+  std::string text = formatUtc(std::chrono::system_clock::to_time_t(now));
+  std::string fraction = std::to_string(ms);
+  fraction.insert(0, 3 - fraction.size(), '0');
+  return text.insert(19, "." + fraction);
+}
+
+/// An entry's short name in messages: the key's first 12 hex digits.
+static std::string shortKey(llvm::StringRef key) {
+  return key.take_front(12).str();
+}
+
+/// The CPU the code is generated for. For "native", the host's name and a
+/// digest of its features: code generation reads both.
+static std::string cpuDescription(const std::string &target,
+                                  const std::string &cpu) {
+  if (cpu != "native")
+    return cpu;
+  // A GPU target's native is a fixed GPU, not this machine's CPU.
+  if (const Target *t = lookupTarget(target); t && t->facts({}).gpu)
+    return "native (" + t->name().str() + "'s default GPU)";
+  std::vector<std::string> features;
+  for (const auto &feature : llvm::sys::getHostCPUFeatures())
+    if (feature.getValue())
+      features.push_back(feature.getKey().str());
+  std::sort(features.begin(), features.end());
+  std::string joined = llvm::join(features, ",");
+  return "native (" + llvm::sys::getHostCPUName().str() + ", features " +
+         sha256Hex(joined).substr(0, 12) + ")";
+}
+
+/// The strata binary itself, by its bytes: a strata built from other code
+/// must not reuse the modules the old one compiled, while the same binary
+/// rebuilt, copied or reinstalled (a new modification time) keeps hitting.
+/// XXH3-128 over the file: 12 MB in a few milliseconds, once per process.
+static std::string compilerIdentity() {
+  static const std::string identity = [] {
+    static int anchor;
+    std::string self = llvm::sys::fs::getMainExecutable("strata", &anchor);
+    if (self.empty())
+      return std::string("unknown");
+    auto file = llvm::MemoryBuffer::getFile(self, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+    if (!file)
+      return std::string("unknown");
+    const llvm::MemoryBuffer *bytes = file->get();
+    llvm::XXH128_hash_t hash = llvm::xxh3_128bits(llvm::ArrayRef<uint8_t>(
+        reinterpret_cast<const uint8_t *>(bytes->getBufferStart()),
+        bytes->getBufferSize()));
+    return std::to_string(bytes->getBufferSize()) + " bytes, xxh3-128 " +
+           llvm::utohexstr(hash.high64, /*LowerCase=*/true, 16) +
+           llvm::utohexstr(hash.low64, /*LowerCase=*/true, 16);
+  }();
+  return identity;
+}
+
+/// The loaded plugins, by name, with their versions.
+static std::vector<std::pair<std::string, std::string>> pluginFields() {
+  std::vector<std::pair<std::string, std::string>> fields;
+  for (const plugin::LoadedPlugin &loaded : plugin::loadedPlugins())
+    fields.push_back({loaded.name, loaded.version});
+  // In load order: plugins whose edits share an anchor apply in that
+  // order, so the same plugins in another order may compile differently.
+  // What they asked for too: a plugin may choose its edits from its own
+  // settings (the example plugin's environment variable), which its
+  // version does not show.
+  const PipelineEdits &edits = getPipelineEdits();
+  if (!edits.empty())
+    fields.push_back(
+        {"pipeline edits",
+         "sha256 " + sha256Hex(llvm::join(edits.describe(), "\n"))});
+  return fields;
+}
+
+/// The key of a compilation, or nothing when an input of the key (the model,
+/// the decisions file) cannot be read: the compiler then reports it.
+static std::optional<CacheKey>
+computeKey(const std::string &path, const CompileFlags &flags,
+           const std::map<std::string, std::vector<int64_t>> &shapes) {
+  auto model = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                           /*RequiresNullTerminator=*/false);
+  if (!model)
+    return std::nullopt;
+  CacheKey key;
+  llvm::SmallString<256> absolute(path);
+  llvm::sys::fs::make_absolute(absolute);
+  llvm::sys::path::remove_dots(absolute, /*remove_dot_dot=*/true);
+  key.modelPath = absolute.str().str();
+  key.modelHash = sha256Hex((*model)->getBuffer());
+
+  key.parts.push_back({"model", {{"sha256", key.modelHash}}});
+  KeyPart shapePart{"input shapes", {}};
+  for (const auto &[name, shape] : shapes)
+    shapePart.fields.push_back({name, rt::shapeToString(shape)});
+  key.parts.push_back(std::move(shapePart));
+  key.parts.push_back({"target", {{"target", flags.target}}});
+  key.parts.push_back(
+      {"cpu", {{"cpu", cpuDescription(flags.target, flags.cpu)}}});
+
+  std::string decisions = "none";
+  if (!flags.decisionsFile.empty()) {
+    auto file = llvm::MemoryBuffer::getFile(flags.decisionsFile,
+                                            /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+    if (!file)
+      return std::nullopt;
+    decisions = "sha256 " + sha256Hex((*file)->getBuffer());
+  }
+  key.parts.push_back(
+      {"options",
+       {{"libraries", flags.noLibraries ? "off" : "on"},
+        {"precision",
+         flags.precision.empty() ? std::string("fp32") : flags.precision},
+        {"decisions", decisions},
+        {"compile-from", stageName(flags.from).str()}}});
+  // GpuMapping.cpp's measuring knob (row blocks per CUDA block) changes the
+  // kernels it makes; a key without it is the default's.
+  if (const char *packRows = std::getenv("STRATA_GPU_PACK_ROWS"))
+    key.parts.back().fields.push_back({"STRATA_GPU_PACK_ROWS", packRows});
+  key.parts.push_back(
+      {"strata version",
+       {{"version", kStrataVersion},
+        {"binary", compilerIdentity()},
+        {"module format", std::to_string(rt::kFormatMajor) + "." +
+                              std::to_string(rt::kFormatMinor)},
+        {"llvm", LLVM_VERSION_STRING}}});
+  const char *llvmOptions = std::getenv("STRATA_LLVM_OPTIONS");
+  key.parts.push_back(
+      {"llvm options", {{"llvm options", llvmOptions ? llvmOptions : ""}}});
+  key.parts.push_back({"plugins", pluginFields()});
+
+  // Each string is length-prefixed, so no two different lists of parts
+  // serialize alike.
+  std::string text = "strata compile cache key\n";
+  auto append = [&](const std::string &s) {
+    text += std::to_string(s.size()) + ":" + s;
+  };
+  for (const KeyPart &part : key.parts) {
+    append(part.name);
+    text += std::to_string(part.fields.size()) + "{";
+    for (const auto &[field, value] : part.fields) {
+      append(field);
+      append(value);
+    }
+    text += "}";
+  }
+  key.digest = sha256Hex(text);
+  return key;
+}
+
+static llvm::json::Value manifestJson(const CacheKey &key,
+                                      const std::vector<uint8_t> &module) {
+  // Objects print with sorted keys; the key's order lives in computeKey,
+  // and reading a manifest needs none.
+  llvm::json::Object parts;
+  for (const KeyPart &part : key.parts) {
+    llvm::json::Object fields;
+    for (const auto &[field, value] : part.fields)
+      fields[field] = value;
+    parts[part.name] = std::move(fields);
+  }
+  return llvm::json::Object{
+      {"format", kManifestFormat},
+      {"key", key.digest},
+      {"model_path", key.modelPath},
+      {"created", nowUtc()},
+      {"module",
+       llvm::json::Object{{"sha256", sha256Hex(module)},
+                          {"bytes", static_cast<int64_t>(module.size())}}},
+      {"parts", std::move(parts)}};
+}
+
+/// Reads a manifest; "" on success, else what is wrong with it.
+static std::string readManifest(const std::string &file, Manifest &manifest) {
+  auto buffer = llvm::MemoryBuffer::getFile(file, /*IsText=*/true);
+  if (!buffer)
+    return "cannot read the manifest " + file + ": " +
+           buffer.getError().message();
+  llvm::Expected<llvm::json::Value> value =
+      llvm::json::parse((*buffer)->getBuffer());
+  if (!value)
+    return "the manifest " + file +
+           " is not valid JSON: " + llvm::toString(value.takeError());
+  std::string bad = "the manifest " + file + " is malformed";
+  const llvm::json::Object *root = value->getAsObject();
+  if (!root)
+    return bad + " (not an object)";
+  if (root->getInteger("format") != kManifestFormat)
+    return bad + " (unknown format)";
+  auto key = root->getString("key");
+  auto modelPath = root->getString("model_path");
+  auto created = root->getString("created");
+  const llvm::json::Object *module = root->getObject("module");
+  const llvm::json::Object *parts = root->getObject("parts");
+  if (!key || !modelPath || !created || !module || !parts)
+    return bad + " (a field is missing)";
+  manifest.key = key->str();
+  manifest.modelPath = modelPath->str();
+  manifest.created = created->str();
+  auto moduleHash = module->getString("sha256");
+  auto moduleBytes = module->getInteger("bytes");
+  if (!moduleHash || !moduleBytes || *moduleBytes < 0)
+    return bad + " (no module size and hash)";
+  manifest.moduleHash = moduleHash->str();
+  manifest.moduleBytes = static_cast<uint64_t>(*moduleBytes);
+  for (const auto &[name, partValue] : *parts) {
+    const llvm::json::Object *fields = partValue.getAsObject();
+    if (!fields)
+      return bad + " (key part '" + name.str() + "' is not an object)";
+    KeyPart part{name.str(), {}};
+    for (const auto &[field, value] : *fields) {
+      std::optional<llvm::StringRef> text = value.getAsString();
+      if (!text)
+        return bad + " ('" + name.str() + "." + field.str() +
+               "' is not a string)";
+      part.fields.push_back({field.str(), text->str()});
+    }
+    // Sorted, for stable messages (a json::Object's order is its hash's).
+    llvm::sort(part.fields);
+    manifest.parts.push_back(std::move(part));
+  }
+  llvm::sort(manifest.parts, [](const KeyPart &a, const KeyPart &b) {
+    return a.name < b.name;
+  });
+  return "";
+}
+
+/// Reads a whole file into `bytes`; false when it cannot be read.
+static bool readBytes(const std::string &file, std::vector<uint8_t> &bytes) {
+  auto buffer = llvm::MemoryBuffer::getFile(file, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    return false;
+  llvm::StringRef data = (*buffer)->getBuffer();
+  bytes.assign(data.begin(), data.end());
+  return true;
+}
+
+/// Writes `data` to `file` through a temporary file in the same directory
+/// and a rename, so that readers see the old file or the whole new one.
+static bool writeAtomically(const std::string &dir, const std::string &file,
+                            llvm::StringRef data) {
+  llvm::SmallString<256> temp;
+  if (llvm::sys::fs::createUniqueFile(dir + "/tmp-%%%%%%%%", temp))
+    return false;
+  {
+    std::ofstream out(temp.c_str(), std::ios::binary);
+    out.write(data.data(), data.size());
+    out.close();
+    if (!out) {
+      llvm::sys::fs::remove(temp);
+      return false;
+    }
+  }
+  if (llvm::sys::fs::rename(temp, file)) {
+    llvm::sys::fs::remove(temp);
+    return false;
+  }
+  return true;
+}
+
+/// "sha256 1a2b3c4d5e6f" for hashes (64 hex digits) in messages, the value
+/// itself otherwise.
+static std::string displayValue(const std::string &value) {
+  llvm::StringRef v(value);
+  if (v.consume_front("sha256 ") && v.size() == 64)
+    return "sha256 " + v.take_front(12).str();
+  if (value.size() == 64 && llvm::all_of(value, llvm::isHexDigit))
+    return value.substr(0, 12);
+  if (value.empty())
+    return "(empty)";
+  return value;
+}
+
+/// How `now` differs from `then`, field by field ("x: [3, 8] now, [5, 8] in
+/// entry ab12cd34ef56"); "" when they are the same. Adds the number of
+/// differing fields to `count`.
+static std::string describeDifference(const KeyPart *now, const KeyPart *then,
+                                      llvm::StringRef entry, unsigned &count) {
+  static const std::vector<std::pair<std::string, std::string>> none;
+  const auto &nowFields = now ? now->fields : none;
+  const auto &thenFields = then ? then->fields : none;
+  std::string partName = now ? now->name : then->name;
+  auto absentText = [&](const std::string &field) {
+    return partName == "plugins" && field != "pipeline edits" ? "not loaded"
+                                                              : "none";
+  };
+  auto lookup = [](const std::vector<std::pair<std::string, std::string>> &f,
+                   const std::string &name) -> const std::string * {
+    for (const auto &[field, value] : f)
+      if (field == name)
+        return &value;
+    return nullptr;
+  };
+  std::vector<std::string> names;
+  for (const auto &[field, value] : nowFields)
+    names.push_back(field);
+  for (const auto &[field, value] : thenFields)
+    if (!lookup(nowFields, field))
+      names.push_back(field);
+  std::vector<std::string> differences;
+  for (const std::string &name : names) {
+    const std::string *a = lookup(nowFields, name);
+    const std::string *b = lookup(thenFields, name);
+    if (a && b && *a == *b)
+      continue;
+    std::string text = name == partName ? "" : name + ": ";
+    text += (a ? displayValue(*a) : absentText(name)) + std::string(" now, ") +
+            (b ? displayValue(*b) : absentText(name)) + " in entry " +
+            entry.str();
+    differences.push_back(std::move(text));
+  }
+  count += differences.size();
+  return llvm::join(differences, "; ");
+}
+
+/// "input shapes differ (...); model, cpu, ... are the same" for a key and
+/// an entry's manifest; `differing` counts the parts that differ and
+/// `fields` the fields.
+static std::string explainDifference(const CacheKey &key,
+                                     const Manifest &manifest,
+                                     unsigned &differing, unsigned &fields) {
+  std::string entry = shortKey(manifest.key);
+  std::vector<std::string> differ, same;
+  fields = 0;
+  auto verb = [](const std::string &name) {
+    return llvm::StringRef(name).ends_with("s") ? " differ (" : " differs (";
+  };
+  for (const KeyPart &part : key.parts) {
+    unsigned count = 0;
+    std::string difference =
+        describeDifference(&part, manifest.part(part.name), entry, count);
+    fields += count;
+    if (difference.empty())
+      same.push_back(part.name);
+    else
+      differ.push_back(part.name + verb(part.name) + difference + ")");
+  }
+  // Parts a newer or older strata recorded that this one does not have.
+  for (const KeyPart &part : manifest.parts)
+    if (llvm::none_of(key.parts,
+                      [&](const KeyPart &p) { return p.name == part.name; }))
+      differ.push_back(part.name + verb(part.name) +
+                       describeDifference(nullptr, &part, entry, fields) + ")");
+  differing = differ.size();
+  std::string text = llvm::join(differ, "; ");
+  if (differ.empty())
+    text = "every part of the key is the same as in entry " + entry +
+           ", yet the digests differ";
+  else if (!same.empty())
+    text += "; " + llvm::join(same, ", ") +
+            (same.size() == 1 ? " is the same" : " are the same");
+  return text;
+}
+
+/// Why a lookup of `key` missed, from the entries for the same model (same
+/// path or same bytes) in `dir`.
+static void explainMiss(const CacheKey &key, const std::string &dir) {
+  std::vector<Manifest> candidates;
+  unsigned unreadable = 0;
+  std::error_code ec;
+  for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec;
+       it.increment(ec)) {
+    llvm::StringRef file = it->path();
+    if (!file.ends_with(".json") ||
+        llvm::sys::path::filename(file).starts_with("tmp-"))
+      continue;
+    Manifest manifest;
+    if (!readManifest(file.str(), manifest).empty()) {
+      ++unreadable;
+      continue;
+    }
+    if (manifest.modelPath == key.modelPath ||
+        manifest.modelHash() == key.modelHash)
+      candidates.push_back(std::move(manifest));
+  }
+  std::string note = unreadable ? " (" + std::to_string(unreadable) +
+                                      " unreadable manifest" +
+                                      (unreadable > 1 ? "s" : "") + " skipped)"
+                                : "";
+  if (candidates.empty()) {
+    llvm::errs() << "strata: cache miss: no entry for this model (same path "
+                    "or same bytes) in "
+                 << dir << note << "\n";
+    return;
+  }
+  // The closest entry says the most: fewest differing parts, then fewest
+  // differing fields, then newest.
+  std::string best, bestCreated;
+  unsigned bestParts = 0, bestFields = 0;
+  for (const Manifest &manifest : candidates) {
+    unsigned parts = 0, fields = 0;
+    std::string text = explainDifference(key, manifest, parts, fields);
+    // The creation times are swapped: on a tie, the newer entry wins.
+    if (best.empty() ||
+        std::make_tuple(parts, fields, bestCreated) <
+            std::make_tuple(bestParts, bestFields, manifest.created)) {
+      best = text;
+      bestParts = parts;
+      bestFields = fields;
+      bestCreated = manifest.created;
+    }
+  }
+  llvm::errs() << "strata: cache miss: " << best;
+  if (candidates.size() > 1)
+    llvm::errs() << " (the closest of " << candidates.size()
+                 << " entries for this model)";
+  llvm::errs() << note << "\n";
+}
+
+namespace {
+/// One compilation's place in the cache.
+class CacheEntry {
+public:
+  CacheEntry(const std::string &path, const CompileFlags &flags,
+             const std::map<std::string, std::vector<int64_t>> &shapes)
+      : flags(flags) {
+    if (!flags.useCache) {
+      if (flags.explainCache)
+        llvm::errs() << "strata: cache not used: --no-cache\n";
+      return;
+    }
+    const char *dumpEnv = std::getenv("STRATA_DUMP_DIR");
+    if (!flags.dumpDir.empty() || (dumpEnv && *dumpEnv)) {
+      // A cached module would leave the dump directory empty.
+      if (flags.explainCache)
+        llvm::errs() << "strata: cache not used: "
+                     << (flags.dumpDir.empty() ? "STRATA_DUMP_DIR"
+                                               : "--dump-ir")
+                     << " compiles to write every stage's IR\n";
+      return;
+    }
+    key = computeKey(path, flags, shapes);
+    if (!key)
+      return;
+    dir = cacheDirectory();
+    modulePath = dir + "/" + key->digest + ".strata";
+    manifestPath = dir + "/" + key->digest + ".json";
+  }
+
+  bool enabled() const { return key.has_value(); }
+  const std::string &moduleFile() const { return modulePath; }
+
+  /// The cached module's bytes, checked against the manifest; false on a
+  /// miss or a bad entry (reported).
+  bool lookup(std::vector<uint8_t> &bytes) {
+    if (!enabled())
+      return false;
+    bool hasModule = llvm::sys::fs::exists(modulePath);
+    bool hasManifest = llvm::sys::fs::exists(manifestPath);
+    if (!hasModule && !hasManifest) {
+      if (flags.explainCache)
+        explainMiss(*key, dir);
+      return false;
+    }
+    Manifest manifest;
+    std::string problem = check(manifest, bytes, hasModule, hasManifest);
+    if (!problem.empty()) {
+      reject(problem);
+      return false;
+    }
+    if (flags.explainCache)
+      llvm::errs() << "strata: cache hit: entry " << shortKey(key->digest)
+                   << " (" << modulePath << ", written " << manifest.created
+                   << ")\n";
+    else if (flags.verbose)
+      llvm::errs() << "strata: using the cached " << modulePath << "\n";
+    return true;
+  }
+
+  /// Reports a bad entry (it is rebuilt by the next store).
+  void reject(const std::string &problem) {
+    llvm::errs() << "strata: warning: ignoring a bad compile cache entry ("
+                 << problem << "); recompiling\n";
+    if (flags.explainCache)
+      llvm::errs() << "strata: cache miss: entry " << shortKey(key->digest)
+                   << " is bad; rebuilding it\n";
+    // Removed now, so that a failing compilation does not leave it behind
+    // to be reported again.
+    llvm::sys::fs::remove(manifestPath);
+    llvm::sys::fs::remove(modulePath);
+  }
+
+  /// Best effort: a cache that cannot be written costs a recompilation next
+  /// time, nothing else. The module goes first: a manifest is only ever
+  /// next to the module it describes (a reader between the two renames sees
+  /// a module without a manifest, a bad entry it rebuilds).
+  void store(const std::vector<uint8_t> &bytes) {
+    if (!enabled())
+      return;
+    if (llvm::sys::fs::create_directories(dir))
+      return;
+    llvm::StringRef data(reinterpret_cast<const char *>(bytes.data()),
+                         bytes.size());
+    std::string manifest;
+    llvm::raw_string_ostream os(manifest);
+    os << llvm::formatv("{0:2}", manifestJson(*key, bytes)) << "\n";
+    if (!writeAtomically(dir, modulePath, data) ||
+        !writeAtomically(dir, manifestPath, manifest)) {
+      llvm::sys::fs::remove(manifestPath);
+      llvm::errs() << "strata: warning: cannot write the compile cache entry "
+                   << modulePath << "\n";
+    }
+  }
+
+private:
+  std::string check(Manifest &manifest, std::vector<uint8_t> &bytes,
+                    bool hasModule, bool hasManifest) {
+    if (!hasManifest)
+      return modulePath + " has no manifest";
+    if (std::string problem = readManifest(manifestPath, manifest);
+        !problem.empty())
+      return problem;
+    if (manifest.key != key->digest)
+      return "the manifest " + manifestPath + " is for another key";
+    if (!hasModule || !readBytes(modulePath, bytes))
+      return "the module " + modulePath + " is missing";
+    if (bytes.size() < manifest.moduleBytes)
+      return modulePath + ": the module is truncated (" +
+             std::to_string(bytes.size()) + " of " +
+             std::to_string(manifest.moduleBytes) + " bytes)";
+    if (bytes.size() != manifest.moduleBytes)
+      return modulePath + ": the module has " + std::to_string(bytes.size()) +
+             " bytes, its manifest says " +
+             std::to_string(manifest.moduleBytes);
+    if (sha256Hex(bytes) != manifest.moduleHash)
+      return modulePath +
+             ": the module is corrupted (its SHA-256 differs from the "
+             "manifest's)";
+    return "";
+  }
+
+  const CompileFlags &flags;
+  std::optional<CacheKey> key;
+  std::string dir, modulePath, manifestPath;
+};
+} // namespace
+
+bool compileOnnxBytes(const std::string &path, const CompileFlags &flags,
+                      const std::map<std::string, std::vector<int64_t>> &shapes,
+                      std::vector<uint8_t> &bytes) {
+  CacheEntry entry(path, flags, shapes);
+  if (entry.lookup(bytes))
+    return true;
+  bytes.clear();
+  if (!compileUncached(path, flags, shapes, bytes))
+    return false;
+  entry.store(bytes);
+  return true;
+}
+
+static std::shared_ptr<const rt::Module>
+loadCompiled(std::vector<uint8_t> bytes, const std::string &path) {
+  try {
+    return rt::Module::loadFromMemory(std::move(bytes), path);
+  } catch (const rt::Error &e) {
+    llvm::errs() << path << ": error: " << e.what() << "\n";
+    return nullptr;
+  }
+}
+
+std::shared_ptr<const rt::Module>
+compileOnnx(const std::string &path, const CompileFlags &flags,
+            const std::map<std::string, std::vector<int64_t>> &shapes) {
+  CacheEntry entry(path, flags, shapes);
+  std::vector<uint8_t> bytes;
+  if (entry.lookup(bytes)) {
+    // The bytes are the ones stored, but the runtime also checks what the
+    // manifest cannot (e.g. a module of a format this runtime rejects).
+    try {
+      return rt::Module::loadFromMemory(std::move(bytes), entry.moduleFile());
+    } catch (const rt::Error &e) {
+      entry.reject(e.what());
+    }
+  }
+  bytes.clear();
+  if (!compileUncached(path, flags, shapes, bytes))
+    return nullptr;
+  entry.store(bytes);
+  return loadCompiled(std::move(bytes), path);
+}
+
+} // namespace strata::driver
