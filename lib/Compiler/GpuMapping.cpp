@@ -135,8 +135,8 @@ constexpr int64_t kRowGroups = 2;
 /// Short rows in registers (planPack): when the one-row block planRegisters
 /// chose has fewer threads than this, a row block takes one warp instead
 /// and a CUDA block holds kPackedRowBlocks of them (fewer when they do not
-/// divide the row blocks). STRATA_GPU_PACK_ROWS=N at compile time asks for
-/// N (1: no packing), for measuring.
+/// divide the row blocks). strata-gpu-map{pack-rows=N} asks for N (1: no
+/// packing), for measuring.
 constexpr int64_t kPackBelowThreads = 128;
 constexpr int64_t kPackedRowBlocks = 4;
 
@@ -390,9 +390,10 @@ struct Plan {
 class KernelMapper {
 public:
   KernelMapper(func::FuncOp decl, func::FuncOp body, ModuleOp kernels,
-               int64_t dynamicSharedLimit)
+               int64_t dynamicSharedLimit, int64_t packRows)
       : decl(decl), body(body), kernels(kernels), loc(body.getLoc()),
-        b(body.getContext()), dynamicSharedLimit(dynamicSharedLimit) {}
+        b(body.getContext()), dynamicSharedLimit(dynamicSharedLimit),
+        packRows(packRows) {}
 
   LogicalResult run();
 
@@ -485,6 +486,9 @@ private:
   OpBuilder b;
   /// The most dynamic shared memory a block may have (0: none).
   int64_t dynamicSharedLimit;
+  /// Row blocks per CUDA block for packed short rows, when forced (the
+  /// pass's pack-rows option, a measuring knob); 0: planPack's choice.
+  int64_t packRows;
   Plan plan;
   int64_t extent = 1;
   SmallVector<int64_t> strides;
@@ -950,9 +954,8 @@ void KernelMapper::planPack() {
       }))
     return;
   int64_t pack = kPackedRowBlocks;
-  if (const char *forced = std::getenv("STRATA_GPU_PACK_ROWS"))
-    pack = std::clamp<int64_t>(std::atoll(forced), 1,
-                               kMaxThreadsLongRows / kWarpSize);
+  if (packRows > 0)
+    pack = std::min<int64_t>(packRows, kMaxThreadsLongRows / kWarpSize);
   while (pack > 1 && extent % pack != 0)
     --pack;
   if (pack < 2)
@@ -2660,8 +2663,14 @@ struct GpuMapPass : PassWrapper<GpuMapPass, OperationPass<ModuleOp>> {
                      "(griddepcontrol.wait; sm_90 on), then letting the "
                      "next kernel's blocks start, so that the runtime may "
                      "launch it with programmatic dependent launch "
-                     "(strata.gpu_waits_for_grids on its declaration)"),
+                     "(waits_for_grids in its strata.launch)"),
       llvm::cl::init(false)};
+  Option<int64_t> packRows{
+      *this, "pack-rows",
+      llvm::cl::desc("Row blocks per CUDA block for short rows kept in "
+                     "registers, one warp each (1 keeps a block per row "
+                     "block; a knob for measuring); 0: the mapping's choice"),
+      llvm::cl::init(0)};
   StringRef getArgument() const final { return "strata-gpu-map"; }
   StringRef getDescription() const final {
     return "Map each bufferized kernel onto a grid of thread blocks "
@@ -2702,7 +2711,8 @@ struct GpuMapPass : PassWrapper<GpuMapPass, OperationPass<ModuleOp>> {
                        : strata::emitFlashAttention(decl, body, kernels,
                                                     dynamicSharedLimit, wgmma)))
           return signalPassFailure();
-      } else if (failed(KernelMapper(decl, body, kernels, dynamicSharedLimit)
+      } else if (failed(KernelMapper(decl, body, kernels, dynamicSharedLimit,
+                                     packRows)
                             .run())) {
         return signalPassFailure();
       }

@@ -241,10 +241,6 @@ computeKey(const std::string &path, const CompileFlags &flags,
          flags.precision.empty() ? std::string("fp32") : flags.precision},
         {"decisions", decisions},
         {"compile-from", stageName(flags.from).str()}}});
-  // GpuMapping.cpp's measuring knob (row blocks per CUDA block) changes the
-  // kernels it makes; a key without it is the default's.
-  if (const char *packRows = std::getenv("STRATA_GPU_PACK_ROWS"))
-    key.parts.back().fields.push_back({"STRATA_GPU_PACK_ROWS", packRows});
   key.parts.push_back(
       {"strata version",
        {{"version", kStrataVersion},
