@@ -462,6 +462,43 @@ std::string strata::getDumpDirectory(const CompileOptions &options) {
   return "";
 }
 
+void strata::clearDumpDirectory(const CompileOptions &options,
+                                llvm::StringRef keep) {
+  std::string dir = getDumpDirectory(options);
+  if (dir.empty() || !llvm::sys::fs::is_directory(dir))
+    return;
+  llvm::SmallString<256> kept;
+  if (!keep.empty())
+    llvm::sys::fs::real_path(keep, kept);
+  std::error_code ec;
+  std::vector<std::string> files, dirs;
+  for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec;
+       it.increment(ec)) {
+    llvm::StringRef name = llvm::sys::path::filename(it->path());
+    bool stageFile = name.size() > 3 && llvm::isDigit(name[0]) &&
+                     llvm::isDigit(name[1]) && name[2] == '-' &&
+                     llvm::is_contained({".mlir", ".ll", ".ptx", ".s"},
+                                        llvm::sys::path::extension(name));
+    if (name == "kernels" || name == "portable-ptx")
+      dirs.push_back(it->path());
+    else if (stageFile || name == "index.json" || name == "index.md")
+      files.push_back(it->path());
+  }
+  for (const std::string &file : files) {
+    llvm::SmallString<256> real;
+    if (!kept.empty() && !llvm::sys::fs::real_path(file, real) && real == kept)
+      continue;
+    llvm::sys::fs::remove(file);
+  }
+  for (const std::string &sub : dirs) {
+    llvm::SmallString<256> real;
+    if (!kept.empty() && !llvm::sys::fs::real_path(sub, real) &&
+        llvm::StringRef(kept).starts_with(real))
+      continue;
+    llvm::sys::fs::remove_directories(sub);
+  }
+}
+
 void strata::writeDumpFile(
     const std::string &dir, llvm::StringRef relativePath,
     llvm::function_ref<void(llvm::raw_ostream &)> write) {

@@ -453,6 +453,7 @@ static int compileToStage(const CompileFlags &flags, Stage from, Stage to) {
   if (!module)
     return 1;
   CompileOptions options = toCompileOptions(flags, flags.inputShapes);
+  clearDumpDirectory(options, modelPath);
   Stage last = to == Stage::Object ? Stage::Llvm : to;
   if (from < last && failed(runStages(*module, options, from, last)))
     return 1;

@@ -204,8 +204,9 @@ bool compileUncached(const std::string &path, const CompileFlags &flags,
   OwningOpRef<ModuleOp> module = loadSource(*context, path, flags.from);
   if (!module)
     return false;
-  return succeeded(compileModule(*module, toCompileOptions(flags, shapes),
-                                 bytes, flags.from));
+  CompileOptions options = toCompileOptions(flags, shapes);
+  clearDumpDirectory(options, path);
+  return succeeded(compileModule(*module, options, bytes, flags.from));
 }
 
 // The two libraries number their element types identically (checked here).

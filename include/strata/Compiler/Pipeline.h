@@ -153,6 +153,12 @@ mlir::LogicalResult runStages(mlir::ModuleOp module,
                               const CompileOptions &options, Stage from,
                               Stage to);
 
+/// Removes what an earlier compile dumped into the dump directory of
+/// `options` (NN-<stage> files, index.json/md, kernels/, portable-ptx/),
+/// so that a dump never mixes two compiles' kernels; other files, and
+/// `keep` (a compile's own input), stay.
+void clearDumpDirectory(const CompileOptions &options, llvm::StringRef keep);
+
 /// Registers the stages' passes and the strata-stage-<name> pipelines.
 void registerStagePipelines();
 
