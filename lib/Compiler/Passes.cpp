@@ -27,6 +27,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Pass/Pass.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
@@ -302,6 +303,51 @@ struct CopyToLinalgPass
   }
 };
 
+/// One-shot bufferization turns each constant tensor into a memref.global
+/// named in the order it visits the functions, which for functions that do
+/// not call each other is a hash order: the same model compiled twice got
+/// its constants in different orders and names, and so different bytes.
+/// This gives them the order and names of their first use, kernel by kernel
+/// in the module's order.
+struct NumberConstantsPass
+    : PassWrapper<NumberConstantsPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(NumberConstantsPass)
+  StringRef getArgument() const final { return "strata-number-constants"; }
+  StringRef getDescription() const final {
+    return "Order and name bufferization's constant globals by their first "
+           "use (reproducible modules)";
+  }
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    llvm::SetVector<memref::GlobalOp> order;
+    SymbolTable table(module);
+    module.walk([&](memref::GetGlobalOp get) {
+      if (auto global = table.lookup<memref::GlobalOp>(get.getName()))
+        if (global.getConstant())
+          order.insert(global);
+    });
+    for (auto global : module.getOps<memref::GlobalOp>())
+      if (global.getConstant())
+        order.insert(global);
+    // Two renamings, so that no new name meets an old one.
+    MLIRContext *context = module.getContext();
+    SmallVector<memref::GlobalOp> globals(order.begin(), order.end());
+    for (StringRef prefix : {"__strata_renaming_", "__constant_"})
+      for (size_t index = 0; index < globals.size(); ++index) {
+        memref::GlobalOp global = globals[index];
+        auto name = StringAttr::get(context, prefix + std::to_string(index));
+        if (failed(SymbolTable::replaceAllSymbolUses(global, name, module))) {
+          global.emitError("cannot rename the constant");
+          return signalPassFailure();
+        }
+        SymbolTable::setSymbolName(global, name);
+      }
+    Block &body = module.getBodyRegion().front();
+    for (memref::GlobalOp global : llvm::reverse(globals))
+      global->moveBefore(&body, body.begin());
+  }
+};
+
 } // namespace
 
 ModuleOp strata::getKernelsModule(ModuleOp module) {
@@ -318,6 +364,7 @@ void strata::registerCompilerPasses() {
     PassRegistration<PartitionPass>();
     PassRegistration<OutlineKernelsPass>();
     PassRegistration<CopyToLinalgPass>();
+    PassRegistration<NumberConstantsPass>();
     registerLayoutPasses();
     registerConvToGemmPass();
     registerPrecisionPasses();

@@ -257,6 +257,7 @@ std::vector<PassEntry> strata::bufferizationPasses() {
   return {nested("one-shot-bufferize",
                  "bufferize-function-boundaries "
                  "function-boundary-type-conversion=identity-layout-map"),
+          nested("strata-number-constants"),
           nested("buffer-results-to-out-params",
                  "hoist-static-allocs=true modify-public-functions=true"),
           nested("canonicalize"),
