@@ -21,9 +21,6 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
-#include "llvm/ADT/DenseSet.h"
-#include "llvm/ADT/STLExtras.h"
-#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -101,41 +98,6 @@ static int runImport() {
   return 0;
 }
 
-/// The options LLVM and MLIR register in every program that links them
-/// (several hundred: -unroll-threshold, -mlir-print-ir-after, ...), as
-/// opposed to strata's own, which all belong to one of its commands. They
-/// are hidden from --help and refused on strata's command line: an LLVM
-/// option there would change the code while the compile cache, which keys
-/// on the command's own options, still hits. $STRATA_LLVM_OPTIONS passes
-/// them to LLVM instead, and is part of the cache's key (docs/cli.md).
-static std::vector<cl::Option *> foreignOptions() {
-  llvm::SmallPtrSet<cl::SubCommand *, 8> commands;
-  for (cl::SubCommand *sub : cl::getRegisteredSubcommands())
-    if (sub != &cl::SubCommand::getTopLevel() &&
-        sub != &cl::SubCommand::getAll())
-      commands.insert(sub);
-  std::vector<cl::Option *> foreign;
-  llvm::DenseSet<cl::Option *> seen;
-  auto visit = [&](cl::SubCommand &sub) {
-    for (auto &entry : cl::getRegisteredOptions(sub)) {
-      cl::Option *option = entry.second;
-      if (!seen.insert(option).second)
-        continue;
-      // --help, --version and their kin are the command line's own.
-      if (option->ArgStr.starts_with("help") || option->ArgStr == "version")
-        continue;
-      if (llvm::none_of(option->Subs, [&](cl::SubCommand *s) {
-            return commands.contains(s);
-          }))
-        foreign.push_back(option);
-    }
-  };
-  visit(cl::SubCommand::getTopLevel());
-  for (cl::SubCommand *sub : commands)
-    visit(*sub);
-  return foreign;
-}
-
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   strata::registerAllPasses();
@@ -150,9 +112,6 @@ int main(int argc, char **argv) {
     os << "strata " << strata::driver::kStrataVersion << " (LLVM/MLIR "
        << LLVM_VERSION_STRING << ")\n";
   });
-  std::vector<cl::Option *> foreign = foreignOptions();
-  for (cl::Option *option : foreign)
-    option->setHiddenFlag(cl::ReallyHidden);
   if (!cl::ParseCommandLineOptions(
           argc, argv,
           "strata: an ONNX graph compiler\n\n"
@@ -168,13 +127,6 @@ int main(int argc, char **argv) {
           "  strata conformance DIR...         run ONNX backend-test cases\n",
           &llvm::errs()))
     return 2;
-  for (cl::Option *option : foreign)
-    if (option->getNumOccurrences()) {
-      llvm::errs() << "strata: error: --" << option->ArgStr
-                   << " is an option of LLVM, not of strata; pass LLVM's "
-                      "options in STRATA_LLVM_OPTIONS (docs/cli.md)\n";
-      return 2;
-    }
   if (importCmd)
     return runImport();
   if (int rc = strata::driver::dispatchCommands(); rc >= 0)
