@@ -99,6 +99,12 @@ mlir::LogicalResult runExternalTool(mlir::Operation *anchor,
                                     llvm::StringRef input,
                                     std::vector<uint8_t> &output);
 
+/// Fails, naming the first op that remains, unless every op of `kernels`
+/// is in the LLVM dialect or the target's intrinsic dialect (`intrinsics`,
+/// "nvvm" or "rocdl"): the object stages start from the llvm stage.
+mlir::LogicalResult verifyLoweredToLlvm(mlir::ModuleOp kernels,
+                                        llvm::StringRef intrinsics);
+
 /// LLVM's linker: ld.lld-22, ld.lld on the PATH, or LLVM 22's own; and the
 /// error when there is none.
 std::optional<std::string> findLdLld();

@@ -186,17 +186,9 @@ LogicalResult strata::generateGpuCode(ModuleOp module,
   }
   if (names.empty())
     return success();
-  Operation *notLowered = nullptr;
-  kernels.walk([&](Operation *op) {
-    if (op != kernels && !notLowered &&
-        !isa_and_present<LLVM::LLVMDialect, NVVM::NVVMDialect>(
-            op->getDialect()))
-      notLowered = op;
-  });
-  if (notLowered)
-    return notLowered->emitError("the kernels are not in the LLVM dialect "
-                                 "(the module is not at the llvm stage): '")
-           << notLowered->getName() << "' remains";
+  if (failed(verifyLoweredToLlvm(kernels,
+                                 NVVM::NVVMDialect::getDialectNamespace())))
+    return failure();
 
   // Loop annotations (the GEMM kernel's "nounroll", GpuGemm.cpp) reach the
   // back edges through scf-to-cf as the discardable llvm.loop_annotation,

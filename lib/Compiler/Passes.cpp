@@ -350,6 +350,23 @@ struct NumberConstantsPass
 
 } // namespace
 
+LogicalResult strata::verifyLoweredToLlvm(ModuleOp kernels,
+                                          StringRef intrinsics) {
+  Operation *notLowered = nullptr;
+  kernels.walk([&](Operation *op) {
+    Dialect *dialect = op->getDialect();
+    if (op != kernels && !notLowered &&
+        (!dialect || (dialect->getNamespace() != "llvm" &&
+                      dialect->getNamespace() != intrinsics)))
+      notLowered = op;
+  });
+  if (notLowered)
+    return notLowered->emitError("the kernels are not in the LLVM dialect "
+                                 "(the module is not at the llvm stage): '")
+           << notLowered->getName() << "' remains";
+  return success();
+}
+
 ModuleOp strata::getKernelsModule(ModuleOp module) {
   for (auto nested : module.getOps<ModuleOp>())
     if (nested.getSymName() && *nested.getSymName() == "kernels")

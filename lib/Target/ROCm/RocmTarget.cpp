@@ -175,17 +175,9 @@ LogicalResult RocmTarget::generateObject(ModuleOp module,
   ModuleOp kernels = getKernelsModule(module);
   if (names->empty() || !kernels)
     return success();
-  Operation *notLowered = nullptr;
-  kernels.walk([&](Operation *op) {
-    if (op != kernels && !notLowered &&
-        !isa_and_present<LLVM::LLVMDialect, ROCDL::ROCDLDialect>(
-            op->getDialect()))
-      notLowered = op;
-  });
-  if (notLowered)
-    return notLowered->emitError("the kernels are not in the LLVM dialect "
-                                 "(the module is not at the llvm stage): '")
-           << notLowered->getName() << "' remains";
+  if (failed(verifyLoweredToLlvm(kernels,
+                                 ROCDL::ROCDLDialect::getDialectNamespace())))
+    return failure();
 
   MLIRContext *context = module.getContext();
   registerBuiltinDialectTranslation(*context);
