@@ -51,3 +51,28 @@ func.func @expand_minus_one(%token: tensor<1x1x64xf32>) -> tensor<?x?x64xf32> {
   %y = graph.expand %token, %shape : (tensor<1x1x64xf32>, tensor<3xi64>) -> tensor<?x?x64xf32>
   return %y : tensor<?x?x64xf32>
 }
+
+// A scripted helper's `if q.size(-2) != k.size(-2)`, as TorchScript exports
+// DeBERTa's relative positions: with the shapes bound the condition folds,
+// and the If becomes the branch it takes, its value at the branch's shape.
+// CHECK-LABEL: func.func @if_on_shapes
+// CHECK-SAME: -> tensor<1x5x5xf32>
+// CHECK-NOT: graph.if
+// CHECK: %[[Y:.*]] = graph.neg %arg1 : (tensor<1x5x5xf32>) -> tensor<1x5x5xf32>
+// CHECK: return %[[Y]]
+func.func @if_on_shapes(%q: tensor<2x5x8xf32>, %bias: tensor<1x5x5xf32>) -> tensor<*xf32> {
+  %s = graph.shape %q : (tensor<2x5x8xf32>) -> tensor<3xi64>
+  %i = graph.constant dense<1> : tensor<i64>
+  %n = graph.gather %s, %i : (tensor<3xi64>, tensor<i64>) -> tensor<i64>
+  %five = graph.constant dense<5> : tensor<i64>
+  %eq = graph.equal %n, %five : (tensor<i64>, tensor<i64>) -> tensor<i1>
+  %ne = graph.not %eq : (tensor<i1>) -> tensor<i1>
+  %y = graph.if %ne : tensor<i1> -> tensor<*xf32> {
+    %t = graph.unsqueeze %bias {axes = array<i64: 0>} : (tensor<1x5x5xf32>) -> tensor<1x1x5x5xf32>
+    graph.yield %t : tensor<1x1x5x5xf32>
+  } else {
+    %e = graph.neg %bias : (tensor<1x5x5xf32>) -> tensor<1x5x5xf32>
+    graph.yield %e : tensor<1x5x5xf32>
+  }
+  return %y : tensor<*xf32>
+}

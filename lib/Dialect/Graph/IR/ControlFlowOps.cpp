@@ -2,6 +2,8 @@
 
 #include "strata/Dialect/Graph/IR/GraphOps.h"
 
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
@@ -81,6 +83,52 @@ LogicalResult IfOp::verify() {
                               getResultTypes(), "else branch")))
     return failure();
   return success();
+}
+
+namespace {
+/// An If whose condition is a constant is the branch it takes: its ops move
+/// before the If, and the If's results become what that branch yields.
+/// TorchScript exports the Python `if`s of scripted helpers this way (e.g.
+/// DeBERTa's `if query_size != key_size`), and binding the input shapes makes
+/// their conditions constants.
+struct InlineConstantIf : OpRewritePattern<IfOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(IfOp op,
+                                PatternRewriter &rewriter) const override {
+    DenseElementsAttr condition;
+    if (!matchPattern(op.getCondition(), m_Constant(&condition)) ||
+        condition.getNumElements() != 1)
+      return failure();
+    Region &taken = *condition.getValues<bool>().begin() ? op.getThenBranch()
+                                                         : op.getElseBranch();
+    YieldOp yield = getYield(taken);
+    if (!yield)
+      return failure();
+    // The yielded values replace the results. A branch may yield a more
+    // precise shape than the If declares (its type joins both branches), which
+    // the users' shape functions take; any other difference (an optional
+    // yielded for a sequence) would change what the users read.
+    for (auto [value, result] : llvm::zip(yield.getValues(), op.getResults())) {
+      Type from = value.getType(), to = result.getType();
+      if (from != to &&
+          !(isa<TensorType>(from) && isa<TensorType>(to) &&
+            getElementTypeOrSelf(from) == getElementTypeOrSelf(to)))
+        return failure();
+    }
+    SmallVector<Value> values(yield.getValues());
+    Block &block = taken.front();
+    rewriter.eraseOp(yield);
+    rewriter.inlineBlockBefore(&block, op);
+    rewriter.replaceOp(op, values);
+    return success();
+  }
+};
+} // namespace
+
+void IfOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                       MLIRContext *context) {
+  patterns.add<InlineConstantIf>(context);
 }
 
 //===----------------------------------------------------------------------===//

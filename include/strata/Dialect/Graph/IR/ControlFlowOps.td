@@ -31,6 +31,9 @@ def Graph_IfOp : Graph_Op<"if", [RecursiveMemoryEffects, NoRegionArguments]> {
     `else` $else_branch attr-dict
   }];
   let hasVerifier = 1;
+  // A condition known at compile time (an exporter's `if x.size(1) != ...`
+  // once the shapes are bound) inlines the branch it takes.
+  let hasCanonicalizer = 1;
 }
 
 def Graph_LoopOp : Graph_Op<"loop",
