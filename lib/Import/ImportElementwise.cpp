@@ -327,6 +327,10 @@ void strata::onnx_import::registerElementwiseConverters(ConverterRegistry &r) {
   r.add("And", convertBinary<graph::AndOp>);
   r.add("Or", convertBinary<graph::OrOp>);
   r.add("Xor", convertBinary<graph::XorOp>);
+  // Opset 18 (torch's `&`, `|`, `^` on integers through the dynamo exporter).
+  r.add("BitwiseAnd", convertBinary<graph::BitwiseAndOp>);
+  r.add("BitwiseOr", convertBinary<graph::BitwiseOrOp>);
+  r.add("BitwiseXor", convertBinary<graph::BitwiseXorOp>);
   r.add("Mod", [](NodeImporter &n) -> LogicalResult {
     Value a = n.input(0), b = n.input(1);
     if (!a || !b)

@@ -22,9 +22,11 @@
 //     written out (Erf or Tanh form; Softplus, Tanh), with constants cast to
 //     the input's type by CastLike; the graph stage folds the casts and forms
 //     graph.gelu again (strata-graph-decompose).
-// GroupNormalization and BitwiseNot, which strata's converters read in their
-// new forms, stay (the ONNX checker is then skipped: it has no schema for
-// them). The importer keeps the model's own opset for its messages and the
+//   - Col2Im (18), torch's `fold`, is written out as Reshape, Slice, Pad and
+//     Sum (writeCol2Im).
+// GroupNormalization and the Bitwise ops, which strata's converters read in
+// their new forms, stay (the ONNX checker is then skipped: it has no schema
+// for them). The importer keeps the model's own opset for its messages and the
 // converters: every node they see has a form valid at both.
 // A node that cannot be brought back (a new op with no formula here, a
 // non-constant axes input, a new attribute value) is reported by name, and
@@ -34,6 +36,7 @@
 
 #include "OpsetBridge.h"
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
@@ -264,6 +267,133 @@ private:
     return true;
   }
 
+  /// A 1-D int64 constant.
+  std::string intsConstant(onnx::GraphProto &g, const onnx::NodeProto &node,
+                           llvm::ArrayRef<int64_t> values) {
+    std::string out = freshName(node, "i");
+    onnx::NodeProto &c = add(g, node, "Constant", {}, out);
+    onnx::AttributeProto *attr = c.add_attribute();
+    attr->set_name("value");
+    attr->set_type(onnx::AttributeProto::TENSOR);
+    onnx::TensorProto *t = attr->mutable_t();
+    t->set_data_type(onnx::TensorProto::INT64);
+    t->add_dims(int64_t(values.size()));
+    for (int64_t v : values)
+      t->add_int64_data(v);
+    return out;
+  }
+
+  /// Col2Im (18), torch's `fold`: the adjoint of im2col. Each of the block's
+  /// kernel offsets scatters its columns into the padded image with the
+  /// stride's step, and the offsets' images add up:
+  ///   x [N, C*K1*..*Kr, O1*..*Or] -> [N, C, K1..Kr, O1..Or];
+  ///   per offset k: its slice as [N, C, O1, 1, .., Or, 1], padded at the end
+  ///   of each unit axis to the stride ([N, C, O1, s1, ..]), flattened to
+  ///   [N, C, O1*s1, ..] (each column at its strided position), padded to
+  ///   start at k*d; the Sum of all offsets, cropped by the Col2Im's pads.
+  /// image_shape and block_shape must be constants (torch writes them so).
+  bool writeCol2Im(onnx::GraphProto &g, const onnx::NodeProto &n,
+                   const Scope &scope) {
+    auto constant = [&](int i) -> std::optional<std::vector<int64_t>> {
+      if (n.input_size() <= i)
+        return std::nullopt;
+      const onnx::TensorProto *t = scope.find(n.input(i));
+      return t ? readInts(*t) : std::nullopt;
+    };
+    std::optional<std::vector<int64_t>> image = constant(1),
+                                        block = constant(2);
+    if (!image || !block)
+      return refuse(n, "image_shape and block_shape must be constants");
+    size_t rank = image->size();
+    if (rank == 0 || block->size() != rank)
+      return refuse(n, "image_shape and block_shape must have the same, "
+                       "non-zero length");
+    auto ints = [&](llvm::StringRef name, int64_t fill, size_t count) {
+      std::vector<int64_t> v(count, fill);
+      if (const auto *a = findAttr(n, name))
+        v.assign(a->ints().begin(), a->ints().end());
+      return v;
+    };
+    std::vector<int64_t> dil = ints("dilations", 1, rank),
+                         str = ints("strides", 1, rank),
+                         pads = ints("pads", 0, 2 * rank);
+    if (dil.size() != rank || str.size() != rank || pads.size() != 2 * rank)
+      return refuse(n, "dilations, strides and pads must match the image's "
+                       "rank");
+    std::vector<int64_t> blocks(rank), padded(rank), total(rank);
+    for (size_t i = 0; i < rank; ++i) {
+      if ((*block)[i] < 1 || dil[i] < 1 || str[i] < 1 || pads[i] < 0 ||
+          pads[rank + i] < 0)
+        return refuse(n, "block sizes, dilations and strides must be "
+                         "positive and pads not negative");
+      padded[i] = (*image)[i] + pads[i] + pads[rank + i];
+      int64_t span = dil[i] * ((*block)[i] - 1) + 1;
+      if (padded[i] < span)
+        return refuse(n, "the block does not fit in the padded image");
+      blocks[i] = (padded[i] - span) / str[i] + 1;
+      // What the strided columns of every offset cover; at least the padded
+      // image, so that the crop below stays inside.
+      total[i] =
+          std::max(padded[i], dil[i] * ((*block)[i] - 1) + blocks[i] * str[i]);
+    }
+    // [N, C, K1..Kr, O1..Or]: 0 keeps N, -1 finds C.
+    std::vector<int64_t> split = {0, -1};
+    split.insert(split.end(), block->begin(), block->end());
+    split.insert(split.end(), blocks.begin(), blocks.end());
+    std::string x =
+        emit(g, n, "Reshape", {n.input(0), intsConstant(g, n, split)});
+    std::vector<int64_t> unitShape = {0, -1}, stridePads(4 + 4 * rank, 0),
+                         flatShape = {0, -1};
+    for (size_t i = 0; i < rank; ++i) {
+      unitShape.push_back(blocks[i]);
+      unitShape.push_back(1);
+      stridePads[2 + 2 * rank + 2 + 2 * i + 1] = str[i] - 1;
+      flatShape.push_back(blocks[i] * str[i]);
+    }
+    std::vector<int64_t> kernelAxes(rank);
+    for (size_t i = 0; i < rank; ++i)
+      kernelAxes[i] = int64_t(2 + i);
+    std::string axes = intsConstant(g, n, kernelAxes);
+    std::vector<std::string> terms;
+    std::vector<int64_t> k(rank, 0);
+    for (bool more = true; more;) {
+      std::vector<int64_t> ends(rank);
+      for (size_t i = 0; i < rank; ++i)
+        ends[i] = k[i] + 1;
+      std::string t =
+          emit(g, n, "Slice",
+               {x, intsConstant(g, n, k), intsConstant(g, n, ends), axes});
+      t = emit(g, n, "Reshape", {t, intsConstant(g, n, unitShape)});
+      t = emit(g, n, "Pad", {t, intsConstant(g, n, stridePads)});
+      t = emit(g, n, "Reshape", {t, intsConstant(g, n, flatShape)});
+      std::vector<int64_t> place(4 + 2 * rank, 0);
+      for (size_t i = 0; i < rank; ++i) {
+        place[2 + i] = k[i] * dil[i];
+        place[4 + rank + i] = total[i] - k[i] * dil[i] - blocks[i] * str[i];
+      }
+      terms.push_back(emit(g, n, "Pad", {t, intsConstant(g, n, place)}));
+      // The next offset, the last axis fastest.
+      more = false;
+      for (size_t i = rank; i-- > 0;) {
+        if (++k[i] < (*block)[i]) {
+          more = true;
+          break;
+        }
+        k[i] = 0;
+      }
+    }
+    std::string sum = emit(g, n, "Sum", terms);
+    std::vector<int64_t> starts(rank), stops(rank);
+    for (size_t i = 0; i < rank; ++i) {
+      starts[i] = pads[i];
+      stops[i] = pads[i] + (*image)[i];
+    }
+    add(g, n, "Slice",
+        {sum, intsConstant(g, n, starts), intsConstant(g, n, stops), axes},
+        n.output(0));
+    return true;
+  }
+
   bool convert(onnx::NodeProto &node, const Scope &scope,
                onnx::GraphProto &graph) {
     llvm::StringRef op = node.op_type();
@@ -372,6 +502,8 @@ private:
     }
     if (op == "Gelu")
       return writeGelu(graph, node);
+    if (op == "Col2Im")
+      return writeCol2Im(graph, node, scope);
     if (op == "Mish") {
       // x * tanh(softplus(x))
       const std::string &x = node.input(0);
@@ -383,14 +515,14 @@ private:
 
     // New ops that strata's converters read as they are; the ONNX library
     // has no schema for them, so its checker cannot look at the model.
-    if (op == "GroupNormalization" || op == "BitwiseNot") {
+    if (op == "GroupNormalization" || op == "BitwiseNot" ||
+        op == "BitwiseAnd" || op == "BitwiseOr" || op == "BitwiseXor") {
       checkable = false;
       return keep();
     }
     static const llvm::StringSet<> newer = {
-        "AffineGrid",    "BitwiseAnd",     "BitwiseOr",    "BitwiseXor",
-        "CenterCropPad", "Col2Im",         "DeformConv",   "DFT",
-        "ImageDecoder",  "RegexFullMatch", "StringConcat", "StringSplit"};
+        "AffineGrid",   "CenterCropPad",  "DeformConv",   "DFT",
+        "ImageDecoder", "RegexFullMatch", "StringConcat", "StringSplit"};
     if (newer.contains(op))
       return refuse(node, "this operator's opset-18+ form has no opset-17 "
                           "equivalent in strata yet");
