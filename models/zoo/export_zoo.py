@@ -453,6 +453,118 @@ def ssdlite(gen):
         ["boxes", "scores", "labels"], None
 
 
+def hf_seq2seq(model, config, **cfg):
+    """A transformers encoder-decoder in a small configuration: source ids, their padding
+    mask and target ids, at dynamic batch and lengths (as `bart`)."""
+    def build(gen):
+        import transformers
+        c = getattr(transformers, config)(vocab_size=512, pad_token_id=0,
+                                          decoder_start_token_id=0, **cfg)
+        names = ["input_ids", "attention_mask", "decoder_input_ids"]
+        m = HFWrap(getattr(transformers, model)(c), names)
+        ins = [(ids((b, s), 512, gen), padding_mask(b, s), ids((b, t), 512, gen))
+               for b, s, t in [(2, 12, 5), (1, 7, 3)]]
+        dyn = {"input_ids": {0: "batch", 1: "source"},
+               "attention_mask": {0: "batch", 1: "source"},
+               "decoder_input_ids": {0: "batch", 1: "target"},
+               "last_hidden_state": {0: "batch", 1: "target"}}
+        return m, ins, names, ["last_hidden_state"], dyn
+    return build
+
+
+def hf_vision(model, config, size=32, channels=3, **cfg):
+    """A transformers vision model in a small configuration, static [2, C, size, size]."""
+    def build(gen):
+        import transformers
+        c = getattr(transformers, config)(**cfg)
+        m = HFWrap(getattr(transformers, model)(c))
+        return m, [(torch.randn(2, channels, size, size, generator=gen),)], ["pixel_values"], \
+            ["last_hidden_state"], None
+    return build
+
+
+def timm_small(name, size, **kw):
+    """A timm architecture at a small resolution (static batch 2)."""
+    def build(gen):
+        import timm
+        m = timm.create_model(name, pretrained=False, num_classes=10, **kw)
+        return m, [(torch.randn(2, 3, size, size, generator=gen),)], ["images"], ["logits"], None
+    return build
+
+
+def tv(builder, size=64, batch=2, **kw):
+    """A torchvision classification builder with 10 classes at a small resolution."""
+    def build(gen):
+        import torchvision.models as tvm
+        m = getattr(tvm, builder)(weights=None, num_classes=10, **kw)
+        return m, [(torch.randn(batch, 3, size, size, generator=gen),)], ["images"], \
+            ["logits"], None
+    return build
+
+
+def maxvit(gen):
+    from torchvision.models.maxvit import MaxVit
+    m = MaxVit(input_size=(64, 64), stem_channels=16, partition_size=4, block_channels=[16, 32],
+               block_layers=[1, 1], head_dim=8, stochastic_depth_prob=0.0, num_classes=10)
+    return m, [(torch.randn(2, 3, 64, 64, generator=gen),)], ["images"], ["logits"], None
+
+
+def swin_v2(gen):
+    from torchvision.models.swin_transformer import (PatchMergingV2, SwinTransformer,
+                                                     SwinTransformerBlockV2)
+    m = SwinTransformer(patch_size=[4, 4], embed_dim=32, depths=[2, 2], num_heads=[2, 4],
+                        window_size=[4, 4], num_classes=10, block=SwinTransformerBlockV2,
+                        downsample_layer=PatchMergingV2)
+    return m, [(torch.randn(1, 3, 64, 64, generator=gen),)], ["images"], ["logits"], None
+
+
+def raft(gen):
+    from torchvision.models.optical_flow import raft_small
+
+    class Flow(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.m = raft_small(weights=None, num_flow_updates=3)
+
+        def forward(self, a, b):
+            return self.m(a, b)[-1]
+    return Flow(), [(torch.rand(1, 3, 64, 64, generator=gen), torch.rand(1, 3, 64, 64,
+                                                                      generator=gen))], \
+        ["image1", "image2"], ["flow"], None
+
+
+def deeplab_dynamic(gen):
+    """A segmentation network at dynamic image size: the upsample's size comes from Shape."""
+    from torchvision.models.segmentation import lraspp_mobilenet_v3_large
+
+    class Seg(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.m = lraspp_mobilenet_v3_large(weights=None, weights_backbone=None,
+                                               num_classes=3)
+
+        def forward(self, x):
+            return self.m(x)["out"]
+    ins = [(torch.randn(1, 3, 64, 64, generator=gen),), (torch.randn(1, 3, 48, 80,
+                                                                     generator=gen),)]
+    return Seg(), ins, ["images"], ["masks"], {"images": {2: "height", 3: "width"},
+                                              "masks": {2: "height", 3: "width"}}
+
+
+def whisper(gen):
+    from transformers import WhisperConfig, WhisperModel
+    cfg = WhisperConfig(vocab_size=512, d_model=64, encoder_layers=2, decoder_layers=2,
+                        encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=128,
+                        decoder_ffn_dim=128, num_mel_bins=16, max_source_positions=32,
+                        max_target_positions=64, pad_token_id=0, decoder_start_token_id=0)
+    m = HFWrap(WhisperModel(cfg), ["input_features", "decoder_input_ids"])
+    ins = [(torch.randn(2, 16, 64, generator=gen), ids((2, 5), 512, gen)),
+           (torch.randn(1, 16, 64, generator=gen), ids((1, 3), 512, gen))]
+    dyn = {"input_features": {0: "batch"}, "decoder_input_ids": {0: "batch", 1: "target"},
+           "last_hidden_state": {0: "batch", 1: "target"}}
+    return m, ins, ["input_features", "decoder_input_ids"], ["last_hidden_state"], dyn
+
+
 LLM = dict(hidden_size=64, intermediate_size=160, num_hidden_layers=2, num_attention_heads=4,
            num_key_value_heads=2, max_position_embeddings=256, use_cache=False)
 
@@ -490,6 +602,101 @@ ZOO = {
     "timm_mobilevit": timm_model("mobilevit_xxs", 64),
     "unet_block": unet_block,
     "ssdlite": ssdlite,
+    # Held out from the kept cases: tried as a user would, to find what does not compile.
+    "deberta_v2": hf_text("DebertaV2Model", "DebertaV2Config", hidden_size=64,
+                          num_hidden_layers=2, num_attention_heads=4, intermediate_size=128,
+                          max_position_embeddings=128, relative_attention=True,
+                          position_buckets=16, pos_att_type=["p2c", "c2p"]),
+    "electra": hf_text("ElectraModel", "ElectraConfig", embedding_size=32, hidden_size=64,
+                       num_hidden_layers=2, num_attention_heads=4, intermediate_size=128,
+                       max_position_embeddings=128),
+    "mpnet": hf_text("MPNetModel", "MPNetConfig", hidden_size=64, num_hidden_layers=2,
+                     num_attention_heads=4, intermediate_size=128, max_position_embeddings=130),
+    "convbert": hf_text("ConvBertModel", "ConvBertConfig", embedding_size=64, hidden_size=64,
+                        num_hidden_layers=2, num_attention_heads=4, intermediate_size=128,
+                        max_position_embeddings=128),
+    "squeezebert": hf_text("SqueezeBertModel", "SqueezeBertConfig", embedding_size=64,
+                           hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+                           intermediate_size=128, max_position_embeddings=128),
+    "bloom": hf_text("BloomModel", "BloomConfig", hidden_size=64, n_layer=2, n_head=4,
+                     pad_token_id=0),
+    "opt": hf_text("OPTModel", "OPTConfig", hidden_size=64, num_hidden_layers=2, ffn_dim=128,
+                   num_attention_heads=4, max_position_embeddings=128, word_embed_proj_dim=64,
+                   pad_token_id=0),
+    "gpt_neox": hf_text("GPTNeoXModel", "GPTNeoXConfig", hidden_size=64, num_hidden_layers=2,
+                        num_attention_heads=4, intermediate_size=128, rotary_pct=0.25,
+                        max_position_embeddings=256, use_cache=False, pad_token_id=0),
+    "falcon": hf_text("FalconModel", "FalconConfig", hidden_size=64, num_hidden_layers=2,
+                      num_attention_heads=4, use_cache=False, pad_token_id=0),
+    "gptj": hf_text("GPTJModel", "GPTJConfig", n_embd=64, n_layer=2, n_head=4, rotary_dim=8,
+                    n_positions=128, use_cache=False, pad_token_id=0),
+    "mpt": hf_text("MptModel", "MptConfig", d_model=64, n_heads=4, n_layers=2, max_seq_len=128,
+                   expansion_ratio=2, use_cache=False, pad_token_id=0),
+    "qwen3": hf_text("Qwen3Model", "Qwen3Config", head_dim=16, pad_token_id=0, **LLM),
+    "gemma2": hf_text("Gemma2Model", "Gemma2Config", head_dim=16, sliding_window=8,
+                      pad_token_id=0, **LLM),
+    "phi3": hf_text("Phi3Model", "Phi3Config", pad_token_id=0, **LLM),
+    "starcoder2": hf_text("Starcoder2Model", "Starcoder2Config", sliding_window=8,
+                          pad_token_id=0, **LLM),
+    "olmo": hf_text("OlmoModel", "OlmoConfig", pad_token_id=0, **LLM),
+    "cohere": hf_text("CohereModel", "CohereConfig", pad_token_id=0, **LLM),
+    "granite": hf_text("GraniteModel", "GraniteConfig", pad_token_id=0, **LLM),
+    "stablelm": hf_text("StableLmModel", "StableLmConfig", pad_token_id=0, **LLM),
+    "marian": hf_seq2seq("MarianModel", "MarianConfig", d_model=64, encoder_layers=2,
+                         decoder_layers=2, encoder_attention_heads=4, decoder_attention_heads=4,
+                         encoder_ffn_dim=128, decoder_ffn_dim=128, max_position_embeddings=128),
+    "t5": hf_seq2seq("T5Model", "T5Config", d_model=64, d_kv=16, d_ff=128, num_layers=2,
+                     num_heads=4),
+    "whisper": whisper,
+    "beit": hf_vision("BeitModel", "BeitConfig", image_size=32, patch_size=8, hidden_size=64,
+                      num_hidden_layers=2, num_attention_heads=4, intermediate_size=128,
+                      use_relative_position_bias=True),
+    "dinov2": hf_vision("Dinov2Model", "Dinov2Config", image_size=32, patch_size=8,
+                        hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+                        mlp_ratio=2),
+    "deit": hf_vision("DeiTModel", "DeiTConfig", image_size=32, patch_size=8, hidden_size=64,
+                      num_hidden_layers=2, num_attention_heads=4, intermediate_size=128),
+    "segformer": hf_vision("SegformerModel", "SegformerConfig", size=64, num_encoder_blocks=2,
+                           depths=[1, 1], sr_ratios=[2, 1], hidden_sizes=[16, 32],
+                           num_attention_heads=[1, 2], patch_sizes=[7, 3], strides=[4, 2],
+                           mlp_ratios=[2, 2]),
+    "convnextv2": hf_vision("ConvNextV2Model", "ConvNextV2Config", size=64, num_stages=2,
+                            hidden_sizes=[16, 32], depths=[1, 1]),
+    "swinv2_hf": hf_vision("Swinv2Model", "Swinv2Config", image_size=32, patch_size=4,
+                           embed_dim=16, depths=[1, 1], num_heads=[1, 2], window_size=4),
+    "mobilevitv2": hf_vision("MobileViTV2Model", "MobileViTV2Config", size=64, image_size=64,
+                             width_multiplier=0.5),
+    "yolos": hf_vision("YolosModel", "YolosConfig", image_size=[32, 32], patch_size=8,
+                       hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+                       intermediate_size=128, num_detection_tokens=5),
+    "squeezenet": tv("squeezenet1_1"),
+    "mnasnet": tv("mnasnet0_5"),
+    "mobilenet_v2": tv("mobilenet_v2", width_mult=0.35),
+    "googlenet": tv("googlenet", size=64, aux_logits=False, init_weights=False),
+    "maxvit": maxvit,
+    "swin_v2": swin_v2,
+    "raft": raft,
+    "lraspp_dynamic": deeplab_dynamic,
+    "timm_lcnet": timm_small("lcnet_050", 64),
+    "timm_mixnet": timm_small("mixnet_s", 64),
+    "timm_tinynet": timm_small("tinynet_e", 64),
+    "timm_ghostnet": timm_small("ghostnet_050", 64),
+    "timm_repvit": timm_small("repvit_m0_9", 64),
+    "timm_efficientvit": timm_small("efficientvit_m0", 64),
+    "timm_edgenext": timm_small("edgenext_xx_small", 64),
+    "timm_fastvit": timm_small("fastvit_t8", 64),
+    "timm_mobilevitv2": timm_small("mobilevitv2_050", 64),
+    "timm_regnetx": timm_small("regnetx_002", 64),
+    "timm_resnet10t": timm_small("resnet10t", 64),
+    "timm_rexnet": timm_small("rexnet_100", 64),
+    "timm_hgnetv2": timm_small("hgnetv2_b0", 64),
+    "timm_tinyvit": timm_small("tiny_vit_5m_224", 224),
+    "timm_coat": timm_small("coat_lite_tiny", 224),
+    "timm_pit": timm_small("pit_ti_224", 224),
+    "timm_nfnet": timm_small("test_nfnet.r160_in1k", 160),
+    "timm_resnet": timm_small("test_resnet.r160_in1k", 160),
+    "timm_vit2": timm_small("test_vit2.r160_in1k", 160),
+    "timm_vit3": timm_small("test_vit3.r160_in1k", 160),
 }
 
 
