@@ -524,10 +524,10 @@ def raft(gen):
     class Flow(nn.Module):
         def __init__(self):
             super().__init__()
-            self.m = raft_small(weights=None, num_flow_updates=3)
+            self.m = raft_small(weights=None)
 
         def forward(self, a, b):
-            return self.m(a, b)[-1]
+            return self.m(a, b, num_flow_updates=3)[-1]
     return Flow(), [(torch.rand(1, 3, 64, 64, generator=gen), torch.rand(1, 3, 64, 64,
                                                                       generator=gen))], \
         ["image1", "image2"], ["flow"], None
@@ -682,7 +682,7 @@ ZOO = {
     "timm_tinynet": timm_small("tinynet_e", 64),
     "timm_ghostnet": timm_small("ghostnet_050", 64),
     "timm_repvit": timm_small("repvit_m0_9", 64),
-    "timm_efficientvit": timm_small("efficientvit_m0", 64),
+    "timm_efficientvit": timm_small("efficientvit_m0", 224),
     "timm_edgenext": timm_small("edgenext_xx_small", 64),
     "timm_fastvit": timm_small("fastvit_t8", 64),
     "timm_mobilevitv2": timm_small("mobilevitv2_050", 64),
