@@ -20,9 +20,9 @@
 //     mapping spreads over the whole grid; the product goes to cuBLASLt (the
 //     generated GEMM kernel with --no-libraries) on tensor cores, and the
 //     last transpose fuses with the elementwise ops after the convolution.
-//   - depthwise (group = C = F): the same windows, then a sum over the
-//     kernel offsets of each offset's column times its weight per channel:
-//     elementwise.
+//   - depthwise (group = C = F): the same windows times the weight per
+//     channel and offset, summed over the offsets: one loop nest with a
+//     short reduction, each output point computed by one thread.
 //   - other grouped convolutions, and convolutions whose index would exceed
 //     kMaxIndexEntries, stay convolutions (generated).
 //
@@ -47,7 +47,7 @@ namespace graph = strata::graph;
 namespace {
 
 /// Kernels larger than this many offsets stay convolutions when depthwise
-/// (each offset is an op of the elementwise sum).
+/// (each thread sums a point's offsets serially).
 constexpr int64_t kMaxDepthwiseOffsets = 81;
 /// Output points x kernel offsets above which a convolution keeps its form:
 /// the gather's index (8 bytes an entry) and mask would outweigh the model
@@ -55,7 +55,7 @@ constexpr int64_t kMaxDepthwiseOffsets = 81;
 constexpr int64_t kMaxIndexEntries = 1 << 20;
 
 /// Collects the ops a rewrite creates, to fold them afterwards (the
-/// weights' reshapes and per-offset slices are constants).
+/// weights' reshapes are constants).
 struct Created : OpBuilder::Listener {
   void notifyOperationInserted(Operation *op, OpBuilder::InsertPoint) override {
     ops.push_back(op);
@@ -198,8 +198,11 @@ private:
   /// The windows of every output point, gathered: [N, C, P, KK], zero where
   /// a window reaches into the padding. One gather (and a multiply by the
   /// mask when there is padding) reads the input in place: the ops fuse
-  /// into one loop nest spread over the whole GPU.
-  Value gatherWindows() {
+  /// into one loop nest spread over the whole GPU. `offsetMajor` gives
+  /// [N, C, KK, P] instead (index and mask [KK, P]), for readers whose
+  /// consecutive threads take consecutive output points: their index and
+  /// mask reads are then contiguous.
+  Value gatherWindows(bool offsetMajor = false) {
     auto x = cast<RankedTensorType>(conv.getInput().getType());
     Value flat =
         reshape(conv.getInput(),
@@ -214,19 +217,34 @@ private:
     for (int64_t p = 0; identity && p < points; ++p)
       identity = index[p] == p && mask[p] == 1.0;
     if (identity)
-      return reshape(flat, {batch, channels, points, 1});
-    auto indexType =
-        RankedTensorType::get({points, offsetCount}, builder.getI64Type());
+      return reshape(
+          flat, offsetMajor ? SmallVector<int64_t>{batch, channels, 1, points}
+                            : SmallVector<int64_t>{batch, channels, points, 1});
+    SmallVector<int64_t> shape = {points, offsetCount};
+    if (offsetMajor) {
+      // [P, KK] -> [KK, P].
+      SmallVector<int64_t> byOffset(index.size());
+      SmallVector<double> maskByOffset(mask.size());
+      for (int64_t p = 0; p < points; ++p)
+        for (int64_t k = 0; k < offsetCount; ++k) {
+          byOffset[k * points + p] = index[p * offsetCount + k];
+          maskByOffset[k * points + p] = mask[p * offsetCount + k];
+        }
+      index = std::move(byOffset);
+      mask = std::move(maskByOffset);
+      shape = {offsetCount, points};
+    }
+    auto indexType = RankedTensorType::get(shape, builder.getI64Type());
     Value indices =
         graph::ConstantOp::create(builder, loc,
                                   cast<ElementsAttr>(DenseElementsAttr::get(
                                       indexType, ArrayRef<int64_t>(index))));
     Value gathered = graph::GatherOp::create(
-        builder, loc, tensor({batch, channels, points, offsetCount}), flat,
+        builder, loc, tensor({batch, channels, shape[0], shape[1]}), flat,
         indices, builder.getI64IntegerAttr(2));
     if (llvm::all_of(mask, [](double m) { return m == 1.0; }))
       return gathered;
-    auto maskType = RankedTensorType::get({points, offsetCount}, element);
+    auto maskType = RankedTensorType::get(shape, element);
     SmallVector<APFloat> values;
     for (double m : mask) {
       APFloat v(m);
@@ -269,29 +287,29 @@ private:
   }
 
   bool depthwise() {
-    // sum over k of windows[:, :, :, k] * weight[:, k] ([1, C, 1]).
-    auto w = cast<RankedTensorType>(conv.getWeight().getType());
-    Value windows = gatherWindows();
-    Value flat = reshape(conv.getWeight(), {channels, offsetCount});
-    SmallVector<int64_t> shape = {batch, channels, points};
-    Value sum;
-    for (int64_t k = 0; k < offsetCount; ++k) {
-      Value scale = graph::SliceOp::create(
-          builder, loc,
-          RankedTensorType::get({channels, 1}, w.getElementType()), flat,
-          i64s({k}), i64s({k + 1}), i64s({1}), Value());
-      Value column = graph::SliceOp::create(
-          builder, loc, tensor({batch, channels, points, 1}), windows,
-          i64s({k}), i64s({k + 1}), i64s({3}), Value());
-      Value term = graph::MulOp::create(builder, loc, tensor(shape),
-                                        reshape(column, shape), scale);
-      sum = sum ? graph::AddOp::create(builder, loc, tensor(shape), sum, term)
-                      .getResult()
-                : term;
-    }
+    // sum over k of windows[n, c, k, p] * weight[c, k]: one product with the
+    // weight broadcast over the batch and the points, then a sum over the
+    // offsets. The gather, the mask and the product fuse into the sum's
+    // loop nest (the partitioner keeps them one kernel, Partition.cpp), so
+    // each GPU thread computes whole output points from the input in place,
+    // as a direct depthwise convolution does; the windows are never
+    // written to memory. Offset-major windows keep the reads of the index,
+    // the mask and the input contiguous across a warp's points.
+    Value windows = gatherWindows(/*offsetMajor=*/true);
+    Value weight = reshape(conv.getWeight(), {1, channels, offsetCount, 1});
+    Value terms = graph::MulOp::create(
+        builder, loc, tensor({batch, channels, offsetCount, points}), windows,
+        weight);
+    Value sum = graph::ReduceSumOp::create(
+        builder, loc, tensor({batch, channels, points}), terms,
+        builder.getDenseI64ArrayAttr({2}), builder.getI64IntegerAttr(0),
+        builder.getI64IntegerAttr(0));
+    // The bias is added by the kernel after it, with the ops that follow
+    // the convolution (an activation, a residual).
     if (Value bias = conv.getBias())
-      sum = graph::AddOp::create(builder, loc, tensor(shape), sum,
-                                 reshape(bias, {channels, 1}));
+      sum =
+          graph::AddOp::create(builder, loc, tensor({batch, channels, points}),
+                               sum, reshape(bias, {channels, 1}));
     SmallVector<int64_t> outShape = {batch, channels};
     outShape.append(out.begin(), out.end());
     Value result = reshape(sum, outShape);
@@ -306,7 +324,8 @@ struct ConvToGemmPass : PassWrapper<ConvToGemmPass, OperationPass<ModuleOp>> {
   StringRef getArgument() const final { return "strata-conv-to-gemm"; }
   StringRef getDescription() const final {
     return "GPU: convolutions as im2col + matrix product, depthwise ones as "
-           "elementwise sums (the cuda target has no convolution library)";
+           "sums over their windows (the cuda target has no convolution "
+           "library)";
   }
   void getDependentDialects(DialectRegistry &registry) const override {
     registry.insert<graph::GraphDialect>();

@@ -377,6 +377,10 @@ struct Plan {
   /// space, each read element by element, the results written in 16-byte
   /// pieces of the flat output (flatVector).
   bool flat = false;
+  /// elementwise over the output points of one reduction: the fill of its
+  /// accumulator, which each thread's running value starts from instead
+  /// (null for an all-parallel op).
+  linalg::FillOp fill;
   std::vector<std::string> notes;
   SmallVector<std::pair<Operation *, Role>> ops;
   llvm::DenseMap<Operation *, Strategy> strategies;
@@ -451,7 +455,10 @@ private:
   IRMapping emitPayload(linalg::LinalgOp op, ArrayRef<Value> ivs,
                         ArrayRef<Value> accs, Operation *skip);
   SmallVector<Value> emitSequentialPoint(linalg::LinalgOp op,
-                                         SmallVector<Value> ivs);
+                                         SmallVector<Value> ivs,
+                                         ArrayRef<Value> initial = {});
+  void emitPointReduction(linalg::LinalgOp op, Value linear);
+  bool pointPerThread(linalg::LinalgOp fill, linalg::LinalgOp op);
   Value combine(const Combiner &c, Value acc, Value x);
   Value warpReduce(const Combiner &c, Value v);
   Value shuffleXor(Value v, int32_t offset);
@@ -646,6 +653,19 @@ LogicalResult KernelMapper::analyze() {
     plan.threads = 1;
     return success();
   }
+  if (distributed == 2 && scratch == 0 && thread0 == 0) {
+    // A reduction and the fill of its accumulator: one thread per output
+    // point when that beats a block of threads per row block.
+    SmallVector<linalg::LinalgOp, 2> ops;
+    for (auto [op, role] : plan.ops)
+      if (role == Role::Distribute)
+        ops.push_back(cast<linalg::LinalgOp>(op));
+    if (pointPerThread(ops[0], ops[1])) {
+      plan.mapping = "elementwise";
+      plan.fill = cast<linalg::FillOp>(ops[0].getOperation());
+      return success();
+    }
+  }
   if (distributed == 1 && scratch == 0 && thread0 == 0) {
     for (auto [op, role] : plan.ops) {
       auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
@@ -657,6 +677,32 @@ LogicalResult KernelMapper::analyze() {
   }
   plan.mapping = "block_ops";
   return success();
+}
+
+/// Whether the body `fill`, then `op` (a reduction into what `fill` wrote)
+/// is best computed with one thread per output point across the grid, each
+/// running the reduction in a loop. block_ops gives a row block one block
+/// of at most kMaxThreads threads; with P output points of R reduced
+/// elements each, its threads do P * R / kMaxThreads steps each (a warp per
+/// point, or a thread per point) against R here: fewer as soon as P exceeds
+/// kMaxThreads. That happens when the row analysis cannot split the kernel
+/// (a gather inside: a depthwise convolution's windows, ConvToGemm.cpp,
+/// were one block for the whole tensor), or splits it into blocks of many
+/// short rows.
+bool KernelMapper::pointPerThread(linalg::LinalgOp fill, linalg::LinalgOp op) {
+  auto fillOp = dyn_cast<linalg::FillOp>(fill.getOperation());
+  if (!fillOp || op.isAllParallelLoops() || op.getNumDpsInits() != 1 ||
+      fillOp.getOutputs().size() != 1 ||
+      op.getDpsInitOperand(0)->get() != fillOp.getOutputs()[0] ||
+      !op.getMatchingIndexingMap(op.getDpsInitOperand(0))
+           .isProjectedPermutation())
+    return false;
+  // The fill's value and every other input are defined outside the loop
+  // nest; the output is read by the reduction alone.
+  for (OpOperand *input : op.getDpsInputOperands())
+    if (input->get() == fillOp.getOutputs()[0])
+      return false;
+  return pointsAndReduced(op).first > kMaxThreads;
 }
 
 /// Whether `op` reaches `operand`'s elements in row order: its iteration
@@ -1457,7 +1503,8 @@ IRMapping KernelMapper::emitPayload(linalg::LinalgOp op, ArrayRef<Value> ivs,
 }
 
 SmallVector<Value> KernelMapper::emitSequentialPoint(linalg::LinalgOp op,
-                                                     SmallVector<Value> ivs) {
+                                                     SmallVector<Value> ivs,
+                                                     ArrayRef<Value> initial) {
   SmallVector<utils::IteratorType> kinds = op.getIteratorTypesArray();
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   SmallVector<unsigned> reduced;
@@ -1475,11 +1522,13 @@ SmallVector<Value> KernelMapper::emitSequentialPoint(linalg::LinalgOp op,
     IRMapping mapping = emitPayload(op, ivs, {}, nullptr);
     return yielded(mapping);
   }
-  // The outputs are carried through the reduction loops.
-  SmallVector<Value> accs;
-  for (OpOperand &init : op.getDpsInitsMutable())
-    accs.push_back(memref::LoadOp::create(
-        b, loc, init.get(), applyMap(op.getMatchingIndexingMap(&init), ivs)));
+  // The outputs are carried through the reduction loops, from `initial`
+  // or from what the outputs hold.
+  SmallVector<Value> accs(initial);
+  if (accs.empty())
+    for (OpOperand &init : op.getDpsInitsMutable())
+      accs.push_back(memref::LoadOp::create(
+          b, loc, init.get(), applyMap(op.getMatchingIndexingMap(&init), ivs)));
   SmallVector<Value> lbs, ubs, steps;
   for (unsigned d : reduced) {
     lbs.push_back(constIndex(b, loc, 0));
@@ -2062,7 +2111,7 @@ void KernelMapper::emitWarpCombine(linalg::LinalgOp op, const Combiner &c,
 void KernelMapper::emitElementwise(linalg::LinalgOp op) {
   b.setInsertionPoint(op);
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  int64_t total = product(ranges);
+  int64_t total = pointsAndReduced(op).first;
   int64_t vector = plan.vector;
   Value chunk =
       plan.chunks > 1
@@ -2082,6 +2131,10 @@ void KernelMapper::emitElementwise(linalg::LinalgOp op) {
   auto guard = scf::IfOp::create(b, loc, inRange, /*withElseRegion=*/false);
   kernel::set<kernel::GpuDistribute>(guard, b.getStringAttr("elementwise"));
   b.setInsertionPointToStart(&guard.getThenRegion().front());
+  if (plan.fill) {
+    emitPointReduction(op, linear);
+    return;
+  }
   if (plan.flat) {
     emitFlatLanes(op, linear, ranges, vector);
     op->erase();
@@ -2104,6 +2157,29 @@ void KernelMapper::emitElementwise(linalg::LinalgOp op) {
   LanePoints points{ivs, {}};
   storeLanes(op, points, vector, emitLanes(op, points, vector, nullptr));
   op->erase();
+}
+
+/// The output point `linear` (row-major over the parallel loops) of a
+/// reduction, its accumulator starting from the fill's value: the fill is
+/// not run, as no thread reads another's point.
+void KernelMapper::emitPointReduction(linalg::LinalgOp op, Value linear) {
+  SmallVector<int64_t> parallelRanges;
+  SmallVector<unsigned> parallel;
+  for (auto [i, kind] : llvm::enumerate(op.getIteratorTypesArray()))
+    if (isParallel(kind)) {
+      parallel.push_back(i);
+      parallelRanges.push_back(op.getStaticLoopRanges()[i]);
+    }
+  SmallVector<Value> ivs(op.getNumLoops());
+  for (auto [d, iv] : llvm::zip(parallel, delinearize(linear, parallelRanges)))
+    ivs[d] = iv;
+  Value initial = plan.fill.getInputs()[0];
+  SmallVector<Value> values = emitSequentialPoint(op, ivs, {initial});
+  OpOperand *init = op.getDpsInitOperand(0);
+  memref::StoreOp::create(b, loc, values[0], init->get(),
+                          applyMap(op.getMatchingIndexingMap(init), ivs));
+  op->erase();
+  plan.fill->erase();
 }
 
 /// Elements per thread access along `op`'s innermost loop, from the
@@ -2450,14 +2526,22 @@ LogicalResult KernelMapper::run() {
   linalg::LinalgOp elementwise;
   if (plan.mapping == "elementwise") {
     for (auto [op, role] : plan.ops)
-      if (role == Role::Distribute)
+      if (role == Role::Distribute && op != plan.fill)
         elementwise = cast<linalg::LinalgOp>(op);
     // The widest element among operands indexed along the innermost loop
-    // decides how many elements make a 16-byte access.
-    int64_t total = product(elementwise.getStaticLoopRanges());
-    int64_t vector = innermostVector(elementwise);
-    if (vector == 1 && (vector = flatVector(elementwise)) > 1)
-      plan.flat = true;
+    // decides how many elements make a 16-byte access; a reduction's
+    // threads take one output point each.
+    auto [total, reduced] = pointsAndReduced(elementwise);
+    int64_t vector = 1;
+    if (!plan.fill) {
+      vector = innermostVector(elementwise);
+      if (vector == 1 && (vector = flatVector(elementwise)) > 1)
+        plan.flat = true;
+    } else {
+      plan.notes.push_back("each thread one output point, its " +
+                           std::to_string(reduced) +
+                           " reduced elements in a loop");
+    }
     plan.vector = vector;
     int64_t threadsNeeded = std::max<int64_t>(1, ceilDiv(total, vector));
     plan.threads =
@@ -2540,7 +2624,11 @@ void KernelMapper::recordDecision() {
   std::string reason;
   std::string blocksText = extent > 1 ? std::to_string(extent) + " row blocks"
                                       : std::string("the whole kernel");
-  if (plan.mapping == "elementwise")
+  if (plan.mapping == "elementwise" && plan.fill)
+    reason = "one reduction: " + std::to_string(plan.chunks) + " block(s) of " +
+             std::to_string(plan.threads) + " threads per " +
+             (extent > 1 ? "row block" : "kernel");
+  else if (plan.mapping == "elementwise")
     reason = "one all-parallel op: " + std::to_string(plan.chunks) +
              " block(s) of " + std::to_string(plan.threads) + " threads per " +
              (extent > 1 ? "row block" : "kernel") + ", " +

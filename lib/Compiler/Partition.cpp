@@ -1007,6 +1007,38 @@ static bool staysOneParallelOp(const Group &group, Operation *op) {
   return true;
 }
 
+/// Whether `group` with the reduction `op` added becomes one loop nest with
+/// a reduction once the kernel stage's elementwise fusion has run: the
+/// group is elementwise ops and fusible gathers (at least one gather: without
+/// one, the row analysis splits the kernel anyway), `op` sums, or takes the
+/// largest or smallest of, dimensions given as an attribute (one generic
+/// with its accumulator's fill), and nothing outside reads a value of the
+/// group but `op`, so every member fuses into its loop nest. The GPU
+/// mapping gives each thread whole output points over the whole grid: a
+/// depthwise convolution's windows (ConvToGemm.cpp) are summed from the
+/// input in place instead of being written to memory.
+static bool becomesOneReduction(const Group &group, Operation *op) {
+  if (!isa<graph::ReduceSumOp, graph::ReduceMaxOp, graph::ReduceMinOp>(op))
+    return false;
+  auto axes = op->getAttrOfType<DenseI64ArrayAttr>("axes");
+  auto input = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+  if (op->getNumOperands() != 1 || !axes || axes.empty() || !input ||
+      !input.hasStaticShape())
+    return false;
+  Operation *producer = op->getOperand(0).getDefiningOp();
+  if (!producer || !group.members.contains(producer) ||
+      !llvm::any_of(group.ops, isFusibleGather))
+    return false;
+  for (Operation *member : group.ops) {
+    if (!isElementwiseOrFusibleGather(member))
+      return false;
+    for (Operation *user : member->getResult(0).getUsers())
+      if (user != op && !group.members.contains(user))
+        return false;
+  }
+  return true;
+}
+
 /// Whether every operand of `op` is a model input or a constant.
 static bool readsOnlyInputsAndConstants(Operation *op) {
   return llvm::all_of(op->getOperands(), [](Value v) {
@@ -1066,6 +1098,10 @@ static Value partlyBroadcastOperand(Operation *op) {
 /// whole tensor. Alone, a gather or a Trilu is one all-parallel op, which
 /// the GPU mapping spreads over the whole grid.
 static std::string gpuJoinRefusal(const Group &group, Operation *op) {
+  // Its rows do not split (the gathers), and need not: the mapping spreads
+  // its output points over the grid.
+  if (becomesOneReduction(group, op))
+    return "";
   // A reduction after an op that reads a partly broadcast operand: fused,
   // its rows could split only over the dimensions before the broadcast one
   // (GPT-2's token + position embedding and first LayerNorm: 8 blocks for
@@ -1091,8 +1127,9 @@ static std::string gpuJoinRefusal(const Group &group, Operation *op) {
       return "on the GPU a kernel holding a " +
              member->getName().stripDialect().str() + " (" +
              strata::describeOp(member) +
-             ") takes only elementwise ops, and only while nothing outside "
-             "it reads the gathers' results";
+             ") takes only elementwise ops (and one reduction after them), "
+             "and only while nothing outside it reads the gathers' "
+             "results";
     if (isolatedOnGpu(member))
       return "on the GPU " + member->getName().stripDialect().str() +
              " is a kernel of its own (" + strata::describeOp(member) +

@@ -528,7 +528,7 @@ def raft(gen):
 
         def forward(self, a, b):
             return self.m(a, b, num_flow_updates=3)[-1]
-    return Flow(), [(torch.rand(1, 3, 64, 64, generator=gen), torch.rand(1, 3, 64, 64,
+    return Flow(), [(torch.rand(1, 3, 128, 128, generator=gen), torch.rand(1, 3, 128, 128,
                                                                       generator=gen))], \
         ["image1", "image2"], ["flow"], None
 

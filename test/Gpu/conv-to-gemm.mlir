@@ -36,12 +36,14 @@ func.func @pointwise(%x: tensor<2x4x5x5xf32>, %w: tensor<8x4x1x1xf32>) -> tensor
   return %y : tensor<2x8x5x5xf32>
 }
 
-// Depthwise (group = channels): the same windows, then a sum over the
-// offsets of each offset's column times its weight per channel.
+// Depthwise (group = channels): the windows offset-major (index and mask
+// [KK, P]) times the weight per channel and offset, summed over the offsets.
 // CHECK-LABEL: func.func @depthwise
 // CHECK-NOT: graph.gemm
-// CHECK: graph.gather
-// CHECK-COUNT-9: graph.mul %{{.*}}, %{{.*}} : (tensor<1x3x36xf32>, tensor<3x1xf32>) -> tensor<1x3x36xf32>
+// CHECK: graph.gather %{{.*}}, %{{.*}} {axis = 2 : i64} : (tensor<1x3x36xf32>, tensor<9x36xi64>) -> tensor<1x3x9x36xf32>
+// CHECK: graph.mul %{{.*}}, %{{.*}} : (tensor<1x3x9x36xf32>, tensor<9x36xf32>) -> tensor<1x3x9x36xf32>
+// CHECK: graph.mul %{{.*}}, %{{.*}} : (tensor<1x3x9x36xf32>, tensor<1x3x9x1xf32>) -> tensor<1x3x9x36xf32>
+// CHECK: graph.reduce_sum %{{.*}} {axes = array<i64: 2>, keepdims = 0 : i64} : (tensor<1x3x9x36xf32>) -> tensor<1x3x36xf32>
 // CHECK: graph.reshape %{{.*}} -> tensor<1x3x6x6xf32>
 func.func @depthwise(%x: tensor<1x3x6x6xf32>, %w: tensor<3x1x3x3xf32>) -> tensor<1x3x6x6xf32> {
   %y = graph.conv %x, %w {group = 3 : i64, kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x3x6x6xf32>, tensor<3x1x3x3xf32>) -> tensor<1x3x6x6xf32>
@@ -70,3 +72,17 @@ func.func @grouped(%x: tensor<1x4x6x6xf32>, %w: tensor<4x2x3x3xf32>) -> tensor<1
 // ONCPU: test_Conv2d_depthwise: 0 conv left, 0 gemm, 1 gather
 // ONCPU: test_Conv2d_depthwise_with_multiplier: 1 conv left, 0 gemm, 0 gather
 // ONCPU: test_Conv2d_groups: 1 conv left, 0 gemm, 0 gather
+
+// Depthwise convolutions at real sizes (bench/gpu/depthwise.py: 3x3 at 56x56
+// and at stride 2, 5x5, 7x7, each padded, against float64), the same way.
+// RUN: %python %S/../../bench/gpu/depthwise.py %t/dw > /dev/null
+// RUN: for c in dw3_mbv2 dw3_s2 dw5_effnet dw7_convnext; do bash %S/Inputs/conv_to_gemm_on_cpu.sh %t/dw/$c %t || exit 1; done | FileCheck %s --check-prefix=DW
+// DW: dw3_mbv2: 0 conv left, 0 gemm, 1 gather
+// DW: dw3_s2: 0 conv left, 0 gemm, 1 gather
+// DW: dw5_effnet: 0 conv left, 0 gemm, 1 gather
+// DW: dw7_convnext: 0 conv left, 0 gemm, 1 gather
+//
+// On the GPU the gather, the mask, the weight and the sum are one kernel,
+// one thread per output point (docs/gpu.md, "Reductions of many points").
+// RUN: strata compile %t/dw/dw7_convnext/model.onnx --target=cuda --compile-to=gpu --no-cache -o - | FileCheck %s --check-prefix=DWGPU
+// DWGPU: func.func private @strata_per_fused_gather_mul_reduce_sum_{{[0-9]+}}({{.*}}gpu_reason = "one reduction: 1176 block(s) of 256 threads per kernel; each thread one output point, its 49 reduced elements in a loop"{{.*}}strata.launch = #strata.launch<elementwise, grid = [1176, 1, 1]
