@@ -1091,6 +1091,61 @@ static Value partlyBroadcastOperand(Operation *op) {
   return {};
 }
 
+/// The leading dimensions a reduction keeps whole, over which its rows
+/// split (those before its first reduced axis), or none for other ops and
+/// for reductions whose axes are not known.
+static std::optional<int64_t> reductionRowDims(Operation *op) {
+  auto input = op->getNumOperands()
+                   ? dyn_cast<RankedTensorType>(op->getOperand(0).getType())
+                   : RankedTensorType();
+  if (!input)
+    return std::nullopt;
+  int64_t rank = input.getRank();
+  auto normalized = [&](int64_t axis) { return axis < 0 ? axis + rank : axis; };
+  StringRef name = op->getName().stripDialect();
+  if (name.starts_with("reduce_")) {
+    auto axes = op->getAttrOfType<DenseI64ArrayAttr>("axes");
+    if (!axes || axes.empty())
+      return std::nullopt;
+    int64_t first = rank;
+    for (int64_t axis : axes.asArrayRef())
+      first = std::min(first, normalized(axis));
+    return first;
+  }
+  if (name == "layer_norm" || name == "softmax" || name == "log_softmax") {
+    auto axis = op->getAttrOfType<IntegerAttr>("axis");
+    return normalized(axis ? axis.getInt() : -1);
+  }
+  return std::nullopt;
+}
+
+/// The leading dimensions a transpose leaves in place.
+static int64_t keptLeadingDims(graph::TransposeOp transpose) {
+  std::optional<ArrayRef<int64_t>> perm = transpose.getPerm();
+  int64_t kept = 0;
+  while (perm && kept < int64_t(perm->size()) && (*perm)[kept] == kept)
+    ++kept;
+  return kept;
+}
+
+/// A transpose in `group` (or `op`) that moves dimensions a reduction in
+/// `group` (or `op`) would split its rows over, or null: fused, the kernel's
+/// rows could split only over the dimensions the transpose keeps in place.
+static Operation *transposeLimitingRows(const Group &group, Operation *op) {
+  auto limits = [](Operation *a, Operation *b) {
+    auto transpose = dyn_cast<graph::TransposeOp>(a);
+    std::optional<int64_t> rows = reductionRowDims(b);
+    return transpose && rows && keptLeadingDims(transpose) < *rows;
+  };
+  for (Operation *member : group.ops) {
+    if (limits(member, op))
+      return member;
+    if (limits(op, member))
+      return op;
+  }
+  return nullptr;
+}
+
 /// Why `op` may not join `group` on the GPU, or "". A GPU kernel whose body
 /// is several ops that are not one elementwise chain runs them one after
 /// another in thread blocks, one block per row block; when the row analysis
@@ -1116,6 +1171,16 @@ static std::string gpuJoinRefusal(const Group &group, Operation *op) {
                strata::describeOp(member) +
                "): fused, its rows could split only over the dimensions "
                "before the broadcast one";
+  // A channels-last LayerNorm between two transposes (ConvNeXt's permutes):
+  // fused, its rows split only over the images, one block each at batch 1.
+  // Apart, the transposes fuse with the elementwise ops around them and
+  // spread over the grid, and the norm splits over every position.
+  if (Operation *transpose = transposeLimitingRows(group, op))
+    return "on the GPU a reduction and a transpose that moves the dimensions "
+           "its rows split over are not fused (" +
+           strata::describeOp(transpose) +
+           "): fused, the rows could split only over the dimensions the "
+           "transpose keeps in place";
   if (staysOneParallelOp(group, op))
     return "";
   if (isolatedOnGpu(op))

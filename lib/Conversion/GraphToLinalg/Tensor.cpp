@@ -7,7 +7,8 @@
 // Shapes are static here (the compiler specializes them before codegen), and
 // so are the lists ONNX passes as tensors (Slice's starts, Pad's pads): after
 // the graph stage's canonicalization they are graph.constant operands. Pure
-// reshapes become collapse_shape/expand_shape, transposes linalg.transpose,
+// reshapes become collapse_shape/expand_shape, transposes a linalg.generic
+// that reads the input permuted (so that it fuses with elementwise ops),
 // slices with positive steps extract_slice; the rest are one linalg.generic
 // over the output that computes, from the output position, where to read
 // the input (`tensor.extract`). Out-of-range indices, which ONNX leaves
@@ -94,10 +95,29 @@ static Lowering lowerTranspose(graph::TransposeOp op) {
                        RankedTensorType type) -> Value {
     if (type.getRank() == 0)
       return operands[0];
+    // A generic, not linalg.transpose: elementwise fusion folds it into the
+    // elementwise ops around it (a permuted read), so that a transpose and
+    // the scale and residual add after it are one all-parallel loop nest,
+    // which the GPU spreads over its whole grid (ConvNeXt's permutes).
+    int64_t rank = type.getRank();
+    SmallVector<AffineExpr> reads(rank);
+    for (int64_t d = 0; d < rank; ++d)
+      reads[perm[d]] = b.getAffineDimExpr(d);
+    MLIRContext *context = b.getContext();
+    SmallVector<AffineMap> maps = {
+        AffineMap::get(rank, 0, reads, context),
+        AffineMap::getMultiDimIdentityMap(rank, context)};
     Value init =
         tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
-    return linalg::TransposeOp::create(b, loc, operands[0], init, perm)
-        .getResult()[0];
+    return linalg::GenericOp::create(
+               b, loc, TypeRange{type}, ValueRange{operands[0]},
+               ValueRange{init}, maps,
+               SmallVector<utils::IteratorType>(rank,
+                                                utils::IteratorType::parallel),
+               [](OpBuilder &b, Location loc, ValueRange args) {
+                 linalg::YieldOp::create(b, loc, args[0]);
+               })
+        .getResult(0);
   });
 }
 
