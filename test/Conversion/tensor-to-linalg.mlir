@@ -21,9 +21,15 @@ func.func @reshapes(%x: tensor<2x3x4xf32>) -> (tensor<6x4xf32>, tensor<2x1x3x4xf
 
 // -----
 
+// A transpose is a generic whose input map permutes the output's indices,
+// so that elementwise producers and consumers fuse with it.
+// CHECK-DAG: #[[$READ:.+]] = affine_map<(d0, d1, d2) -> (d1, d2, d0)>
+// CHECK-DAG: #[[$ID:.+]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 // CHECK-LABEL: func.func @transpose(
 // CHECK: %[[INIT:.+]] = tensor.empty() : tensor<4x2x3xf32>
-// CHECK: linalg.transpose ins(%{{.+}} : tensor<2x3x4xf32>) outs(%[[INIT]] : tensor<4x2x3xf32>) permutation = [2, 0, 1]
+// CHECK: linalg.generic {indexing_maps = [#[[$READ]], #[[$ID]]], iterator_types = ["parallel", "parallel", "parallel"]} ins(%{{.+}} : tensor<2x3x4xf32>) outs(%[[INIT]] : tensor<4x2x3xf32>)
+// CHECK-NEXT: ^bb0(%[[IN:.+]]: f32, %{{.+}}: f32):
+// CHECK-NEXT: linalg.yield %[[IN]] : f32
 func.func @transpose(%x: tensor<2x3x4xf32>) -> tensor<4x2x3xf32> {
   %0 = graph.transpose %x {perm = array<i64: 2, 0, 1>} : (tensor<2x3x4xf32>) -> tensor<4x2x3xf32>
   return %0 : tensor<4x2x3xf32>
