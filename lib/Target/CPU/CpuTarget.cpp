@@ -28,7 +28,12 @@ CpuTarget::afterPartition(const CompileOptions &options) const {
 
 std::vector<PassEntry>
 CpuTarget::mappingPipeline(const CompileOptions &) const {
-  std::vector<PassEntry> entries = bufferizationPasses();
+  // Loops merged first, on tensors: the reshapes become views when
+  // bufferized.
+  std::vector<PassEntry> entries = {PassEntry{"strata-collapse-dims", "", true},
+                                    PassEntry{"canonicalize", "", true}};
+  std::vector<PassEntry> bufferize = bufferizationPasses();
+  entries.insert(entries.end(), bufferize.begin(), bufferize.end());
   entries.push_back(PassEntry{"strata-copy-to-linalg", "", true});
   entries.push_back(PassEntry{"convert-linalg-to-loops", "", true});
   return entries;
@@ -37,9 +42,9 @@ CpuTarget::mappingPipeline(const CompileOptions &) const {
 std::vector<PassEntry> CpuTarget::llvmPipeline(const CompileOptions &) const {
   std::vector<PassEntry> entries;
   for (const char *name :
-       {"lower-affine", "convert-scf-to-cf", "convert-math-to-llvm",
-        "convert-math-to-funcs", "convert-math-to-libm", "arith-expand",
-        "expand-strided-metadata", "lower-affine"})
+       {"lower-affine", "convert-scf-to-cf", "strata-approximate-math",
+        "convert-math-to-llvm", "convert-math-to-funcs", "convert-math-to-libm",
+        "arith-expand", "expand-strided-metadata", "lower-affine"})
     entries.push_back(PassEntry{name, "", true});
   std::vector<PassEntry> tail = llvmConversionTail();
   entries.insert(entries.end(), tail.begin(), tail.end());
