@@ -204,6 +204,125 @@ struct EpilogueBuilder {
                graph::ClipOp>(op);
   }
 
+  /// The gate g of a gated activation x * g(x) on the current value x, as
+  /// exporters write SiLU (x * sigmoid(x)) and hard swish (x *
+  /// hardsigmoid(x): x * clip(x / 6 + 0.5, 0, 1), timm's x * relu6(x + 3) /
+  /// 6, the importer's expansion of ONNX HardSwish): x has two readers, a
+  /// chain of single-reader elementwise ops on x alone (the gate) and the
+  /// multiply of x by the chain's end. Returns the chain, the multiply last,
+  /// and the oneDNN activation it equals, or nothing.
+  std::pair<SmallVector<Operation *>, std::string> gatedActivation() {
+    Value v = result();
+    SmallVector<Operation *> users;
+    for (OpOperand &use : v.getUses())
+      users.push_back(use.getOwner());
+    if (users.size() != 2 || users[0] == users[1])
+      return {};
+    for (int start = 0; start < 2; ++start) {
+      auto mul = dyn_cast<graph::MulOp>(users[1 - start]);
+      if (!mul || mul.getType() != v.getType() || !isF32Tensor(mul.getResult()))
+        continue;
+      SmallVector<Operation *> chain;
+      Value current = v;
+      Operation *op = users[start];
+      while (op != mul.getOperation() && chain.size() < 6) {
+        if (op->getNumResults() != 1 ||
+            op->getResult(0).getType() != v.getType() ||
+            !op->getResult(0).hasOneUse())
+          break;
+        chain.push_back(op);
+        current = op->getResult(0);
+        op = *current.getUsers().begin();
+      }
+      if (op != mul.getOperation() || chain.empty())
+        continue;
+      bool operands = (mul.getLhs() == v && mul.getRhs() == current) ||
+                      (mul.getRhs() == v && mul.getLhs() == current);
+      if (!operands)
+        continue;
+      std::string kind = gateKind(chain, v);
+      if (kind.empty())
+        continue;
+      chain.push_back(mul);
+      return {chain, kind};
+    }
+    return {};
+  }
+
+  /// One op of a gate at x, when it is elementwise on the chain's value and
+  /// scalar constants.
+  static std::optional<double> gateStep(Operation *op, Value in, double x) {
+    auto binary = [&](auto apply) -> std::optional<double> {
+      Value lhs = op->getOperand(0), rhs = op->getOperand(1);
+      if (lhs == in)
+        if (std::optional<double> c = scalarConstant(rhs))
+          return apply(x, *c);
+      if (rhs == in)
+        if (std::optional<double> c = scalarConstant(lhs))
+          return apply(*c, x);
+      return std::nullopt;
+    };
+    if (isa<graph::SigmoidOp>(op))
+      return 1.0 / (1.0 + std::exp(-x));
+    if (isa<graph::ReluOp>(op))
+      return std::max(x, 0.0);
+    if (auto hs = dyn_cast<graph::HardSigmoidOp>(op))
+      return std::clamp(hs.getAlpha().convertToDouble() * x +
+                            hs.getBeta().convertToDouble(),
+                        0.0, 1.0);
+    if (auto clip = dyn_cast<graph::ClipOp>(op)) {
+      std::optional<double> lo = scalarConstant(clip.getMin());
+      std::optional<double> hi = scalarConstant(clip.getMax());
+      if ((clip.getMin() && !lo) || (clip.getMax() && !hi) ||
+          clip.getInput() != in)
+        return std::nullopt;
+      return std::min(std::max(x, lo.value_or(-HUGE_VAL)),
+                      hi.value_or(HUGE_VAL));
+    }
+    if (op->getNumOperands() != 2)
+      return std::nullopt;
+    if (isa<graph::AddOp>(op))
+      return binary([](double a, double b) { return a + b; });
+    if (isa<graph::SubOp>(op))
+      return binary([](double a, double b) { return a - b; });
+    if (isa<graph::MulOp>(op))
+      return binary([](double a, double b) { return a * b; });
+    if (isa<graph::DivOp>(op))
+      return binary([](double a, double b) { return a / b; });
+    if (isa<graph::MinOp>(op))
+      return binary([](double a, double b) { return std::min(a, b); });
+    if (isa<graph::MaxOp>(op))
+      return binary([](double a, double b) { return std::max(a, b); });
+    return std::nullopt;
+  }
+
+  /// "swish" or "hard_swish" when the chain computes sigmoid(x) or
+  /// clip(x / 6 + 0.5, 0, 1): evaluated at points on both sides of every
+  /// kink and through both tails, so that any way of writing the gate
+  /// matches and nothing else does.
+  static std::string gateKind(ArrayRef<Operation *> chain, Value x0) {
+    static const double points[] = {-40.0, -7.0, -3.5, -3.0, -2.0, -0.75,
+                                    -0.1,  0.0,  0.3,  1.0,  2.9,  3.0,
+                                    3.2,   6.0,  9.0,  40.0};
+    bool swish = true, hardSwish = true;
+    for (double x : points) {
+      double g = x;
+      Value in = x0;
+      for (Operation *op : chain) {
+        std::optional<double> next = gateStep(op, in, g);
+        if (!next)
+          return "";
+        g = *next;
+        in = op->getResult(0);
+      }
+      double sigmoid = 1.0 / (1.0 + std::exp(-x));
+      double hard = std::clamp(x / 6.0 + 0.5, 0.0, 1.0);
+      swish &= std::abs(g - sigmoid) <= 1e-6;
+      hardSwish &= std::abs(g - hard) <= 1e-6;
+    }
+    return swish ? "swish" : hardSwish ? "hard_swish" : "";
+  }
+
   /// Why `op`, the sole reader of the step's value, is not a post-op.
   std::string notAPostOp(Operation *op) {
     std::string name = op->getName().getStringRef().str();
@@ -216,11 +335,25 @@ struct EpilogueBuilder {
       return name + " does not read the " + what.str() +
              "'s result as its input, or is not f32";
     return name + " is not an activation oneDNN fuses as a post-op (relu, "
-                  "sigmoid, tanh, gelu, clip)";
+                  "sigmoid, tanh, gelu, clip, x * sigmoid(x), hard swish)";
   }
 
   /// Adds the activation reading the current value if oneDNN has it.
   void activationEpilogue() {
+    if (auto [gate, kind] = gatedActivation(); !gate.empty()) {
+      for (Operation *op : gate)
+        if (vetoed(op))
+          return;
+      match.attrs.set("activation",
+                      StringAttr::get(gate.front()->getContext(), kind));
+      std::string why =
+          kind == "swish"
+              ? "x * sigmoid(x) (SiLU): oneDNN's swish post-op"
+              : "x * hardsigmoid(x) (hard swish): oneDNN's hardswish post-op";
+      for (Operation *op : gate)
+        join(op, why);
+      return;
+    }
     Operation *user = soleUser();
     if (!user || vetoed(user))
       return;

@@ -4,6 +4,11 @@ and numpy's float64 reference.
 conv.onnx: Conv+Relu -> Conv + residual Add + Relu -> MaxPool -> 1x1 Conv
 -> GlobalAveragePool, batch 2. The buffers between the oneDNN steps stay
 channels-last; the last one, read by a generated kernel, does not.
+
+silu.onnx (test/Compile/swish.test): Conv -> x * sigmoid(x) -> depthwise
+Conv -> sigmoid(x) * x -> 1x1 Conv -> HardSwish -> GlobalAveragePool, the
+activations as exporters write them (SiLU as a Sigmoid and a Mul that both
+read the convolution), each a oneDNN post-op.
 """
 import os
 import sys
@@ -24,6 +29,64 @@ def conv2d(x, w, b, pad):
             out += np.einsum("nchw,mc->nmhw", xp[:, :, i:i + oh, j:j + ow],
                              w[:, :, i, j])
     return out + b[None, :, None, None]
+
+
+def depthwise(x, w, b, pad):
+    n, c, h, wd = x.shape
+    _, _, kh, kw = w.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    oh, ow = h + 2 * pad - kh + 1, wd + 2 * pad - kw + 1
+    out = np.zeros((n, c, oh, ow))
+    for i in range(kh):
+        for j in range(kw):
+            out += xp[:, :, i:i + oh, j:j + ow] * w[None, :, 0, i, j, None, None]
+    return out + b[None, :, None, None]
+
+
+def silu_model(out, rng):
+    w1 = rng.standard_normal((16, 8, 3, 3)).astype(np.float32) * 0.3
+    b1 = rng.standard_normal(16).astype(np.float32) * 0.1
+    w2 = rng.standard_normal((16, 1, 3, 3)).astype(np.float32) * 0.4
+    b2 = rng.standard_normal(16).astype(np.float32) * 0.1
+    w3 = rng.standard_normal((12, 16, 1, 1)).astype(np.float32) * 0.5
+    b3 = rng.standard_normal(12).astype(np.float32) * 0.5
+    inits = [numpy_helper.from_array(a, n) for a, n in
+             [(w1, "w1"), (b1, "b1"), (w2, "w2"), (b2, "b2"), (w3, "w3"),
+              (b3, "b3")]]
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], name="conv1",
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("Sigmoid", ["c1"], ["g1"], name="sig1"),
+        helper.make_node("Mul", ["c1", "g1"], ["a1"], name="silu1"),
+        helper.make_node("Conv", ["a1", "w2", "b2"], ["c2"], name="dw",
+                         pads=[1, 1, 1, 1], group=16),
+        helper.make_node("Sigmoid", ["c2"], ["g2"], name="sig2"),
+        helper.make_node("Mul", ["g2", "c2"], ["a2"], name="silu2"),
+        helper.make_node("Conv", ["a2", "w3", "b3"], ["c3"], name="conv3"),
+        helper.make_node("HardSwish", ["c3"], ["a3"], name="hswish"),
+        helper.make_node("GlobalAveragePool", ["a3"], ["y"], name="gap"),
+    ]
+    graph = helper.make_graph(
+        nodes, "silu",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 8, 10, 10])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 12, 1, 1])],
+        inits)
+    model = helper.make_model(graph,
+                              opset_imports=[helper.make_opsetid("", 17)])
+    onnx.checker.check_model(model)
+    onnx.save(model, os.path.join(out, "silu.onnx"))
+
+    def silu(v):
+        return v / (1.0 + np.exp(-v))
+
+    x = rng.standard_normal((2, 8, 10, 10)).astype(np.float32)
+    a1 = silu(conv2d(x.astype(np.float64), w1, b1, 1))
+    a2 = silu(depthwise(a1, w2, b2, 1))
+    c3 = conv2d(a2, w3, b3, 0)
+    a3 = c3 * np.clip(c3 / 6.0 + 0.5, 0.0, 1.0)
+    np.save(os.path.join(out, "silu_x.npy"), x)
+    np.save(os.path.join(out, "silu_y.npy"),
+            a3.mean(axis=(2, 3), keepdims=True).astype(np.float32))
 
 
 def main():
@@ -69,6 +132,7 @@ def main():
     np.save(os.path.join(out, "conv_x.npy"), x)
     np.save(os.path.join(out, "conv_y.npy"),
             c3.mean(axis=(2, 3), keepdims=True).astype(np.float32))
+    silu_model(out, rng)
 
 
 if __name__ == "__main__":
