@@ -426,44 +426,29 @@ private:
 // Execution
 //===----------------------------------------------------------------------===//
 
-/// A fixed set of worker threads for the kernels' parallel loops. Idle
-/// workers sleep on a condition variable; nothing spins.
+/// The threads of the kernels' parallel loops: OpenMP's, the same threads
+/// that run oneDNN's library steps (docs/runtime.md, "Threads"). Between
+/// the steps of a run they stay awake for a short spin, then sleep.
 class ThreadPool {
 public:
   /// `threads` counts the calling thread: 1 runs everything inline; 0 means
   /// one per hardware thread.
   explicit ThreadPool(unsigned threads);
-  ~ThreadPool();
   ThreadPool(const ThreadPool &) = delete;
   ThreadPool &operator=(const ThreadPool &) = delete;
 
-  unsigned numThreads() const { return numWorkers_ + 1; }
+  unsigned numThreads() const { return threads_; }
 
   /// Calls fn(b, e) on chunks [b, e) of at most `grain` indices that together
   /// cover [begin, end) exactly once, and returns when all are done. The
   /// first exception a chunk throws is rethrown here (the remaining chunks
-  /// are skipped). Calls from inside a chunk run inline.
+  /// are skipped). Calls from inside a chunk run inline. Calls from several
+  /// threads at once each get a team of their own.
   void parallelFor(int64_t begin, int64_t end, int64_t grain,
                    const std::function<void(int64_t, int64_t)> &fn);
 
 private:
-  void workerLoop();
-  void runChunks();
-
-  unsigned numWorkers_;
-  std::vector<std::thread> workers_;
-  /// Serializes parallelFor calls from different threads.
-  std::mutex callMutex_;
-  std::mutex mutex_;
-  std::condition_variable wake_, finished_;
-  uint64_t generation_ = 0;
-  unsigned active_ = 0;
-  bool stop_ = false;
-  // The current job; only written while no worker is running it.
-  const std::function<void(int64_t, int64_t)> *fn_ = nullptr;
-  int64_t begin_ = 0, end_ = 0, grain_ = 1, numChunks_ = 0;
-  std::atomic<int64_t> *next_ = nullptr;
-  std::exception_ptr error_;
+  unsigned threads_;
 };
 
 /// The base of what a library kernel keeps for one step between the runs of
