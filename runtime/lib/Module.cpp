@@ -15,9 +15,11 @@
 
 #include "strata/Runtime/Runtime.h"
 
+#include "ModuleChecksum.h"
 #include "module_generated.h"
 
 #include <cctype>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -47,6 +49,13 @@ struct Reporter {
     throw Error("strata module '" + name + "': " + what);
   }
 };
+
+std::string hex64(uint64_t value) {
+  char text[19];
+  std::snprintf(text, sizeof(text), "0x%016llx",
+                static_cast<unsigned long long>(value));
+  return text;
+}
 
 std::string str(const flatbuffers::String *s) {
   return s ? std::string(s->c_str(), s->size()) : std::string();
@@ -237,6 +246,19 @@ void Module::parse() {
     r.fail("format version " + std::to_string(major_) + "." +
            std::to_string(minor_) + " is not supported (this runtime reads " +
            std::to_string(kFormatMajor) + ".x)");
+  // Before anything else is read: the bytes must be the compiler's.
+  if (std::optional<size_t> at = detail::checksumOffset(base, numBytes_)) {
+    uint64_t recorded = flatbuffers::ReadScalar<uint64_t>(base + *at);
+    uint64_t actual = detail::moduleChecksum(base, numBytes_, *at);
+    if (recorded != actual)
+      r.fail("the file is corrupted: its bytes do not match the checksum "
+             "the compiler recorded (XXH3-64 " +
+             hex64(actual) + ", recorded " + hex64(recorded) + ")");
+  } else if (minor_ >= 3) {
+    r.fail("the file has no checksum, which format " + std::to_string(major_) +
+           "." + std::to_string(minor_) +
+           " records (it was edited or written by another tool)");
+  }
   target_ = str(m->target());
   arenaSize_ = m->arena_size();
 

@@ -9,6 +9,7 @@
 
 #include "strata/Runtime/Runtime.h"
 
+#include "ModuleChecksum.h"
 #include "module_generated.h"
 
 #include <algorithm>
@@ -251,13 +252,22 @@ std::vector<uint8_t> ModuleBuilder::finish() const {
     gpuArch = fbb.CreateString(s.gpuArch);
 
   fb::Version version(s.major, s.minor);
-  auto root = fb::CreateModule(fbb, &version, target, inputs, outputs,
-                               bufferVector, s.arenaSize, stepVector, code,
-                               metadataVector, gpuCubin, gpuPtx, gpuArch);
+  // From 1.3 the checksum field is written, first as a placeholder that is
+  // not the default (FlatBuffers leaves out fields at their default), then
+  // sealed with the hash of the finished bytes.
+  bool checksum = s.major > 1 || (s.major == 1 && s.minor >= 3);
+  auto root =
+      fb::CreateModule(fbb, &version, target, inputs, outputs, bufferVector,
+                       s.arenaSize, stepVector, code, metadataVector, gpuCubin,
+                       gpuPtx, gpuArch, checksum ? ~uint64_t{0} : 0);
   // Size-prefixed, so that the loader can tell a truncated file.
   fb::FinishSizePrefixedModuleBuffer(fbb, root);
-  return std::vector<uint8_t>(fbb.GetBufferPointer(),
-                              fbb.GetBufferPointer() + fbb.GetSize());
+  std::vector<uint8_t> bytes(fbb.GetBufferPointer(),
+                             fbb.GetBufferPointer() + fbb.GetSize());
+  if (checksum && !detail::sealModule(bytes))
+    throw Error("internal error: the module just written has no checksum "
+                "field");
+  return bytes;
 }
 
 void ModuleBuilder::write(const std::string &path) const {

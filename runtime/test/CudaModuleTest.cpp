@@ -161,12 +161,14 @@ TEST(CudaModule, TruncatedModulesAreErrors) {
 TEST(CudaModule, CorruptedModulesNeverCrash) {
   std::vector<uint8_t> bytes = cudaAddBuilder().finish();
   // Flipping any byte either leaves a valid module or gives an Error; under
-  // the sanitizers this also proves nothing unverified is read.
+  // the sanitizers this also proves nothing unverified is read. Each flip
+  // is resealed so that it reaches the checks after the checksum's.
   size_t loaded = 0, refused = 0;
   for (size_t i = 0; i < bytes.size(); ++i) {
     for (uint8_t flip : {0x01, 0x80, 0xff}) {
       std::vector<uint8_t> bad = bytes;
       bad[i] ^= flip;
+      detail::sealModule(bad);
       try {
         auto m = Module::loadFromMemory(std::move(bad), "flip.strata");
         if (m->gpuPtx())

@@ -10,6 +10,7 @@
 
 #include "TestModules.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <unistd.h>
@@ -134,9 +135,49 @@ TEST(Module, CorruptedOffsetFailsVerification) {
   EXPECT_THAT(loadError(bytes), HasSubstr("FlatBuffers verification failed"));
 }
 
-// Flip every bit pattern of every byte position once: each result must
-// either load (the byte was data, e.g. a constant) and then run or fail
-// with an Error, or fail to load with an Error. Nothing may crash.
+// Every flipped byte of a module, wherever it lies (a weight, the code, a
+// table, padding, the checksum itself), is caught by the checksum.
+TEST(Module, ChecksumCatchesEveryFlippedByte) {
+  std::vector<uint8_t> bytes = addModuleBytes();
+  for (size_t pos = 0; pos < bytes.size(); ++pos) {
+    std::vector<uint8_t> copy = bytes;
+    copy[pos] ^= 0x01;
+    EXPECT_THAT(loadError(copy, "flipped.strata"),
+                HasSubstr("'flipped.strata'"))
+        << pos;
+  }
+}
+
+// The constant's 4 bytes overwritten: the buffer verifies (the values are
+// only data), and the checksum names the corruption.
+TEST(Module, OverwrittenWeightsAreCorruption) {
+  std::vector<uint8_t> bytes = addModuleBytes();
+  float sixty = 60.f;
+  auto it = std::search(bytes.begin(), bytes.end(),
+                        reinterpret_cast<uint8_t *>(&sixty),
+                        reinterpret_cast<uint8_t *>(&sixty) + sizeof(float));
+  ASSERT_NE(it, bytes.end());
+  std::fill(it, it + 4, 0xff); // a NaN
+  std::string msg = loadError(bytes, "model.strata");
+  EXPECT_THAT(msg, HasSubstr("'model.strata'"));
+  EXPECT_THAT(msg, HasSubstr("do not match the checksum the compiler "
+                             "recorded"));
+}
+
+// Modules of format 1.2 and before have no checksum and still load.
+TEST(Module, ModulesBeforeTheChecksumLoad) {
+  ModuleBuilder b = addModuleBuilder();
+  b.setVersion(kFormatMajor, 2);
+  std::vector<uint8_t> bytes = b.finish();
+  EXPECT_FALSE(detail::sealModule(bytes)); // no field to seal
+  auto m = Module::loadFromMemory(bytes, "old.strata");
+  EXPECT_EQ(m->versionMinor(), 2);
+}
+
+// Flip every bit pattern of every byte position once and reseal the
+// checksum, so that the flip reaches the loader's other checks: each result
+// must either load (the byte was data, e.g. a constant) and then run or
+// fail with an Error, or fail to load with an Error. Nothing may crash.
 TEST(Module, FlippedBytesNeverCrash) {
   std::vector<uint8_t> bytes = addModuleBytes();
   size_t loaded = 0, rejected = 0;
@@ -144,6 +185,7 @@ TEST(Module, FlippedBytesNeverCrash) {
     for (uint8_t mask : {0x01, 0x80, 0xff}) {
       std::vector<uint8_t> copy = bytes;
       copy[pos] ^= mask;
+      detail::sealModule(copy);
       std::shared_ptr<const Module> m;
       try {
         m = Module::loadFromMemory(copy, "flipped.strata");

@@ -49,7 +49,8 @@ constexpr uint16_t kFormatMajor = 1;
 // 1.1: Module.gpu_cubin, gpu_ptx and gpu_arch (CUDA modules).
 // 1.2: the String element type, Host buffers, Buffer.strings (string
 // constants) and Attribute.strs.
-constexpr uint16_t kFormatMinor = 2;
+// 1.3: Module.checksum, XXH3-64 of the file's bytes, checked on load.
+constexpr uint16_t kFormatMinor = 3;
 
 //===----------------------------------------------------------------------===//
 // Element types and tensors
@@ -148,6 +149,12 @@ using AlignedPtr = std::unique_ptr<uint8_t, AlignedFree>;
 /// it with zero bytes; callers that overwrite it anyway skip the cost.
 AlignedPtr allocateAligned(size_t bytes, const std::string &what,
                            bool zero = true);
+/// Writes a module buffer's checksum (format 1.3, Module.checksum) from its
+/// bytes: the builder seals every module it writes, and tests that edit a
+/// module's bytes on purpose reseal it to reach the loader's other checks.
+/// False, leaving the bytes alone, when the buffer fails FlatBuffers
+/// verification or has no checksum field.
+bool sealModule(std::vector<uint8_t> &bytes);
 } // namespace detail
 
 /// A non-owning view of a tensor: what kernels receive. For strings, `data`
