@@ -221,8 +221,23 @@ static void printList(llvm::raw_ostream &os, StringRef label,
     return;
   }
   os << "    " << label << ":\n";
-  for (const std::string &item : items)
-    printWrapped(os, "- ", item, 6);
+  // One line per distinct reason, in first-seen order: an ONNX node that
+  // the importer expands into several ops (HardSwish, LayerNorm) has the
+  // same reason for each, and a list of five identical lines says less
+  // than one with its count.
+  std::vector<std::pair<std::string, unsigned>> distinct;
+  for (const std::string &item : items) {
+    auto it = llvm::find_if(
+        distinct, [&](const auto &seen) { return seen.first == item; });
+    if (it != distinct.end())
+      ++it->second;
+    else
+      distinct.push_back({item, 1});
+  }
+  for (const auto &[item, count] : distinct)
+    printWrapped(os, "- ",
+                 count == 1 ? item : item + " (x" + std::to_string(count) + ")",
+                 6);
 }
 
 static std::string typeText(Type type) {
