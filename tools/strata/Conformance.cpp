@@ -109,6 +109,13 @@ static cases::Outcome compileCase(
   // A failing case is an expected outcome here, not a bug to reproduce:
   // no crash reproducers.
   flags.reproducerDir = "off";
+  // A case without data sets would compile nothing and check nothing: a
+  // pass that means nothing (a directory copied without its data).
+  if (test.dataSets.empty()) {
+    outcome.message = "no test_data_set_N directory: nothing to check the "
+                      "model against";
+    return outcome;
+  }
   std::vector<InputInfo> infos;
   if (!readModelInputs(test.modelPath, infos)) {
     outcome.message = "import failed";
