@@ -564,6 +564,99 @@ static std::optional<LibraryMatch> matchConv(graph::ConvOp conv,
   return match;
 }
 
+/// Max and average pooling → "dnnl.pool" (runtime/lib/kernels/DnnlPool.cpp):
+/// oneDNN's JIT kernels, channels-last between oneDNN steps (Layouts.cpp).
+/// The generated alternative walks each window's few taps in the innermost
+/// loop, which LLVM cannot vectorize.
+static std::optional<LibraryMatch>
+matchPool(Operation *op, const LibraryRequest &request, std::string &whyNot) {
+  MLIRContext *context = op->getContext();
+  Value input = op->getOperand(0), output = op->getResult(0);
+  std::string name = op->getName().stripDialect().str();
+  if (!isF32Tensor(input) || !isF32Tensor(output)) {
+    whyNot = "dnnl.pool takes f32 tensors; this " + name + "'s input is " +
+             typeText(input);
+    return std::nullopt;
+  }
+  auto inType = cast<RankedTensorType>(input.getType());
+  auto outType = cast<RankedTensorType>(output.getType());
+  int64_t rank = inType.getRank();
+  if (rank < 3 || rank > 5 || !inType.hasStaticShape() ||
+      !outType.hasStaticShape()) {
+    whyNot = "dnnl.pool takes 1 to 3 spatial dimensions of static size; "
+             "this " +
+             name + "'s input is " + typeText(input);
+    return std::nullopt;
+  }
+  StringRef autoPad = op->getAttrOfType<StringAttr>("auto_pad").getValue();
+  if (autoPad != "NOTSET") {
+    whyNot = "auto_pad " + autoPad.str() +
+             " was not resolved into explicit pads; dnnl.pool takes pads";
+    return std::nullopt;
+  }
+  std::string kind;
+  if (auto max = dyn_cast<graph::MaxPoolOp>(op)) {
+    if (!max.getIndices().use_empty()) {
+      whyNot = "the max pool's indices are read; dnnl.pool computes values "
+               "only";
+      return std::nullopt;
+    }
+    kind = "max";
+  } else {
+    kind = cast<graph::AveragePoolOp>(op).getCountIncludePad()
+               ? "avg_include_pad"
+               : "avg_exclude_pad";
+  }
+  int64_t spatial = rank - 2;
+  auto ints = [&](StringRef attr, int64_t n, int64_t fill) {
+    if (auto array = op->getAttrOfType<DenseI64ArrayAttr>(attr))
+      return SmallVector<int64_t>(array.asArrayRef());
+    return SmallVector<int64_t>(n, fill);
+  };
+  SmallVector<int64_t> kernel = ints("kernel_shape", spatial, 1);
+  SmallVector<int64_t> strides = ints("strides", spatial, 1);
+  SmallVector<int64_t> dilations = ints("dilations", spatial, 1);
+  SmallVector<int64_t> pads = ints("pads", 2 * spatial, 0);
+  if (static_cast<int64_t>(kernel.size()) != spatial ||
+      static_cast<int64_t>(strides.size()) != spatial ||
+      static_cast<int64_t>(dilations.size()) != spatial ||
+      static_cast<int64_t>(pads.size()) != 2 * spatial) {
+    whyNot = "the " + name + "'s attributes do not match its " +
+             std::to_string(spatial) + " spatial dimensions";
+    return std::nullopt;
+  }
+  // oneDNN cannot compute a last window that starts in the right padding
+  // (ceil_mode can ask for one; ONNX Runtime and PyTorch drop it).
+  for (int64_t i = 0; i < spatial; ++i) {
+    int64_t last = (outType.getDimSize(2 + i) - 1) * strides[i] - pads[i];
+    if (last >= inType.getDimSize(2 + i)) {
+      whyNot = "the " + name + "'s last window in spatial dimension " +
+               std::to_string(i) +
+               " lies entirely in the padding; dnnl.pool cannot compute it";
+      return std::nullopt;
+    }
+  }
+  LibraryMatch match;
+  match.library = "dnnl.pool";
+  match.inputs = {&op->getOpOperand(0)};
+  match.attrs.set("kind", StringAttr::get(context, kind));
+  match.attrs.set("kernel", DenseI64ArrayAttr::get(context, kernel));
+  match.attrs.set("strides", DenseI64ArrayAttr::get(context, strides));
+  match.attrs.set("dilations", DenseI64ArrayAttr::get(context, dilations));
+  match.attrs.set("pads", DenseI64ArrayAttr::get(context, pads));
+  match.ops.push_back(op);
+  match.joinReasons.push_back("");
+  EpilogueBuilder epilogue{match, request, name};
+  epilogue.finish();
+  match.reason = "f32 " + name +
+                 ": oneDNN's JIT kernels (the generated "
+                 "loops walk each window's few taps innermost, which does "
+                 "not vectorize)";
+  if (request.forced)
+    match.reason += " (also asked for by the decisions file)";
+  return match;
+}
+
 /// The batch dimensions of a matmul operand or result (all but the last
 /// two) without leading ones.
 static SmallVector<int64_t> batchDims(RankedTensorType type) {
@@ -801,6 +894,8 @@ strata::matchLibraryKernel(Operation *op, const LibraryRequest &request,
     return matchMatmul(op, request, whyNot);
   if (auto conv = dyn_cast<graph::ConvOp>(op))
     return matchConv(conv, request, whyNot);
+  if (isa<graph::MaxPoolOp, graph::AveragePoolOp>(op))
+    return matchPool(op, request, whyNot);
   whyNot = "no library kernel for " + op->getName().getStringRef().str();
   return std::nullopt;
 }

@@ -97,6 +97,19 @@ struct PoolCase {
     Tensor out = runStep("dnnl.pool", {{reorderChannels(x, true)}}, outShape(),
                          lastAttrs, 2);
     expectClose(reorderChannels(out, false), want);
+    // One end channels-last, the other row-major (a pool between a
+    // generated kernel and a convolution): the kernel pools in the source's
+    // layout and converts the result.
+    std::vector<Attribute> srcLast = attrs();
+    srcLast.push_back(stringAttr("src_layout", "channels_last"));
+    expectClose(runStep("dnnl.pool", {{reorderChannels(x, true)}}, outShape(),
+                        srcLast, 2),
+                want);
+    std::vector<Attribute> dstLast = attrs();
+    dstLast.push_back(stringAttr("dst_layout", "channels_last"));
+    expectClose(reorderChannels(
+                    runStep("dnnl.pool", {{x}}, outShape(), dstLast, 2), false),
+                want);
   }
 };
 

@@ -22,7 +22,15 @@ namespace {
 struct PoolState : KernelState {
   std::vector<int64_t> key;
   dnnl::pooling_v2_forward primitive;
+  /// The step's buffers as the module lays them out.
   dnnl::memory::desc src, dst;
+  /// oneDNN's fast pooling needs the source and destination in one layout
+  /// (given one channels-last and the other row-major it runs its reference
+  /// kernel, ~50x slower): the primitive writes the source's layout into
+  /// `written`, converted into `dst` when the two differ.
+  bool convertDst = false;
+  dnnl::memory written;
+  LayoutConversion dstConversion;
   /// Per spatial dimension and output position: the window's taps over the
   /// taps inside the declared pads (include-pad averages only; empty when
   /// every factor is 1).
@@ -138,11 +146,21 @@ void pool(KernelContext &ctx) {
       state.key.clear();
       state.src = activationDesc(ctx, "src_layout", x.shape);
       state.dst = activationDesc(ctx, "dst_layout", out.shape);
+      dnnl::memory::desc primitiveDst = state.src == rowMajorDesc(x.shape)
+                                            ? rowMajorDesc(out.shape)
+                                            : channelsLastDesc(out.shape);
+      state.convertDst = primitiveDst != state.dst;
+      state.written = dnnl::memory();
+      if (state.convertDst) {
+        state.written = dnnl::memory(primitiveDst, cpuEngine());
+        state.dstConversion =
+            LayoutConversion(primitiveDst, state.dst, out.shape);
+      }
       dnnl::memory::dims dnnlDilations, padL(pads.begin(), pads.begin() + k);
       for (int64_t d : dilations)
         dnnlDilations.push_back(d - 1);
       dnnl::pooling_v2_forward::desc desc(dnnl::prop_kind::forward_inference,
-                                          alg, state.src, state.dst, strides,
+                                          alg, state.src, primitiveDst, strides,
                                           kernel, dnnlDilations, padL, padR);
       state.primitive = dnnl::pooling_v2_forward(
           dnnl::pooling_v2_forward::primitive_desc(desc, cpuEngine()));
@@ -168,10 +186,13 @@ void pool(KernelContext &ctx) {
       state.key = std::move(key);
     }
     const dnnl::engine &engine = cpuEngine();
+    dnnl::memory userDst(state.dst, engine, out.data);
     state.primitive.execute(
         state.stream,
         {{DNNL_ARG_SRC, dnnl::memory(state.src, engine, x.data)},
-         {DNNL_ARG_DST, dnnl::memory(state.dst, engine, out.data)}});
+         {DNNL_ARG_DST, state.convertDst ? state.written : userDst}});
+    if (state.convertDst)
+      state.dstConversion.execute(state.stream, state.written, userDst);
     state.stream.wait();
     if (!state.rescale.empty())
       rescaleOutputs(ctx, out, state.rescale,
