@@ -6,13 +6,15 @@
 // small MobileNet's time. A buffer that only oneDNN steps touch need not be
 // row-major at all: this pass keeps it channels-last when
 //
-//   - a dnnl.conv or dnnl.pool step writes it (its first output),
-//   - every reader is a dnnl.conv step (as X or as the residual `sum`) or a
-//     dnnl.pool step (as X), and
+//   - a dnnl.conv, dnnl.pool or dnnl.concat step writes it (its first
+//     output),
+//   - every reader is a dnnl.conv step (as X or as the residual `sum`), a
+//     dnnl.pool step (as X) or a dnnl.concat step (as any input), and
 //   - it is not a result of the model, nor read through a view,
 //
 // and records the choice on both ends as step attributes (`dst_layout`,
-// `src_layout`, `sum_layout` = "channels_last", in strata.attrs) and, for
+// `src_layout`, `sum_layout`, `src_layout_<i>` = "channels_last", in
+// strata.attrs) and, for
 // people, in strata.layouts on the producer. The runtime's kernels then
 // describe the buffer to oneDNN as channels-last (runtime/lib/kernels,
 // activationDesc), which makes the conversions no-ops. The buffer has the
@@ -43,13 +45,22 @@ StringRef libraryOf(func::CallOp call, SymbolTable &symbols) {
   return library ? library.getValue() : "";
 }
 
-/// The attribute naming how a dnnl.conv/dnnl.pool call reads `operand`
-/// ("src_layout", "sum_layout"), or "" when it cannot read it channels-last.
-StringRef readerAttr(func::CallOp call, SymbolTable &symbols,
-                     unsigned operand) {
+/// Whether the oneDNN step `library` may write its result channels-last.
+bool writesChannelsLast(StringRef library) {
+  return library == "dnnl.conv" || library == "dnnl.pool" ||
+         library == "dnnl.concat";
+}
+
+/// The attribute naming how a oneDNN call reads `operand` ("src_layout",
+/// "sum_layout", a concat's "src_layout_<i>"), or "" when it cannot read it
+/// channels-last.
+std::string readerAttr(func::CallOp call, SymbolTable &symbols,
+                       unsigned operand) {
   StringRef library = libraryOf(call, symbols);
   if (library == "dnnl.pool")
     return operand == 0 ? "src_layout" : "";
+  if (library == "dnnl.concat")
+    return "src_layout_" + std::to_string(operand);
   if (library != "dnnl.conv")
     return "";
   if (operand == 0)
@@ -88,17 +99,16 @@ struct ChannelsLastPass
     SymbolTable symbols(module);
     entry.walk([&](func::CallOp producer) {
       StringRef library = libraryOf(producer, symbols);
-      if ((library != "dnnl.conv" && library != "dnnl.pool") ||
-          producer.getNumResults() != 1)
+      if (!writesChannelsLast(library) || producer.getNumResults() != 1)
         return;
       Value buffer = producer.getResult(0);
       auto type = dyn_cast<RankedTensorType>(buffer.getType());
       if (!type || type.getRank() < 3 || buffer.use_empty())
         return;
-      SmallVector<std::pair<func::CallOp, StringRef>> readers;
+      SmallVector<std::pair<func::CallOp, std::string>> readers;
       for (OpOperand &use : buffer.getUses()) {
         auto reader = dyn_cast<func::CallOp>(use.getOwner());
-        StringRef key =
+        std::string key =
             reader ? readerAttr(reader, symbols, use.getOperandNumber()) : "";
         if (key.empty())
           return; // a generated kernel, a view, the model's result, ...
@@ -112,7 +122,8 @@ struct ChannelsLastPass
           callee,
           StringAttr::get(module.getContext(),
                           "output channels-last: every reader is a oneDNN "
-                          "conv or pool step (no conversion between them)"));
+                          "conv, pool or concat step (no conversion between "
+                          "them)"));
     });
   }
 };

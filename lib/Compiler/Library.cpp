@@ -657,6 +657,56 @@ matchPool(Operation *op, const LibraryRequest &request, std::string &whyNot) {
   return match;
 }
 
+/// A channel concat of image tensors ([N, C, D...], 2 or 3 spatial dims) →
+/// "dnnl.concat". Beside oneDNN's convolutions and pools (Inception,
+/// SqueezeNet, DenseNet blocks) it reads and writes their channels-last
+/// buffers (Layouts.cpp), where a generated concat is a row-major copy that
+/// needs every convolution around it to convert. Other concats (sequences,
+/// shapes, rank 3 and below) stay generated and fuse with their neighbours.
+static std::optional<LibraryMatch> matchConcat(graph::ConcatOp concat,
+                                               const LibraryRequest &request,
+                                               std::string &whyNot) {
+  MLIRContext *context = concat->getContext();
+  auto outType = dyn_cast<RankedTensorType>(concat.getType());
+  if (!outType || !outType.hasStaticShape() || outType.getRank() < 4 ||
+      outType.getRank() > 5) {
+    whyNot = "dnnl.concat takes image tensors [N, C, D...] of 2 or 3 spatial "
+             "dimensions; this concat makes " +
+             typeText(concat.getOutput());
+    return std::nullopt;
+  }
+  int64_t axis = concat.getAxis();
+  if (axis < 0)
+    axis += outType.getRank();
+  if (axis != 1) {
+    whyNot = "a concat along axis " + std::to_string(axis) +
+             "; dnnl.concat joins channels (axis 1)";
+    return std::nullopt;
+  }
+  for (Value input : concat.getInputs())
+    if (!isF32Tensor(input) ||
+        !cast<RankedTensorType>(input.getType()).hasStaticShape()) {
+      whyNot = "dnnl.concat takes static f32 tensors; an input is " +
+               typeText(input);
+      return std::nullopt;
+    }
+  LibraryMatch match;
+  match.library = "dnnl.concat";
+  for (OpOperand &input : concat->getOpOperands())
+    match.inputs.push_back(&input);
+  match.attrs.set("axis", IntegerAttr::get(IntegerType::get(context, 64), 1));
+  match.ops.push_back(concat);
+  match.joinReasons.push_back("");
+  EpilogueBuilder epilogue{match, request, "concat"};
+  epilogue.finish();
+  match.reason = "f32 channel concat of images: oneDNN's concat, which reads "
+                 "and writes the channels-last buffers of the oneDNN steps "
+                 "around it";
+  if (request.forced)
+    match.reason += " (also asked for by the decisions file)";
+  return match;
+}
+
 /// The batch dimensions of a matmul operand or result (all but the last
 /// two) without leading ones.
 static SmallVector<int64_t> batchDims(RankedTensorType type) {
@@ -896,6 +946,8 @@ strata::matchLibraryKernel(Operation *op, const LibraryRequest &request,
     return matchConv(conv, request, whyNot);
   if (isa<graph::MaxPoolOp, graph::AveragePoolOp>(op))
     return matchPool(op, request, whyNot);
+  if (auto concat = dyn_cast<graph::ConcatOp>(op))
+    return matchConcat(concat, request, whyNot);
   whyNot = "no library kernel for " + op->getName().getStringRef().str();
   return std::nullopt;
 }

@@ -1,6 +1,7 @@
 //===- Dnnl.h - Shared pieces of the oneDNN library kernels -----*- C++ -*-===//
 //
-// The oneDNN kernels ("dnnl.matmul", "dnnl.conv", "dnnl.pool") create their
+// The oneDNN kernels ("dnnl.matmul", "dnnl.conv", "dnnl.pool",
+// "dnnl.concat") create their
 // primitive on the first run of a step and keep it in the step's
 // KernelContext::state, keyed by the operand shapes (an Input buffer with
 // dynamic dimensions may change shape between runs). This header holds what
@@ -112,6 +113,7 @@ void translateErrors(const KernelContext &ctx, Fn &&body) {
 void matmul(KernelContext &ctx);
 void conv(KernelContext &ctx);
 void pool(KernelContext &ctx);
+void concat(KernelContext &ctx);
 
 } // namespace strata::rt::kernels::dnnl_support
 

@@ -310,6 +310,7 @@ void registerDnnlKernels(
   add("dnnl.matmul", dnnl_support::matmul);
   add("dnnl.conv", dnnl_support::conv);
   add("dnnl.pool", dnnl_support::pool);
+  add("dnnl.concat", dnnl_support::concat);
 }
 
 } // namespace strata::rt::kernels

@@ -9,6 +9,11 @@ silu.onnx (test/Compile/swish.test): Conv -> x * sigmoid(x) -> depthwise
 Conv -> sigmoid(x) * x -> 1x1 Conv -> HardSwish -> GlobalAveragePool, the
 activations as exporters write them (SiLU as a Sigmoid and a Mul that both
 read the convolution), each a oneDNN post-op.
+
+inception.onnx (test/Compile/layouts.test): two convolution branches joined
+by a channel Concat, a ceil_mode MaxPool, a 1x1 Conv and a
+GlobalAveragePool: the concat and the pool are oneDNN steps, channels-last
+on both ends.
 """
 import os
 import sys
@@ -89,6 +94,53 @@ def silu_model(out, rng):
             a3.mean(axis=(2, 3), keepdims=True).astype(np.float32))
 
 
+def inception_model(out, rng):
+    wa = rng.standard_normal((6, 4, 1, 1)).astype(np.float32) * 0.5
+    ba = rng.standard_normal(6).astype(np.float32) * 0.1
+    wb = rng.standard_normal((10, 4, 3, 3)).astype(np.float32) * 0.3
+    bb = rng.standard_normal(10).astype(np.float32) * 0.1
+    wc = rng.standard_normal((8, 16, 1, 1)).astype(np.float32) * 0.3
+    bc = rng.standard_normal(8).astype(np.float32) * 0.1
+    inits = [numpy_helper.from_array(a, n) for a, n in
+             [(wa, "wa"), (ba, "ba"), (wb, "wb"), (bb, "bb"), (wc, "wc"),
+              (bc, "bc")]]
+    nodes = [
+        helper.make_node("Conv", ["x", "wa", "ba"], ["ca"], name="branch_a"),
+        helper.make_node("Relu", ["ca"], ["ra"], name="relu_a"),
+        helper.make_node("Conv", ["x", "wb", "bb"], ["cb"], name="branch_b",
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["cb"], ["rb"], name="relu_b"),
+        helper.make_node("Concat", ["ra", "rb"], ["cat"], name="join", axis=1),
+        helper.make_node("MaxPool", ["cat"], ["p"], name="pool",
+                         kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1),
+        helper.make_node("Conv", ["p", "wc", "bc"], ["cc"], name="conv_c"),
+        helper.make_node("GlobalAveragePool", ["cc"], ["y"], name="gap"),
+    ]
+    graph = helper.make_graph(
+        nodes, "inception",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4, 10, 10])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 8, 1, 1])],
+        inits)
+    model = helper.make_model(graph,
+                              opset_imports=[helper.make_opsetid("", 17)])
+    onnx.checker.check_model(model)
+    onnx.save(model, os.path.join(out, "inception.onnx"))
+
+    x = rng.standard_normal((2, 4, 10, 10)).astype(np.float32)
+    ra = np.maximum(conv2d(x.astype(np.float64), wa, ba, 0), 0)
+    rb = np.maximum(conv2d(x.astype(np.float64), wb, bb, 1), 0)
+    cat = np.concatenate([ra, rb], axis=1)
+    # ceil_mode: 10 -> 5 windows of 3 at stride 2, the last one cut short.
+    p = np.zeros((2, 16, 5, 5))
+    for i in range(5):
+        for j in range(5):
+            p[:, :, i, j] = cat[:, :, 2 * i:2 * i + 3, 2 * j:2 * j + 3].max(axis=(2, 3))
+    cc = conv2d(p, wc, bc, 0)
+    np.save(os.path.join(out, "inception_x.npy"), x)
+    np.save(os.path.join(out, "inception_y.npy"),
+            cc.mean(axis=(2, 3), keepdims=True).astype(np.float32))
+
+
 def main():
     out = sys.argv[1]
     rng = np.random.default_rng(5)
@@ -133,6 +185,7 @@ def main():
     np.save(os.path.join(out, "conv_y.npy"),
             c3.mean(axis=(2, 3), keepdims=True).astype(np.float32))
     silu_model(out, rng)
+    inception_model(out, rng)
 
 
 if __name__ == "__main__":
