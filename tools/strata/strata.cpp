@@ -125,6 +125,12 @@ int main(int argc, char **argv) {
     os << "strata " << strata::driver::kStrataVersion << " (LLVM/MLIR "
        << LLVM_VERSION_STRING << ")\n";
   });
+  // Every strata option belongs to a subcommand; what the top level holds
+  // besides --help and --version are LLVM's and MLIR's own options (some
+  // 370 of them), which `strata --help` listed before the subcommands'
+  // usage mattered. They stay accepted (and listed by --help-hidden).
+  cl::HideUnrelatedOptions(llvm::ArrayRef<const cl::OptionCategory *>{},
+                           cl::SubCommand::getTopLevel());
   if (!cl::ParseCommandLineOptions(
           argc, argv,
           "strata: an ONNX graph compiler\n\n"
