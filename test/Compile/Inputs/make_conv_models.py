@@ -36,6 +36,20 @@ def conv2d(x, w, b, pad):
     return out + b[None, :, None, None]
 
 
+def save_model(out, name, nodes, weights, x_shape, y_shape):
+    """Writes OUT/NAME.onnx: `nodes` over the f32 input x of `x_shape`, with
+    `weights` (name -> array, in order) as initializers, to the output y."""
+    graph = helper.make_graph(
+        nodes, name,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, y_shape)],
+        [numpy_helper.from_array(a, n) for n, a in weights.items()])
+    model = helper.make_model(graph,
+                              opset_imports=[helper.make_opsetid("", 17)])
+    onnx.checker.check_model(model)
+    onnx.save(model, os.path.join(out, name + ".onnx"))
+
+
 def depthwise(x, w, b, pad):
     n, c, h, wd = x.shape
     _, _, kh, kw = w.shape
@@ -44,7 +58,8 @@ def depthwise(x, w, b, pad):
     out = np.zeros((n, c, oh, ow))
     for i in range(kh):
         for j in range(kw):
-            out += xp[:, :, i:i + oh, j:j + ow] * w[None, :, 0, i, j, None, None]
+            tap = w[None, :, 0, i, j, None, None]
+            out += xp[:, :, i:i + oh, j:j + ow] * tap
     return out + b[None, :, None, None]
 
 
@@ -55,9 +70,6 @@ def silu_model(out, rng):
     b2 = rng.standard_normal(16).astype(np.float32) * 0.1
     w3 = rng.standard_normal((12, 16, 1, 1)).astype(np.float32) * 0.5
     b3 = rng.standard_normal(12).astype(np.float32) * 0.5
-    inits = [numpy_helper.from_array(a, n) for a, n in
-             [(w1, "w1"), (b1, "b1"), (w2, "w2"), (b2, "b2"), (w3, "w3"),
-              (b3, "b3")]]
     nodes = [
         helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], name="conv1",
                          pads=[1, 1, 1, 1]),
@@ -71,15 +83,10 @@ def silu_model(out, rng):
         helper.make_node("HardSwish", ["c3"], ["a3"], name="hswish"),
         helper.make_node("GlobalAveragePool", ["a3"], ["y"], name="gap"),
     ]
-    graph = helper.make_graph(
-        nodes, "silu",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 8, 10, 10])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 12, 1, 1])],
-        inits)
-    model = helper.make_model(graph,
-                              opset_imports=[helper.make_opsetid("", 17)])
-    onnx.checker.check_model(model)
-    onnx.save(model, os.path.join(out, "silu.onnx"))
+    save_model(out, "silu", nodes,
+               {"w1": w1, "b1": b1, "w2": w2,
+                "b2": b2, "w3": w3, "b3": b3},
+               [2, 8, 10, 10], [2, 12, 1, 1])
 
     def silu(v):
         return v / (1.0 + np.exp(-v))
@@ -101,9 +108,6 @@ def inception_model(out, rng):
     bb = rng.standard_normal(10).astype(np.float32) * 0.1
     wc = rng.standard_normal((8, 16, 1, 1)).astype(np.float32) * 0.3
     bc = rng.standard_normal(8).astype(np.float32) * 0.1
-    inits = [numpy_helper.from_array(a, n) for a, n in
-             [(wa, "wa"), (ba, "ba"), (wb, "wb"), (bb, "bb"), (wc, "wc"),
-              (bc, "bc")]]
     nodes = [
         helper.make_node("Conv", ["x", "wa", "ba"], ["ca"], name="branch_a"),
         helper.make_node("Relu", ["ca"], ["ra"], name="relu_a"),
@@ -116,15 +120,10 @@ def inception_model(out, rng):
         helper.make_node("Conv", ["p", "wc", "bc"], ["cc"], name="conv_c"),
         helper.make_node("GlobalAveragePool", ["cc"], ["y"], name="gap"),
     ]
-    graph = helper.make_graph(
-        nodes, "inception",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4, 10, 10])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 8, 1, 1])],
-        inits)
-    model = helper.make_model(graph,
-                              opset_imports=[helper.make_opsetid("", 17)])
-    onnx.checker.check_model(model)
-    onnx.save(model, os.path.join(out, "inception.onnx"))
+    save_model(out, "inception", nodes,
+               {"wa": wa, "ba": ba, "wb": wb,
+                "bb": bb, "wc": wc, "bc": bc},
+               [2, 4, 10, 10], [2, 8, 1, 1])
 
     x = rng.standard_normal((2, 4, 10, 10)).astype(np.float32)
     ra = np.maximum(conv2d(x.astype(np.float64), wa, ba, 0), 0)
@@ -134,7 +133,8 @@ def inception_model(out, rng):
     p = np.zeros((2, 16, 5, 5))
     for i in range(5):
         for j in range(5):
-            p[:, :, i, j] = cat[:, :, 2 * i:2 * i + 3, 2 * j:2 * j + 3].max(axis=(2, 3))
+            window = cat[:, :, 2 * i:2 * i + 3, 2 * j:2 * j + 3]
+            p[:, :, i, j] = window.max(axis=(2, 3))
     cc = conv2d(p, wc, bc, 0)
     np.save(os.path.join(out, "inception_x.npy"), x)
     np.save(os.path.join(out, "inception_y.npy"),
@@ -150,9 +150,6 @@ def main():
     b2 = rng.standard_normal(16).astype(np.float32) * 0.1
     w3 = rng.standard_normal((12, 16, 1, 1)).astype(np.float32) * 0.3
     b3 = rng.standard_normal(12).astype(np.float32) * 0.1
-    inits = [numpy_helper.from_array(a, n) for a, n in
-             [(w1, "w1"), (b1, "b1"), (w2, "w2"), (b2, "b2"), (w3, "w3"),
-              (b3, "b3")]]
     nodes = [
         helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], name="conv1",
                          pads=[1, 1, 1, 1]),
@@ -166,15 +163,10 @@ def main():
         helper.make_node("Conv", ["p", "w3", "b3"], ["c3"], name="conv3"),
         helper.make_node("GlobalAveragePool", ["c3"], ["y"], name="gap"),
     ]
-    graph = helper.make_graph(
-        nodes, "conv",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 8, 10, 10])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 12, 1, 1])],
-        inits)
-    model = helper.make_model(graph,
-                              opset_imports=[helper.make_opsetid("", 17)])
-    onnx.checker.check_model(model)
-    onnx.save(model, os.path.join(out, "conv.onnx"))
+    save_model(out, "conv", nodes,
+               {"w1": w1, "b1": b1, "w2": w2,
+                "b2": b2, "w3": w3, "b3": b3},
+               [2, 8, 10, 10], [2, 12, 1, 1])
 
     x = rng.standard_normal((2, 8, 10, 10)).astype(np.float32)
     r1 = np.maximum(conv2d(x.astype(np.float64), w1, b1, 1), 0)
