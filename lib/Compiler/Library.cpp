@@ -503,6 +503,14 @@ matchMatmul(Operation *op, const LibraryRequest &request, std::string &whyNot) {
   return match;
 }
 
+/// A convolution's or pool's optional per-dimension attribute, or `n`
+/// copies of ONNX's default `fill` when the model leaves it out.
+static SmallVector<int64_t> valuesOr(std::optional<ArrayRef<int64_t>> values,
+                                     int64_t n, int64_t fill) {
+  return values ? SmallVector<int64_t>(values->begin(), values->end())
+                : SmallVector<int64_t>(n, fill);
+}
+
 static std::optional<LibraryMatch> matchConv(graph::ConvOp conv,
                                              const LibraryRequest &request,
                                              std::string &whyNot) {
@@ -526,11 +534,6 @@ static std::optional<LibraryMatch> matchConv(graph::ConvOp conv,
     return std::nullopt;
   }
   int64_t spatial = rank - 2;
-  auto orOnes = [&](std::optional<ArrayRef<int64_t>> v, int64_t n,
-                    int64_t fill) {
-    return v ? SmallVector<int64_t>(v->begin(), v->end())
-             : SmallVector<int64_t>(n, fill);
-  };
   LibraryMatch match;
   match.library = "dnnl.conv";
   match.inputs = {&conv->getOpOperand(0), &conv->getOpOperand(1)};
@@ -539,12 +542,13 @@ static std::optional<LibraryMatch> matchConv(graph::ConvOp conv,
   auto i64 = IntegerType::get(context, 64);
   match.attrs.set(
       "strides",
-      DenseI64ArrayAttr::get(context, orOnes(conv.getStrides(), spatial, 1)));
+      DenseI64ArrayAttr::get(context, valuesOr(conv.getStrides(), spatial, 1)));
+  match.attrs.set("dilations",
+                  DenseI64ArrayAttr::get(
+                      context, valuesOr(conv.getDilations(), spatial, 1)));
   match.attrs.set(
-      "dilations",
-      DenseI64ArrayAttr::get(context, orOnes(conv.getDilations(), spatial, 1)));
-  match.attrs.set("pads", DenseI64ArrayAttr::get(
-                              context, orOnes(conv.getPads(), 2 * spatial, 0)));
+      "pads", DenseI64ArrayAttr::get(context,
+                                     valuesOr(conv.getPads(), 2 * spatial, 0)));
   match.attrs.set("group", IntegerAttr::get(i64, conv.getGroup()));
   match.ops.push_back(conv);
   match.joinReasons.push_back("");
@@ -568,10 +572,12 @@ static std::optional<LibraryMatch> matchConv(graph::ConvOp conv,
 /// oneDNN's JIT kernels, channels-last between oneDNN steps (Layouts.cpp).
 /// The generated alternative walks each window's few taps in the innermost
 /// loop, which LLVM cannot vectorize.
+template <typename PoolOp>
 static std::optional<LibraryMatch>
-matchPool(Operation *op, const LibraryRequest &request, std::string &whyNot) {
+matchPool(PoolOp pool, const LibraryRequest &request, std::string &whyNot) {
+  Operation *op = pool.getOperation();
   MLIRContext *context = op->getContext();
-  Value input = op->getOperand(0), output = op->getResult(0);
+  Value input = pool.getInput(), output = pool.getOutput();
   std::string name = op->getName().stripDialect().str();
   if (!isF32Tensor(input) || !isF32Tensor(output)) {
     whyNot = "dnnl.pool takes f32 tensors; this " + name + "'s input is " +
@@ -588,35 +594,27 @@ matchPool(Operation *op, const LibraryRequest &request, std::string &whyNot) {
              name + "'s input is " + typeText(input);
     return std::nullopt;
   }
-  StringRef autoPad = op->getAttrOfType<StringAttr>("auto_pad").getValue();
-  if (autoPad != "NOTSET") {
-    whyNot = "auto_pad " + autoPad.str() +
+  if (pool.getAutoPad() != "NOTSET") {
+    whyNot = "auto_pad " + pool.getAutoPad().str() +
              " was not resolved into explicit pads; dnnl.pool takes pads";
     return std::nullopt;
   }
   std::string kind;
-  if (auto max = dyn_cast<graph::MaxPoolOp>(op)) {
-    if (!max.getIndices().use_empty()) {
+  if constexpr (std::is_same_v<PoolOp, graph::MaxPoolOp>) {
+    if (!pool.getIndices().use_empty()) {
       whyNot = "the max pool's indices are read; dnnl.pool computes values "
                "only";
       return std::nullopt;
     }
     kind = "max";
   } else {
-    kind = cast<graph::AveragePoolOp>(op).getCountIncludePad()
-               ? "avg_include_pad"
-               : "avg_exclude_pad";
+    kind = pool.getCountIncludePad() ? "avg_include_pad" : "avg_exclude_pad";
   }
   int64_t spatial = rank - 2;
-  auto ints = [&](StringRef attr, int64_t n, int64_t fill) {
-    if (auto array = op->getAttrOfType<DenseI64ArrayAttr>(attr))
-      return SmallVector<int64_t>(array.asArrayRef());
-    return SmallVector<int64_t>(n, fill);
-  };
-  SmallVector<int64_t> kernel = ints("kernel_shape", spatial, 1);
-  SmallVector<int64_t> strides = ints("strides", spatial, 1);
-  SmallVector<int64_t> dilations = ints("dilations", spatial, 1);
-  SmallVector<int64_t> pads = ints("pads", 2 * spatial, 0);
+  SmallVector<int64_t> kernel(pool.getKernelShape());
+  SmallVector<int64_t> strides = valuesOr(pool.getStrides(), spatial, 1);
+  SmallVector<int64_t> dilations = valuesOr(pool.getDilations(), spatial, 1);
+  SmallVector<int64_t> pads = valuesOr(pool.getPads(), 2 * spatial, 0);
   if (static_cast<int64_t>(kernel.size()) != spatial ||
       static_cast<int64_t>(strides.size()) != spatial ||
       static_cast<int64_t>(dilations.size()) != spatial ||
@@ -944,8 +942,10 @@ strata::matchLibraryKernel(Operation *op, const LibraryRequest &request,
     return matchMatmul(op, request, whyNot);
   if (auto conv = dyn_cast<graph::ConvOp>(op))
     return matchConv(conv, request, whyNot);
-  if (isa<graph::MaxPoolOp, graph::AveragePoolOp>(op))
-    return matchPool(op, request, whyNot);
+  if (auto pool = dyn_cast<graph::MaxPoolOp>(op))
+    return matchPool(pool, request, whyNot);
+  if (auto pool = dyn_cast<graph::AveragePoolOp>(op))
+    return matchPool(pool, request, whyNot);
   if (auto concat = dyn_cast<graph::ConcatOp>(op))
     return matchConcat(concat, request, whyNot);
   whyNot = "no library kernel for " + op->getName().getStringRef().str();
