@@ -35,5 +35,11 @@ config.environment["STRATA_CACHE_DIR"] = os.path.join(config.test_exec_root,
                                                       "strata-cache")
 config.environment["UBSAN_OPTIONS"] = "print_stacktrace=1:halt_on_error=1"
 
-tool_dirs = [config.strata_tools_dir, config.llvm_tools_dir]
-llvm_config.add_tool_substitutions(["strata", "strata-opt"], tool_dirs)
+# strata comes from the tools under test. The sanitizer build makes only
+# strata, so strata-opt (pass-level checks) falls back to this build's own.
+own_tools_dir = os.path.join(config.strata_obj_root, "bin")
+llvm_config.add_tool_substitutions(
+    ["strata"], [config.strata_tools_dir, config.llvm_tools_dir])
+llvm_config.add_tool_substitutions(
+    ["strata-opt"],
+    [config.strata_tools_dir, own_tools_dir, config.llvm_tools_dir])
