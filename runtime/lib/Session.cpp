@@ -350,13 +350,23 @@ Session::Session(std::shared_ptr<const Module> module, SessionOptions options)
 
 Session::~Session() = default;
 
+/// "'x' (its inputs are 'a', 'b')" for a name not in `signatures`.
+static std::string unknownName(const std::string &name, const char *what,
+                               const std::vector<TensorSignature> &signatures) {
+  std::string known;
+  for (const TensorSignature &sig : signatures)
+    known += (known.empty() ? "'" : ", '") + sig.name + "'";
+  return "'" + name + "' (its " + what + "s are " +
+         (known.empty() ? std::string("none") : known) + ")";
+}
+
 size_t Session::inputIndex(const std::string &name) const {
   const auto &inputs = module_->inputs();
   for (size_t i = 0; i < inputs.size(); ++i)
     if (inputs[i].name == name)
       return i;
-  throw Error("strata module '" + module_->name() + "' has no input named '" +
-              name + "'");
+  throw Error("strata module '" + module_->name() + "' has no input named " +
+              unknownName(name, "input", inputs));
 }
 
 size_t Session::outputIndex(const std::string &name) const {
@@ -364,8 +374,8 @@ size_t Session::outputIndex(const std::string &name) const {
   for (size_t i = 0; i < outputs.size(); ++i)
     if (outputs[i].name == name)
       return i;
-  throw Error("strata module '" + module_->name() + "' has no output named '" +
-              name + "'");
+  throw Error("strata module '" + module_->name() + "' has no output named " +
+              unknownName(name, "output", outputs));
 }
 
 void Session::setInput(const std::string &name, const Tensor &tensor) {
@@ -373,6 +383,18 @@ void Session::setInput(const std::string &name, const Tensor &tensor) {
 }
 
 void Session::setInput(size_t index, const Tensor &tensor) {
+  checkInput(index, tensor);
+  inputs_[index] = tensor;
+  bindInput(index);
+}
+
+void Session::setInput(size_t index, Tensor &&tensor) {
+  checkInput(index, tensor);
+  inputs_[index] = std::move(tensor);
+  bindInput(index);
+}
+
+void Session::checkInput(size_t index, const Tensor &tensor) const {
   const auto &inputs = module_->inputs();
   if (index >= inputs.size())
     throw Error("strata module '" + module_->name() + "' has no input " +
@@ -391,12 +413,14 @@ void Session::setInput(size_t index, const Tensor &tensor) {
   for (size_t d = 0; d < sig.shape.size(); ++d)
     if (sig.shape[d] != -1 && sig.shape[d] != tensor.shape()[d])
       throw Error(who + got + " (dimension " + std::to_string(d) + " differs)");
-  inputs_[index] = tensor;
+}
+
+void Session::bindInput(size_t index) {
   inputSet_[index] = true;
   if (cuda_)
     return; // Copied to the device by run().
   // The buffer takes the tensor's actual shape (dynamic dimensions bound).
-  TensorView &v = views_[sig.buffer];
+  TensorView &v = views_[module_->inputs()[index].buffer];
   v.shape = inputs_[index].shape();
   v.data = inputs_[index].view().data;
 }

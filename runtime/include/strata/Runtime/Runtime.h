@@ -602,6 +602,12 @@ public:
   /// type or shape does not fit the signature.
   void setInput(const std::string &name, const Tensor &tensor);
   void setInput(size_t index, const Tensor &tensor);
+  /// The same, taking the tensor over instead of copying it.
+  void setInput(size_t index, Tensor &&tensor);
+  /// The index of input `name`; throws Error naming the inputs when the
+  /// module has no such input. Likewise for outputs.
+  size_t inputIndex(const std::string &name) const;
+  size_t outputIndex(const std::string &name) const;
   /// Runs the steps in order; every input must have been set.
   void run();
   /// An output of the last run.
@@ -615,8 +621,9 @@ private:
   friend CudaSessionInfo cudaSessionInfo(const Session &session);
   friend std::vector<double> cudaTimeRuns(Session &session, int runs);
 
-  size_t inputIndex(const std::string &name) const;
-  size_t outputIndex(const std::string &name) const;
+  /// Checks `tensor` against input `index`'s signature.
+  void checkInput(size_t index, const Tensor &tensor) const;
+  void bindInput(size_t index);
 
   void runGenerated(size_t index);
 

@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""Installs strata into a fresh prefix and uses it as a user would.
+
+  check_install.py BUILD_DIR SOURCE_DIR WORK_DIR
+
+- `cmake --install` puts the tools, libraries, headers and packages in
+  WORK_DIR/prefix.
+- examples/embed is configured with find_package(strata) against that prefix
+  and built: a C and a C++ program on libstrata_runtime.so and the C program
+  on the static archive. The C program is built a second time with nothing
+  but `pkg-config --cflags --libs strata-runtime`.
+- examples/plugin is built against the installed plugin header
+  (strata::plugin) and loaded by the installed strata.
+- The installed strata compiles models/resnet_small; every program runs the
+  module on the model's stored test input, and each output is compared with
+  the model's stored output (the ONNX test-data layout).
+- A truncated module gives the C API's one-line error and exit status 1.
+
+Any difference or failed step fails the test, naming the step.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+from onnx import TensorProto, numpy_helper
+
+
+def run(step, cmd, env=None, expect=0):
+    result = subprocess.run(cmd, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    if result.returncode != expect:
+        sys.exit(f"check_install: {step} exited with {result.returncode} "
+                 f"(expected {expect}):\n$ {' '.join(cmd)}\n{result.stdout}")
+    return result.stdout
+
+
+def read_tensor(path):
+    tensor = TensorProto()
+    with open(path, "rb") as f:
+        tensor.ParseFromString(f.read())
+    return tensor.name, numpy_helper.to_array(tensor)
+
+
+def main():
+    build, source, work = (os.path.abspath(p) for p in sys.argv[1:4])
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    prefix = os.path.join(work, "prefix")
+    run("install", ["cmake", "--install", build, "--prefix", prefix])
+
+    generator = ["-G", "Ninja"] if shutil.which("ninja") else []
+    embed = os.path.join(work, "embed")
+    run("configuring examples/embed",
+        ["cmake", "-S", os.path.join(source, "examples/embed"), "-B", embed,
+         f"-DCMAKE_PREFIX_PATH={prefix}", "-DCMAKE_BUILD_TYPE=Release"]
+        + generator)
+    run("building examples/embed", ["cmake", "--build", embed])
+
+    # The C program again, from pkg-config's flags alone.
+    libdir = run("pkg-config", ["pkg-config", "--variable=libdir",
+                                "strata-runtime"],
+                 env=dict(os.environ,
+                          PKG_CONFIG_PATH=os.path.join(prefix, "lib",
+                                                       "pkgconfig"))).strip()
+    flags = run("pkg-config", ["pkg-config", "--cflags", "--libs",
+                               "strata-runtime"],
+                env=dict(os.environ,
+                         PKG_CONFIG_PATH=os.path.join(prefix, "lib",
+                                                      "pkgconfig"))).split()
+    pc_program = os.path.join(work, "run_module_pkgconfig")
+    run("building run_module.c with pkg-config",
+        ["cc", "-O1", os.path.join(source, "examples/embed/run_module.c"),
+         "-o", pc_program] + flags + [f"-Wl,-rpath,{libdir}"])
+
+    plugin = os.path.join(work, "plugin")
+    run("configuring examples/plugin",
+        ["cmake", "-S", os.path.join(source, "examples/plugin"), "-B", plugin,
+         f"-DCMAKE_PREFIX_PATH={prefix}", "-DCMAKE_BUILD_TYPE=Release"]
+        + generator)
+    run("building examples/plugin", ["cmake", "--build", plugin])
+
+    strata = os.path.join(prefix, "bin", "strata")
+    model_dir = os.path.join(source, "models", "resnet_small")
+    module = os.path.join(work, "resnet_small.strata")
+    plugin_so = os.path.join(plugin, "libstrata-example-plugin.so")
+    env = dict(os.environ, STRATA_CACHE_DIR=os.path.join(work, "cache"),
+               STRATA_PLUGIN_PATHS=plugin_so)
+    # The plugin's pass is in the kernel stage's pipeline (its default edit).
+    pipeline = run("the installed strata-opt with the plugin",
+                   [os.path.join(prefix, "bin", "strata-opt"),
+                    "--strata-stage-kernel", "--dump-pass-pipeline",
+                    os.path.join(source, "test/Compile/Inputs/"
+                                 "precision-fused.mlir"),
+                    "-o", os.devnull], env=env)
+    if "example-annotate-kernels" not in pipeline:
+        sys.exit("check_install: the plugin built against the installed "
+                 f"strata did not edit the pipeline:\n{pipeline}")
+    run("compiling with the installed strata and plugin",
+        [strata, "compile", os.path.join(model_dir, "model.onnx"), "-o",
+         module], env=env)
+
+    inputs = os.path.join(work, "inputs")
+    os.makedirs(inputs)
+    data_set = os.path.join(model_dir, "test_data_set_0")
+    expected = {}
+    for name in sorted(os.listdir(data_set)):
+        tensor_name, array = read_tensor(os.path.join(data_set, name))
+        if name.startswith("input_"):
+            array.tofile(os.path.join(inputs, tensor_name + ".bin"))
+        else:
+            expected[tensor_name] = array
+
+    programs = [os.path.join(embed, p) for p in
+                ("run_module", "run_module_cpp", "run_module_static")]
+    programs.append(pc_program)
+    for program in programs:
+        outputs = os.path.join(work, "out-" + os.path.basename(program))
+        os.makedirs(outputs)
+        text = run(os.path.basename(program),
+                   [program, module, "--threads", "2", "--inputs", inputs,
+                    "--outputs", outputs])
+        for name, want in expected.items():
+            got = np.fromfile(os.path.join(outputs, name + ".bin"),
+                              dtype=want.dtype)
+            if got.size != want.size or not np.allclose(
+                    got, want.reshape(-1), rtol=1e-3, atol=1e-4):
+                sys.exit(f"check_install: {os.path.basename(program)}: "
+                         f"output '{name}' differs from the stored output\n"
+                         f"{text}")
+
+    truncated = os.path.join(work, "truncated.strata")
+    with open(module, "rb") as f:
+        head = f.read(1000)
+    with open(truncated, "wb") as f:
+        f.write(head)
+    text = run("run_module on a truncated module",
+               [programs[0], truncated], expect=1)
+    want = "run_module: loading the module: STRATA_ERROR_INVALID_MODULE: " \
+           f"strata module '{truncated}': "
+    if want not in text:
+        sys.exit(f"check_install: the truncated module's error is\n{text}\n"
+                 f"and does not contain\n{want}")
+    print(f"check_install: {len(programs)} programs built against {prefix} "
+          f"match {model_dir}'s stored outputs")
+
+
+if __name__ == "__main__":
+    main()
