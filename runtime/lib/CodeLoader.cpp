@@ -83,21 +83,36 @@ std::string dlerrorText() {
 /// dlopen through an anonymous memory file. Returns false (and leaves
 /// `handle` null) when memfd or /proc is unavailable, so that the caller
 /// falls back to a temporary file; a loader error is reported in `error`.
-bool openFromMemfd(const uint8_t *code, size_t size, void *&handle,
+///
+/// The dynamic loader matches objects already loaded by the name they were
+/// opened under, before it looks at the file: a second object opened as
+/// the same /proc/self/fd/N is handed the first one's handle. So the memory
+/// file stays open (`fd`) for as long as the object is loaded, which keeps
+/// N from being reused, and a name that is somehow taken already (an object
+/// dlclose could not unload) is refused before anything is opened under it.
+bool openFromMemfd(const uint8_t *code, size_t size, void *&handle, int &fd,
                    std::string &error) {
-  int fd = memfd_create("strata-code", MFD_CLOEXEC);
+  fd = memfd_create("strata-code", MFD_CLOEXEC);
   if (fd < 0)
     return false;
   std::string path = "/proc/self/fd/" + std::to_string(fd);
-  if (!writeAll(fd, code, size) || ::access(path.c_str(), R_OK) != 0) {
+  auto giveUp = [&] {
     ::close(fd);
+    fd = -1;
     return false;
+  };
+  if (!writeAll(fd, code, size) || ::access(path.c_str(), R_OK) != 0)
+    return giveUp();
+  if (void *taken = dlopen(path.c_str(), RTLD_LAZY | RTLD_NOLOAD)) {
+    dlclose(taken);
+    return giveUp();
   }
   handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!handle)
+  if (!handle) {
     error = dlerrorText();
-  // The mappings keep the memory file alive.
-  ::close(fd);
+    ::close(fd);
+    fd = -1;
+  }
   return true;
 }
 
@@ -143,7 +158,7 @@ LoadedCode::LoadedCode(const uint8_t *code, size_t size,
     throw Error(who + "its code " + bad + "; expected a " + kHostMachineName +
                 " ELF shared object");
   std::string error;
-  if (!openFromMemfd(code, size, handle_, error))
+  if (!openFromMemfd(code, size, handle_, fd_, error))
     handle_ = openFromTempFile(code, size, moduleName, error);
   if (!handle_)
     throw Error(who + "cannot load its code as a shared object: " + error);
@@ -152,6 +167,9 @@ LoadedCode::LoadedCode(const uint8_t *code, size_t size,
 LoadedCode::~LoadedCode() {
   if (handle_)
     dlclose(handle_);
+  // Only now may the memory file's descriptor (its name) be reused.
+  if (fd_ >= 0)
+    ::close(fd_);
 }
 
 void *LoadedCode::function(const std::string &symbol, std::string &why) const {

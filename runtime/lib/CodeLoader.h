@@ -31,6 +31,9 @@ public:
 
 private:
   void *handle_ = nullptr;
+  /// The memory file the object was opened from (-1 for a temporary file):
+  /// open while the object is loaded, so that its name stays unique.
+  int fd_ = -1;
 };
 
 } // namespace strata::rt::detail

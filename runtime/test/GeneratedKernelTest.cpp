@@ -23,11 +23,13 @@ using ::testing::HasSubstr;
 
 namespace {
 
-std::vector<uint8_t> testKernels() {
-  std::ifstream file(STRATA_RT_TEST_KERNELS, std::ios::binary);
-  EXPECT_TRUE(file) << "cannot read " << STRATA_RT_TEST_KERNELS;
+std::vector<uint8_t> readCode(const char *path) {
+  std::ifstream file(path, std::ios::binary);
+  EXPECT_TRUE(file) << "cannot read " << path;
   return std::vector<uint8_t>(std::istreambuf_iterator<char>(file), {});
 }
+
+std::vector<uint8_t> testKernels() { return readCode(STRATA_RT_TEST_KERNELS); }
 
 Step kernelStep(std::string name, std::vector<uint32_t> inputs,
                 std::vector<uint32_t> outputs, int64_t parallel = 0) {
@@ -257,4 +259,29 @@ TEST(GeneratedKernel, PlanMustFitTheAbi) {
               }),
               HasSubstr("needs 64-byte aligned buffers, but buffer 1 is at "
                         "arena offset 16"));
+}
+
+// Each module's code is its own object, also when several are loaded at
+// once: the loader once opened every object through /proc/self/fd/N and
+// closed N, so the next module's memory file got the same path and the
+// dynamic loader, which matches loaded objects by name, handed it the first
+// module's code ("exports no symbol" at best, the wrong kernel at worst).
+TEST(GeneratedKernel, ModulesLoadedTogetherRunTheirOwnCode) {
+  auto first = oneStepModule("strata_test_range", 2, 0, testKernels());
+  auto second = oneStepModule("strata_other_fill", 4, 4,
+                              readCode(STRATA_RT_TEST_OTHER_KERNELS));
+  for (int round = 0; round < 3; ++round) {
+    Session a(first);
+    Session b(second);
+    Session c(oneStepModule("strata_test_chunks", 3, 3, testKernels()));
+    a.run();
+    b.run();
+    c.run();
+    const int64_t *range = a.output("out").data<int64_t>();
+    EXPECT_EQ(range[0], 0);
+    EXPECT_EQ(range[1], 1);
+    const int64_t *fill = b.output("out").data<int64_t>();
+    EXPECT_EQ(std::vector<int64_t>(fill, fill + 4),
+              (std::vector<int64_t>{7000, 7001, 7002, 7003}));
+  }
 }
