@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
-# The README's test command: installs what is needed, builds strata twice
-# (normally, and with AddressSanitizer + UBSan for the bad-input checks), then
-# runs every test through one CTest run.
+# The README's test command: installs what is needed, builds strata
+# normally and with AddressSanitizer + UBSan (for the bad-input checks), and
+# the runtime's stress test with ThreadSanitizer, then runs every test
+# through one CTest run.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${STRATA_BUILD_DIR:-$root/build}
 asan=${STRATA_ASAN_BUILD_DIR:-$root/build-asan}
+tsan=${STRATA_TSAN_BUILD_DIR:-$root/build-tsan}
 jobs=${STRATA_JOBS:-$(nproc)}
 
 bash "$root/scripts/install-deps.sh"
 
 echo "== build ($build)"
-cmake -S "$root" -B "$build" -G Ninja -DSTRATA_ASAN_TOOLS_DIR="$asan/bin" "$@"
+cmake -S "$root" -B "$build" -G Ninja -DSTRATA_ASAN_TOOLS_DIR="$asan/bin" \
+  -DSTRATA_TSAN_STRESS_TOOL="$tsan/strata-runtime-stress" "$@"
 cmake --build "$build" -j "$jobs"
 
 # The sanitizer build only needs the importer driver; -O1 keeps it quick.
@@ -19,6 +22,13 @@ echo "== sanitizer build ($asan)"
 cmake -S "$root" -B "$asan" -G Ninja -DSTRATA_ENABLE_SANITIZERS=ON \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1"
 cmake --build "$asan" -j "$jobs" --target strata
+
+# ThreadSanitizer: the runtime alone (no LLVM, a minute on two cores), for
+# the concurrency stress test (test/Stress).
+echo "== thread sanitizer build ($tsan)"
+cmake -S "$root/runtime" -B "$tsan" -G Ninja -DSTRATA_ENABLE_TSAN=ON \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1"
+cmake --build "$tsan" -j "$jobs" --target strata-runtime-stress
 
 echo "== tests"
 cd "$build"
