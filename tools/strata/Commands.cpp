@@ -380,7 +380,14 @@ static bool prepare(Prepared &prepared) {
         }
         given[i] = randomTensor(infos[i].dtype, shape, rng);
       }
-      shapes[infos[i].name] = given[i]->shape();
+      // The key names the shapes compile would be given: bindings of
+      // dynamic dimensions, and shapes the user chose over the model's.
+      // A static input at its declared shape is left out, so that `run`
+      // hits the entry `compile` made without --input-shape.
+      if (llvm::is_contained(infos[i].shape, -1) ||
+          given[i]->shape() != infos[i].shape ||
+          flags.inputShapes.count(infos[i].name))
+        shapes[infos[i].name] = given[i]->shape();
       prepared.inputs.push_back(std::move(*given[i]));
     }
     if (!isModule) {
@@ -751,5 +758,7 @@ int strata::driver::dispatchCommands() {
     return runConformance();
   if (explainCommand())
     return runExplain();
+  if (cacheCommand())
+    return runCacheCommand();
   return -1;
 }

@@ -583,6 +583,7 @@ public:
       reject(problem);
       return false;
     }
+    touchCacheEntry(manifestPath);
     if (flags.explainCache)
       llvm::errs() << "strata: cache hit: entry " << shortKey(key->digest)
                    << " (" << modulePath << ", written " << manifest.created
@@ -612,8 +613,13 @@ public:
   void store(const std::vector<uint8_t> &bytes) {
     if (!enabled())
       return;
-    if (llvm::sys::fs::create_directories(dir))
+    if (std::error_code ec = llvm::sys::fs::create_directories(dir)) {
+      llvm::errs() << "strata: warning: cannot create the compile cache "
+                   << "directory " << dir << " (" << ec.message()
+                   << "); the module is not cached (set STRATA_CACHE_DIR, or "
+                   << "--no-cache)\n";
       return;
+    }
     llvm::StringRef data(reinterpret_cast<const char *>(bytes.data()),
                          bytes.size());
     std::string manifest;
@@ -624,7 +630,9 @@ public:
       llvm::sys::fs::remove(manifestPath);
       llvm::errs() << "strata: warning: cannot write the compile cache entry "
                    << modulePath << "\n";
+      return;
     }
+    enforceCacheLimit(dir, key->digest, flags.verbose);
   }
 
 private:

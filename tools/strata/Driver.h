@@ -57,6 +57,25 @@ toCompileOptions(const CompileFlags &flags,
 /// $XDG_CACHE_HOME/strata, else ~/.cache/strata.
 std::string cacheDirectory();
 
+/// The compile cache's size limit in bytes: $STRATA_CACHE_MAX_SIZE (bytes,
+/// or a number with K, M, G or T; 0 means no limit), else 5 GiB. A value
+/// that is not a size gives the default and a message in `problem`.
+uint64_t cacheSizeLimit(std::string *problem = nullptr);
+
+/// Marks a cache entry as used now (its manifest's modification time).
+void touchCacheEntry(const std::string &manifestPath);
+
+/// Evicts the least recently used entries of the cache directory `dir`
+/// until it is under cacheSizeLimit(), never the entry `keepKey` (just
+/// written); also removes writers' temporary files older than an hour.
+/// `verbose` reports what was evicted.
+void enforceCacheLimit(const std::string &dir, const std::string &keepKey,
+                       bool verbose);
+
+/// `strata cache stats|clear` (CacheStore.cpp).
+llvm::cl::SubCommand &cacheCommand();
+int runCacheCommand();
+
 /// Compiles without the cache (CompileCache.cpp calls it on a miss).
 bool compileUncached(const std::string &path, const CompileFlags &flags,
                      const std::map<std::string, std::vector<int64_t>> &shapes,

@@ -143,7 +143,9 @@ int main(int argc, char **argv) {
           "  strata run model.onnx|m.strata    run once, print the outputs\n"
           "  strata bench model.onnx|m.strata  time repeated runs\n"
           "  strata explain model.onnx         why each kernel is what it is\n"
-          "  strata conformance DIR...         run ONNX backend-test cases\n",
+          "  strata conformance DIR...         run ONNX backend-test cases\n"
+          "  strata cache stats|clear          the compile cache "
+          "(docs/cli.md)\n",
           &llvm::errs()))
     return 2;
   if (importCmd)
