@@ -148,6 +148,24 @@ int main(int argc, char **argv) {
           "(docs/cli.md)\n",
           &llvm::errs()))
     return 2;
+  // LLVM's and MLIR's own options are accepted by every subcommand's parser
+  // (they live in the top level), but they change code generation behind
+  // the compile cache's back. They go through STRATA_LLVM_OPTIONS, which is
+  // part of the cache key (docs/cli.md).
+  for (const auto &entry :
+       cl::getRegisteredOptions(cl::SubCommand::getTopLevel())) {
+    const cl::Option *option = entry.second;
+    llvm::StringRef name = entry.first;
+    if (option->getNumOccurrences() == 0 || name.starts_with("help") ||
+        name == "version" || name == "print-options" ||
+        name == "print-all-options")
+      continue;
+    llvm::errs() << "strata: error: --" << name
+                 << " is an option of LLVM, not of strata; pass LLVM options "
+                    "in STRATA_LLVM_OPTIONS (e.g. STRATA_LLVM_OPTIONS='--"
+                 << name << "=...'), which the compile cache keys on\n";
+    return 2;
+  }
   if (importCmd)
     return runImport();
   if (int rc = strata::driver::dispatchCommands(); rc >= 0)
