@@ -8,7 +8,7 @@ packages=(
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools lld-22
   libonnx-dev libonnx-testdata python3-onnx libprotobuf-dev protobuf-compiler
   libgtest-dev libflatbuffers-dev flatbuffers-compiler libdnnl-dev
-  libxxhash-dev pkgconf
+  libxxhash-dev pkgconf pybind11-dev python3-dev
 )
 
 missing=()

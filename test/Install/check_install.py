@@ -15,10 +15,12 @@
   module on the model's stored test input, and each output is compared with
   the model's stored output (the ONNX test-data layout).
 - A truncated module gives the C API's one-line error and exit status 1.
+- The installed Python package (when built) compiles and runs the model.
 
 Any difference or failed step fails the test, naming the step.
 """
 
+import glob
 import os
 import shutil
 import subprocess
@@ -143,8 +145,28 @@ def main():
     if want not in text:
         sys.exit(f"check_install: the truncated module's error is\n{text}\n"
                  f"and does not contain\n{want}")
+    # The installed Python package, when the build has one: it compiles and
+    # runs the model from the prefix alone.
+    sites = glob.glob(os.path.join(prefix, "lib*", "python3*",
+                                   "dist-packages"))
+    if sites:
+        script = (
+            "import sys, numpy as np, strata\n"
+            "m = strata.compile(sys.argv[1])\n"
+            "x = np.fromfile(sys.argv[2], np.float32).reshape(1, 3, 32, 32)\n"
+            "want = np.fromfile(sys.argv[3], np.float32).reshape(1, 10)\n"
+            "np.testing.assert_allclose(m.run({'x': x})['y'], want,\n"
+            "                           rtol=1e-3, atol=1e-4)\n"
+            "assert strata.__file__.startswith(sys.argv[4]), strata.__file__\n")
+        run("the installed Python package",
+            ["/usr/bin/python3", "-c", script,
+             os.path.join(model_dir, "model.onnx"),
+             os.path.join(inputs, "x.bin"),
+             os.path.join(work, "out-run_module", "y.bin"), sites[0]],
+            env=dict(os.environ, PYTHONPATH=sites[0]))
     print(f"check_install: {len(programs)} programs built against {prefix} "
-          f"match {model_dir}'s stored outputs")
+          f"match {model_dir}'s stored outputs"
+          + (", and so does the installed Python package" if sites else ""))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,449 @@
+//===- StrataModule.cpp - strata's Python extension (_strata)
+//--------------===//
+//
+// The native half of the `strata` Python package (python/strata): compiling
+// an ONNX model with the compiler in this process, and loading and running
+// modules with the runtime. The Python half (strata/__init__.py) converts
+// inputs (NumPy arrays, DLPack tensors) and adds the torch.compile backend.
+//
+// Errors: a compile that fails raises strata.CompileError with every
+// diagnostic as strata prints it ("model.onnx: error: ... (at node 'x')"),
+// one per line; the runtime's errors raise strata.Error with the runtime's
+// message. The GIL is released while compiling and running, so other Python
+// threads go on (one Session is still used by one thread at a time).
+//
+//===----------------------------------------------------------------------===//
+
+#include "strata/Compiler/Compiler.h"
+#include "strata/Compiler/Explain.h"
+#include "strata/Compiler/Pipeline.h"
+#include "strata/Import/OnnxImporter.h"
+#include "strata/InitAll.h"
+#include "strata/Plugin/Loader.h"
+#include "strata/Runtime/Runtime.h"
+#include "strata/Version.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstring>
+#include <mutex>
+
+namespace py = pybind11;
+using namespace strata;
+
+namespace {
+
+/// Raised for a model strata cannot compile; the message lists the
+/// diagnostics.
+struct CompileError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// Registers the passes (the stage pipelines are parsed from text) and
+/// loads the plugins of STRATA_PLUGIN_PATHS, once per process.
+void initializeCompiler() {
+  static std::once_flag once;
+  static std::string pluginError;
+  std::call_once(once, [] {
+    registerAllPasses();
+    plugin::loadPluginsFromEnvironment(pluginError);
+  });
+  if (!pluginError.empty())
+    throw CompileError("strata: " + pluginError);
+}
+
+/// Collects diagnostics as the CLI prints them, naming `file`.
+void collectDiagnostics(mlir::MLIRContext &context, const std::string &file,
+                        std::string &out) {
+  context.getDiagEngine().registerHandler([&out, file](mlir::Diagnostic &d) {
+    const char *severity = "error";
+    switch (d.getSeverity()) {
+    case mlir::DiagnosticSeverity::Warning:
+      severity = "warning";
+      break;
+    case mlir::DiagnosticSeverity::Note:
+      severity = "note";
+      break;
+    case mlir::DiagnosticSeverity::Remark:
+      severity = "remark";
+      break;
+    default:
+      break;
+    }
+    std::string message = d.str();
+    out += file + ": " + severity + ": " + message;
+    if (auto name = llvm::dyn_cast<mlir::NameLoc>(d.getLocation()))
+      if (message.find("node '") == std::string::npos)
+        out += " (at node '" + name.getName().getValue().str() + "')";
+    out += "\n";
+    for (const mlir::Diagnostic &note : d.getNotes())
+      out += file + ": note: " + note.str() + "\n";
+    return mlir::success();
+  });
+}
+
+/// Imports the ONNX model at `path` and runs `work` on it (the compile
+/// path's stages); throws CompileError with the diagnostics when either
+/// fails. `warnings` receives the warnings of a success.
+template <typename Work>
+void withImportedModel(const std::string &path, const CompileOptions &options,
+                       std::string &warnings, Work &&work) {
+  initializeCompiler();
+  if (std::string bad = checkTargetOptions(options); !bad.empty())
+    throw CompileError("strata: " + bad);
+  mlir::DialectRegistry registry;
+  registerCompilerDialects(registry);
+  mlir::MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  context.printOpOnDiagnostic(false);
+  std::string diagnostics;
+  collectDiagnostics(context, path, diagnostics);
+  ImportOptions importOptions;
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      importOnnxFile(context, path, importOptions);
+  if (!module || mlir::failed(work(*module))) {
+    if (!diagnostics.empty() && diagnostics.back() == '\n')
+      diagnostics.pop_back();
+    throw CompileError(diagnostics.empty()
+                           ? path + ": error: the compile failed"
+                           : diagnostics);
+  }
+  warnings = diagnostics;
+}
+
+/// The model at `path` compiled into a module's bytes.
+std::vector<uint8_t> compileFile(const std::string &path,
+                                 const CompileOptions &options,
+                                 std::string &warnings) {
+  std::vector<uint8_t> bytes;
+  withImportedModel(path, options, warnings, [&](mlir::ModuleOp module) {
+    return compileModule(module, options, bytes);
+  });
+  return bytes;
+}
+
+/// `strata explain --json` of the model at `path`, as text.
+std::string explainFile(const std::string &path, const CompileOptions &options,
+                        std::string &warnings) {
+  std::string json;
+  withImportedModel(path, options, warnings, [&](mlir::ModuleOp module) {
+    if (mlir::failed(runStages(module, options, Stage::Import, Stage::Fused)))
+      return mlir::failure();
+    mlir::FailureOr<Explanation> e = explainFusedModule(module, options);
+    if (mlir::failed(e))
+      return mlir::failure();
+    json = llvm::formatv("{0}", explanationJson(*e, path, options)).str();
+    return mlir::success();
+  });
+  return json;
+}
+
+CompileOptions
+makeOptions(const std::string &target, const std::string &cpu,
+            const std::map<std::string, std::vector<int64_t>> &inputShapes,
+            const std::string &precision, bool useLibraries,
+            const std::string &decisions, const std::string &dumpDir) {
+  CompileOptions options;
+  options.target = target;
+  options.cpu = cpu;
+  options.inputShapes = inputShapes;
+  options.precision = precision;
+  options.useLibraries = useLibraries;
+  options.decisionsFile = decisions;
+  options.dumpDir = dumpDir;
+  // A model the compiler refuses is the user's to fix: no crash reproducer.
+  options.reproducerDir = "off";
+  return options;
+}
+
+/// Element types between NumPy and the runtime (bf16 has no NumPy type: its
+/// tensors travel as uint16 bits).
+rt::DType dtypeOf(const py::array &array) {
+  py::dtype t = array.dtype();
+  char kind = t.kind();
+  ssize_t size = t.itemsize();
+  if (kind == 'f' && size == 4)
+    return rt::DType::F32;
+  if (kind == 'f' && size == 8)
+    return rt::DType::F64;
+  if (kind == 'f' && size == 2)
+    return rt::DType::F16;
+  if (kind == 'b')
+    return rt::DType::I1;
+  if (kind == 'i' && size == 1)
+    return rt::DType::I8;
+  if (kind == 'i' && size == 2)
+    return rt::DType::I16;
+  if (kind == 'i' && size == 4)
+    return rt::DType::I32;
+  if (kind == 'i' && size == 8)
+    return rt::DType::I64;
+  if (kind == 'u' && size == 1)
+    return rt::DType::U8;
+  if (kind == 'u' && size == 2)
+    return rt::DType::U16;
+  if (kind == 'u' && size == 4)
+    return rt::DType::U32;
+  if (kind == 'u' && size == 8)
+    return rt::DType::U64;
+  if (kind == 'U' || kind == 'O' || kind == 'S')
+    return rt::DType::String;
+  throw rt::Error("NumPy arrays of dtype " + std::string(py::str(t)) +
+                  " have no strata element type");
+}
+
+py::dtype numpyDtype(rt::DType type) {
+  switch (type) {
+  case rt::DType::F32:
+    return py::dtype::of<float>();
+  case rt::DType::F64:
+    return py::dtype::of<double>();
+  case rt::DType::F16:
+    return py::dtype("float16");
+  case rt::DType::BF16:
+  case rt::DType::U16:
+    return py::dtype::of<uint16_t>();
+  case rt::DType::I1:
+    return py::dtype::of<bool>();
+  case rt::DType::I8:
+    return py::dtype::of<int8_t>();
+  case rt::DType::I16:
+    return py::dtype::of<int16_t>();
+  case rt::DType::I32:
+    return py::dtype::of<int32_t>();
+  case rt::DType::I64:
+    return py::dtype::of<int64_t>();
+  case rt::DType::U8:
+    return py::dtype::of<uint8_t>();
+  case rt::DType::U32:
+    return py::dtype::of<uint32_t>();
+  case rt::DType::U64:
+    return py::dtype::of<uint64_t>();
+  case rt::DType::String:
+    return py::dtype("O");
+  }
+  throw rt::Error("unknown element type");
+}
+
+/// A tensor holding a copy of `array` in element type `want` (the module's):
+/// NumPy's own dtype must match it, except that bf16 takes uint16 bits.
+rt::Tensor toTensor(const std::string &name, py::array array, rt::DType want) {
+  rt::DType have = want == rt::DType::BF16 && array.dtype().kind() == 'u' &&
+                           array.dtype().itemsize() == 2
+                       ? rt::DType::BF16
+                       : dtypeOf(array);
+  std::vector<int64_t> shape(array.shape(), array.shape() + array.ndim());
+  if (have == rt::DType::String) {
+    std::vector<std::string> values;
+    for (py::handle item : array.attr("ravel")())
+      values.push_back(py::str(item));
+    return rt::Tensor::fromStrings(std::move(shape), std::move(values));
+  }
+  if (have != want)
+    throw rt::Error("input '" + name + "' is " + rt::dtypeName(want) +
+                    ", but a NumPy array of " +
+                    std::string(py::str(array.dtype())) + " was given");
+  py::array contiguous = py::array::ensure(array, py::array::c_style);
+  rt::Tensor tensor = rt::Tensor::zeros(have, shape);
+  if (tensor.byteSize())
+    std::memcpy(tensor.rawData(), contiguous.data(), tensor.byteSize());
+  return tensor;
+}
+
+py::array toArray(const rt::Tensor &tensor) {
+  std::vector<ssize_t> shape(tensor.shape().begin(), tensor.shape().end());
+  if (tensor.dtype() == rt::DType::String) {
+    py::array out(py::dtype("O"), shape);
+    py::object flat = out.attr("reshape")(-1);
+    const auto &strings = tensor.strings();
+    for (size_t i = 0; i < strings.size(); ++i)
+      flat[py::int_(i)] = py::str(strings[i]);
+    return out;
+  }
+  py::array out(numpyDtype(tensor.dtype()), shape);
+  if (tensor.byteSize())
+    std::memcpy(out.mutable_data(), tensor.rawData(), tensor.byteSize());
+  return out;
+}
+
+py::dict signatureDict(const rt::TensorSignature &sig) {
+  py::dict d;
+  d["name"] = sig.name;
+  d["dtype"] = rt::dtypeName(sig.dtype);
+  py::list shape;
+  for (int64_t dim : sig.shape)
+    shape.append(dim < 0 ? py::object(py::none()) : py::object(py::int_(dim)));
+  d["shape"] = py::tuple(shape);
+  return d;
+}
+
+/// The module as Python holds it: the runtime's module and its file bytes
+/// (to save it again).
+struct PyModule {
+  std::shared_ptr<const rt::Module> module;
+  std::vector<uint8_t> bytes;
+};
+
+struct PySession {
+  std::shared_ptr<const rt::Module> module;
+  std::unique_ptr<rt::Session> session;
+
+  /// Binds `feeds` (name -> array; every input), runs, and returns the
+  /// outputs by name.
+  py::dict run(const py::dict &feeds) {
+    const auto &inputs = module->inputs();
+    for (auto item : feeds) {
+      std::string name = py::str(item.first);
+      size_t index = session->inputIndex(name);
+      py::array array = py::array::ensure(item.second);
+      if (!array)
+        throw rt::Error("input '" + name + "' is not an array");
+      session->setInput(index, toTensor(name, array, inputs[index].dtype));
+    }
+    {
+      py::gil_scoped_release release;
+      session->run();
+    }
+    py::dict out;
+    for (size_t i = 0; i < module->outputs().size(); ++i)
+      out[py::str(module->outputs()[i].name)] = toArray(session->output(i));
+    return out;
+  }
+};
+
+} // namespace
+
+PYBIND11_MODULE(_strata, m) {
+  m.doc() = "strata's compiler and runtime (the strata package wraps this)";
+  m.attr("__version__") = STRATA_VERSION_STRING;
+
+  static py::exception<rt::Error> error(m, "Error");
+  static py::exception<CompileError> compileError(m, "CompileError",
+                                                  error.ptr());
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p)
+        std::rethrow_exception(p);
+    } catch (const CompileError &e) {
+      compileError(e.what());
+    } catch (const rt::Error &e) {
+      error(e.what());
+    }
+  });
+
+  m.def(
+      "compile_file",
+      [](const std::string &path, const std::string &target,
+         const std::string &cpu,
+         const std::map<std::string, std::vector<int64_t>> &inputShapes,
+         const std::string &precision, bool useLibraries,
+         const std::string &decisions, const std::string &dumpDir) {
+        CompileOptions options =
+            makeOptions(target, cpu, inputShapes, precision, useLibraries,
+                        decisions, dumpDir);
+        std::string warnings;
+        std::vector<uint8_t> bytes;
+        {
+          py::gil_scoped_release release;
+          bytes = compileFile(path, options, warnings);
+        }
+        return py::make_tuple(
+            py::bytes(reinterpret_cast<const char *>(bytes.data()),
+                      bytes.size()),
+            warnings);
+      },
+      py::arg("path"), py::arg("target") = "cpu", py::arg("cpu") = "native",
+      py::arg("input_shapes") = std::map<std::string, std::vector<int64_t>>{},
+      py::arg("precision") = "", py::arg("use_libraries") = true,
+      py::arg("decisions") = "", py::arg("dump_dir") = "",
+      "Compiles the ONNX model at `path`; returns (module bytes, warnings).");
+
+  m.def(
+      "explain_file",
+      [](const std::string &path, const std::string &target,
+         const std::string &cpu,
+         const std::map<std::string, std::vector<int64_t>> &inputShapes,
+         const std::string &precision, bool useLibraries,
+         const std::string &decisions) {
+        CompileOptions options = makeOptions(
+            target, cpu, inputShapes, precision, useLibraries, decisions, "");
+        std::string warnings, json;
+        {
+          py::gil_scoped_release release;
+          json = explainFile(path, options, warnings);
+        }
+        return py::make_tuple(json, warnings);
+      },
+      py::arg("path"), py::arg("target") = "cpu", py::arg("cpu") = "native",
+      py::arg("input_shapes") = std::map<std::string, std::vector<int64_t>>{},
+      py::arg("precision") = "", py::arg("use_libraries") = true,
+      py::arg("decisions") = "",
+      "`strata explain --json` of the model at `path`; returns (JSON text, "
+      "warnings).");
+
+  py::class_<PyModule>(m, "Module")
+      .def_property_readonly(
+          "name", [](const PyModule &self) { return self.module->name(); })
+      .def_property_readonly(
+          "target", [](const PyModule &self) { return self.module->target(); })
+      .def_property_readonly("inputs",
+                             [](const PyModule &self) {
+                               py::list out;
+                               for (const auto &sig : self.module->inputs())
+                                 out.append(signatureDict(sig));
+                               return out;
+                             })
+      .def_property_readonly("outputs",
+                             [](const PyModule &self) {
+                               py::list out;
+                               for (const auto &sig : self.module->outputs())
+                                 out.append(signatureDict(sig));
+                               return out;
+                             })
+      .def("to_bytes",
+           [](const PyModule &self) {
+             return py::bytes(reinterpret_cast<const char *>(self.bytes.data()),
+                              self.bytes.size());
+           })
+      .def(
+          "session",
+          [](const PyModule &self, unsigned threads, int cudaDevice,
+             bool cudaGraphs) {
+            rt::SessionOptions options;
+            options.threads = threads;
+            options.cuda.device = cudaDevice;
+            options.cuda.graphs = cudaGraphs;
+            auto session = std::make_unique<PySession>();
+            session->module = self.module;
+            session->session =
+                std::make_unique<rt::Session>(self.module, options);
+            return session;
+          },
+          py::arg("threads") = 1, py::arg("cuda_device") = 0,
+          py::arg("cuda_graphs") = true);
+
+  py::class_<PySession>(m, "Session")
+      .def("run", &PySession::run, py::arg("feeds"),
+           "Binds every input (name -> array, copied), runs, and returns "
+           "the outputs (name -> new NumPy array).");
+
+  m.def(
+      "load_bytes",
+      [](py::bytes data, const std::string &name) {
+        std::string_view view = data;
+        auto module = std::make_unique<PyModule>();
+        module->bytes.assign(view.begin(), view.end());
+        module->module = rt::Module::loadFromMemory(module->bytes, name);
+        return module;
+      },
+      py::arg("data"), py::arg("name") = "<memory>",
+      "Loads (and verifies) a module from its bytes.");
+}
