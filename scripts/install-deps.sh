@@ -9,6 +9,8 @@ packages=(
   libonnx-dev libonnx-testdata python3-onnx libprotobuf-dev protobuf-compiler
   libgtest-dev libflatbuffers-dev flatbuffers-compiler libdnnl-dev
   libxxhash-dev pkgconf pybind11-dev python3-dev
+  # The Python package's torch.compile backend is tested on FX graphs.
+  python3-torch
 )
 
 missing=()
