@@ -39,6 +39,7 @@
 #include <chrono>
 #include <iterator>
 #include <mutex>
+#include <set>
 
 using namespace mlir;
 using namespace strata;
@@ -503,17 +504,45 @@ void strata::clearDumpDirectory(const CompileOptions &options,
 void strata::writeDumpFile(
     const std::string &dir, llvm::StringRef relativePath,
     llvm::function_ref<void(llvm::raw_ostream &)> write) {
+  // A directory that cannot take the dumps (read-only, full, not a
+  // directory) is reported once; the compile goes on without its dumps.
+  static std::mutex mutex;
+  static std::set<std::string> failedDirs;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (failedDirs.count(dir))
+      return;
+  }
   llvm::SmallString<256> path(dir);
   llvm::sys::path::append(path, relativePath);
+  // Written next to its place and renamed, so that a full disk leaves no
+  // half-written dump behind.
+  llvm::SmallString<256> temp;
+  int fd = -1;
   std::error_code ec =
       llvm::sys::fs::create_directories(llvm::sys::path::parent_path(path));
-  llvm::raw_fd_ostream os(path, ec);
-  if (ec) {
-    llvm::errs() << "strata: warning: cannot write " << path << ": "
-                 << ec.message() << "\n";
-    return;
+  if (!ec)
+    ec = llvm::sys::fs::createUniqueFile(path + "-%%%%%%.tmp", fd, temp);
+  if (!ec) {
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+    write(os);
+    os.close();
+    if (os.has_error()) {
+      ec = os.error();
+      os.clear_error();
+    }
   }
-  write(os);
+  if (!ec)
+    ec = llvm::sys::fs::rename(temp, path);
+  if (!ec)
+    return;
+  if (!temp.empty())
+    llvm::sys::fs::remove(temp);
+  std::lock_guard<std::mutex> lock(mutex);
+  if (failedDirs.insert(dir).second)
+    llvm::errs() << "strata: warning: cannot write the IR dumps into " << dir
+                 << " (" << path << ": " << ec.message()
+                 << "); compiling on without them\n";
 }
 
 static void printWithLocations(Operation *op, llvm::raw_ostream &os) {
