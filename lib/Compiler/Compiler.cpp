@@ -6,25 +6,153 @@
 
 #include "CompilerUtils.h"
 
+#include "strata/Dialect/Kernel/IR/KernelDialect.h"
+
 #include "llvm/Support/Format.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <mutex>
+#include <thread>
 
 using namespace mlir;
 using namespace strata;
 
-StageClock::StageClock(const CompileOptions &options)
-    : verbose(options.verbose), start(std::chrono::steady_clock::now()) {}
+//===----------------------------------------------------------------------===//
+// CompileProgress
+//===----------------------------------------------------------------------===//
 
-void StageClock::done(llvm::StringRef what) const {
-  if (!verbose)
+namespace {
+thread_local CompileProgress *currentProgress = nullptr;
+
+/// "3.2 s".
+std::string secondsText(std::chrono::steady_clock::duration d) {
+  std::string text;
+  llvm::raw_string_ostream(text)
+      << llvm::format("%.1f s", std::chrono::duration<double>(d).count());
+  return text;
+}
+} // namespace
+
+struct CompileProgress::State {
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point start = Clock::now(), stepStart = start;
+  std::chrono::milliseconds after{1000};
+  /// never: no line; lines: one per step, from begin(); live: a line on the
+  /// terminal, refreshed by `ticker`.
+  enum class Mode { Never, Lines, Live } mode = Mode::Never;
+  std::mutex mutex;
+  std::condition_variable wake;
+  bool stop = false, shown = false;
+  std::string activity;
+  /// Lines: whether `activity` has been printed.
+  bool printed = false;
+  std::thread ticker;
+
+  /// Prints the activity once the compile has taken `after`: refreshed in
+  /// place on a terminal, once per activity otherwise. Holds `mutex`.
+  void report() {
+    auto elapsed = Clock::now() - start;
+    if (activity.empty() || elapsed < after)
+      return;
+    if (mode == Mode::Live) {
+      llvm::errs() << "\rstrata: compiling: " << activity << " ("
+                   << secondsText(elapsed) << ")\x1b[K";
+      shown = true;
+    } else if (!printed) {
+      llvm::errs() << "strata: compiling (" << secondsText(elapsed)
+                   << "): " << activity << "\n";
+      printed = true;
+    }
+  }
+
+  void tick() {
+    std::unique_lock<std::mutex> lock(mutex);
+    while (!stop) {
+      wake.wait_for(lock, std::chrono::milliseconds(250));
+      if (!stop)
+        report();
+    }
+  }
+};
+
+CompileProgress::CompileProgress(const CompileOptions &options)
+    : state(std::make_unique<State>()), outer(currentProgress) {
+  currentProgress = this;
+  if (const char *ms = std::getenv("STRATA_PROGRESS_AFTER_MS"))
+    state->after = std::chrono::milliseconds(std::atol(ms));
+  const char *env = std::getenv("STRATA_PROGRESS");
+  std::string mode = env ? env : "";
+  // Under -v every step is reported as it ends already; a nested compile
+  // (the cuda target's portable PTX) reports through its outer one.
+  if (options.verbose || outer || mode == "0")
     return;
-  double ms = std::chrono::duration<double, std::milli>(
-                  std::chrono::steady_clock::now() - start)
-                  .count();
-  llvm::errs() << "strata: " << what << " done (" << llvm::format("%.0f", ms)
-               << " ms)\n";
+  if (mode == "1")
+    state->mode = State::Mode::Lines;
+  else if (llvm::sys::Process::StandardErrIsDisplayed())
+    state->mode = State::Mode::Live;
+  else
+    return;
+  state->ticker = std::thread([s = state.get()] { s->tick(); });
+}
+
+CompileProgress::~CompileProgress() {
+  if (state->ticker.joinable()) {
+    {
+      std::lock_guard<std::mutex> lock(state->mutex);
+      state->stop = true;
+    }
+    state->wake.notify_all();
+    state->ticker.join();
+    if (state->shown)
+      llvm::errs() << "\r\x1b[K";
+  }
+  currentProgress = outer;
+}
+
+bool CompileProgress::active() { return currentProgress != nullptr; }
+
+void CompileProgress::begin(const std::string &activity, bool timed) {
+  CompileProgress *p = currentProgress;
+  if (!p)
+    return;
+  // Nested compiles describe their steps under the outer one's.
+  while (p->outer)
+    p = p->outer;
+  State &s = *p->state;
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.activity = activity;
+  s.printed = false;
+  if (timed)
+    s.stepStart = State::Clock::now();
+  if (s.mode == State::Mode::Lines)
+    s.report();
+}
+
+void CompileProgress::end(llvm::StringRef what, bool verbose) {
+  CompileProgress *p = currentProgress;
+  if (!p || !verbose)
+    return;
+  State &s = *p->state;
+  auto now = State::Clock::now();
+  auto ms = [](State::Clock::duration d) {
+    return llvm::format("%.0f",
+                        std::chrono::duration<double, std::milli>(d).count());
+  };
+  llvm::errs() << "strata: " << what << ": " << ms(now - s.stepStart) << " ms ("
+               << ms(now - s.start) << " ms in all)\n";
+}
+
+std::string strata::generatedKernelsText(ModuleOp module) {
+  size_t count = 0;
+  for (auto func : module.getOps<func::FuncOp>())
+    if (auto kind = kernel::get<kernel::Kind>(func);
+        kind && kind.getValue() == "codegen")
+      ++count;
+  return std::to_string(count) + " generated kernel" + (count == 1 ? "" : "s");
 }
 
 LogicalResult strata::compileModule(ModuleOp module,
@@ -37,5 +165,6 @@ LogicalResult strata::compileModule(ModuleOp module,
   if (from > Stage::Llvm)
     return module.emitError("cannot compile from the ")
            << stageName(from) << " stage: it is not MLIR";
+  CompileProgress progress(options);
   return target->compile(module, options, moduleBytes, from);
 }

@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -62,17 +63,39 @@ void writeDumpFile(const std::string &dir, llvm::StringRef relativePath,
 /// and the files dumped for it.
 void writeDumpIndex(const CompileOptions &options, mlir::ModuleOp module);
 
-/// The object and module stages' progress under -v: "strata: object done
-/// (N ms)", the time since the clock was made.
-class StageClock {
+/// A compile's progress: under -v, each stage's time as it ends ("strata:
+/// kernel stage: 31 ms (58 ms in all)"); without -v, once the compile has
+/// taken a second, a line on stderr saying what it is doing, kept current
+/// on a terminal ($STRATA_PROGRESS: 0 never, 1 one line per step even when
+/// stderr is not a terminal; $STRATA_PROGRESS_AFTER_MS moves the second).
+/// One per compile, made on the compiling thread (compileModule makes it;
+/// runStages makes one when called alone); the steps find it there.
+class CompileProgress {
 public:
-  explicit StageClock(const CompileOptions &options);
-  void done(llvm::StringRef what) const;
+  explicit CompileProgress(const CompileOptions &options);
+  ~CompileProgress();
+  CompileProgress(const CompileProgress &) = delete;
+  CompileProgress &operator=(const CompileProgress &) = delete;
+
+  /// Whether this thread has a compile in progress.
+  static bool active();
+  /// The compile on this thread starts `activity` ("kernel stage", "object
+  /// stage: LLVM on 12 generated kernels"), a step of its own that end()
+  /// times unless `timed` is false (a part of the step begun before).
+  static void begin(const std::string &activity, bool timed = true);
+  /// The step begun last ends: with `verbose`, "strata: <what>: N ms (M ms
+  /// in all)".
+  static void end(llvm::StringRef what, bool verbose);
 
 private:
-  bool verbose;
-  std::chrono::steady_clock::time_point start;
+  struct State;
+  std::unique_ptr<State> state;
+  CompileProgress *outer;
 };
+
+/// "12 generated kernels" (kernels with strata.kind = "codegen") of a module
+/// at the fused stage or later, for progress messages.
+std::string generatedKernelsText(mlir::ModuleOp module);
 
 /// An external tool that reads one file and writes another.
 struct ExternalToolRun {

@@ -39,6 +39,7 @@
 #include <chrono>
 #include <iterator>
 #include <mutex>
+#include <optional>
 #include <set>
 
 using namespace mlir;
@@ -733,13 +734,19 @@ LogicalResult strata::runStages(ModuleOp module, const CompileOptions &options,
                                 Stage from, Stage to) {
   registerStagePipelines();
   MLIRContext *context = module.getContext();
-  auto start = std::chrono::steady_clock::now();
+  std::optional<CompileProgress> progress;
+  if (!CompileProgress::active())
+    progress.emplace(options);
   if (from == Stage::Import)
     dumpStage(options, Stage::Import, module);
   for (Stage stage : kStages) {
     if (stage <= from || stage > to || !isIRStage(stage) ||
         !stageApplies(stage, options.target))
       continue;
+    // A quiet run inside another step (the portable PTX's stages) is part
+    // of that step's time.
+    CompileProgress::begin((stageName(stage) + " stage").str(),
+                           options.verbose);
     std::string text = stagePipelineText(stage, options);
     PassManager pm(context);
     if (failed(parsePassPipeline(withoutAnchor(text), pm, llvm::errs())))
@@ -777,13 +784,7 @@ LogicalResult strata::runStages(ModuleOp module, const CompileOptions &options,
             << reproducer;
       return failure();
     }
-    if (options.verbose) {
-      double ms = std::chrono::duration<double, std::milli>(
-                      std::chrono::steady_clock::now() - start)
-                      .count();
-      llvm::errs() << "strata: " << stageName(stage) << " stage done ("
-                   << llvm::format("%.0f", ms) << " ms)\n";
-    }
+    CompileProgress::end((stageName(stage) + " stage").str(), options.verbose);
     dumpStage(options, stage, module);
   }
   return success();

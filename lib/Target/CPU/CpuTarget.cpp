@@ -64,13 +64,15 @@ LogicalResult CpuTarget::compile(ModuleOp module, const CompileOptions &options,
                                  Stage from) const {
   if (failed(runStages(module, options, from, Stage::Llvm)))
     return failure();
-  StageClock clock(options);
+  CompileProgress::begin("object stage: LLVM on " +
+                         generatedKernelsText(module));
   std::vector<uint8_t> code;
   if (failed(generateKernelCode(module, options, code)))
     return failure();
-  clock.done("object");
+  CompileProgress::end("object stage", options.verbose);
+  CompileProgress::begin("module stage");
   if (failed(writeModule(module, options, code, moduleBytes)))
     return failure();
-  clock.done("module");
+  CompileProgress::end("module stage", options.verbose);
   return success();
 }

@@ -162,11 +162,12 @@ LogicalResult CudaTarget::compile(ModuleOp module,
   }
   if (failed(runStages(module, effective, from, Stage::Llvm)))
     return failure();
-  StageClock clock(options);
+  CompileProgress::begin("object stage: LLVM and ptxas on " +
+                         generatedKernelsText(module));
   GpuCode gpu;
   if (failed(generateGpuCode(module, effective, gpu)))
     return failure();
-  clock.done("object");
+  CompileProgress::end("object stage", options.verbose);
   if (portableModule) {
     CompileOptions portableOptions = options;
     portableOptions.cpu = portableArch;
@@ -174,6 +175,7 @@ LogicalResult CudaTarget::compile(ModuleOp module,
     // Its stages' IR goes beside the main dumps, in portable-ptx/.
     std::string dumpDir = getDumpDirectory(options);
     portableOptions.dumpDir = dumpDir.empty() ? "" : dumpDir + "/portable-ptx";
+    CompileProgress::begin("portable PTX for " + portableArch);
     GpuCode portableCode;
     if (failed(runStages(*portableModule, portableOptions, Stage::Kernel,
                          Stage::Llvm)) ||
@@ -183,10 +185,13 @@ LogicalResult CudaTarget::compile(ModuleOp module,
       return failure();
     gpu.ptx = std::move(portableCode.ptx);
     gpu.ptxArch = portableCode.arch;
-    clock.done("portable PTX for " + portableArch);
+    // The portable stages ran quietly (verbose off); this step's time
+    // covers them.
+    CompileProgress::end("portable PTX for " + portableArch, options.verbose);
   }
+  CompileProgress::begin("module stage");
   if (failed(writeGpuModule(module, effective, gpu, moduleBytes)))
     return failure();
-  clock.done("module");
+  CompileProgress::end("module stage", options.verbose);
   return success();
 }

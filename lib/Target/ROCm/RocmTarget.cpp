@@ -297,13 +297,14 @@ LogicalResult RocmTarget::compile(ModuleOp module,
                                   Stage from) const {
   if (failed(runStages(module, options, from, Stage::Llvm)))
     return failure();
-  StageClock clock(options);
+  CompileProgress::begin("object stage: LLVM on " +
+                         generatedKernelsText(module));
   std::string what;
   if (failed(generateObject(module, options, moduleBytes, what)))
     return failure();
   if (moduleBytes.empty())
     return module.emitError("the model has no generated kernels: there is "
                             "no code object to write for the rocm target");
-  clock.done("object");
+  CompileProgress::end("object stage", options.verbose);
   return success();
 }
