@@ -218,7 +218,9 @@ Session::Session(std::shared_ptr<const Module> module, SessionOptions options)
   if (!module_)
     throw Error("Session: no module");
   const Module &m = *module_;
-  profile_ = options.profile;
+  tracing_ = options.trace;
+  created_ = std::chrono::steady_clock::now();
+  profile_ = options.profile || options.trace;
   if (profile_)
     stepTimes_.assign(m.steps().size(), 0.0);
   auto fail = [&](const std::string &what) {
@@ -432,8 +434,19 @@ void Session::run() {
       throw Error("strata module '" + m.name() + "': input '" +
                   m.inputs()[i].name + "' was not set");
   ran_ = false;
+  uint32_t run = runs_++;
   if (cuda_) {
+    auto start = std::chrono::steady_clock::now();
+    std::vector<double> before = stepTimes_;
     cuda_->run(inputs_, outputs_, profile_ ? &stepTimes_ : nullptr);
+    if (tracing_) {
+      double at = std::chrono::duration<double>(start - created_).count();
+      for (size_t i = 0; i < stepTimes_.size(); ++i) {
+        double d = stepTimes_[i] - before[i];
+        trace_.push_back({run, static_cast<uint32_t>(i), at, d});
+        at += d;
+      }
+    }
     ran_ = true;
     return;
   }
@@ -446,14 +459,21 @@ void Session::run() {
       Session &session;
       size_t index;
       std::chrono::steady_clock::time_point start;
+      uint32_t run;
       ~StepTimer() {
-        if (session.profile_)
-          session.stepTimes_[index] +=
-              std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                            start)
-                  .count();
+        if (!session.profile_)
+          return;
+        double seconds = std::chrono::duration<double>(
+                             std::chrono::steady_clock::now() - start)
+                             .count();
+        session.stepTimes_[index] += seconds;
+        if (session.tracing_)
+          session.trace_.push_back(
+              {run, static_cast<uint32_t>(index),
+               std::chrono::duration<double>(start - session.created_).count(),
+               seconds});
       }
-    } timer{*this, i, start};
+    } timer{*this, i, start, run};
     if (step.kind == StepKind::Kernel) {
       runGenerated(i);
       continue;

@@ -325,3 +325,38 @@ TEST(Session, KernelStatePersistsPerStepAndSession) {
               HasSubstr("step 0 ('test.count', from ONNX node 'Count_0'): "
                         "keeps kernel state of another type"));
 }
+
+TEST(Session, TraceRecordsEveryStepOfEveryRun) {
+  ModuleBuilder b;
+  uint32_t x = b.addInput("x", DType::F32, {4});
+  uint32_t y = b.addArenaBuffer(DType::F32, {4});
+  uint32_t z = b.addArenaBuffer(DType::F32, {4});
+  b.addStep({StepKind::Library, "add.f32", {x, x}, {y}, {}, {"Add_0"}});
+  b.addStep({StepKind::Library, "copy", {y}, {z}, {}, {"Identity_1"}});
+  b.addOutput("z", z);
+  SessionOptions options;
+  options.trace = true;
+  Session session(Module::loadFromMemory(b.finish(), "trace.strata"), options);
+  session.setInput("x", Tensor::zeros(DType::F32, {4}));
+  session.run();
+  session.clearTrace();
+  for (int r = 0; r < 3; ++r)
+    session.run();
+  const std::vector<StepEvent> &events = session.traceEvents();
+  ASSERT_EQ(events.size(), 6u);
+  for (size_t i = 0; i < events.size(); ++i) {
+    EXPECT_EQ(events[i].run, 1 + i / 2);
+    EXPECT_EQ(events[i].step, i % 2);
+    EXPECT_GE(events[i].duration, 0.0);
+    if (i)
+      EXPECT_GE(events[i].start + 1e-9,
+                events[i - 1].start + events[i - 1].duration);
+  }
+  // Tracing implies the profile.
+  EXPECT_EQ(session.stepTimes().size(), 2u);
+  // Without the option nothing is recorded.
+  Session quiet(Module::loadFromMemory(b.finish(), "trace.strata"));
+  quiet.setInput("x", Tensor::zeros(DType::F32, {4}));
+  quiet.run();
+  EXPECT_TRUE(quiet.traceEvents().empty());
+}

@@ -27,6 +27,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
@@ -35,6 +36,7 @@
 #include <chrono>
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <random>
 #include <thread>
 
@@ -174,6 +176,11 @@ static cl::opt<bool> profile("profile",
                              cl::sub(benchCmd));
 static cl::opt<bool> json("json", cl::desc("Print the timing as one JSON line"),
                           cl::sub(benchCmd));
+static cl::opt<std::string>
+    traceFile("trace",
+              cl::desc("Write the timed runs' steps as a Chrome/Perfetto "
+                       "trace (JSON) to this file"),
+              cl::value_desc("file"), cl::sub(benchCmd));
 
 static int fail(const std::string &message) {
   // The runtime's messages name strata themselves ("strata: --target=cuda
@@ -653,6 +660,85 @@ static int runRun() {
   return 0;
 }
 
+/// `strata bench --trace FILE`: the timed runs as a Chrome trace-event file
+/// (the JSON object format, which Perfetto's UI and chrome://tracing open):
+/// one complete ("X") event per step of each run, named as the step (its
+/// kernel name says what was fused) with its ONNX nodes, on the host thread
+/// or the CUDA stream, inside one event per run. Times in microseconds.
+static bool writeTrace(const std::string &path, const rt::Module &module,
+                       const std::vector<rt::StepEvent> &events,
+                       unsigned threads, std::string &error) {
+  bool cuda = module.target() == "cuda";
+  const int pid = 1, hostTid = 1, stepTid = cuda ? 2 : 1, runTid = 0;
+  llvm::json::Array out;
+  auto meta = [&](const char *name, int tid, const std::string &value) {
+    llvm::json::Object event{{"name", name},
+                             {"ph", "M"},
+                             {"pid", pid},
+                             {"args", llvm::json::Object{{"name", value}}}};
+    if (tid >= 0)
+      event["tid"] = tid;
+    out.push_back(std::move(event));
+  };
+  meta("process_name", -1, "strata " + module.name());
+  meta("thread_name", runTid, "runs");
+  meta("thread_name", hostTid,
+       "steps (host, " + std::to_string(threads) + " threads)");
+  if (cuda)
+    meta("thread_name", stepTid, "steps (CUDA stream)");
+  // One event spanning each run's steps.
+  std::map<uint32_t, std::pair<double, double>> runs;
+  for (const rt::StepEvent &e : events) {
+    auto [it, fresh] = runs.try_emplace(e.run, e.start, e.start + e.duration);
+    if (!fresh) {
+      it->second.first = std::min(it->second.first, e.start);
+      it->second.second = std::max(it->second.second, e.start + e.duration);
+    }
+  }
+  for (auto &[run, span] : runs)
+    out.push_back(
+        llvm::json::Object{{"name", "run " + std::to_string(run)},
+                           {"cat", "run"},
+                           {"ph", "X"},
+                           {"pid", pid},
+                           {"tid", runTid},
+                           {"ts", span.first * 1e6},
+                           {"dur", (span.second - span.first) * 1e6}});
+  for (const rt::StepEvent &e : events) {
+    const rt::Step &step = module.steps()[e.step];
+    bool kernel = step.kind == rt::StepKind::Kernel;
+    out.push_back(llvm::json::Object{
+        {"name", step.name},
+        {"cat", kernel ? "codegen" : "library"},
+        {"ph", "X"},
+        {"pid", pid},
+        {"tid", stepTid},
+        {"ts", e.start * 1e6},
+        {"dur", e.duration * 1e6},
+        {"args",
+         llvm::json::Object{{"step", static_cast<int64_t>(e.step)},
+                            {"run", static_cast<int64_t>(e.run)},
+                            {"nodes", llvm::json::Array(step.sourceNodes)}}}});
+  }
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (ec) {
+    error = "--trace " + path + ": " + ec.message();
+    return false;
+  }
+  os << llvm::formatv("{0}", llvm::json::Value(llvm::json::Object{
+                                 {"traceEvents", std::move(out)},
+                                 {"displayTimeUnit", "ms"}}))
+     << "\n";
+  os.close();
+  if (os.has_error()) {
+    error = "--trace " + path + ": " + os.error().message();
+    os.clear_error();
+    return false;
+  }
+  return true;
+}
+
 /// The per-step profile of `strata bench --profile`: average time per run
 /// of the timed runs, slowest first, as a table or (with --json) as the
 /// "steps" array of the JSON object, so that stdout stays one JSON value.
@@ -708,11 +794,13 @@ static int runBench() {
     rt::SessionOptions options;
     options.threads = threads;
     options.profile = profile;
+    options.trace = !traceFile.empty();
     rt::Session session(prepared.module, options);
     for (size_t i = 0; i < prepared.inputs.size(); ++i)
       session.setInput(i, prepared.inputs[i]);
     for (unsigned i = 0; i < warmup; ++i)
       session.run();
+    session.clearTrace();
     std::vector<double> warmupTimes = session.stepTimes();
     std::vector<double> times;
     for (unsigned i = 0; i < runs; ++i)
@@ -726,6 +814,12 @@ static int runBench() {
     if (profile)
       steps = stepProfile(*prepared.module, session.stepTimes(), warmupTimes,
                           runs, /*asTable=*/!json);
+    if (!traceFile.empty()) {
+      std::string error;
+      if (!writeTrace(traceFile, *prepared.module, session.traceEvents(),
+                      threadCount(), error))
+        return fail(error);
+    }
     if (json) {
       llvm::outs() << "{\"median_ms\": " << llvm::format("%.6f", median)
                    << ", \"min_ms\": " << llvm::format("%.6f", times.front())

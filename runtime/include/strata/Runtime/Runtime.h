@@ -15,6 +15,7 @@
 #define STRATA_RUNTIME_RUNTIME_H
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -571,6 +572,10 @@ struct SessionOptions {
   /// after it, without a CUDA graph, so that a failing kernel is named.
   bool profile = false;
 
+  /// Record when each step of each run starts and how long it takes (see
+  /// traceEvents(); implies `profile`).
+  bool trace = false;
+
   /// Options for modules whose target is "cuda" (docs/runtime.md, "The CUDA
   /// executor"); other modules ignore them.
   struct Cuda {
@@ -583,6 +588,17 @@ struct SessionOptions {
     /// copies between host and device are asynchronous DMA transfers.
     bool pinnedStaging = true;
   } cuda;
+};
+
+/// One step of one run, as SessionOptions::trace records it: seconds since
+/// the session was made. CPU steps are timed on the host around the call;
+/// CUDA steps by CUDA events around each, placed one after the other from
+/// the run's start (the profiled run synchronizes after every step).
+struct StepEvent {
+  uint32_t run = 0;
+  uint32_t step = 0;
+  double start = 0;
+  double duration = 0;
 };
 
 /// Runs one module: owns the arena, the bound inputs and the outputs of the
@@ -614,6 +630,10 @@ public:
   /// With SessionOptions::profile: the seconds each step has taken, summed
   /// over all runs so far (indexed like Module::steps()); empty otherwise.
   const std::vector<double> &stepTimes() const { return stepTimes_; }
+  /// With SessionOptions::trace: every step of every run so far (cleared by
+  /// clearTrace(), as after warm-up runs); empty otherwise.
+  const std::vector<StepEvent> &traceEvents() const { return trace_; }
+  void clearTrace() { trace_.clear(); }
   const Tensor &output(const std::string &name) const;
   const Tensor &output(size_t index) const;
 
@@ -648,6 +668,10 @@ private:
   bool ran_ = false;
   bool profile_ = false;
   std::vector<double> stepTimes_;
+  bool tracing_ = false;
+  uint32_t runs_ = 0;
+  std::chrono::steady_clock::time_point created_;
+  std::vector<StepEvent> trace_;
   /// Modules whose target is "cuda": the CUDA executor (lib/cuda), which
   /// then owns the device side; the members above hold the host inputs and
   /// outputs.
