@@ -149,6 +149,7 @@ int main(int argc, char **argv) {
   std::vector<Case> cases;
   try {
     for (const std::string &path : o.modules) {
+      auto started = std::chrono::steady_clock::now();
       Case c;
       c.module = Module::load(path);
       Session reference(c.module, {o.sessionThreads});
@@ -164,6 +165,14 @@ int main(int argc, char **argv) {
         c.inputs.push_back(std::move(inputs));
         c.outputs.push_back(std::move(outputs));
       }
+      // Where a run that stalls stopped (CUDA modules' sessions load code
+      // and time library candidates first).
+      std::cerr << "strata-runtime-stress: reference of " << path << " ("
+                << c.module->target() << ") in "
+                << std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - started)
+                       .count()
+                << " s\n";
       cases.push_back(std::move(c));
     }
   } catch (const Error &e) {
