@@ -294,13 +294,25 @@ OwningOpRef<ModuleOp> importOnnxFile(MLIRContext &context, StringRef path,
           .second;
   int64_t opset = defaultOpset(model);
   bool checkable = true;
-  if (opset > libraryOpset) {
-    if (opset > kNewestBridgedOpset)
+  if (opset > kNewestBridgedOpset) {
+    std::string newest = std::to_string(kNewestBridgedOpset);
+    if (!options.allowNewerOpset)
       return fail("the model's opset " + std::to_string(opset) +
-                  " is newer than strata knows (" +
-                  std::to_string(kNewestBridgedOpset) +
-                  "); export it with an opset of at most " +
-                  std::to_string(kNewestBridgedOpset));
+                  " is newer than strata knows (" + newest +
+                  "); export it with an opset of at most " + newest +
+                  ", or pass --allow-newer-opset to read it as opset " +
+                  newest + " at your own risk");
+    emitWarning(fileLoc) << "the model's opset " << opset
+                         << " is newer than strata knows; reading it as opset "
+                         << newest
+                         << " (--allow-newer-opset): an operator whose "
+                            "meaning changed since may compute wrong results";
+    for (auto &op : *model.mutable_opset_import())
+      if (op.domain().empty() || op.domain() == "ai.onnx")
+        op.set_version(kNewestBridgedOpset);
+    opset = kNewestBridgedOpset;
+  }
+  if (opset > libraryOpset) {
     bool failedAny = false;
     if (!bridgeToOpset(
             model, opset, libraryOpset,

@@ -164,6 +164,11 @@ static cl::opt<unsigned> threads("threads",
                                  cl::sub(benchCmd));
 static cl::opt<uint64_t> seed("seed", cl::desc("Seed of random inputs"),
                               cl::init(0), cl::sub(runCmd), cl::sub(benchCmd));
+static cl::opt<bool> allowNewerOpset(
+    "allow-newer-opset",
+    cl::desc("Read a model of an opset newer than strata knows as the newest "
+             "it knows (at your own risk)"),
+    cl::sub(compileCmd), cl::sub(runCmd), cl::sub(benchCmd));
 static cl::opt<std::string>
     outputDir("output-dir", cl::desc("Write the outputs as NAME.npy here"),
               cl::sub(runCmd));
@@ -207,6 +212,7 @@ static bool collectShapes(std::map<std::string, std::vector<int64_t>> &out) {
 }
 
 static bool compileFlags(CompileFlags &flags) {
+  flags.allowNewerOpset = allowNewerOpset;
   flags.target = target;
   flags.cpu = cpuOption;
   flags.verbose = verbose;
@@ -328,7 +334,7 @@ static bool prepare(Prepared &prepared) {
       prepared.module = rt::Module::load(modelPath);
       for (const rt::TensorSignature &sig : prepared.module->inputs())
         infos.push_back({sig.name, sig.dtype, sig.shape});
-    } else if (!readModelInputs(modelPath, infos)) {
+    } else if (!readModelInputs(modelPath, infos, flags.allowNewerOpset)) {
       return false;
     }
 

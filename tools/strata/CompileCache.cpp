@@ -241,6 +241,9 @@ computeKey(const std::string &path, const CompileFlags &flags,
          flags.precision.empty() ? std::string("fp32") : flags.precision},
         {"decisions", decisions},
         {"compile-from", stageName(flags.from).str()}}});
+  // Only when given, so that every other key stays as it was.
+  if (flags.allowNewerOpset)
+    key.parts.back().fields.push_back({"newer opsets", "allowed"});
   key.parts.push_back(
       {"strata version",
        {{"version", kStrataVersion},

@@ -135,15 +135,17 @@ std::string parseShapeBinding(const std::string &text, std::string &name,
 }
 
 static OwningOpRef<ModuleOp> importModel(MLIRContext &context,
-                                         const std::string &path) {
+                                         const std::string &path,
+                                         bool allowNewerOpset) {
   ImportOptions options;
+  options.allowNewerOpset = allowNewerOpset;
   return importOnnxFile(context, path, options);
 }
 
 OwningOpRef<ModuleOp> loadSource(MLIRContext &context, const std::string &path,
-                                 Stage from) {
+                                 Stage from, bool allowNewerOpset) {
   if (from == Stage::Import && !isMlirFile(path))
-    return importModel(context, path);
+    return importModel(context, path, allowNewerOpset);
   auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(path, /*IsText=*/true);
   if (!buffer) {
     llvm::errs() << "strata: error: cannot read " << path << ": "
@@ -162,9 +164,10 @@ OwningOpRef<ModuleOp> loadSource(MLIRContext &context, const std::string &path,
   return module;
 }
 
-bool readModelInputs(const std::string &path, std::vector<InputInfo> &inputs) {
+bool readModelInputs(const std::string &path, std::vector<InputInfo> &inputs,
+                     bool allowNewerOpset) {
   auto context = makeContext(path);
-  OwningOpRef<ModuleOp> module = importModel(*context, path);
+  OwningOpRef<ModuleOp> module = importModel(*context, path, allowNewerOpset);
   if (!module)
     return false;
   for (auto func : module->getOps<func::FuncOp>()) {
@@ -201,7 +204,8 @@ bool compileUncached(const std::string &path, const CompileFlags &flags,
                      const std::map<std::string, std::vector<int64_t>> &shapes,
                      std::vector<uint8_t> &bytes) {
   auto context = makeContext(path);
-  OwningOpRef<ModuleOp> module = loadSource(*context, path, flags.from);
+  OwningOpRef<ModuleOp> module =
+      loadSource(*context, path, flags.from, flags.allowNewerOpset);
   if (!module)
     return false;
   CompileOptions options = toCompileOptions(flags, shapes);

@@ -45,6 +45,8 @@ struct CompileFlags {
   /// The stage the input is at: Import for an ONNX model (or an .mlir file
   /// as the importer writes it), a later IR stage for an .mlir file.
   Stage from = Stage::Import;
+  /// ImportOptions::allowNewerOpset (--allow-newer-opset).
+  bool allowNewerOpset = false;
   std::map<std::string, std::vector<int64_t>> inputShapes;
 };
 
@@ -95,8 +97,10 @@ struct InputInfo {
 /// The compile path's input: an ONNX model imported (from == Import and a
 /// path not ending in .mlir), else an MLIR file at stage `from`, parsed with
 /// the compile path's dialects. Errors are printed; returns null then.
-mlir::OwningOpRef<mlir::ModuleOp>
-loadSource(mlir::MLIRContext &context, const std::string &path, Stage from);
+mlir::OwningOpRef<mlir::ModuleOp> loadSource(mlir::MLIRContext &context,
+                                             const std::string &path,
+                                             Stage from,
+                                             bool allowNewerOpset = false);
 
 /// Compiles `path` (an ONNX model, or an MLIR file at stage flags.from) for
 /// input shapes `shapes` (by input name). Errors are printed; returns null
@@ -125,7 +129,8 @@ bool compileOnnxBytes(const std::string &path, const CompileFlags &flags,
                       std::vector<uint8_t> &bytes);
 
 /// The model's declared inputs (imports it; errors printed, false).
-bool readModelInputs(const std::string &path, std::vector<InputInfo> &inputs);
+bool readModelInputs(const std::string &path, std::vector<InputInfo> &inputs,
+                     bool allowNewerOpset = false);
 
 /// Conversions between the tensor file library and the runtime.
 rt::Tensor toRuntime(const tio::HostTensor &tensor);

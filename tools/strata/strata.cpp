@@ -68,6 +68,11 @@ static cl::opt<bool> runGraphStage(
     cl::desc(
         "Run the graph stage (fold, decompose, infer shapes) after import"),
     cl::sub(importCmd));
+static cl::opt<bool> importAllowNewerOpset(
+    "allow-newer-opset",
+    cl::desc("Read a model of an opset newer than strata knows as the newest "
+             "it knows (at your own risk)"),
+    cl::sub(importCmd));
 static cl::opt<bool>
     printDebugInfo("print-locations",
                    cl::desc("Print locations (ONNX node names) in the IR"),
@@ -84,6 +89,7 @@ static int runImport() {
   options.runChecker = !noChecker;
   options.runShapeInference = !noShapeInference;
   options.targetOpset = targetOpset;
+  options.allowNewerOpset = importAllowNewerOpset;
   OwningOpRef<ModuleOp> module =
       strata::importOnnxFile(context, importInput, options);
   if (!module)

@@ -29,6 +29,11 @@ struct ImportOptions {
   bool runShapeInference = true;
   /// Name of the entry function.
   std::string entryName = "main";
+  /// Import a model whose default-domain opset is newer than strata knows
+  /// as the newest one it knows, with a warning (--allow-newer-opset): an
+  /// operator whose meaning changed in the newer opset may compute wrong
+  /// results. Off, such a model is refused.
+  bool allowNewerOpset = false;
 };
 
 /// Imports the model at `path`. Returns null after reporting errors.
