@@ -117,6 +117,39 @@ static int runImport() {
   return 0;
 }
 
+/// The first of LLVM's and MLIR's own options on the command line, or "".
+/// They are accepted by every subcommand's parser (they live in the top
+/// level), but they change code generation behind the compile cache's back;
+/// they go through STRATA_LLVM_OPTIONS, which the cache keys on (docs/cli.md).
+/// Read from the arguments and the option tables' names only: the options
+/// are objects of libLLVM, built without RTTI, which UBSan's vptr check in
+/// the sanitizer build cannot tell the type of.
+static std::string llvmOptionGiven(int argc, char **argv) {
+  const auto &topLevel =
+      cl::getRegisteredOptions(cl::SubCommand::getTopLevel());
+  for (int i = 1; i < argc; ++i) {
+    llvm::StringRef arg(argv[i]);
+    if (arg == "--")
+      break;
+    if (!arg.starts_with("-") || arg == "-")
+      continue;
+    llvm::StringRef name = arg.ltrim('-').split('=').first;
+    if (name.empty() || !topLevel.count(name) || name.starts_with("help") ||
+        name == "version" || name == "print-options" ||
+        name == "print-all-options")
+      continue;
+    // An option of the chosen subcommand is strata's own.
+    bool own = false;
+    for (cl::SubCommand *sub : cl::getRegisteredSubcommands())
+      if (sub != &cl::SubCommand::getTopLevel() && *sub &&
+          cl::getRegisteredOptions(*sub).count(name))
+        own = true;
+    if (!own)
+      return name.str();
+  }
+  return "";
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   strata::registerAllPasses();
@@ -154,18 +187,7 @@ int main(int argc, char **argv) {
           "(docs/cli.md)\n",
           &llvm::errs()))
     return 2;
-  // LLVM's and MLIR's own options are accepted by every subcommand's parser
-  // (they live in the top level), but they change code generation behind
-  // the compile cache's back. They go through STRATA_LLVM_OPTIONS, which is
-  // part of the cache key (docs/cli.md).
-  for (const auto &entry :
-       cl::getRegisteredOptions(cl::SubCommand::getTopLevel())) {
-    const cl::Option *option = entry.second;
-    llvm::StringRef name = entry.first;
-    if (option->getNumOccurrences() == 0 || name.starts_with("help") ||
-        name == "version" || name == "print-options" ||
-        name == "print-all-options")
-      continue;
+  if (std::string name = llvmOptionGiven(argc, argv); !name.empty()) {
     llvm::errs() << "strata: error: --" << name
                  << " is an option of LLVM, not of strata; pass LLVM options "
                     "in STRATA_LLVM_OPTIONS (e.g. STRATA_LLVM_OPTIONS='--"
