@@ -95,7 +95,8 @@ void collectDiagnostics(mlir::MLIRContext &context, const std::string &file,
 /// fails. `warnings` receives the warnings of a success.
 template <typename Work>
 void withImportedModel(const std::string &path, const CompileOptions &options,
-                       std::string &warnings, Work &&work) {
+                       bool allowNewerOpset, std::string &warnings,
+                       Work &&work) {
   initializeCompiler();
   if (std::string bad = checkTargetOptions(options); !bad.empty())
     throw CompileError("strata: " + bad);
@@ -107,6 +108,7 @@ void withImportedModel(const std::string &path, const CompileOptions &options,
   std::string diagnostics;
   collectDiagnostics(context, path, diagnostics);
   ImportOptions importOptions;
+  importOptions.allowNewerOpset = allowNewerOpset;
   mlir::OwningOpRef<mlir::ModuleOp> module =
       importOnnxFile(context, path, importOptions);
   if (!module || mlir::failed(work(*module))) {
@@ -122,27 +124,30 @@ void withImportedModel(const std::string &path, const CompileOptions &options,
 /// The model at `path` compiled into a module's bytes.
 std::vector<uint8_t> compileFile(const std::string &path,
                                  const CompileOptions &options,
-                                 std::string &warnings) {
+                                 bool allowNewerOpset, std::string &warnings) {
   std::vector<uint8_t> bytes;
-  withImportedModel(path, options, warnings, [&](mlir::ModuleOp module) {
-    return compileModule(module, options, bytes);
-  });
+  withImportedModel(path, options, allowNewerOpset, warnings,
+                    [&](mlir::ModuleOp module) {
+                      return compileModule(module, options, bytes);
+                    });
   return bytes;
 }
 
 /// `strata explain --json` of the model at `path`, as text.
 std::string explainFile(const std::string &path, const CompileOptions &options,
-                        std::string &warnings) {
+                        bool allowNewerOpset, std::string &warnings) {
   std::string json;
-  withImportedModel(path, options, warnings, [&](mlir::ModuleOp module) {
-    if (mlir::failed(runStages(module, options, Stage::Import, Stage::Fused)))
-      return mlir::failure();
-    mlir::FailureOr<Explanation> e = explainFusedModule(module, options);
-    if (mlir::failed(e))
-      return mlir::failure();
-    json = llvm::formatv("{0}", explanationJson(*e, path, options)).str();
-    return mlir::success();
-  });
+  withImportedModel(
+      path, options, allowNewerOpset, warnings, [&](mlir::ModuleOp module) {
+        if (mlir::failed(
+                runStages(module, options, Stage::Import, Stage::Fused)))
+          return mlir::failure();
+        mlir::FailureOr<Explanation> e = explainFusedModule(module, options);
+        if (mlir::failed(e))
+          return mlir::failure();
+        json = llvm::formatv("{0}", explanationJson(*e, path, options)).str();
+        return mlir::success();
+      });
   return json;
 }
 
@@ -345,7 +350,8 @@ PYBIND11_MODULE(_strata, m) {
          const std::string &cpu,
          const std::map<std::string, std::vector<int64_t>> &inputShapes,
          const std::string &precision, bool useLibraries,
-         const std::string &decisions, const std::string &dumpDir) {
+         const std::string &decisions, const std::string &dumpDir,
+         bool allowNewerOpset) {
         CompileOptions options =
             makeOptions(target, cpu, inputShapes, precision, useLibraries,
                         decisions, dumpDir);
@@ -353,7 +359,7 @@ PYBIND11_MODULE(_strata, m) {
         std::vector<uint8_t> bytes;
         {
           py::gil_scoped_release release;
-          bytes = compileFile(path, options, warnings);
+          bytes = compileFile(path, options, allowNewerOpset, warnings);
         }
         return py::make_tuple(
             py::bytes(reinterpret_cast<const char *>(bytes.data()),
@@ -364,6 +370,7 @@ PYBIND11_MODULE(_strata, m) {
       py::arg("input_shapes") = std::map<std::string, std::vector<int64_t>>{},
       py::arg("precision") = "", py::arg("use_libraries") = true,
       py::arg("decisions") = "", py::arg("dump_dir") = "",
+      py::arg("allow_newer_opset") = false,
       "Compiles the ONNX model at `path`; returns (module bytes, warnings).");
 
   m.def(
@@ -372,20 +379,20 @@ PYBIND11_MODULE(_strata, m) {
          const std::string &cpu,
          const std::map<std::string, std::vector<int64_t>> &inputShapes,
          const std::string &precision, bool useLibraries,
-         const std::string &decisions) {
+         const std::string &decisions, bool allowNewerOpset) {
         CompileOptions options = makeOptions(
             target, cpu, inputShapes, precision, useLibraries, decisions, "");
         std::string warnings, json;
         {
           py::gil_scoped_release release;
-          json = explainFile(path, options, warnings);
+          json = explainFile(path, options, allowNewerOpset, warnings);
         }
         return py::make_tuple(json, warnings);
       },
       py::arg("path"), py::arg("target") = "cpu", py::arg("cpu") = "native",
       py::arg("input_shapes") = std::map<std::string, std::vector<int64_t>>{},
       py::arg("precision") = "", py::arg("use_libraries") = true,
-      py::arg("decisions") = "",
+      py::arg("decisions") = "", py::arg("allow_newer_opset") = false,
       "`strata explain --json` of the model at `path`; returns (JSON text, "
       "warnings).");
 

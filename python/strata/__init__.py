@@ -157,17 +157,19 @@ def _model_path(model):
         yield os.fspath(model), os.fspath(model)
 
 
-def _options(target, input_shapes, precision, cpu, libraries, decisions):
+def _options(target, input_shapes, precision, cpu, libraries, decisions,
+             allow_newer_opset):
     return dict(target=target, cpu=cpu,
                 input_shapes={name: [int(d) for d in dims]
                               for name, dims in (input_shapes or {}).items()},
                 precision=precision or "", use_libraries=bool(libraries),
-                decisions=os.fspath(decisions) if decisions else "")
+                decisions=os.fspath(decisions) if decisions else "",
+                allow_newer_opset=bool(allow_newer_opset))
 
 
 def compile(model, target="cpu", *, input_shapes=None, precision=None,
             cpu="native", libraries=True, decisions=None, dump_dir=None,
-            warnings=None):
+            warnings=None, allow_newer_opset=False):
     """Compiles an ONNX model into a :class:`Module`.
 
     ``model`` is a path or the model's bytes (an ``onnx.ModelProto`` too).
@@ -176,10 +178,12 @@ def compile(model, target="cpu", *, input_shapes=None, precision=None,
     (``strata compile --cpu``); ``libraries=False`` generates every kernel;
     ``decisions`` a decisions file (docs/explain.md); ``dump_dir`` writes
     every stage's IR. Warnings are appended to the list ``warnings`` when
-    one is given. Raises :class:`CompileError`.
+    one is given. ``allow_newer_opset`` reads a model of an opset newer
+    than strata knows as the newest it knows (``--allow-newer-opset``, at
+    your own risk). Raises :class:`CompileError`.
     """
     args = _options(target, input_shapes, precision, cpu, libraries,
-                    decisions)
+                    decisions, allow_newer_opset)
     with _model_path(model) as (path, name):
         data, text = compile_file(
             path, dump_dir=os.fspath(dump_dir) if dump_dir else "", **args)
@@ -189,14 +193,15 @@ def compile(model, target="cpu", *, input_shapes=None, precision=None,
 
 
 def explain(model, target="cpu", *, input_shapes=None, precision=None,
-            cpu="native", libraries=True, decisions=None):
+            cpu="native", libraries=True, decisions=None,
+            allow_newer_opset=False):
     """How the model is split into kernels, and why: the record of
     ``strata explain --json`` (docs/explain.md) as a dict, with a
     ``"kernels"`` list (each kernel's ONNX nodes, why they were fused and
     their neighbours not, library or generated code and why, its tile) and
     a ``"summary"``. Takes :func:`compile`'s arguments."""
     args = _options(target, input_shapes, precision, cpu, libraries,
-                    decisions)
+                    decisions, allow_newer_opset)
     with _model_path(model) as (path, name):
         text, _ = explain_file(path, **args)
     result = json.loads(text)

@@ -169,6 +169,21 @@ class Errors(unittest.TestCase):
             helper.make_opsetid("", 17)])
         with self.assertRaisesRegex(strata.CompileError, "Bogus"):
             strata.compile(model)
+        # An opset newer than strata knows: refused, or read as the newest
+        # it knows with a warning.
+        newer = helper.make_model(helper.make_graph(
+            [helper.make_node("Relu", ["a"], ["b"])], "g",
+            [helper.make_tensor_value_info("a", TensorProto.FLOAT, [2])],
+            [helper.make_tensor_value_info("b", TensorProto.FLOAT, [2])]),
+            opset_imports=[helper.make_opsetid("", 99)])
+        with self.assertRaisesRegex(strata.CompileError,
+                                    "opset 99 is newer than strata knows"):
+            strata.compile(newer)
+        said = []
+        module = strata.compile(newer, allow_newer_opset=True, warnings=said)
+        self.assertIn("reading it as opset 22", "\n".join(said))
+        np.testing.assert_array_equal(
+            module.run({"a": np.array([-1, 2], np.float32)})["b"], [0, 2])
         # CompileError is an Error: one except clause catches both.
         self.assertTrue(issubclass(strata.CompileError, strata.Error))
 
