@@ -70,6 +70,8 @@ class _Compiled:
         key = tuple((tuple(t.shape), str(t.dtype)) for t in inputs)
         with torch.no_grad():
             outputs, self._rebuild = _flatten(self.gm(*inputs))
+        # NumPy has no bfloat16: such outputs come back as their uint16 bits.
+        dtypes = [t.dtype for t in outputs]
         names = [f"input_{i}" for i in range(len(inputs))]
         output_names = [f"output_{i}" for i in range(len(outputs))]
         device = inputs[0].device if inputs else torch.device("cpu")
@@ -85,7 +87,8 @@ class _Compiled:
                           + str(e).splitlines()[0], RuntimeWarning)
             self.eager = True
             return None
-        entry = (module, module.session(), names, output_names, device)
+        entry = (module, module.session(), names, output_names, device,
+                 dtypes)
         self.modules[key] = entry
         return entry
 
@@ -97,11 +100,15 @@ class _Compiled:
         entry = self.modules.get(key) or self._compile(list(inputs))
         if entry is None:
             return self.gm(*inputs)
-        module, session, names, output_names, device = entry
+        module, session, names, output_names, device, dtypes = entry
         results = session.run({name: t.detach().contiguous()
                                for name, t in zip(names, inputs)})
-        outs = [torch.from_numpy(results[name]).to(device)
-                for name in output_names]
+        outs = []
+        for name, dtype in zip(output_names, dtypes):
+            out = torch.from_numpy(results[name])
+            if dtype == torch.bfloat16:
+                out = out.view(torch.bfloat16)
+            outs.append(out.to(device))
         return self._rebuild(outs)
 
 
