@@ -239,9 +239,11 @@ py::dtype numpyDtype(rt::DType type) {
 }
 
 /// A tensor holding a copy of `array` in element type `want` (the module's):
-/// NumPy's own dtype must match it, except that bf16 takes uint16 bits.
+/// NumPy's own dtype must match it, except that bf16 takes 16-bit integers
+/// as its bits (NumPy has no bfloat16).
 rt::Tensor toTensor(const std::string &name, py::array array, rt::DType want) {
-  rt::DType have = want == rt::DType::BF16 && array.dtype().kind() == 'u' &&
+  char kind = array.dtype().kind();
+  rt::DType have = want == rt::DType::BF16 && (kind == 'u' || kind == 'i') &&
                            array.dtype().itemsize() == 2
                        ? rt::DType::BF16
                        : dtypeOf(array);

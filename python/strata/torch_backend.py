@@ -101,13 +101,19 @@ class _Compiled:
         if entry is None:
             return self.gm(*inputs)
         module, session, names, output_names, device, dtypes = entry
-        results = session.run({name: t.detach().contiguous()
-                               for name, t in zip(names, inputs)})
+        # bfloat16 tensors travel as their bits (NumPy has no bfloat16).
+        results = session.run({
+            name: (t.detach().contiguous().view(torch.int16)
+                   if t.dtype == torch.bfloat16 else t.detach().contiguous())
+            for name, t in zip(names, inputs)})
         outs = []
         for name, dtype in zip(output_names, dtypes):
-            out = torch.from_numpy(results[name])
+            array = results[name]
             if dtype == torch.bfloat16:
-                out = out.view(torch.bfloat16)
+                # uint16 bits; torch before 2.3 has no uint16, int16 it has.
+                out = torch.from_numpy(array.view("int16")).view(dtype)
+            else:
+                out = torch.from_numpy(array)
             outs.append(out.to(device))
         return self._rebuild(outs)
 

@@ -248,6 +248,22 @@ class Torch(unittest.TestCase):
                                        rtol=1e-4, atol=1e-5)
         self.assertEqual(len(compiled.modules), 2)
 
+    def test_backend_bfloat16_in_and_out(self):
+        # NumPy has no bfloat16: tensors travel as their bits both ways.
+        from strata.torch_backend import strata_backend
+
+        def f(x, y):
+            return (x @ y).relu()
+        torch.manual_seed(1)
+        x = torch.randn(4, 8).bfloat16()
+        y = torch.randn(8, 3).bfloat16()
+        compiled = strata_backend(torch.fx.symbolic_trace(f), [x, y])
+        got = compiled(x, y)
+        self.assertEqual(got.dtype, torch.bfloat16)
+        self.assertEqual(len(compiled.modules), 1)
+        torch.testing.assert_close(got.float(), f(x, y).float(),
+                                   rtol=2e-2, atol=6e-2)
+
     def test_backend_falls_back_to_eager(self):
         from strata.torch_backend import strata_backend
 
