@@ -8,6 +8,8 @@
 
 #include "strata/Dialect/Kernel/IR/KernelDialect.h"
 
+#include "mlir/IR/Diagnostics.h"
+
 #include "llvm/Support/Format.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
@@ -153,6 +155,44 @@ std::string strata::generatedKernelsText(ModuleOp module) {
         kind && kind.getValue() == "codegen")
       ++count;
   return std::to_string(count) + " generated kernel" + (count == 1 ? "" : "s");
+}
+
+std::string strata::formatDiagnostic(const Diagnostic &diag,
+                                     llvm::StringRef file) {
+  const char *severity = "error";
+  switch (diag.getSeverity()) {
+  case DiagnosticSeverity::Warning:
+    severity = "warning";
+    break;
+  case DiagnosticSeverity::Note:
+    severity = "note";
+    break;
+  case DiagnosticSeverity::Remark:
+    severity = "remark";
+    break;
+  default:
+    break;
+  }
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  std::string message = diag.str();
+  // Errors in an MLIR source file (the parser's, or the verifier's on ops
+  // that kept their file location) point at the line. The importer's
+  // file-level errors use line 0 and keep the plain form.
+  auto fileLoc = dyn_cast<FileLineColLoc>(diag.getLocation());
+  if (fileLoc && fileLoc.getLine() > 0)
+    os << file << ":" << fileLoc.getLine() << ":" << fileLoc.getColumn() << ": "
+       << severity << ": " << message;
+  else
+    os << file << ": " << severity << ": " << message;
+  // Verifier errors on imported ops carry the node only in their location.
+  if (auto name = dyn_cast<NameLoc>(diag.getLocation()))
+    if (message.find("node '") == std::string::npos)
+      os << " (at node '" << name.getName().getValue() << "')";
+  os << "\n";
+  for (const Diagnostic &note : diag.getNotes())
+    os << file << ": note: " << note << "\n";
+  return text;
 }
 
 LogicalResult strata::compileModule(ModuleOp module,

@@ -64,28 +64,7 @@ void initializeCompiler() {
 void collectDiagnostics(mlir::MLIRContext &context, const std::string &file,
                         std::string &out) {
   context.getDiagEngine().registerHandler([&out, file](mlir::Diagnostic &d) {
-    const char *severity = "error";
-    switch (d.getSeverity()) {
-    case mlir::DiagnosticSeverity::Warning:
-      severity = "warning";
-      break;
-    case mlir::DiagnosticSeverity::Note:
-      severity = "note";
-      break;
-    case mlir::DiagnosticSeverity::Remark:
-      severity = "remark";
-      break;
-    default:
-      break;
-    }
-    std::string message = d.str();
-    out += file + ": " + severity + ": " + message;
-    if (auto name = llvm::dyn_cast<mlir::NameLoc>(d.getLocation()))
-      if (message.find("node '") == std::string::npos)
-        out += " (at node '" + name.getName().getValue().str() + "')";
-    out += "\n";
-    for (const mlir::Diagnostic &note : d.getNotes())
-      out += file + ": note: " + note.str() + "\n";
+    out += formatDiagnostic(d, file);
     return mlir::success();
   });
 }

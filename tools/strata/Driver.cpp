@@ -47,38 +47,7 @@ namespace strata::driver {
 void installDiagnosticPrinter(MLIRContext &context, llvm::StringRef file) {
   std::string fileName = file.str();
   context.getDiagEngine().registerHandler([fileName](Diagnostic &diag) {
-    llvm::raw_ostream &os = llvm::errs();
-    const char *severity = "error";
-    switch (diag.getSeverity()) {
-    case DiagnosticSeverity::Warning:
-      severity = "warning";
-      break;
-    case DiagnosticSeverity::Note:
-      severity = "note";
-      break;
-    case DiagnosticSeverity::Remark:
-      severity = "remark";
-      break;
-    default:
-      break;
-    }
-    std::string message = diag.str();
-    // Errors in an MLIR source file (the parser's, or the verifier's on ops
-    // that kept their file location) point at the line. The importer's
-    // file-level errors use line 0 and keep the plain form.
-    auto fileLoc = dyn_cast<FileLineColLoc>(diag.getLocation());
-    if (fileLoc && fileLoc.getLine() > 0)
-      os << fileName << ":" << fileLoc.getLine() << ":" << fileLoc.getColumn()
-         << ": " << severity << ": " << message;
-    else
-      os << fileName << ": " << severity << ": " << message;
-    // Verifier errors on imported ops carry the node only in their location.
-    if (auto name = dyn_cast<NameLoc>(diag.getLocation()))
-      if (message.find("node '") == std::string::npos)
-        os << " (at node '" << name.getName().getValue() << "')";
-    os << "\n";
-    for (const Diagnostic &note : diag.getNotes())
-      os << fileName << ": note: " << note << "\n";
+    llvm::errs() << formatDiagnostic(diag, fileName);
     return success();
   });
 }

@@ -25,6 +25,7 @@
 #include <vector>
 
 namespace mlir {
+class Diagnostic;
 class DialectRegistry;
 namespace func {
 class FuncOp;
@@ -87,6 +88,13 @@ std::optional<rt::DType> toRuntimeType(mlir::Type type);
 /// The ONNX name of an entry function's argument `index` (`graph.name`), or
 /// "input<N>" when it has none.
 std::string getArgumentName(mlir::func::FuncOp func, unsigned index);
+
+/// A diagnostic as strata reports it, one line per diagnostic and note:
+/// "<file>: error: <message> (at node 'x')", or "<file>:<line>:<col>: ..."
+/// for one in an MLIR source file. The CLI prints it; the Python package
+/// raises it.
+std::string formatDiagnostic(const mlir::Diagnostic &diag,
+                             llvm::StringRef file);
 
 /// Registers every dialect, interface and translation the compile path uses.
 void registerCompilerDialects(mlir::DialectRegistry &registry);
