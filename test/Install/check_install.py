@@ -54,35 +54,32 @@ def main():
     run("install", ["cmake", "--install", build, "--prefix", prefix])
 
     generator = ["-G", "Ninja"] if shutil.which("ninja") else []
-    embed = os.path.join(work, "embed")
-    run("configuring examples/embed",
-        ["cmake", "-S", os.path.join(source, "examples/embed"), "-B", embed,
-         f"-DCMAKE_PREFIX_PATH={prefix}", "-DCMAKE_BUILD_TYPE=Release"]
-        + generator)
-    run("building examples/embed", ["cmake", "--build", embed])
+
+    def build_example(name):
+        """Configures and builds examples/NAME against the prefix."""
+        directory = os.path.join(work, name)
+        run(f"configuring examples/{name}",
+            ["cmake", "-S", os.path.join(source, "examples", name), "-B",
+             directory, f"-DCMAKE_PREFIX_PATH={prefix}",
+             "-DCMAKE_BUILD_TYPE=Release"] + generator)
+        run(f"building examples/{name}", ["cmake", "--build", directory])
+        return directory
+
+    embed = build_example("embed")
 
     # The C program again, from pkg-config's flags alone.
+    pc_env = dict(os.environ,
+                  PKG_CONFIG_PATH=os.path.join(prefix, "lib", "pkgconfig"))
     libdir = run("pkg-config", ["pkg-config", "--variable=libdir",
-                                "strata-runtime"],
-                 env=dict(os.environ,
-                          PKG_CONFIG_PATH=os.path.join(prefix, "lib",
-                                                       "pkgconfig"))).strip()
+                                "strata-runtime"], env=pc_env).strip()
     flags = run("pkg-config", ["pkg-config", "--cflags", "--libs",
-                               "strata-runtime"],
-                env=dict(os.environ,
-                         PKG_CONFIG_PATH=os.path.join(prefix, "lib",
-                                                      "pkgconfig"))).split()
+                               "strata-runtime"], env=pc_env).split()
     pc_program = os.path.join(work, "run_module_pkgconfig")
     run("building run_module.c with pkg-config",
         ["cc", "-O1", os.path.join(source, "examples/embed/run_module.c"),
          "-o", pc_program] + flags + [f"-Wl,-rpath,{libdir}"])
 
-    plugin = os.path.join(work, "plugin")
-    run("configuring examples/plugin",
-        ["cmake", "-S", os.path.join(source, "examples/plugin"), "-B", plugin,
-         f"-DCMAKE_PREFIX_PATH={prefix}", "-DCMAKE_BUILD_TYPE=Release"]
-        + generator)
-    run("building examples/plugin", ["cmake", "--build", plugin])
+    plugin = build_example("plugin")
 
     strata = os.path.join(prefix, "bin", "strata")
     model_dir = os.path.join(source, "models", "resnet_small")
