@@ -256,10 +256,16 @@ std::vector<PassEntry> strata::bufferizationPasses() {
     return PassEntry{std::move(name), std::move(opts), true};
   };
   // Results become out-parameters: the arena buffers the runtime passes.
+  // The canonicalization before that folds the views a kernel returns
+  // (expand_shape of the collapse_shape that strata-collapse-dims put on its
+  // result) back to the allocation they view, so that the allocation is
+  // replaced by the out-parameter; otherwise the kernel computes into a
+  // temporary heap buffer and copies it out on every call.
   return {nested("one-shot-bufferize",
                  "bufferize-function-boundaries "
                  "function-boundary-type-conversion=identity-layout-map"),
           nested("strata-number-constants"),
+          nested("canonicalize"),
           nested("buffer-results-to-out-params",
                  "hoist-static-allocs=true modify-public-functions=true"),
           nested("canonicalize"),
