@@ -24,9 +24,11 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/DialectConversion.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <cmath>
 #include <functional>
 #include <limits>
 
@@ -923,6 +925,40 @@ static Lowering lowerGlobalPool(Operation *op, bool isMax) {
 // Normalization
 //===----------------------------------------------------------------------===//
 
+/// The values of a constant float tensor, or nothing.
+static std::optional<std::vector<double>> constantValues(Value value) {
+  DenseElementsAttr attr;
+  if (!matchPattern(value, m_Constant(&attr)) ||
+      !isa<FloatType>(attr.getElementType()))
+    return std::nullopt;
+  std::vector<double> values;
+  for (const APFloat &v : attr.getValues<APFloat>())
+    values.push_back(v.convertToDouble());
+  return values;
+}
+
+/// Inference BatchNormalization's per-channel factor scale / sqrt(var + eps)
+/// and offset bias - mean * factor, when its four parameters are constants.
+static std::optional<std::pair<std::vector<double>, std::vector<double>>>
+foldBatchNormConstants(graph::BatchNormOp op, double epsilon) {
+  auto scale = constantValues(op.getScale());
+  auto bias = constantValues(op.getBias());
+  auto mean = constantValues(op.getInputMean());
+  auto var = constantValues(op.getInputVar());
+  if (!scale || !bias || !mean || !var)
+    return std::nullopt;
+  size_t channels = scale->size();
+  if (bias->size() != channels || mean->size() != channels ||
+      var->size() != channels)
+    return std::nullopt; // splats: the general lowering handles them
+  std::vector<double> factor(channels), offset(channels);
+  for (size_t c = 0; c < channels; ++c) {
+    factor[c] = (*scale)[c] / std::sqrt((*var)[c] + epsilon);
+    offset[c] = (*bias)[c] - (*mean)[c] * factor[c];
+  }
+  return std::make_pair(std::move(factor), std::move(offset));
+}
+
 /// BatchNormalization in inference mode: per channel (axis 1),
 /// y = (x - mean) / sqrt(var + epsilon) * scale + bias; the running
 /// statistics are the inputs unchanged.
@@ -946,6 +982,48 @@ static Lowering lowerBatchNorm(graph::BatchNormOp op) {
       op.getRunningVar().getType() != op.getInputVar().getType())
     return nullptr;
   double epsilon = op.getEpsilon().convertToDouble();
+  // Constant statistics (every exported model in inference mode): the
+  // per-channel factor and offset are computed here, in double, so that
+  // each element costs one multiply-add instead of a square root, a
+  // division and four more operations per element.
+  std::optional<std::pair<std::vector<double>, std::vector<double>>> folded =
+      foldBatchNormConstants(op, epsilon);
+  auto paramType = cast<RankedTensorType>(op.getScale().getType());
+  if (folded)
+    return [=](OpBuilder &b, Location loc, ValueRange operands,
+               ArrayRef<RankedTensorType> results) -> SmallVector<Value> {
+      Type acc = productAccumulatorType(element);
+      int64_t rank = input.getRank();
+      Type paramElement = paramType.getElementType();
+      auto constant = [&](const std::vector<double> &values) -> Value {
+        SmallVector<APFloat> elements;
+        for (double v : values) {
+          APFloat f(v);
+          bool lost;
+          f.convert(cast<FloatType>(paramElement).getFloatSemantics(),
+                    APFloat::rmNearestTiesToEven, &lost);
+          elements.push_back(f);
+        }
+        return arith::ConstantOp::create(
+            b, loc, DenseElementsAttr::get(paramType, elements));
+      };
+      Value factor = constant(folded->first);
+      Value offset = constant(folded->second);
+      AffineMap channel =
+          AffineMap::get(rank, 0, b.getAffineDimExpr(1), b.getContext());
+      Value y = buildIndexedGeneric(
+          b, loc, results[0], ValueRange{operands[0], factor, offset},
+          {b.getMultiDimIdentityMap(rank), channel, channel},
+          [&](OpBuilder &b, Location loc, ValueRange, ValueRange args) {
+            SmallVector<Value> v;
+            for (Value arg : args)
+              v.push_back(convertNumeric(b, loc, arg, acc));
+            Value out = arith::AddFOp::create(
+                b, loc, arith::MulFOp::create(b, loc, v[0], v[1]), v[2]);
+            return convertNumeric(b, loc, out, element);
+          });
+      return {y, operands[3], operands[4]};
+    };
   return [=](OpBuilder &b, Location loc, ValueRange operands,
              ArrayRef<RankedTensorType> results) -> SmallVector<Value> {
     Type acc = productAccumulatorType(element);
