@@ -226,3 +226,19 @@ func.func @dynamic_operands_stay(%x: tensor<?x1x6xf32>, %a: tensor<1xi64>, %k: t
   %v, %i = graph.top_k %x, %k : (tensor<?x1x6xf32>, tensor<1xi64>) -> (tensor<?x1x?xf32>, tensor<?x1x?xi64>)
   return %0, %v, %i : tensor<*xf32>, tensor<?x1x?xf32>, tensor<?x1x?xi64>
 }
+
+// -----
+
+// A Pad of zeros is its data (torch exports one before some pools); any
+// other pad stays.
+// CHECK-LABEL: func @zero_pad
+// CHECK-NEXT: graph.constant dense<[0, 0, 1, 0, 0, 0, 0, 0]>
+// CHECK-NEXT: %[[P:.+]] = graph.pad %arg0
+// CHECK-NEXT: return %arg0, %[[P]]
+func.func @zero_pad(%x: tensor<1x2x3x3xf32>) -> (tensor<1x2x3x3xf32>, tensor<1x2x4x3xf32>) {
+  %zeros = graph.constant dense<0> : tensor<8xi64>
+  %same = graph.pad %x, %zeros : (tensor<1x2x3x3xf32>, tensor<8xi64>) -> tensor<1x2x3x3xf32>
+  %one = graph.constant dense<[0, 0, 1, 0, 0, 0, 0, 0]> : tensor<8xi64>
+  %grown = graph.pad %x, %one : (tensor<1x2x3x3xf32>, tensor<8xi64>) -> tensor<1x2x4x3xf32>
+  return %same, %grown : tensor<1x2x3x3xf32>, tensor<1x2x4x3xf32>
+}

@@ -1485,6 +1485,14 @@ LogicalResult PadOp::inferResultTypes(SmallVectorImpl<Type> &types) {
   return success();
 }
 
+OpFoldResult PadOp::fold(FoldAdaptor) {
+  auto pads = constantInts(getPads());
+  if (!pads || getData().getType() != getType() ||
+      llvm::any_of(*pads, [](int64_t pad) { return pad != 0; }))
+    return {};
+  return getData();
+}
+
 LogicalResult PadOp::verify() {
   if (failed(verifySameElementType(*this, getData(), getOutput())))
     return failure();

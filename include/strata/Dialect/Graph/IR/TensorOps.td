@@ -267,6 +267,8 @@ def Graph_PadOp : Graph_OptOperandsOp<"pad"> {
     $data `,` $pads (`value` $constant_value^)? attr-dict
     `:` functional-type(operands, results)
   }];
+  // All-zero pads: the data itself (torch exports one before some pools).
+  let hasFolder = 1;
 }
 
 def Graph_TriluOp : Graph_OptOperandsOp<"trilu"> {
