@@ -247,7 +247,12 @@ struct OutlineKernelsPass
       // The decisions stay on the declaration; the copy keeps its name.
       for (NamedAttribute attr : llvm::to_vector(copy->getDiscardableAttrs()))
         copy->removeDiscardableAttr(attr.getName());
-      if (auto block = kernel::get<kernel::ParallelBlock>(func)) {
+      if (auto block = kernel::get<kernel::ParallelBlock>(func);
+          block && kernel::has<kernel::ChannelsLastRows>(func)) {
+        kernel::set<kernel::BlockStrides>(
+            func, builder.getDenseI64ArrayAttr(
+                      strata::applyChannelsLastRows(copy, block.getInt())));
+      } else if (block) {
         // Recorded without dimensions: over dimension 0.
         int64_t dims = 1;
         if (auto d = kernel::get<kernel::ParallelDims>(func))

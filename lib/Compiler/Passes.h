@@ -2,6 +2,7 @@
 #ifndef STRATA_LIB_COMPILER_PASSES_H
 #define STRATA_LIB_COMPILER_PASSES_H
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Types.h"
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/StringRef.h"
@@ -30,8 +31,14 @@ void registerGradientPasses();
 void registerSequencePasses();
 /// Registers strata-conv-to-gemm (ConvToGemm.cpp).
 void registerConvToGemmPass();
-/// Registers strata-channels-last (Layouts.cpp).
+/// Registers strata-channels-last and strata-apply-layouts (Layouts.cpp).
 void registerLayoutPasses();
+/// Cuts the body of a kernel whose row split is over its channels-last rows
+/// (strata.channels_last_rows) to one block of `block` rows, and returns the
+/// bytes from one block to the next, per argument then per result (0 for
+/// what every block reads whole) (Layouts.cpp).
+llvm::SmallVector<int64_t> applyChannelsLastRows(mlir::func::FuncOp kernel,
+                                                 int64_t block);
 /// Registers strata-lower-precision (Precision.cpp).
 void registerPrecisionPasses();
 

@@ -22,10 +22,6 @@ using namespace mlir;
 namespace kernel = strata::kernel;
 namespace graph = strata::graph;
 
-/// A block should hold at least this many elements of its largest row value:
-/// smaller blocks cost more in calls than they gain in threads.
-static constexpr int64_t kMinBlockElements = 4096;
-
 namespace {
 enum class Use { Rows, Whole };
 } // namespace
@@ -194,7 +190,7 @@ static bool classify(Operation *op, ArrayRef<int64_t> lead,
   return false;
 }
 
-static int64_t elementBytes(Type type) {
+int64_t strata::rowElementBytes(Type type) {
   unsigned bits = type.getIntOrFloatBitWidth();
   return bits == 1 ? 1 : bits / 8;
 }
@@ -357,19 +353,19 @@ planRowsFor(func::FuncOp kernel, int64_t k, std::optional<int64_t> rowsPerBlock,
   } else {
     plan.block = plan.rows;
     for (int64_t d = 1; d <= inner && d < plan.rows; ++d)
-      if (inner % d == 0 && d * rowElements >= kMinBlockElements) {
+      if (inner % d == 0 && d * rowElements >= strata::kMinBlockElements) {
         plan.block = d;
         break;
       }
     if (plan.block == plan.rows) {
       why = "too small: " + rowsText + " of at most " +
             std::to_string(rowElements) + " elements; a block needs at least " +
-            std::to_string(kMinBlockElements) +
+            std::to_string(strata::kMinBlockElements) +
             " elements to be worth a thread";
       return std::nullopt;
     }
     plan.source = "heuristic: the fewest rows per block that hold at least " +
-                  std::to_string(kMinBlockElements) + " elements, at " +
+                  std::to_string(strata::kMinBlockElements) + " elements, at " +
                   std::to_string(rowElements) + " per row";
     if (k > 1)
       plan.source += ", rows over dimensions 0 to " + std::to_string(k - 1);
@@ -380,7 +376,7 @@ planRowsFor(func::FuncOp kernel, int64_t k, std::optional<int64_t> rowsPerBlock,
       return 0;
     auto type = staticTensor(v);
     return plan.block * (type.getNumElements() / plan.rows) *
-           elementBytes(type.getElementType());
+           strata::rowElementBytes(type.getElementType());
   };
   for (BlockArgument arg : body.getArguments())
     plan.blockStrides.push_back(stride(arg));

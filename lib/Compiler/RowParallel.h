@@ -27,6 +27,13 @@
 
 namespace strata {
 
+/// A block should hold at least this many elements of its largest row value:
+/// smaller blocks cost more in calls than they gain in threads.
+inline constexpr int64_t kMinBlockElements = 4096;
+
+/// Bytes per element of a buffer of `type`'s elements (i1 takes a byte).
+int64_t rowElementBytes(mlir::Type type);
+
 struct RowPlan {
   /// The rows: the first `dims` dimensions of every row value (`lead`),
   /// collapsed; `rows` is their product. A block holds `block` rows, a

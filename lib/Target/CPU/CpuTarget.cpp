@@ -28,10 +28,13 @@ CpuTarget::afterPartition(const CompileOptions &options) const {
 
 std::vector<PassEntry>
 CpuTarget::mappingPipeline(const CompileOptions &) const {
-  // Loops merged first, on tensors: the reshapes become views when
-  // bufferized.
-  std::vector<PassEntry> entries = {PassEntry{"strata-collapse-dims", "", true},
-                                    PassEntry{"canonicalize", "", true}};
+  // Generated kernels read and write the channels-last buffers chosen at
+  // the fused stage (Layouts.cpp). Loops merged next, on tensors: the
+  // reshapes become views when bufferized.
+  std::vector<PassEntry> entries = {
+      PassEntry{"strata-apply-layouts", "", false},
+      PassEntry{"strata-collapse-dims", "", true},
+      PassEntry{"canonicalize", "", true}};
   std::vector<PassEntry> bufferize = bufferizationPasses();
   entries.insert(entries.end(), bufferize.begin(), bufferize.end());
   entries.push_back(PassEntry{"strata-copy-to-linalg", "", true});

@@ -14,6 +14,12 @@ inception.onnx (test/Compile/layouts.test): two convolution branches joined
 by a channel Concat, a ceil_mode MaxPool, a 1x1 Conv and a
 GlobalAveragePool: the concat and the pool are oneDNN steps, channels-last
 on both ends.
+
+dense.onnx (test/Compile/layouts.test): a DenseNet block at batch 1, as
+torchvision's DenseNet exports it: BatchNormalization + Relu before each
+convolution (generated kernels between oneDNN steps), a channel Concat of
+the block's input and the new features, and a transition's zero Pad before
+its AveragePool.
 """
 import os
 import sys
@@ -141,6 +147,74 @@ def inception_model(out, rng):
             cc.mean(axis=(2, 3), keepdims=True).astype(np.float32))
 
 
+def batch_norm(x, scale, bias, mean, var, eps=1e-5):
+    shape = (1, -1, 1, 1)
+    return ((x - mean.reshape(shape)) / np.sqrt(var.reshape(shape) + eps)
+            * scale.reshape(shape) + bias.reshape(shape))
+
+
+def dense_model(out, rng):
+    def bn_params(c):
+        return {"scale": rng.uniform(0.5, 1.5, c), "bias": rng.uniform(-.5, .5, c),
+                "mean": rng.uniform(-1, 1, c), "var": rng.uniform(0.5, 2, c)}
+    w0 = rng.standard_normal((16, 8, 3, 3)).astype(np.float32) * 0.3
+    b0 = rng.standard_normal(16).astype(np.float32) * 0.1
+    w1 = rng.standard_normal((8, 16, 3, 3)).astype(np.float32) * 0.2
+    b1 = rng.standard_normal(8).astype(np.float32) * 0.1
+    w2 = rng.standard_normal((16, 24, 1, 1)).astype(np.float32) * 0.3
+    b2 = rng.standard_normal(16).astype(np.float32) * 0.1
+    w3 = rng.standard_normal((12, 16, 1, 1)).astype(np.float32) * 0.3
+    b3 = rng.standard_normal(12).astype(np.float32) * 0.1
+    bn1, bn2 = bn_params(16), bn_params(24)
+    weights = {"w0": w0, "b0": b0, "w1": w1, "b1": b1, "w2": w2, "b2": b2,
+               "w3": w3, "b3": b3,
+               "zeros": np.zeros(8, dtype=np.int64)}
+    for prefix, bn in (("bn1_", bn1), ("bn2_", bn2)):
+        for key, value in bn.items():
+            weights[prefix + key] = value.astype(np.float32)
+
+    def bn_node(name, x, y):
+        return helper.make_node(
+            "BatchNormalization",
+            [x] + [name + "_" + k for k in ("scale", "bias", "mean", "var")],
+            [y], name=name)
+    nodes = [
+        helper.make_node("Conv", ["x", "w0", "b0"], ["c0"], name="conv0",
+                         pads=[1, 1, 1, 1]),
+        bn_node("bn1", "c0", "n1"),
+        helper.make_node("Relu", ["n1"], ["r1"], name="relu1"),
+        helper.make_node("Conv", ["r1", "w1", "b1"], ["c1"], name="conv1",
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("Concat", ["c0", "c1"], ["cat"], name="join", axis=1),
+        bn_node("bn2", "cat", "n2"),
+        helper.make_node("Relu", ["n2"], ["r2"], name="relu2"),
+        helper.make_node("Conv", ["r2", "w2", "b2"], ["c2"], name="conv2"),
+        helper.make_node("Pad", ["c2", "zeros"], ["padded"], name="pad"),
+        helper.make_node("AveragePool", ["padded"], ["p"], name="pool",
+                         kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("Conv", ["p", "w3", "b3"], ["c3"], name="conv3"),
+        helper.make_node("GlobalAveragePool", ["c3"], ["y"], name="gap"),
+    ]
+    save_model(out, "dense", nodes, weights, [1, 8, 64, 64], [1, 12, 1, 1])
+
+    x = rng.standard_normal((1, 8, 64, 64)).astype(np.float32)
+    f = {k: v.astype(np.float64) for k, v in weights.items()}
+
+    def bn(v, prefix):
+        return batch_norm(v, f[prefix + "scale"], f[prefix + "bias"],
+                          f[prefix + "mean"], f[prefix + "var"])
+    c0 = conv2d(x.astype(np.float64), w0, b0, 1)
+    r1 = np.maximum(bn(c0, "bn1_"), 0)
+    c1 = conv2d(r1, w1, b1, 1)
+    r2 = np.maximum(bn(np.concatenate([c0, c1], axis=1), "bn2_"), 0)
+    c2 = conv2d(r2, w2, b2, 0)
+    p = c2.reshape(1, 16, 32, 2, 32, 2).mean(axis=(3, 5))
+    c3 = conv2d(p, w3, b3, 0)
+    np.save(os.path.join(out, "dense_x.npy"), x)
+    np.save(os.path.join(out, "dense_y.npy"),
+            c3.mean(axis=(2, 3), keepdims=True).astype(np.float32))
+
+
 def main():
     out = sys.argv[1]
     rng = np.random.default_rng(5)
@@ -178,6 +252,7 @@ def main():
             c3.mean(axis=(2, 3), keepdims=True).astype(np.float32))
     silu_model(out, rng)
     inception_model(out, rng)
+    dense_model(out, rng)
 
 
 if __name__ == "__main__":

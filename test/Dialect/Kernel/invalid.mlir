@@ -67,3 +67,18 @@ func.func private @k() attributes {strata.launch = #strata.launch<rows, grid = [
 
 // expected-error @+1 {{'grid' is given twice}}
 func.func private @k() attributes {strata.launch = #strata.launch<rows, grid = [1, 1, 1], grid = [2, 1, 1]>}
+
+// -----
+
+// expected-error @+1 {{attribute 'strata.channels_last_args' holds 1; expected increasing argument positions below 1}}
+func.func private @k(tensor<1x2x3x4xf32>) attributes {strata.channels_last_args = array<i64: 1>}
+
+// -----
+
+// expected-error @+1 {{attribute 'strata.channels_last_results' names result 0 of type 'tensor<2x3xf32>'; channels-last needs a tensor of rank 3 to 5}}
+func.func private @k() -> tensor<2x3xf32> attributes {strata.channels_last_results = array<i64: 0>}
+
+// -----
+
+// expected-error @+1 {{attribute 'strata.channels_last_rows' needs channels-last results (strata.channels_last_results)}}
+func.func private @k(tensor<1x2x3x4xf32>) attributes {strata.channels_last_args = array<i64: 0>, strata.channels_last_rows}

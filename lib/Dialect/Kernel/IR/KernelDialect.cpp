@@ -4,6 +4,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -204,6 +205,7 @@ private:
   LogicalResult oneOf(ArrayRef<StringRef> allowed);
   LogicalResult strings();
   LogicalResult count(bool positive);
+  LogicalResult positions(bool ofArguments);
 
   Operation *op;
   StringRef name;
@@ -241,11 +243,45 @@ LogicalResult AttributeChecker::count(bool positive) {
                 << (positive ? "positive" : "zero or more");
 }
 
+/// Increasing positions of a function's arguments or results, each a
+/// tensor of rank 3 to 5 (an image batch: [N, C, spatial...]).
+LogicalResult AttributeChecker::positions(bool ofArguments) {
+  if (failed(expect<DenseI64ArrayAttr>("an array<i64>")))
+    return failure();
+  auto function = dyn_cast<FunctionOpInterface>(op);
+  if (!function)
+    return fail() << "belongs on a kernel's function";
+  ArrayRef<Type> types =
+      ofArguments ? function.getArgumentTypes() : function.getResultTypes();
+  int64_t previous = -1;
+  for (int64_t position : cast<DenseI64ArrayAttr>(value).asArrayRef()) {
+    if (position <= previous || position >= static_cast<int64_t>(types.size()))
+      return fail() << "holds " << position << "; expected increasing "
+                    << (ofArguments ? "argument" : "result")
+                    << " positions below " << types.size();
+    auto tensor = dyn_cast<RankedTensorType>(types[position]);
+    if (!tensor || tensor.getRank() < 3 || tensor.getRank() > 5)
+      return fail() << "names " << (ofArguments ? "argument " : "result ")
+                    << position << " of type " << types[position]
+                    << "; channels-last needs a tensor of rank 3 to 5";
+    previous = position;
+  }
+  return success();
+}
+
 LogicalResult AttributeChecker::check() {
   StringRef key =
       name.drop_front(KernelDialect::getDialectNamespace().size() + 1);
   if (key == "kernel")
     return expect<UnitAttr>("a unit attribute");
+  if (key == "channels_last_rows") {
+    if (failed(expect<UnitAttr>("a unit attribute")))
+      return failure();
+    if (!has<ChannelsLastResults>(op))
+      return fail() << "needs channels-last results ("
+                    << strata::kernel::name<ChannelsLastResults>() << ")";
+    return success();
+  }
   if (key == "kind") {
     if (failed(oneOf({kCodegen, kLibrary})))
       return failure();
@@ -272,6 +308,8 @@ LogicalResult AttributeChecker::check() {
     return count(/*positive=*/true);
   if (key == "block_strides")
     return expect<DenseI64ArrayAttr>("an array<i64>");
+  if (key == "channels_last_args" || key == "channels_last_results")
+    return positions(key == "channels_last_args");
   if (key == "launch" || key == "ptx_launch")
     return expect<LaunchAttr>("a #strata.launch");
   return fail() << "is not an attribute of the kernel layer (its attributes "

@@ -60,6 +60,14 @@ def Kernel_Dialect : Dialect {
     // Precision and layouts: what the stage changed, in words.
     "::mlir::StringAttr":$storage,
     "::mlir::StringAttr":$layouts,
+    // A generated kernel's operands and results (by position) whose
+    // buffers are channels-last: the cpu stage reads and writes them so.
+    "::mlir::DenseI64ArrayAttr":$channels_last_args,
+    "::mlir::DenseI64ArrayAttr":$channels_last_results,
+    // The row split (parallel_rows, parallel_block) is over the rows of the
+    // kernel's channels-last buffers, [N, first spatial dimension], rather
+    // than over leading dimensions (Layouts.cpp).
+    "::mlir::UnitAttr":$channels_last_rows,
     // On the module: the precision the compile was asked for.
     "::mlir::StringAttr":$precision,
     // The GPU stage: the launch, the choice in words, and on the loops of
