@@ -20,9 +20,9 @@
 //   - it is not a result of the model, nor read through a view;
 //
 // where a generated kernel takes part only if its body is elementwise (a
-// BatchNorm + ReLU, a residual add, a squeeze-and-excitation scale) and its
-// row split, if any, is over dimension 0 alone: a block of rows over
-// [N, C] is not contiguous channels-last.
+// BatchNorm + ReLU, a residual add, a squeeze-and-excitation scale). Its
+// row split is then redone: a block of rows over [N, C] is not contiguous
+// channels-last; a split over the layout's own rows [N, H] is (below).
 //
 // The choice is recorded on both ends: on oneDNN steps as step attributes
 // (`dst_layout`, `src_layout`, `sum_layout`, `src_layout_<i>` =
@@ -89,16 +89,13 @@ StringRef libraryOf(func::FuncOp callee) {
 /// Whether `callee` is a generated kernel that can read and write
 /// channels-last buffers at no cost: its body is elementwise (numpy
 /// broadcasting, inference BatchNorm), so that every op lowers to a
-/// linalg.generic whose indexing maps strata-apply-layouts permutes, and
-/// its row split, if any, is over dimension 0 alone. (Other bodies would
+/// linalg.generic whose indexing maps strata-apply-layouts permutes. (Other bodies would
 /// be correct too, through transposes, but no faster than the oneDNN
-/// step's own conversion.)
+/// step's own conversion.) A split over [N, C] rows is redone afterwards
+/// (splitChannelsLastRows, dropSplitOverChannels).
 bool isLayoutFreeCodegen(func::FuncOp callee) {
   if (!callee || !kernel::isCodegen(callee) ||
       kernel::has<kernel::Template>(callee) || callee.isExternal())
-    return false;
-  auto dims = kernel::get<kernel::ParallelDims>(callee);
-  if (dims && dims.getInt() > 1)
     return false;
   WalkResult walk = callee.getBody().walk([](Operation *op) {
     if (isa<func::ReturnOp, graph::ConstantOp, graph::BatchNormOp>(op) ||
@@ -203,28 +200,29 @@ bool hasImageRows(Value value, RankedTensorType image) {
 /// (RowParallel.h) from splitting it over [N, C]. The block is that
 /// analysis's heuristic: the fewest rows, dividing the spatial dimension,
 /// that hold kMinBlockElements elements.
-void splitChannelsLastRows(func::FuncOp callee) {
+bool splitChannelsLastRows(func::FuncOp callee) {
   auto resultPositions = kernel::get<kernel::ChannelsLastResults>(callee);
   if (!resultPositions || callee.getNumResults() == 0 || callee.isExternal())
-    return;
+    return false;
   auto image = dyn_cast<RankedTensorType>(callee.getResultTypes()[0]);
   if (!image || !isImageBatch(image))
-    return;
+    return false;
   int64_t rank = image.getRank();
   // Every result channels-last and of the batch's shape.
   if (static_cast<int64_t>(resultPositions.size()) !=
       static_cast<int64_t>(callee.getNumResults()))
-    return;
+    return false;
   for (Type type : callee.getResultTypes())
     if (type != image)
-      return;
-  // Every argument channels-last with the same shape, or read whole.
+      return false;
+  // Every argument channels-last with the batch's shape, or read whole
+  // (in either layout: a [N, C, 1, 1] gate is the same bytes both ways).
   auto argPositions = kernel::get<kernel::ChannelsLastArgs>(callee);
   for (auto [position, type] : llvm::enumerate(callee.getArgumentTypes())) {
     bool last =
         argPositions && llvm::is_contained(argPositions.asArrayRef(), position);
-    if (last ? type != image : !wholeForEveryRow(type, rank))
-      return;
+    if (!wholeForEveryRow(type, rank) && !(last && type == image))
+      return false;
   }
   // Every value of the body has the rows, or is read whole (constants that
   // only a BatchNorm reads are per channel).
@@ -246,7 +244,7 @@ void splitChannelsLastRows(func::FuncOp callee) {
     return WalkResult::advance();
   });
   if (walk.wasInterrupted())
-    return;
+    return false;
 
   int64_t spatial = image.getDimSize(2);
   int64_t rows = image.getDimSize(0) * spatial;
@@ -258,7 +256,7 @@ void splitChannelsLastRows(func::FuncOp callee) {
       break;
     }
   if (block == rows)
-    return;
+    return false;
   MLIRContext *context = callee.getContext();
   auto i64 = IntegerType::get(context, 64);
   kernel::set<kernel::ParallelRows>(callee, IntegerAttr::get(i64, rows));
@@ -277,6 +275,31 @@ void splitChannelsLastRows(func::FuncOp callee) {
                        std::to_string(strata::kMinBlockElements) +
                        " elements, at " + std::to_string(rowElements) +
                        " per row"));
+  kernel::set<kernel::Tile>(callee, tile.getDictionary(context));
+  return true;
+}
+
+/// A channels-last kernel that does not split over the layout's rows keeps
+/// a split over dimension 0 (whole images, contiguous in either layout) and
+/// loses one over more dimensions ([N, C] rows are not contiguous
+/// channels-last): it runs whole.
+void dropSplitOverChannels(func::FuncOp callee) {
+  auto dims = kernel::get<kernel::ParallelDims>(callee);
+  if (!dims || dims.getInt() <= 1)
+    return;
+  for (StringRef name : {kernel::name<kernel::ParallelRows>(),
+                         kernel::name<kernel::ParallelBlock>(),
+                         kernel::name<kernel::ParallelDims>()})
+    callee->removeAttr(name);
+  MLIRContext *context = callee.getContext();
+  NamedAttrList tile;
+  tile.set("source",
+           StringAttr::get(context,
+                           "no split: its rows over dimensions 0 to " +
+                               std::to_string(dims.getInt() - 1) +
+                               " are not contiguous in its channels-last "
+                               "buffers, and they do not split over [N, "
+                               "dimension 2]"));
   kernel::set<kernel::Tile>(callee, tile.getDictionary(context));
 }
 
@@ -308,8 +331,10 @@ struct ChannelsLastPass
         decide(buffer, producerFn, producerIsLibrary, calleeOf);
     });
     for (auto callee : module.getOps<func::FuncOp>())
-      if (kernel::has<kernel::ChannelsLastResults>(callee))
-        splitChannelsLastRows(callee);
+      if ((kernel::has<kernel::ChannelsLastArgs>(callee) ||
+           kernel::has<kernel::ChannelsLastResults>(callee)) &&
+          !splitChannelsLastRows(callee))
+        dropSplitOverChannels(callee);
   }
 
   template <typename CalleeOf>

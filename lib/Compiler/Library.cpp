@@ -655,6 +655,56 @@ matchPool(PoolOp pool, const LibraryRequest &request, std::string &whyNot) {
   return match;
 }
 
+/// GlobalAveragePool → "dnnl.pool", a window as large as the image: beside
+/// oneDNN's convolutions (a squeeze-and-excitation block's pool, a CNN's
+/// head) it reads their channels-last buffer where it lies, summing along
+/// the channels in vectors, instead of a generated reduction that made the
+/// convolution before it write row-major.
+static std::optional<LibraryMatch>
+matchGlobalAveragePool(graph::GlobalAveragePoolOp pool,
+                       const LibraryRequest &request, std::string &whyNot) {
+  Operation *op = pool.getOperation();
+  MLIRContext *context = op->getContext();
+  Value input = op->getOperand(0), output = op->getResult(0);
+  if (!isF32Tensor(input) || !isF32Tensor(output)) {
+    whyNot = "dnnl.pool takes f32 tensors; this global_average_pool's input "
+             "is " +
+             typeText(input);
+    return std::nullopt;
+  }
+  auto inType = cast<RankedTensorType>(input.getType());
+  int64_t rank = inType.getRank();
+  if (rank < 3 || rank > 5 || !inType.hasStaticShape()) {
+    whyNot = "dnnl.pool takes 1 to 3 spatial dimensions of static size; "
+             "this global_average_pool's input is " +
+             typeText(input);
+    return std::nullopt;
+  }
+  int64_t spatial = rank - 2;
+  SmallVector<int64_t> kernel(inType.getShape().drop_front(2));
+  LibraryMatch match;
+  match.library = "dnnl.pool";
+  match.inputs = {&op->getOpOperand(0)};
+  match.attrs.set("kind", StringAttr::get(context, "avg_exclude_pad"));
+  match.attrs.set("kernel", DenseI64ArrayAttr::get(context, kernel));
+  match.attrs.set("strides", DenseI64ArrayAttr::get(
+                                 context, SmallVector<int64_t>(spatial, 1)));
+  match.attrs.set("dilations", DenseI64ArrayAttr::get(
+                                   context, SmallVector<int64_t>(spatial, 1)));
+  match.attrs.set("pads", DenseI64ArrayAttr::get(
+                              context, SmallVector<int64_t>(2 * spatial, 0)));
+  match.ops.push_back(op);
+  match.joinReasons.push_back("");
+  EpilogueBuilder epilogue{match, request, "global_average_pool"};
+  epilogue.finish();
+  match.reason = "f32 global_average_pool: oneDNN's average pool over the "
+                 "whole image, which reads the channels-last buffers of the "
+                 "oneDNN steps around it";
+  if (request.forced)
+    match.reason += " (also asked for by the decisions file)";
+  return match;
+}
+
 /// A channel concat of image tensors ([N, C, D...], 2 or 3 spatial dims) →
 /// "dnnl.concat". Beside oneDNN's convolutions and pools (Inception,
 /// SqueezeNet, DenseNet blocks) it reads and writes their channels-last
@@ -946,6 +996,8 @@ strata::matchLibraryKernel(Operation *op, const LibraryRequest &request,
     return matchPool(pool, request, whyNot);
   if (auto pool = dyn_cast<graph::AveragePoolOp>(op))
     return matchPool(pool, request, whyNot);
+  if (auto pool = dyn_cast<graph::GlobalAveragePoolOp>(op))
+    return matchGlobalAveragePool(pool, request, whyNot);
   if (auto concat = dyn_cast<graph::ConcatOp>(op))
     return matchConcat(concat, request, whyNot);
   whyNot = "no library kernel for " + op->getName().getStringRef().str();

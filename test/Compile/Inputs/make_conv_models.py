@@ -20,6 +20,11 @@ torchvision's DenseNet exports it: BatchNormalization + Relu before each
 convolution (generated kernels between oneDNN steps), a channel Concat of
 the block's input and the new features, and a transition's zero Pad before
 its AveragePool.
+
+se.onnx (test/Compile/layouts.test): a squeeze-and-excitation block at
+batch 1 as torchvision's EfficientNet exports it: Conv + SiLU, then
+GlobalAveragePool, Conv + Relu, Conv + Sigmoid, the scale by Mul, and a
+1x1 Conv.
 """
 import os
 import sys
@@ -215,6 +220,45 @@ def dense_model(out, rng):
             c3.mean(axis=(2, 3), keepdims=True).astype(np.float32))
 
 
+def se_model(out, rng):
+    w0 = rng.standard_normal((32, 8, 3, 3)).astype(np.float32) * 0.3
+    b0 = rng.standard_normal(32).astype(np.float32) * 0.1
+    w1 = rng.standard_normal((8, 32, 1, 1)).astype(np.float32) * 0.3
+    b1 = rng.standard_normal(8).astype(np.float32) * 0.1
+    w2 = rng.standard_normal((32, 8, 1, 1)).astype(np.float32) * 0.3
+    b2 = rng.standard_normal(32).astype(np.float32) * 0.1
+    w3 = rng.standard_normal((16, 32, 1, 1)).astype(np.float32) * 0.3
+    b3 = rng.standard_normal(16).astype(np.float32) * 0.1
+    nodes = [
+        helper.make_node("Conv", ["x", "w0", "b0"], ["c0"], name="conv0",
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("Sigmoid", ["c0"], ["g0"], name="sig0"),
+        helper.make_node("Mul", ["c0", "g0"], ["a0"], name="silu0"),
+        helper.make_node("GlobalAveragePool", ["a0"], ["s"], name="squeeze"),
+        helper.make_node("Conv", ["s", "w1", "b1"], ["c1"], name="fc1"),
+        helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+        helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], name="fc2"),
+        helper.make_node("Sigmoid", ["c2"], ["g"], name="gate"),
+        helper.make_node("Mul", ["a0", "g"], ["scaled"], name="excite"),
+        helper.make_node("Conv", ["scaled", "w3", "b3"], ["y"], name="project"),
+    ]
+    save_model(out, "se", nodes,
+               {"w0": w0, "b0": b0, "w1": w1, "b1": b1, "w2": w2, "b2": b2,
+                "w3": w3, "b3": b3},
+               [1, 8, 32, 32], [1, 16, 32, 32])
+
+    def sigmoid(v):
+        return 1.0 / (1.0 + np.exp(-v))
+    x = rng.standard_normal((1, 8, 32, 32)).astype(np.float32)
+    c0 = conv2d(x.astype(np.float64), w0, b0, 1)
+    a0 = c0 * sigmoid(c0)
+    s = a0.mean(axis=(2, 3), keepdims=True)
+    g = sigmoid(conv2d(np.maximum(conv2d(s, w1, b1, 0), 0), w2, b2, 0))
+    np.save(os.path.join(out, "se_x.npy"), x)
+    np.save(os.path.join(out, "se_y.npy"),
+            conv2d(a0 * g, w3, b3, 0).astype(np.float32))
+
+
 def main():
     out = sys.argv[1]
     rng = np.random.default_rng(5)
@@ -253,6 +297,7 @@ def main():
     silu_model(out, rng)
     inception_model(out, rng)
     dense_model(out, rng)
+    se_model(out, rng)
 
 
 if __name__ == "__main__":
