@@ -89,9 +89,9 @@ StringRef libraryOf(func::FuncOp callee) {
 /// Whether `callee` is a generated kernel that can read and write
 /// channels-last buffers at no cost: its body is elementwise (numpy
 /// broadcasting, inference BatchNorm), so that every op lowers to a
-/// linalg.generic whose indexing maps strata-apply-layouts permutes. (Other bodies would
-/// be correct too, through transposes, but no faster than the oneDNN
-/// step's own conversion.) A split over [N, C] rows is redone afterwards
+/// linalg.generic whose indexing maps strata-apply-layouts permutes. (Other
+/// bodies would be correct too, through transposes, but no faster than the
+/// oneDNN step's own conversion.) A split over [N, C] rows is redone afterwards
 /// (splitChannelsLastRows, dropSplitOverChannels).
 bool isLayoutFreeCodegen(func::FuncOp callee) {
   if (!callee || !kernel::isCodegen(callee) ||
@@ -293,13 +293,13 @@ void dropSplitOverChannels(func::FuncOp callee) {
     callee->removeAttr(name);
   MLIRContext *context = callee.getContext();
   NamedAttrList tile;
-  tile.set("source",
-           StringAttr::get(context,
-                           "no split: its rows over dimensions 0 to " +
-                               std::to_string(dims.getInt() - 1) +
-                               " are not contiguous in its channels-last "
-                               "buffers, and they do not split over [N, "
-                               "dimension 2]"));
+  tile.set(
+      "source",
+      StringAttr::get(context, "no split: its rows over dimensions 0 to " +
+                                   std::to_string(dims.getInt() - 1) +
+                                   " are not contiguous in its channels-last "
+                                   "buffers, and they do not split over [N, "
+                                   "dimension 2]"));
   kernel::set<kernel::Tile>(callee, tile.getDictionary(context));
 }
 
