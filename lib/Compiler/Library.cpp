@@ -568,6 +568,32 @@ static std::optional<LibraryMatch> matchConv(graph::ConvOp conv,
   return match;
 }
 
+/// The dnnl.pool step of the pool `op` (its input is operand 0).
+static LibraryMatch dnnlPoolMatch(Operation *op, const LibraryRequest &request,
+                                  StringRef name, StringRef kind,
+                                  ArrayRef<int64_t> kernel,
+                                  ArrayRef<int64_t> strides,
+                                  ArrayRef<int64_t> dilations,
+                                  ArrayRef<int64_t> pads, std::string reason) {
+  MLIRContext *context = op->getContext();
+  LibraryMatch match;
+  match.library = "dnnl.pool";
+  match.inputs = {&op->getOpOperand(0)};
+  match.attrs.set("kind", StringAttr::get(context, kind));
+  match.attrs.set("kernel", DenseI64ArrayAttr::get(context, kernel));
+  match.attrs.set("strides", DenseI64ArrayAttr::get(context, strides));
+  match.attrs.set("dilations", DenseI64ArrayAttr::get(context, dilations));
+  match.attrs.set("pads", DenseI64ArrayAttr::get(context, pads));
+  match.ops.push_back(op);
+  match.joinReasons.push_back("");
+  EpilogueBuilder epilogue{match, request, name};
+  epilogue.finish();
+  match.reason = std::move(reason);
+  if (request.forced)
+    match.reason += " (also asked for by the decisions file)";
+  return match;
+}
+
 /// Max and average pooling → "dnnl.pool" (runtime/lib/kernels/DnnlPool.cpp):
 /// oneDNN's JIT kernels, channels-last between oneDNN steps (Layouts.cpp).
 /// The generated alternative walks each window's few taps in the innermost
@@ -576,7 +602,6 @@ template <typename PoolOp>
 static std::optional<LibraryMatch>
 matchPool(PoolOp pool, const LibraryRequest &request, std::string &whyNot) {
   Operation *op = pool.getOperation();
-  MLIRContext *context = op->getContext();
   Value input = pool.getInput(), output = pool.getOutput();
   std::string name = op->getName().stripDialect().str();
   if (!isF32Tensor(input) || !isF32Tensor(output)) {
@@ -634,25 +659,12 @@ matchPool(PoolOp pool, const LibraryRequest &request, std::string &whyNot) {
       return std::nullopt;
     }
   }
-  LibraryMatch match;
-  match.library = "dnnl.pool";
-  match.inputs = {&op->getOpOperand(0)};
-  match.attrs.set("kind", StringAttr::get(context, kind));
-  match.attrs.set("kernel", DenseI64ArrayAttr::get(context, kernel));
-  match.attrs.set("strides", DenseI64ArrayAttr::get(context, strides));
-  match.attrs.set("dilations", DenseI64ArrayAttr::get(context, dilations));
-  match.attrs.set("pads", DenseI64ArrayAttr::get(context, pads));
-  match.ops.push_back(op);
-  match.joinReasons.push_back("");
-  EpilogueBuilder epilogue{match, request, name};
-  epilogue.finish();
-  match.reason = "f32 " + name +
-                 ": oneDNN's JIT kernels (the generated "
-                 "loops walk each window's few taps innermost, which does "
-                 "not vectorize)";
-  if (request.forced)
-    match.reason += " (also asked for by the decisions file)";
-  return match;
+  return dnnlPoolMatch(op, request, name, kind, kernel, strides, dilations,
+                       pads,
+                       "f32 " + name +
+                           ": oneDNN's JIT kernels (the generated loops walk "
+                           "each window's few taps innermost, which does not "
+                           "vectorize)");
 }
 
 /// GlobalAveragePool → "dnnl.pool", a window as large as the image: beside
@@ -664,7 +676,6 @@ static std::optional<LibraryMatch>
 matchGlobalAveragePool(graph::GlobalAveragePoolOp pool,
                        const LibraryRequest &request, std::string &whyNot) {
   Operation *op = pool.getOperation();
-  MLIRContext *context = op->getContext();
   Value input = op->getOperand(0), output = op->getResult(0);
   if (!isF32Tensor(input) || !isF32Tensor(output)) {
     whyNot = "dnnl.pool takes f32 tensors; this global_average_pool's input "
@@ -682,27 +693,12 @@ matchGlobalAveragePool(graph::GlobalAveragePoolOp pool,
   }
   int64_t spatial = rank - 2;
   SmallVector<int64_t> kernel(inType.getShape().drop_front(2));
-  LibraryMatch match;
-  match.library = "dnnl.pool";
-  match.inputs = {&op->getOpOperand(0)};
-  match.attrs.set("kind", StringAttr::get(context, "avg_exclude_pad"));
-  match.attrs.set("kernel", DenseI64ArrayAttr::get(context, kernel));
-  match.attrs.set("strides", DenseI64ArrayAttr::get(
-                                 context, SmallVector<int64_t>(spatial, 1)));
-  match.attrs.set("dilations", DenseI64ArrayAttr::get(
-                                   context, SmallVector<int64_t>(spatial, 1)));
-  match.attrs.set("pads", DenseI64ArrayAttr::get(
-                              context, SmallVector<int64_t>(2 * spatial, 0)));
-  match.ops.push_back(op);
-  match.joinReasons.push_back("");
-  EpilogueBuilder epilogue{match, request, "global_average_pool"};
-  epilogue.finish();
-  match.reason = "f32 global_average_pool: oneDNN's average pool over the "
-                 "whole image, which reads the channels-last buffers of the "
-                 "oneDNN steps around it";
-  if (request.forced)
-    match.reason += " (also asked for by the decisions file)";
-  return match;
+  SmallVector<int64_t> ones(spatial, 1), zeros(2 * spatial, 0);
+  return dnnlPoolMatch(op, request, "global_average_pool", "avg_exclude_pad",
+                       kernel, ones, ones, zeros,
+                       "f32 global_average_pool: oneDNN's average pool over "
+                       "the whole image, which reads the channels-last "
+                       "buffers of the oneDNN steps around it");
 }
 
 /// A channel concat of image tensors ([N, C, D...], 2 or 3 spatial dims) →
