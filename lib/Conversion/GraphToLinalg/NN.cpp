@@ -16,6 +16,7 @@
 
 #include "Builders.h"
 #include "Patterns.h"
+#include "Special.h"
 
 #include "strata/Dialect/Graph/IR/GraphDialect.h"
 #include "strata/Dialect/Graph/IR/GraphOps.h"
@@ -24,7 +25,6 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/DialectConversion.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -925,32 +925,20 @@ static Lowering lowerGlobalPool(Operation *op, bool isMax) {
 // Normalization
 //===----------------------------------------------------------------------===//
 
-/// The values of a constant float tensor, or nothing.
-static std::optional<std::vector<double>> constantValues(Value value) {
-  DenseElementsAttr attr;
-  if (!matchPattern(value, m_Constant(&attr)) ||
-      !isa<FloatType>(attr.getElementType()))
-    return std::nullopt;
-  std::vector<double> values;
-  for (const APFloat &v : attr.getValues<APFloat>())
-    values.push_back(v.convertToDouble());
-  return values;
-}
-
 /// Inference BatchNormalization's per-channel factor scale / sqrt(var + eps)
 /// and offset bias - mean * factor, when its four parameters are constants.
 static std::optional<std::pair<std::vector<double>, std::vector<double>>>
 foldBatchNormConstants(graph::BatchNormOp op, double epsilon) {
-  auto scale = constantValues(op.getScale());
-  auto bias = constantValues(op.getBias());
-  auto mean = constantValues(op.getInputMean());
-  auto var = constantValues(op.getInputVar());
+  auto scale = special::constantFloats(op.getScale());
+  auto bias = special::constantFloats(op.getBias());
+  auto mean = special::constantFloats(op.getInputMean());
+  auto var = special::constantFloats(op.getInputVar());
   if (!scale || !bias || !mean || !var)
     return std::nullopt;
   size_t channels = scale->size();
   if (bias->size() != channels || mean->size() != channels ||
       var->size() != channels)
-    return std::nullopt; // splats: the general lowering handles them
+    return std::nullopt; // lowerBatchNorm checked [C]; never read past one
   std::vector<double> factor(channels), offset(channels);
   for (size_t c = 0; c < channels; ++c) {
     factor[c] = (*scale)[c] / std::sqrt((*var)[c] + epsilon);
@@ -994,21 +982,12 @@ static Lowering lowerBatchNorm(graph::BatchNormOp op) {
                ArrayRef<RankedTensorType> results) -> SmallVector<Value> {
       Type acc = productAccumulatorType(element);
       int64_t rank = input.getRank();
-      Type paramElement = paramType.getElementType();
-      auto constant = [&](const std::vector<double> &values) -> Value {
-        SmallVector<APFloat> elements;
-        for (double v : values) {
-          APFloat f(v);
-          bool lost;
-          f.convert(cast<FloatType>(paramElement).getFloatSemantics(),
-                    APFloat::rmNearestTiesToEven, &lost);
-          elements.push_back(f);
-        }
-        return arith::ConstantOp::create(
-            b, loc, DenseElementsAttr::get(paramType, elements));
-      };
-      Value factor = constant(folded->first);
-      Value offset = constant(folded->second);
+      Value factor =
+          special::denseConstant(b, loc, paramType.getShape(),
+                                 paramType.getElementType(), folded->first);
+      Value offset =
+          special::denseConstant(b, loc, paramType.getShape(),
+                                 paramType.getElementType(), folded->second);
       AffineMap channel =
           AffineMap::get(rank, 0, b.getAffineDimExpr(1), b.getContext());
       Value y = buildIndexedGeneric(
