@@ -58,6 +58,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Pass/Pass.h"
@@ -367,14 +368,11 @@ struct ChannelsLastPass
     }
     if (!anyLibrary)
       return;
-    std::string why = producerIsLibrary
-                          ? "every reader is a oneDNN step or a generated "
-                            "kernel"
-                          : "it is written for oneDNN steps";
     if (producerIsLibrary) {
       setLibraryLayout(producerFn, "dst_layout");
-      explainLayout(producerFn,
-                    "output channels-last: " + why + " (no conversion)");
+      explainLayout(producerFn, "output channels-last: every reader is a "
+                                "oneDNN step or a generated kernel (no "
+                                "conversion)");
     } else {
       addPosition<kernel::ChannelsLastResults>(producerFn,
                                                buffer.getResultNumber());
@@ -503,10 +501,8 @@ LogicalResult applyLayouts(func::FuncOp kernel, ArrayRef<int64_t> args,
       }
       if (!transposed) {
         rewriter.setInsertionPointAfter(viewOp);
-        // dst[i] = src[permutation[i]]: logical C is the physical last.
-        SmallVector<int64_t> toLogical = {0, logical.getRank() - 1};
-        for (int64_t dim = 1; dim + 1 < logical.getRank(); ++dim)
-          toLogical.push_back(dim);
+        SmallVector<int64_t> toLogical =
+            invertPermutationVector(channelsLastOrder(logical.getRank()));
         Value init = tensor::EmptyOp::create(rewriter, kernel.getLoc(),
                                              logical.getShape(),
                                              logical.getElementType());
@@ -528,19 +524,17 @@ LogicalResult applyLayouts(func::FuncOp kernel, ArrayRef<int64_t> args,
     RankedTensorType physical = physicalType(logical);
     Location loc = value.getLoc();
     auto generic = value.getDefiningOp<linalg::GenericOp>();
-    Value computed;
     if (generic && value.hasOneUse()) {
       // The generic computes into a channels-last view of a logical buffer:
       // bufferized, the buffer becomes the kernel's out-parameter.
       auto result = cast<OpResult>(value);
       OpOperand *init = generic.getDpsInitOperand(result.getResultNumber());
+      if (generic.payloadUsesValueFromOperand(init))
+        return kernel.emitError("internal error: channels-last result ")
+               << position << " is computed in place of a value it reads";
       rewriter.setInsertionPoint(generic);
       Value buffer = tensor::EmptyOp::create(rewriter, loc, logical.getShape(),
                                              logical.getElementType());
-      bool readsInit = generic.payloadUsesValueFromOperand(init);
-      if (readsInit)
-        return kernel.emitError("internal error: channels-last result ")
-               << position << " is computed in place of a value it reads";
       Value view = reinterpret(rewriter, loc, buffer, physical);
       SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
       unsigned index = init->getOperandNumber();
@@ -563,9 +557,10 @@ LogicalResult applyLayouts(func::FuncOp kernel, ArrayRef<int64_t> args,
       // result's, which is written once per element.
       llvm::erase_if(reorder,
                      [&](auto &entry) { return entry.first == generic; });
-      computed = replacement->getResult(result.getResultNumber());
       rewriter.setInsertionPoint(ret);
-      Value logicalValue = reinterpret(rewriter, loc, computed, logical);
+      Value logicalValue = reinterpret(
+          rewriter, loc, replacement->getResult(result.getResultNumber()),
+          logical);
       rewriter.modifyOpInPlace(ret,
                                [&] { ret.setOperand(position, logicalValue); });
       Value oldInit = init->get();
@@ -579,9 +574,10 @@ LogicalResult applyLayouts(func::FuncOp kernel, ArrayRef<int64_t> args,
     rewriter.setInsertionPoint(ret);
     Value init = tensor::EmptyOp::create(rewriter, loc, physical.getShape(),
                                          physical.getElementType());
-    computed = linalg::TransposeOp::create(rewriter, loc, value, init,
-                                           channelsLastOrder(logical.getRank()))
-                   ->getResult(0);
+    Value computed =
+        linalg::TransposeOp::create(rewriter, loc, value, init,
+                                    channelsLastOrder(logical.getRank()))
+            ->getResult(0);
     Value logicalValue = reinterpret(rewriter, loc, computed, logical);
     rewriter.modifyOpInPlace(ret,
                              [&] { ret.setOperand(position, logicalValue); });
