@@ -45,7 +45,9 @@ class Input:
     name: str
     shape: tuple  # dimension names (keys of Workload.dims) or ints
     dtype: torch.dtype
-    # How to draw it: ("normal", std), ("gamma",) = 1 + 0.1 N(0, 1), ("tokens", vocab).
+    # How to draw it: ("normal", std), ("gamma",) = 1 + 0.1 N(0, 1), ("tokens", vocab),
+    # ("padding", least) = a [B, S] attention mask of ones then zeros, each row's length
+    # drawn uniformly from [least * S, S].
     init: tuple = ("normal", 1.0)
 
 
@@ -117,6 +119,12 @@ class Workload:
             kind = spec.init[0]
             if kind == "tokens":
                 t = torch.randint(0, spec.init[1], shp, generator=gen, device=device, dtype=I64)
+            elif kind == "padding":
+                rows, seq = shp
+                least = max(1, int(spec.init[1] * seq))
+                lengths = torch.randint(least, seq + 1, (rows, 1), generator=gen,
+                                        device=device)
+                t = (torch.arange(seq, device=device)[None, :] < lengths).to(I64)
             else:
                 t = torch.randn(shp, generator=gen, device=device, dtype=F32)
                 if kind == "normal":
@@ -139,12 +147,15 @@ def _exporting():
     return torch.onnx.is_in_onnx_export()
 
 
-def attention(q, k, v, causal):
-    """softmax(q k^T / sqrt(d) [+ causal mask]) v over [B, H, S, D] tensors."""
+def attention(q, k, v, causal, bias=None):
+    """softmax(q k^T / sqrt(d) [+ bias] [+ causal mask]) v over [B, H, S, D] tensors; `bias`
+    broadcasts to the scores (a padding mask's [B, 1, 1, S])."""
     if hasattr(F, "scaled_dot_product_attention") and not _exporting():
-        return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=bias, is_causal=causal)
     d = int(q.shape[-1])
     s = torch.matmul(q, k.transpose(-2, -1)).float() * (1.0 / math.sqrt(d))
+    if bias is not None:
+        s = s + bias.float()
     if causal:
         n = q.shape[-2]
         mask = torch.ones(n, n, dtype=torch.bool, device=q.device).triu(1)
@@ -292,6 +303,20 @@ def bert_layer(x, wqkv, bqkv, wo, bo, ln1_g, ln1_b, w1, b1, w2, b2, ln2_g, ln2_b
     H = BERT_HEADS
     qkv = (x @ wqkv + bqkv).reshape(B, S, 3, H, D // H).permute(2, 0, 3, 1, 4)
     a = attention(qkv[0], qkv[1], qkv[2], False).transpose(1, 2).reshape(B, S, D)
+    h = F.layer_norm(x + (a @ wo + bo), (D,), ln1_g, ln1_b, 1e-12)
+    f = F.gelu(h @ w1 + b1) @ w2 + b2
+    return F.layer_norm(h + f, (D,), ln2_g, ln2_b, 1e-12)
+
+
+def bert_layer_mask(x, mask, wqkv, bqkv, wo, bo, ln1_g, ln1_b, w1, b1, w2, b2, ln2_g, ln2_b):
+    """bert_layer with a padding mask as transformers applies it: (1 - mask) times the
+    type's lowest value, added to the scores of every head."""
+    B, S, _ = x.shape
+    D = int(wo.shape[0])
+    H = BERT_HEADS
+    bias = (1.0 - mask[:, None, None, :].to(x.dtype)) * torch.finfo(x.dtype).min
+    qkv = (x @ wqkv + bqkv).reshape(B, S, 3, H, D // H).permute(2, 0, 3, 1, 4)
+    a = attention(qkv[0], qkv[1], qkv[2], False, bias).transpose(1, 2).reshape(B, S, D)
     h = F.layer_norm(x + (a @ wo + bo), (D,), ln1_g, ln1_b, 1e-12)
     f = F.gelu(h @ w1 + b1) @ w2 + b2
     return F.layer_norm(h + f, (D,), ln2_g, ln2_b, 1e-12)
@@ -499,6 +524,21 @@ def all_workloads():
         flops=_linear_flops(bert_tokens, (D, 3 * D), (D, D), (D, 4 * D), (4 * D, D))
         + _attention_flops(bert_b, BERT_HEADS, bert_s, D // BERT_HEADS, False),
         goal=">= 1.2x the fastest peer"))
+    mask_b, mask_s = 32, 128
+    mask_tokens = mask_b * mask_s
+    ws.append(Workload(
+        name="bert_layer_mask_bf16", group="model",
+        title="BERT-base encoder layer with a padding mask bf16 b32 s128",
+        inputs=[Input("x", ("B", "S", D), BF16), Input("mask", ("B", "S"), I64, ("padding", 0.5)),
+                *[i for i in ws[-1].inputs[1:]]],
+        outputs=[Output("y", ("B", "S", D), BF16)],
+        dims={"B": mask_b, "S": mask_s}, trace={"B": 2, "S": 64},
+        torch_fn=bert_layer_mask, jax_builder=None, tol=2e-2, uses_attention=True,
+        peers=("eager", "compile"), optional_peers=("autotune_graphs",),
+        flops=_linear_flops(mask_tokens, (D, 3 * D), (D, D), (D, 4 * D), (4 * D, D))
+        + _attention_flops(mask_b, BERT_HEADS, mask_s, D // BERT_HEADS, False),
+        goal=">= 1.2x the fastest peer",
+        note="the mask's padded keys still counted in the FLOPs"))
     D = GPT2_D
     gpt_tokens = gpt_b * gpt_s
     ws.append(Workload(

@@ -1,16 +1,18 @@
 //===- Attention.cpp - attention blocks for the flash kernel ----*- C++ -*-===//
 //
-// Finds softmax(Q Kᵀ · scale [+ causal mask]) V in the graph (Attention.h).
+// Finds softmax(Q Kᵀ · scale [+ bias] [+ causal mask]) V in the graph
+// (Attention.h).
 // The partitioner makes each match one kernel that GpuAttention.cpp
 // generates as a flash-attention kernel: the S x T scores stay in registers,
 // tile by tile, instead of four trips through memory in f32.
 //
 // The pattern is the one exporters write for scaled dot-product attention
 // (torch.onnx's for F.scaled_dot_product_attention and for hand-written
-// attention, with the casts a bf16 model adds around the softmax). What the
-// kernel does not take (another head dimension, ragged sequence lengths,
-// f32, an additive or data-dependent mask) stays the separate kernels it
-// was, and the reason says why.
+// attention, with the casts a bf16 model adds around the softmax, and the
+// additive masks of padded batches: transformers' (1 - mask) * lowest and
+// torch's Where(mask, 0, -inf)). What the kernel does not take (another
+// head dimension, ragged sequence lengths, f32) stays the separate kernels
+// it was, and the reason says why.
 //
 //===----------------------------------------------------------------------===//
 
@@ -44,17 +46,25 @@ RankedTensorType rankedStatic(Value v) {
   return type && type.hasStaticShape() ? type : RankedTensorType();
 }
 
-/// Whether `t` swaps the last two dimensions and keeps the others.
-bool swapsLastTwo(graph::TransposeOp t) {
-  auto type = rankedStatic(t.getInput());
-  if (!type || type.getRank() < 2)
-    return false;
-  int64_t rank = type.getRank();
-  SmallVector<int64_t> perm = graph::transposePermutation(t, rank);
-  for (int64_t i = 0; i < rank - 2; ++i)
-    if (perm[i] != i)
-      return false;
-  return perm[rank - 2] == rank - 1 && perm[rank - 1] == rank - 2;
+/// The scalar a Mul or Div by a splat float constant multiplies its other
+/// operand by, and that operand; nullopt for anything else.
+std::optional<double> scalarFactor(Operation *op, OpOperand *&input) {
+  if (!isa_and_nonnull<graph::MulOp, graph::DivOp>(op))
+    return std::nullopt;
+  for (int side = 0; side < 2; ++side) {
+    std::optional<double> factor =
+        strata::splatFloatConstant(op->getOperand(1 - side));
+    if (!factor)
+      continue;
+    if (isa<graph::DivOp>(op)) {
+      if (side != 0 || *factor == 0)
+        return std::nullopt;
+      *factor = 1.0 / *factor;
+    }
+    input = &op->getOpOperand(side);
+    return factor;
+  }
+  return std::nullopt;
 }
 
 /// A fill that masks a score out: -inf, or a value so negative that exp of
@@ -77,6 +87,12 @@ std::string typeName(Type type) {
   if (type.isF16())
     return "f16";
   return "";
+}
+
+/// Whether `v` is a constant of all zeros (of a float type).
+bool isZeroSplat(Value v) {
+  std::optional<double> x = strata::splatFloatConstant(v);
+  return x && *x == 0;
 }
 
 /// Row-major strides of `shape`, in elements.
@@ -122,10 +138,13 @@ layoutChain(OpOperand *use, const llvm::SmallPtrSetImpl<Operation *> &inside) {
 }
 
 /// The view of the buffer under `chain` (innermost first) that the value
-/// read by `use` is; nullopt when its head dimension is not contiguous or a
-/// row or batch does not start on 16 bytes (cp.async copies 16 bytes).
+/// read by `use` is, its dimensions then permuted by `perm` (the operand is
+/// `use`'s value transposed by it; none when empty); nullopt when its head
+/// dimension is not contiguous or a row or batch does not start on 16 bytes
+/// (cp.async copies 16 bytes).
 std::optional<strata::AttentionOperand>
-viewThrough(OpOperand *use, ArrayRef<Operation *> chain, int64_t elementBytes) {
+viewThrough(OpOperand *use, ArrayRef<Operation *> chain, int64_t elementBytes,
+            ArrayRef<int64_t> perm = {}) {
   strata::AttentionOperand view;
   Value root = chain.empty() ? use->get() : chain.back()->getOperand(0);
   view.source = chain.empty() ? use : &chain.back()->getOpOperand(0);
@@ -154,6 +173,12 @@ viewThrough(OpOperand *use, ArrayRef<Operation *> chain, int64_t elementBytes) {
       return std::nullopt;
     view.offset += index * strides[axis];
     strides.erase(strides.begin() + axis);
+  }
+  if (!perm.empty()) {
+    SmallVector<int64_t> permuted;
+    for (int64_t p : perm)
+      permuted.push_back(strides[p]);
+    strides = permuted;
   }
   if (strides.size() < 2 || strides.back() != 1)
     return std::nullopt;
@@ -195,6 +220,20 @@ DictionaryAttr strata::AttentionMatch::toAttr(Builder &b,
   attrs.set("type", b.getStringAttr(type));
   if (causalOffset)
     attrs.set("causal_offset", b.getI64IntegerAttr(*causalOffset));
+  if (bias) {
+    NamedAttrList entry;
+    entry.set("arg",
+              b.getI64IntegerAttr(llvm::find(inputs, bias->source->get()) -
+                                  inputs.begin()));
+    entry.set("batch_strides", b.getDenseI64ArrayAttr(bias->batchStrides));
+    entry.set("row_stride", b.getI64IntegerAttr(bias->rowStride));
+    entry.set("key_stride", b.getI64IntegerAttr(bias->keyStride));
+    entry.set("factor", b.getF64FloatAttr(bias->factor));
+    entry.set("type", b.getStringAttr(bias->type));
+    attrs.set("bias", entry.getDictionary(b.getContext()));
+  }
+  if (zeroMaskedRows)
+    attrs.set("zero_masked_rows", b.getUnitAttr());
   return attrs.getDictionary(b.getContext());
 }
 
@@ -203,11 +242,21 @@ std::string strata::AttentionMatch::describe() const {
   os << "softmax(Q K^T";
   if (scale != 1.0)
     os << " * " << scale;
+  if (bias) {
+    os << " + ";
+    if (bias->factor != 1.0)
+      os << bias->factor << " * ";
+    os << "bias [";
+    llvm::interleave(
+        bias->shape, [&](int64_t d) { os << d; }, [&] { os << ", "; });
+    os << "] " << bias->type;
+  }
   if (causalOffset)
     os << " + causal mask" << (*causalOffset ? " (keys up to i+" : "")
        << (*causalOffset ? std::to_string(*causalOffset) + ")" : "");
-  os << ") V in " << type << ", " << batch << " x " << seqQ << " x " << seqK
-     << ", head dim " << headDim;
+  os << ")" << (zeroMaskedRows ? " (rows masked whole give 0)" : "") << " V in "
+     << type << ", " << batch << " x " << seqQ << " x " << seqK << ", head dim "
+     << headDim;
   return os.str();
 }
 
@@ -225,24 +274,30 @@ strata::matchAttention(Operation *op, std::string &whyNot) {
   Value value = first.getOutput();
   Operation *next = soleUser(value);
   graph::WhereOp where;
-  // Cast and scale, in either order.
-  for (int i = 0; i < 3 && next; ++i) {
+  OpOperand *biasUse = nullptr;
+  double biasFactor = 1.0;
+  // Casts, scales, an added bias and the causal mask, in any order.
+  for (int i = 0; i < 6 && next; ++i) {
+    OpOperand *input = nullptr;
     if (auto cast = dyn_cast<graph::CastOp>(next)) {
       if (!isa<FloatType>(getElementTypeOrSelf(cast.getType())))
         return std::nullopt;
     } else if (isa<graph::MulOp, graph::DivOp>(next)) {
-      Value other = next->getOperand(0) == value ? next->getOperand(1)
-                                                 : next->getOperand(0);
-      std::optional<double> factor = strata::splatFloatConstant(other);
-      if (!factor || (isa<graph::DivOp>(next) && next->getOperand(0) != value))
+      std::optional<double> factor = scalarFactor(next, input);
+      if (!factor || input->get() != value)
         return std::nullopt;
-      if (isa<graph::DivOp>(next) && *factor == 0)
-        return std::nullopt;
-      match.scale *= isa<graph::DivOp>(next) ? 1.0 / *factor : *factor;
+      match.scale *= *factor;
+      if (biasUse)
+        biasFactor *= *factor;
     } else if (auto w = dyn_cast<graph::WhereOp>(next)) {
       if (where)
         return std::nullopt;
       where = w;
+    } else if (auto add = dyn_cast<graph::AddOp>(next)) {
+      if (biasUse || add.getLhs() == add.getRhs())
+        return std::nullopt;
+      biasUse =
+          add.getLhs() == value ? &add.getRhsMutable() : &add.getLhsMutable();
     } else {
       break;
     }
@@ -260,6 +315,26 @@ strata::matchAttention(Operation *op, std::string &whyNot) {
   chain.push_back(softmax);
   value = softmax.getOutput();
   next = soleUser(value);
+  // torch's export of scaled_dot_product_attention with a mask zeroes the
+  // rows a mask drops whole: Where(IsNaN(P), 0, P).
+  if (!next && llvm::range_size(value.getUses()) == 2) {
+    graph::IsNaNOp isNaN;
+    graph::WhereOp guard;
+    for (Operation *user : value.getUsers()) {
+      if (auto n = dyn_cast<graph::IsNaNOp>(user))
+        isNaN = n;
+      else if (auto w = dyn_cast<graph::WhereOp>(user))
+        guard = w;
+    }
+    if (isNaN && guard && soleUser(isNaN.getOutput()) == guard &&
+        guard.getCondition() == isNaN.getOutput() && guard.getY() == value &&
+        isZeroSplat(guard.getX())) {
+      chain.append({isNaN, guard});
+      match.zeroMaskedRows = true;
+      value = guard.getOutput();
+      next = soleUser(value);
+    }
+  }
   if (auto cast = dyn_cast_or_null<graph::CastOp>(next)) {
     chain.push_back(cast);
     value = cast.getOutput();
@@ -271,20 +346,57 @@ strata::matchAttention(Operation *op, std::string &whyNot) {
   chain.push_back(second);
 
   // It is attention; from here on every refusal says why.
-  auto transpose = first.getRhs().getDefiningOp<graph::TransposeOp>();
-  if (!transpose || !swapsLastTwo(transpose) ||
-      !transpose.getOutput().hasOneUse()) {
+  // Q and K^T may each be scaled before the product.
+  OpOperand *qUse = &first.getLhsMutable();
+  Value kt = first.getRhs();
+  for (int side = 0; side < 2; ++side) {
+    Operation *def = (side == 0 ? qUse->get() : kt).getDefiningOp();
+    OpOperand *input = nullptr;
+    std::optional<double> factor = scalarFactor(def, input);
+    if (!factor || !def->hasOneUse() ||
+        cast<ShapedType>(input->get().getType()).getShape() !=
+            cast<ShapedType>(def->getResult(0).getType()).getShape())
+      continue;
+    match.scale *= *factor;
+    chain.push_back(def);
+    if (side == 0)
+      qUse = input;
+    else
+      kt = input->get();
+  }
+  // K^T is a transpose of a buffer X whose last dimension is the head
+  // dimension: K is X permuted by kPerm (the transpose's permutation with
+  // its last two entries swapped).
+  auto transpose = kt.getDefiningOp<graph::TransposeOp>();
+  SmallVector<int64_t> kPerm;
+  if (transpose && transpose.getOutput().hasOneUse() &&
+      rankedStatic(transpose.getInput())) {
+    kPerm = permutationOf(transpose);
+    int64_t r = int64_t(kPerm.size());
+    if (r >= 2) {
+      std::swap(kPerm[r - 2], kPerm[r - 1]);
+      if (kPerm.back() != r - 1)
+        kPerm.clear();
+    } else {
+      kPerm.clear();
+    }
+  }
+  if (kPerm.empty()) {
     whyNot = "K^T is not a transpose of K read only by the product";
     return std::nullopt;
   }
-  auto qType = rankedStatic(first.getLhs()),
-       kType = rankedStatic(transpose.getInput()),
+  auto qType = rankedStatic(qUse->get()),
+       xType = rankedStatic(transpose.getInput()),
        vType = rankedStatic(second.getRhs()),
        oType = rankedStatic(second.getOutput());
-  if (!qType || !kType || !vType || !oType) {
+  if (!qType || !xType || !vType || !oType) {
     whyNot = "a shape is not static";
     return std::nullopt;
   }
+  SmallVector<int64_t> kShape;
+  for (int64_t p : kPerm)
+    kShape.push_back(xType.getDimSize(p));
+  auto kType = RankedTensorType::get(kShape, xType.getElementType());
   match.type = typeName(qType.getElementType());
   if (match.type.empty() || kType.getElementType() != qType.getElementType() ||
       vType.getElementType() != qType.getElementType() ||
@@ -293,8 +405,7 @@ strata::matchAttention(Operation *op, std::string &whyNot) {
              "multiplies on tensor cores in bf16 or f16)";
     return std::nullopt;
   }
-  ArrayRef<int64_t> q = qType.getShape(), k = kType.getShape(),
-                    v = vType.getShape();
+  ArrayRef<int64_t> q = qType.getShape(), k = kShape, v = vType.getShape();
   if (q.size() < 2 || q.size() != k.size() || q.size() != v.size() ||
       q.drop_back(2) != k.drop_back(2) || q.drop_back(2) != v.drop_back(2)) {
     whyNot = "Q, K and V do not have the same batch dimensions";
@@ -359,6 +470,46 @@ strata::matchAttention(Operation *op, std::string &whyNot) {
     match.mask = trilu;
   }
 
+  if (biasUse) {
+    // The bias broadcasts to the scores [batch..., S, T]: a dimension it
+    // lacks or holds once has stride 0.
+    auto biasType = rankedStatic(biasUse->get());
+    Type element = biasType ? biasType.getElementType() : Type();
+    std::string type = !element          ? ""
+                       : element.isF32() ? "f32"
+                                         : typeName(element);
+    SmallVector<int64_t> scores(q.drop_back(2));
+    scores.append({match.seqQ, match.seqK});
+    int64_t lead = int64_t(scores.size()) -
+                   (biasType ? biasType.getRank() : int64_t(scores.size()) + 1);
+    if (type.empty() || lead < 0) {
+      whyNot = "the scores' added bias is not a static f32, bf16 or f16 "
+               "tensor of at most their rank";
+      return std::nullopt;
+    }
+    SmallVector<int64_t> contiguous = contiguousStrides(biasType.getShape());
+    SmallVector<int64_t> strides;
+    for (int64_t i = 0; i < int64_t(scores.size()); ++i) {
+      int64_t d = i - lead;
+      strides.push_back(d < 0 || biasType.getDimSize(d) == 1 ? 0
+                                                             : contiguous[d]);
+      if (d >= 0 && biasType.getDimSize(d) != 1 &&
+          biasType.getDimSize(d) != scores[i]) {
+        whyNot = "the added bias does not broadcast to the scores";
+        return std::nullopt;
+      }
+    }
+    AttentionBias bias;
+    bias.source = biasUse;
+    bias.batchStrides.assign(strides.begin(), strides.end() - 2);
+    bias.rowStride = strides[strides.size() - 2];
+    bias.keyStride = strides.back();
+    bias.factor = biasFactor;
+    bias.type = type;
+    bias.shape.assign(biasType.getShape().begin(), biasType.getShape().end());
+    match.bias = bias;
+  }
+
   match.ops.push_back(transpose);
   match.ops.append(chain.begin(), chain.end());
   match.batchDims.assign(q.begin(), q.end() - 2);
@@ -366,9 +517,14 @@ strata::matchAttention(Operation *op, std::string &whyNot) {
   // Q, K and V through the layout ops that only this block reads (a
   // transpose splitting a fused QKV projection into heads feeds all three),
   // and O through a transpose that merges the heads back.
-  OpOperand *uses[3] = {&first.getLhsMutable(), &transpose.getInputMutable(),
+  OpOperand *uses[3] = {qUse, &transpose.getInputMutable(),
                         &second.getRhsMutable()};
   int64_t elementBytes = qType.getElementTypeBitWidth() / 8;
+  // K is the transpose's input permuted by kPerm.
+  auto viewOf = [&](int i, ArrayRef<Operation *> chain) {
+    return viewThrough(uses[i], chain, elementBytes,
+                       i == 1 ? ArrayRef<int64_t>(kPerm) : ArrayRef<int64_t>());
+  };
   llvm::SmallPtrSet<Operation *, 16> inside(match.ops.begin(), match.ops.end());
   SmallVector<Operation *> chains[3];
   for (bool changed = true; changed;) {
@@ -398,11 +554,10 @@ strata::matchAttention(Operation *op, std::string &whyNot) {
   }
   AttentionOperand *views[3] = {&match.q, &match.k, &match.v};
   for (int i = 0; i < 3; ++i) {
-    std::optional<AttentionOperand> view =
-        viewThrough(uses[i], chains[i], elementBytes);
+    std::optional<AttentionOperand> view = viewOf(i, chains[i]);
     if (!view) {
       chains[i].clear();
-      view = viewThrough(uses[i], {}, elementBytes);
+      view = viewOf(i, {});
     }
     *views[i] = *view;
   }
@@ -416,7 +571,7 @@ strata::matchAttention(Operation *op, std::string &whyNot) {
             return !inside.contains(user) && !absorbed.contains(user);
           })) {
         chains[i].clear();
-        *views[i] = *viewThrough(uses[i], {}, elementBytes);
+        *views[i] = *viewOf(i, {});
         break;
       }
   absorbed.clear();

@@ -1,7 +1,7 @@
 //===- Attention.h - attention blocks for the flash kernel ------*- C++ -*-===//
 //
 // The graph layer's view of an attention block, softmax(Q Kᵀ · scale
-// [+ causal mask]) V, as the partitioner hands it to the GPU's
+// [+ bias] [+ causal mask]) V, as the partitioner hands it to the GPU's
 // flash-attention kernel (GpuAttention.cpp, docs/gpu.md "Attention").
 //
 //===----------------------------------------------------------------------===//
@@ -33,15 +33,35 @@ struct AttentionOperand {
   int64_t rowStride = 0;
 };
 
+/// The scores' additive bias (a padding or attention mask as exporters
+/// write it: 0 where a key is kept, -inf or the type's lowest where it is
+/// not; or any learned bias): a buffer broadcast to [batch..., S, T],
+/// read through strides that are 0 along its broadcast dimensions.
+struct AttentionBias {
+  mlir::OpOperand *source = nullptr;
+  llvm::SmallVector<int64_t> batchStrides;
+  int64_t rowStride = 0, keyStride = 0;
+  /// What the bias is multiplied by (a scale applied after the Add).
+  double factor = 1.0;
+  /// "f32", "bf16" or "f16".
+  std::string type;
+  /// Its shape, for the reasons.
+  llvm::SmallVector<int64_t> shape;
+};
+
 /// One attention block of the graph:
 ///
 ///   S = MatMul(Q, Transpose(K))        Q [..., S, D], K [..., T, D]
-///   [Cast] [Mul or Div by a scalar]    in either order
+///   [Cast] [Mul or Div by a scalar] [Add(S, bias)]   in any order
 ///   [Where(Trilu(true[S, T], k), fill, S) or Where(Trilu(...), S, fill)]
-///   P = Softmax(S, axis = -1) [Cast]
+///   P = Softmax(S, axis = -1) [Where(IsNaN(P), 0, P)] [Cast]
 ///   O = MatMul(P, V)                   V [..., T, D]
 ///
-/// with every intermediate value read only by the next op.
+/// with every intermediate value read only by the next op. Q and Kᵀ may
+/// each be multiplied by a scalar before the product (torch's export of
+/// scaled_dot_product_attention scales both by the scale's square root),
+/// and Kᵀ may be any transpose that leaves the head dimension innermost in
+/// K (a [B, T, H, D] projection transposed to [B, H, D, T] at once).
 struct AttentionMatch {
   /// The ops the kernel replaces, in program order (the transpose first).
   llvm::SmallVector<mlir::Operation *> ops;
@@ -61,6 +81,11 @@ struct AttentionMatch {
   double scale = 1.0;
   /// Keys j with j <= i + causalOffset are kept for query row i.
   std::optional<int64_t> causalOffset;
+  /// The scores' additive bias, when the block adds one.
+  std::optional<AttentionBias> bias;
+  /// Rows whose every key is masked with -inf give 0 rather than NaN (the
+  /// export's Where(IsNaN(P), 0, P) after the softmax).
+  bool zeroMaskedRows = false;
   int64_t batch = 1, seqQ = 0, seqK = 0, headDim = 0;
   /// The query rows a block of the kernel computes (attentionQueryRows, as
   /// the partitioner chose for the target). The portable PTX of a module
@@ -80,8 +105,9 @@ struct AttentionMatch {
   /// kernel's operands, in which Q's, K's and V's buffers are found.
   mlir::DictionaryAttr toAttr(mlir::Builder &b,
                               llvm::ArrayRef<mlir::Value> inputs) const;
-  /// "softmax(Q K^T * 0.125 + causal mask) V in bf16, 16 x 4096 x 4096,
-  /// head dim 64" (ASCII: IR strings escape anything else).
+  /// "softmax(Q K^T * 0.125 + bias [2, 1, 1, 128] + causal mask) V in
+  /// bf16, 16 x 4096 x 4096, head dim 64" (ASCII: IR strings escape
+  /// anything else).
   std::string describe() const;
 };
 

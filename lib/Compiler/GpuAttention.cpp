@@ -247,6 +247,22 @@ public:
           cast<DenseI64ArrayAttr>(entry.get("batch_strides")).asArrayRef();
       view->batchStrides.assign(strides.begin(), strides.end());
     }
+    if (auto entry = params.getAs<DictionaryAttr>("bias")) {
+      Bias parsed;
+      parsed.arg = cast<IntegerAttr>(entry.get("arg")).getInt();
+      ArrayRef<int64_t> strides =
+          cast<DenseI64ArrayAttr>(entry.get("batch_strides")).asArrayRef();
+      parsed.batchStrides.assign(strides.begin(), strides.end());
+      parsed.rowStride = cast<IntegerAttr>(entry.get("row_stride")).getInt();
+      parsed.keyStride = cast<IntegerAttr>(entry.get("key_stride")).getInt();
+      parsed.factor = cast<FloatAttr>(entry.get("factor")).getValueAsDouble();
+      StringRef type = cast<StringAttr>(entry.get("type")).getValue();
+      parsed.type = type == "f32"   ? Type(b.getF32Type())
+                    : type == "f16" ? Type(b.getF16Type())
+                                    : Type(b.getBF16Type());
+      bias = parsed;
+    }
+    zeroMaskedRows = params.get("zero_masked_rows") != nullptr;
     rows = queryRows(params, wgmma);
     specialized = warpSpecialized(dim, rows);
     mapsParameter = warpSpecialized(dim, partitionRows(params, wgmma));
@@ -303,6 +319,18 @@ private:
   int64_t batch = 1, seqQ = 0, seqK = 0, dim = 0;
   double scale = 1.0;
   std::optional<int64_t> causalOffset;
+  /// The scores' additive bias (Attention.h's AttentionBias): its buffer's
+  /// parameter, strides in elements (0 along broadcast dimensions), the
+  /// factor it is multiplied by, and its element type.
+  struct Bias {
+    int64_t arg = -1, rowStride = 0, keyStride = 0;
+    SmallVector<int64_t> batchStrides;
+    double factor = 1.0;
+    Type type;
+  };
+  std::optional<Bias> bias;
+  /// Rows whose every key the bias masks with -inf give 0, not NaN.
+  bool zeroMaskedRows = false;
   /// Query rows per block, and 16-row m-tiles per warp.
   int64_t rows = 64, mTiles = 1;
   /// Warp-specialized (warpSpecialized); the compute warps, the block's
@@ -334,8 +362,10 @@ private:
 };
 
 LogicalResult FlashEmitter::run() {
-  if (failed(checkBuffers("the attention kernel",
-                          {views[0].arg, views[1].arg, views[2].arg})))
+  SmallVector<int64_t> args = {views[0].arg, views[1].arg, views[2].arg};
+  if (bias)
+    args.push_back(bias->arg);
+  if (failed(checkBuffers("the attention kernel", args)))
     return failure();
 
   // The warp-specialized form on sm_90a loads by TMA: one more parameter
@@ -445,6 +475,19 @@ LogicalResult FlashEmitter::run() {
   Value kSrc = at(pointers[kView.arg], start(kView, Value()));
   Value vSrc = at(pointers[vView.arg], start(vView, Value()));
   Value oDst = at(outPointer, start(oView, myQ0));
+  // The bias's elements for this (batch, head) start at biasSrc.
+  Value biasSrc;
+  int64_t biasBytes = bias ? bias->type.getIntOrFloatBitWidth() / 8 : 0;
+  if (bias) {
+    Value elements = c64(0);
+    for (auto [digit, stride] : llvm::zip(digits, bias->batchStrides))
+      if (stride)
+        elements = arith::AddIOp::create(
+            b, loc, elements,
+            arith::MulIOp::create(b, loc, wide(digit), c64(stride)));
+    biasSrc = at(pointers[bias->arg],
+                 arith::MulIOp::create(b, loc, elements, c64(biasBytes)));
+  }
 
   // Shared memory: Q's tile (with TMA, a tile of 64 rows per consumer),
   // then the stages of K, then those of V, then the mbarriers.
@@ -820,6 +863,61 @@ LogicalResult FlashEmitter::run() {
   constexpr double kStaleMaxLog2 = 8.0;
   bool staleMax = pipelined;
   Value myRow0 = add(myQ0, group);
+  // The scores of key step `step` scaled into the log2 domain with the
+  // bias added: x * scale / ln 2 + bias * factor / ln 2, one multiply-add.
+  // The bias is read once per (row, key) the thread holds, once per key
+  // when it is broadcast over the rows. Its masked entries are made finite
+  // so that a key step every key of which a row's mask drops cannot turn
+  // the running max (and with it O) into NaN: -inf becomes kMaskedLog2 and
+  // anything finite is kept above kLowestLog2, 10 times higher. A row's
+  // final max below kMaskedLog2 / 2 then means every key had -inf (the
+  // reference's NaN, or 0 under zeroMaskedRows: the epilogue), while a row
+  // whose keys all carry the type's lowest value gets their uniform
+  // weights, as the softmax of equal scores does.
+  constexpr double kMaskedLog2 = -1e38, kLowestLog2 = -1e37;
+  auto addBias = [&](Value step, Scores &s) {
+    Value key0 = add(mul(step, c32(keys)), shl(quad, 1));
+    llvm::DenseMap<std::pair<int64_t, int64_t>, Value> loaded;
+    auto term = [&](int64_t mt, int64_t e, int64_t nt) {
+      int64_t rowKey = bias->rowStride ? 2 * mt + e / 2 : -1;
+      Value &cached = loaded[{rowKey, nt * 2 + e % 2}];
+      if (cached)
+        return cached;
+      Value keyIndex = add(key0, c32(nt * 8 + e % 2));
+      Value elements =
+          arith::MulIOp::create(b, loc, wide(keyIndex), c64(bias->keyStride));
+      if (bias->rowStride) {
+        Value row = add(add(myRow0, warpRow(mt)), c32(8 * (e / 2)));
+        elements = arith::AddIOp::create(
+            b, loc, elements,
+            arith::MulIOp::create(b, loc, wide(row), c64(bias->rowStride)));
+      }
+      Value x = LLVM::LoadOp::create(
+          b, loc, bias->type,
+          at(biasSrc, arith::MulIOp::create(b, loc, elements, c64(biasBytes))));
+      if (!x.getType().isF32())
+        x = arith::ExtFOp::create(b, loc, f32(), x);
+      x = arith::MulFOp::create(b, loc, x, cf(bias->factor / std::log(2.0)));
+      Value dropped =
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, x,
+                                cf(-std::numeric_limits<double>::infinity()));
+      x = arith::SelectOp::create(
+          b, loc, dropped, cf(kMaskedLog2),
+          arith::MaxNumFOp::create(b, loc, x, cf(kLowestLog2)));
+      cached = x;
+      return x;
+    };
+    for (int64_t mt = 0; mt < mTiles; ++mt)
+      for (int64_t nt = 0; nt < keys / 8; ++nt)
+        for (int64_t e = 0; e < 4; ++e) {
+          Value &x = s[mt][nt][e];
+          x = arith::AddFOp::create(
+              b, loc,
+              arith::MulFOp::create(b, loc, x, cf(scaleLog2),
+                                    arith::FastMathFlags::contract),
+              term(mt, e, nt), arith::FastMathFlags::contract);
+        }
+  };
   auto softmax = [&](Value step, Scores s, MutableArrayRef<Value> m,
                      MutableArrayRef<Value> l,
                      SmallVector<Value> &corrections) {
@@ -827,8 +925,10 @@ LogicalResult FlashEmitter::run() {
     // exponent is one fused multiply-add, s * scale - m (below). Any other
     // scale is applied first, so that the mask's -inf stays -inf (masked
     // before a negative scale it became +inf, and NaN with a zero one).
-    bool positive = scaleLog2 > 0;
-    if (!positive)
+    bool positive = scaleLog2 > 0 && !bias;
+    if (bias)
+      addBias(step, s);
+    else if (!positive)
       for (auto &tile : s)
         for (auto &fragment : tile)
           for (Value &x : fragment)
@@ -1222,6 +1322,16 @@ LogicalResult FlashEmitter::run() {
       for (int32_t mask : {1, 2})
         l = arith::AddFOp::create(b, loc, l, shuffleXor(l, mask));
       Value inverse = arith::DivFOp::create(b, loc, cf(1.0), l);
+      if (bias) {
+        // Every key of the row masked with -inf (addBias).
+        Value m = results[oCount + 2 * mt + h];
+        Value dropped = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT,
+                                              m, cf(kMaskedLog2 / 2));
+        inverse = arith::SelectOp::create(
+            b, loc, dropped,
+            cf(zeroMaskedRows ? 0.0 : std::numeric_limits<double>::quiet_NaN()),
+            inverse);
+      }
       Value row = add(add(warpRow(mt), group), c32(8 * h));
       for (int64_t dt = 0; dt < oTiles; ++dt) {
         Value lo = arith::MulFOp::create(b, loc, results[oIndex(mt, dt, 2 * h)],
@@ -1301,6 +1411,11 @@ LogicalResult FlashEmitter::run() {
                  : std::string("mma.sync m16n8k16, ")) +
           (f16 ? "f16" : "bf16") +
           " in, f32 accumulators); the softmax online in registers" +
+          (bias ? std::string("; the bias read from memory per key step") +
+                      (bias->rowStride ? ""
+                                       : " (once per key: broadcast "
+                                         "over the query rows)")
+                : std::string()) +
           (causalOffset ? "; the causal mask from indices, key steps past "
                           "the diagonal skipped"
                         : "") +

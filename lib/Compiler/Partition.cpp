@@ -512,6 +512,9 @@ static LogicalResult outline(ModuleOp module, func::FuncOp entry,
     inputSet.insert(group.attention->q.source->get());
     inputSet.insert(group.attention->k.source->get());
     inputSet.insert(group.attention->v.source->get());
+    // The bias is read from its buffer, even when it is a constant.
+    if (group.attention->bias)
+      inputSet.insert(group.attention->bias->source->get());
     // The causal mask is computed by the kernel from indices: its Trilu
     // and the Trilu's constants are cloned in, not passed.
     if (Operation *mask = group.attention->mask) {
@@ -533,7 +536,7 @@ static LogicalResult outline(ModuleOp module, func::FuncOp entry,
           inlined.insert(def);
         continue;
       }
-      if (def && isInlinableConstant(def))
+      if (def && isInlinableConstant(def) && !inputSet.contains(operand))
         inlined.insert(def);
       else
         inputSet.insert(operand);
@@ -1385,6 +1388,9 @@ LogicalResult strata::partitionIntoKernels(ModuleOp module,
             (attention->layout.contains(member)
                  ? ": a layout op the kernel reads or writes through (its "
                    "strides), no copy"
+             : attention->bias && member == attention->bias->source->getOwner()
+                 ? ": adds the bias, which the kernel reads per key step "
+                   "(broadcast dimensions with stride 0)"
                  : ": part of the attention block"));
         group->ops.push_back(member);
         group->members.insert(member);

@@ -95,7 +95,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from onnx_cases import BF16, F16, F32, round_to, tensor, write_pb
+from onnx_cases import BF16, F16, F32, I64, round_to, tensor, write_pb
 
 TOL = 2e-2
 
@@ -112,8 +112,23 @@ class Case:
     out)."""
 
     def __init__(self, name, dtype, q_shape, kv_shape, cast=True,
-                 scale=("Mul", 0.125), mask=None, packed=False):
+                 scale=("Mul", 0.125), mask=None, packed=False, bias=None,
+                 sdpa=False):
         self.packed = packed  # one qkv input, heads split and merged
+        # None, or an additive bias on the scores after the scale:
+        # ("keys", lengths) transformers' padding mask, an int64 [B, T]
+        # input of ones then zeros (keys j >= lengths[b] dropped) made
+        # (1 - mask) * lowest in the graph, [B, 1, 1, T]; ("left", pads)
+        # the same with the first pads[b] keys dropped; ("bool", p) a bool
+        # [B, 1, S, T] input (True keeps, each kept with probability p,
+        # query row 1 of batch 0 dropped whole) made Where(mask, 0, -inf),
+        # with torch's Where(IsNaN(P), 0, P) after the softmax; ("learned",
+        # None) a float [1, H, S, T] input added as it is.
+        self.bias = bias
+        # torch's export of scaled_dot_product_attention: Q and Kᵀ each
+        # multiplied by the scale's square root before the product, and K
+        # given as [B, T, H, D], transposed to [B, H, D, T] at once.
+        self.sdpa = sdpa
         self.name = name
         self.dtype = dtype
         self.q_shape = list(q_shape)
@@ -193,6 +208,21 @@ def cases(small):
              scale=("Mul", r)),
         Case("bf16_packed_d128_causal", BF16, b + [384, 128], b + [384, 128],
              scale=("Mul", r), mask=causal, packed=True),
+        Case("bf16_keymask", BF16, [2, 2, 256, 64], [2, 2, 256, 64],
+             bias=("keys", [256, 150])),
+        Case("bf16_keymask_causal", BF16, [2, 2, 256, 64], [2, 2, 256, 64],
+             mask=causal, bias=("keys", [200, 256])),
+        Case("bf16_leftpad", BF16, [2, 2, 256, 64], [2, 2, 256, 64],
+             bias=("left", [0, 130])),
+        Case("bf16_sdpa_boolmask", BF16, [2, 2, 128, 64], [2, 2, 128, 64],
+             scale=None, sdpa=True, bias=("bool", 0.8)),
+        Case("f16_d128_keymask_nocast", F16, [2, 2, 192, 128],
+             [2, 2, 192, 128], cast=False, scale=("Mul", r),
+             bias=("keys", [100, 192])),
+        Case("bf16_d128_s384_learned", BF16, [2, 2, 384, 128],
+             [2, 2, 384, 128], scale=("Mul", r), bias=("learned", None)),
+        Case("bf16_d64_long_leftpad", BF16, [2, 2, 1152, 64],
+             [2, 2, 1152, 64], bias=("left", [300, 0])),
         Case("fallback_d32", BF16, b + [256, 32], b + [256, 32],
              scale=("Mul", 1.0 / math.sqrt(32))),
         Case("fallback_s100", BF16, b + [100, 64], b + [100, 64],
@@ -206,14 +236,108 @@ def cases(small):
 # ---------------------------------------------------------------------------
 # The model.
 
+def lowest(dtype):
+    """The type's lowest finite value, which transformers' masks add."""
+    return {F32: float(np.finfo(np.float32).min), F16: -65504.0,
+            BF16: -3.3895313892515355e38}[dtype]
+
+
+def sdpa_factor(c):
+    """What the SDPA export multiplies Q and Kᵀ by: the square root of
+    1 / sqrt(D), stored in the model's type."""
+    return round_to(c.q_shape[-1] ** -0.25, c.dtype)
+
+
+def bias_nodes(c, x):
+    """The nodes that add the case's bias to the scores `x`, their inputs
+    and the name of the sum."""
+    st = c.score_type
+    form, _ = c.bias
+    nodes, inputs = [], []
+    if form in ("keys", "left"):
+        bsz, t = c.q_shape[0], c.t
+        inputs.append(helper.make_tensor_value_info("mask", I64, [bsz, t]))
+        nodes += [
+            helper.make_node("Constant", [], ["mask_axes"], name="mask_axes",
+                             value=numpy_helper.from_array(
+                                 np.array([1, 2], np.int64), "mask_axes")),
+            helper.make_node("Unsqueeze", ["mask", "mask_axes"], ["mask4"],
+                             name="mask_unsqueeze"),
+            helper.make_node("Cast", ["mask4"], ["mask_f"], name="mask_cast",
+                             to=st),
+            helper.make_node("Constant", [], ["one"], name="one",
+                             value=tensor(np.array(1.0), "one", st)),
+            helper.make_node("Sub", ["one", "mask_f"], ["dropped"],
+                             name="mask_invert"),
+            helper.make_node("Constant", [], ["lowest"], name="lowest",
+                             value=tensor(np.array(lowest(st)), "lowest", st)),
+            helper.make_node("Mul", ["dropped", "lowest"], ["bias"],
+                             name="mask_bias"),
+        ]
+    elif form == "bool":
+        shape = [c.q_shape[0], 1, c.s, c.t]
+        inputs.append(helper.make_tensor_value_info("mask", TensorProto.BOOL,
+                                                    shape))
+        nodes += [
+            helper.make_node("Constant", [], ["zero"], name="zero",
+                             value=tensor(np.array(0.0), "zero", st)),
+            helper.make_node("Constant", [], ["bias_inf"], name="bias_inf",
+                             value=tensor(np.array(-np.inf), "bias_inf", st)),
+            helper.make_node("Where", ["mask", "zero", "bias_inf"], ["bias"],
+                             name="mask_where"),
+        ]
+    else:
+        inputs.append(helper.make_tensor_value_info(
+            "bias", st, [1, c.q_shape[1], c.s, c.t]))
+    nodes.append(helper.make_node("Add", [x, "bias"], ["biased"],
+                                  name="add_bias"))
+    return nodes, inputs, "biased"
+
+
+def bias_input(c, rng):
+    """The case's bias input, and the bias it adds to the scores (float64,
+    broadcast to [B, H, S, T] by numpy's rules)."""
+    form, arg = c.bias
+    st = c.score_type
+    t = np.arange(c.t)[None, :]
+    if form in ("keys", "left"):
+        edge = np.array(arg)[:, None]
+        mask = (t < edge) if form == "keys" else (t >= edge)
+        added = (1.0 - mask[:, None, None, :]) * round_to(lowest(st), st)
+        return numpy_helper.from_array(mask.astype(np.int64), "mask"), added
+    if form == "bool":
+        mask = rng.random([c.q_shape[0], 1, c.s, c.t]) < arg
+        mask[0, 0, 1, :] = False
+        added = np.where(mask, 0.0, -np.inf)
+        return numpy_helper.from_array(mask, "mask"), added
+    added = round_to(rng.standard_normal([1, c.q_shape[1], c.s, c.t]), st)
+    return tensor(added, "bias", st), added
+
+
 def build_model(c):
     rank = len(c.q_shape)
     perm = list(range(rank - 2)) + [rank - 1, rank - 2]
-    nodes = [
-        helper.make_node("Transpose", ["k"], ["kt"], name="transpose_k",
-                         perm=perm),
-        helper.make_node("MatMul", ["q", "kt"], ["scores"], name="qk"),
-    ]
+    extra_inputs = []
+    if c.sdpa:
+        nodes = [
+            helper.make_node("Constant", [], ["root_scale"], name="root_scale",
+                             value=tensor(sdpa_factor(c), "root_scale",
+                                          c.dtype)),
+            helper.make_node("Mul", ["q", "root_scale"], ["q_scaled"],
+                             name="scale_q"),
+            helper.make_node("Transpose", ["k"], ["kt_raw"],
+                             name="transpose_k", perm=[0, 2, 3, 1]),
+            helper.make_node("Mul", ["kt_raw", "root_scale"], ["kt"],
+                             name="scale_k"),
+            helper.make_node("MatMul", ["q_scaled", "kt"], ["scores"],
+                             name="qk"),
+        ]
+    else:
+        nodes = [
+            helper.make_node("Transpose", ["k"], ["kt"], name="transpose_k",
+                             perm=perm),
+            helper.make_node("MatMul", ["q", "kt"], ["scores"], name="qk"),
+        ]
     x = "scores"
     if c.cast:
         nodes.append(helper.make_node("Cast", [x], ["scores_f"],
@@ -227,6 +351,9 @@ def build_model(c):
         nodes.append(helper.make_node(op, [x, "scale"], ["scaled"],
                                       name="scale_" + op.lower()))
         x = "scaled"
+    if c.bias:
+        added, extra_inputs, x = bias_nodes(c, x)
+        nodes += added
     if c.mask:
         form, k = c.mask
         nodes.append(helper.make_node(
@@ -256,14 +383,28 @@ def build_model(c):
     nodes.append(helper.make_node("Softmax", [x], ["probs"], name="softmax",
                                   axis=-1))
     x = "probs"
+    if c.bias and c.bias[0] == "bool":
+        nodes += [
+            helper.make_node("IsNaN", [x], ["probs_nan"], name="probs_nan"),
+            helper.make_node("Constant", [], ["probs_zero"], name="probs_zero",
+                             value=tensor(np.array(0.0), "probs_zero",
+                                          c.score_type)),
+            helper.make_node("Where", ["probs_nan", "probs_zero", x],
+                             ["probs_g"], name="probs_guard"),
+        ]
+        x = "probs_g"
     if c.cast:
         nodes.append(helper.make_node("Cast", [x], ["probs_c"],
                                       name="cast_probs", to=c.dtype))
         x = "probs_c"
     nodes.append(helper.make_node("MatMul", [x, "v"], ["o"], name="pv"))
+    k_shape = c.kv_shape
+    if c.sdpa:
+        k_shape = [k_shape[0], k_shape[2], k_shape[1], k_shape[3]]
     inputs = [helper.make_tensor_value_info("q", c.dtype, c.q_shape),
-              helper.make_tensor_value_info("k", c.dtype, c.kv_shape),
+              helper.make_tensor_value_info("k", c.dtype, k_shape),
               helper.make_tensor_value_info("v", c.dtype, c.kv_shape)]
+    inputs += extra_inputs
     outputs = [helper.make_tensor_value_info("o", c.dtype, c.out_shape)]
     if c.packed:
         bsz, heads, seq, dim = c.q_shape
@@ -318,8 +459,8 @@ def keep_mask(c, shift=0):
     return (j - i) <= k  # Trilu keeps the lower part: that is kept
 
 
-def attention(c, q, k, v, rounding=False, scale=True, mask=True, shift=0,
-              keys=None, tile_max=False):
+def attention(c, q, k, v, bias=None, rounding=False, scale=True, mask=True,
+              shift=0, keys=None, tile_max=False):
     """The graph in float64. `rounding`: round each intermediate to the type
     the graph gives it. The other arguments make the wrong variants the
     cases must be told apart from. `keys`: only the first `keys` keys.
@@ -330,12 +471,19 @@ def attention(c, q, k, v, rounding=False, scale=True, mask=True, shift=0,
 
     if keys is not None:
         k, v = k[..., :keys, :], v[..., :keys, :]
+        if bias is not None:
+            bias = bias[..., :keys]
+    if c.sdpa and scale:
+        q = rnd(q * sdpa_factor(c), c.dtype)
+        k = rnd(k * sdpa_factor(c), c.dtype)
     x = rnd(np.matmul(q, np.swapaxes(k, -1, -2)), c.dtype)
     st = c.score_type
     if c.scale and scale:
         op, _ = c.scale
         x = rnd(x * c.scale_value() if op == "Mul" else x / c.scale_value(),
                 st)
+    if bias is not None:
+        x = rnd(x + bias, st)
     if c.mask and mask:
         keep = keep_mask(c, shift)
         if keys is not None:
@@ -348,7 +496,10 @@ def attention(c, q, k, v, rounding=False, scale=True, mask=True, shift=0,
         e = np.exp(tiles - top).reshape(x.shape)
     else:
         e = np.exp(x - x.max(axis=-1, keepdims=True))
-    p = rnd(rnd(e / e.sum(axis=-1, keepdims=True), st), c.dtype)
+    p = e / e.sum(axis=-1, keepdims=True)
+    if c.bias and c.bias[0] == "bool":
+        p = np.where(np.isnan(p), 0.0, p)
+    p = rnd(rnd(p, st), c.dtype)
     return rnd(np.matmul(p, v), c.dtype)
 
 
@@ -359,25 +510,32 @@ def tolerance_used(actual, expected):
 
 
 @np.errstate(invalid="ignore")
-def check_case(c, q, k, v, expected):
+def check_case(c, q, k, v, bias, expected):
     """The stored output must tell the case apart from the usual bugs, and
     the graph computed kernel by kernel must match it with room to spare."""
+    def att(**kw):
+        return attention(c, q, k, v, bias=bias, **kw)
+
     stored = round_to(expected, c.dtype)
     wrong = {}
+    if c.bias:
+        wrong["no bias"] = attention(c, q, k, v)
+    if c.sdpa:
+        wrong["no scale"] = att(scale=False)
     if c.t % 64 == 0 and c.t > 64:
-        wrong["softmax per key tile"] = attention(c, q, k, v, tile_max=True)
+        wrong["softmax per key tile"] = att(tile_max=True)
     if c.scale:
-        wrong["no scale"] = attention(c, q, k, v, scale=False)
+        wrong["no scale"] = att(scale=False)
     if c.mask:
-        wrong["no mask"] = attention(c, q, k, v, mask=False)
-        wrong["diagonal + 1"] = attention(c, q, k, v, shift=1)
-        wrong["diagonal - 1"] = attention(c, q, k, v, shift=-1)
+        wrong["no mask"] = att(mask=False)
+        wrong["diagonal + 1"] = att(shift=1)
+        wrong["diagonal - 1"] = att(shift=-1)
     if c.t > 64:
         # The mask of a causal case hides the last keys from most rows;
         # only the rows that see them must differ.
         last = (c.t - 1) // 64 * 64
         rows = slice(last, None) if c.mask else slice(None)
-        dropped = attention(c, q, k, v, keys=last)
+        dropped = att(keys=last)
         wrong["last key tile dropped"] = (dropped[..., rows, :],
                                           expected[..., rows, :])
     if c.s > 64:
@@ -400,7 +558,7 @@ def check_case(c, q, k, v, expected):
                              f"{TOL}; the case could not catch it")
         if weakest is None or margin < weakest[1]:
             weakest = (what, margin)
-    rounded = attention(c, q, k, v, rounding=True)
+    rounded = att(rounding=True)
     used = tolerance_used(rounded, stored).max()
     if used > 0.5:
         raise SystemExit(f"{c.name}: rounding each intermediate uses "
@@ -413,8 +571,10 @@ def write_case(out, c, seed):
     q = round_to(0.75 * rng.standard_normal(c.q_shape), c.dtype)
     k = round_to(rng.standard_normal(c.kv_shape), c.dtype)
     v = round_to(rng.standard_normal(c.kv_shape), c.dtype)
-    expected = attention(c, q, k, v)
-    checked = check_case(c, q, k, v, expected)
+    extra, bias = bias_input(c, rng) if c.bias else (None, None)
+    with np.errstate(invalid="ignore"):
+        expected = attention(c, q, k, v, bias=bias)
+    checked = check_case(c, q, k, v, bias, expected)
 
     case_dir = os.path.join(out, c.name)
     data = os.path.join(case_dir, "test_data_set_0")
@@ -432,9 +592,12 @@ def write_case(out, c, seed):
         write_pb(os.path.join(data, "output_0.pb"),
                  tensor(round_to(y, c.dtype), "y", c.dtype))
         return checked
-    for i, (name, x) in enumerate((("q", q), ("k", k), ("v", v))):
+    k_stored = k.transpose(0, 2, 1, 3) if c.sdpa else k
+    for i, (name, x) in enumerate((("q", q), ("k", k_stored), ("v", v))):
         write_pb(os.path.join(data, f"input_{i}.pb"),
                  tensor(x, name, c.dtype))
+    if extra is not None:
+        write_pb(os.path.join(data, "input_3.pb"), extra)
     write_pb(os.path.join(data, "output_0.pb"),
              tensor(round_to(expected, c.dtype), "o", c.dtype))
     return checked
