@@ -177,6 +177,36 @@ TEST(DnnlMatmul, RepeatedRunsReuseThePrimitive) {
   }
 }
 
+// A constant B (a layer's weights) is reordered once into the layout the
+// primitive chooses; A's rows over its batch dimensions make one 2-D
+// product when B has no batch of its own. Each form against the reference,
+// transposed or not, with a native bias, a broadcast C and no C.
+TEST(DnnlMatmul, ConstantWeightsArePackedOnce) {
+  MatmulCase mc;
+  mc.activation = "gelu_erf";
+  check(mc, {2, 3, 17, 40}, {40, 24}, {24}, /*constantB=*/true);
+  check(mc, {5, 33}, {33, 70}, {}, /*constantB=*/true);
+  mc.transB = true;
+  check(mc, {3, 9, 16}, {1, 12, 16}, {1, 1, 12}, /*constantB=*/true);
+  mc.beta = 0.5;
+  check(mc, {3, 9, 16}, {12, 16}, {9, 12}, /*constantB=*/true);
+  // A batched B stays batched.
+  check(mc, {2, 9, 16}, {2, 12, 16}, {}, /*constantB=*/true);
+
+  // Repeated runs of one session read the packed copy with new A's.
+  MatmulCase plain;
+  Tensor a = randomTensor({2, 8, 20}, 7), b = randomTensor({20, 48}, 8);
+  std::vector<StepOperand> ops = {{a}, {b, /*constant=*/true}};
+  Session session(oneStepModule("dnnl.matmul", ops, {2, 8, 48}, plain.attrs()),
+                  {2});
+  for (unsigned seed : {11u, 21u, 31u}) {
+    ops[0].value = randomTensor({2, 8, 20}, seed);
+    std::vector<int64_t> outShape;
+    expectClose(runOnce(session, ops),
+                reference(plain, ops[0].value, b, nullptr, outShape));
+  }
+}
+
 TEST(DnnlMatmul, ShapeMismatchesAreErrors) {
   auto run = [](std::vector<int64_t> aShape, std::vector<int64_t> bShape,
                 std::vector<int64_t> outShape, std::vector<int64_t> cShape = {},

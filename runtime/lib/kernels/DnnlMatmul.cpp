@@ -8,6 +8,12 @@
 // values (the case its fast kernels take); any other C is broadcast into the
 // output first and added by a sum post-op scaled by beta.
 //
+// When B is a module constant (a layer's weights), the primitive chooses
+// B's layout (format_tag::any: oneDNN's blocked panels for its kernels) and
+// B is reordered into it once, on the first run, and kept in the step's
+// state; otherwise the product reads B's stored layout, and oneDNN packs
+// it inside every call.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Dnnl.h"
@@ -23,6 +29,12 @@ struct MatmulState : KernelState {
   dnnl::matmul primitive;
   dnnl::memory::desc a, b, bias, dst;
   bool nativeBias = false;
+  /// B in the primitive's layout, when B is a constant that the primitive
+  /// wants in another, and the constant it was reordered from.
+  bool packedWeights = false;
+  dnnl::reorder weightsReorder;
+  dnnl::memory weights;
+  const void *weightsFrom = nullptr;
   /// C padded to the output's rank (leading 1s), when it is broadcast into
   /// the output before the product.
   std::vector<int64_t> broadcastC;
@@ -146,9 +158,24 @@ void matmul(KernelContext &ctx) {
         }
         return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, strides);
       };
-      state.a = logical(aDims, transA);
-      state.b = logical(bDims, transB);
-      state.dst = rowMajorDesc(outDims);
+      // A product of one matrix B (its batch dimensions all 1) by stored
+      // rows of A is one 2-D product of all of A's rows: oneDNN keeps a
+      // batched B in its stored layout, while a 2-D one may be packed.
+      bool flat = !transA && rank > 2;
+      for (size_t d = 0; flat && d + 2 < rank; ++d)
+        flat = bDims[d] == 1;
+      Dims aShape = aDims, bShape = bDims, outShape = outDims,
+           biasShape = cDims;
+      if (flat) {
+        aShape = {out.numElements() / n, k};
+        bShape = {bDims[rank - 2], bDims[rank - 1]};
+        outShape = {out.numElements() / n, n};
+        if (c)
+          biasShape = {1, cDims.back()};
+      }
+      state.a = logical(aShape, transA);
+      state.b = logical(bShape, transB);
+      state.dst = rowMajorDesc(outShape);
       bool rowBias = c && alpha == 1.f && beta == 1.f && cDims.back() == n;
       for (size_t d = 0; rowBias && d + 1 < rank; ++d)
         rowBias = cDims[d] == 1;
@@ -163,16 +190,29 @@ void matmul(KernelContext &ctx) {
       appendActivation(ctx, ops);
       attr.set_post_ops(ops);
       std::unique_ptr<dnnl::matmul::desc> desc;
+      dnnl::memory::desc anyWeights(state.b.dims(),
+                                    dnnl::memory::data_type::f32,
+                                    dnnl::memory::format_tag::any);
+      const dnnl::memory::desc &weightsDesc =
+          ctx.inputIsConstant(1) ? anyWeights : state.b;
       if (state.nativeBias) {
-        state.bias = rowMajorDesc(cDims);
-        desc = std::make_unique<dnnl::matmul::desc>(state.a, state.b,
+        state.bias = rowMajorDesc(biasShape);
+        desc = std::make_unique<dnnl::matmul::desc>(state.a, weightsDesc,
                                                     state.bias, state.dst);
       } else {
-        desc =
-            std::make_unique<dnnl::matmul::desc>(state.a, state.b, state.dst);
+        desc = std::make_unique<dnnl::matmul::desc>(state.a, weightsDesc,
+                                                    state.dst);
       }
       dnnl::matmul::primitive_desc pd(*desc, attr, cpuEngine());
       state.primitive = dnnl::matmul(pd);
+      state.packedWeights = pd.weights_desc() != state.b;
+      state.weights = dnnl::memory();
+      state.weightsFrom = nullptr;
+      if (state.packedWeights) {
+        state.weights = dnnl::memory(pd.weights_desc(), cpuEngine());
+        state.weightsReorder = dnnl::reorder(dnnl::reorder::primitive_desc(
+            cpuEngine(), state.b, cpuEngine(), pd.weights_desc()));
+      }
       state.stream = dnnl::stream(cpuEngine());
       state.key = std::move(key);
     }
@@ -181,9 +221,18 @@ void matmul(KernelContext &ctx) {
     if (!state.broadcastC.empty() && !(c->data == out.data && cDims == outDims))
       broadcastInto(ctx, c->as<float>(), state.broadcastC, dst, outDims);
     const dnnl::engine &engine = cpuEngine();
+    dnnl::memory weights(state.b, engine, b.data);
+    if (state.packedWeights) {
+      // Only a constant is packed (above), and its bytes never change.
+      if (state.weightsFrom != b.data) {
+        state.weightsReorder.execute(state.stream, weights, state.weights);
+        state.weightsFrom = b.data;
+      }
+      weights = state.weights;
+    }
     std::unordered_map<int, dnnl::memory> args = {
         {DNNL_ARG_SRC, dnnl::memory(state.a, engine, a.data)},
-        {DNNL_ARG_WEIGHTS, dnnl::memory(state.b, engine, b.data)},
+        {DNNL_ARG_WEIGHTS, weights},
         {DNNL_ARG_DST, dnnl::memory(state.dst, engine, dst)}};
     if (state.nativeBias)
       args.emplace(DNNL_ARG_BIAS, dnnl::memory(state.bias, engine, c->data));
