@@ -67,6 +67,52 @@ std::optional<double> scalarFactor(Operation *op, OpOperand *&input) {
   return std::nullopt;
 }
 
+/// Grouped-query attention's repeat of K's or V's heads, as transformers
+/// writes it (repeat_kv): Reshape(Expand(Unsqueeze(x))) from x [..., Hkv, T,
+/// D] through [..., Hkv, 1, T, D] and [..., Hkv, rep, T, D] to [..., Hkv *
+/// rep, T, D], each op read once. The kernel reads x in place, each of its
+/// heads for `rep` heads of Q.
+struct HeadRepeat {
+  OpOperand *source = nullptr;
+  int64_t rep = 1;
+  SmallVector<Operation *, 3> ops;
+};
+
+std::optional<HeadRepeat> matchHeadRepeat(Value v) {
+  auto merge = v.getDefiningOp<graph::ReshapeOp>();
+  auto expand = merge ? merge->getOperand(0).getDefiningOp<graph::ExpandOp>()
+                      : graph::ExpandOp();
+  Operation *unit = expand ? expand->getOperand(0).getDefiningOp() : nullptr;
+  if (!expand || !isa_and_nonnull<graph::UnsqueezeOp, graph::ReshapeOp>(unit) ||
+      !merge->hasOneUse() || !expand->hasOneUse() || !unit->hasOneUse())
+    return std::nullopt;
+  auto x = rankedStatic(unit->getOperand(0));
+  auto unitType = rankedStatic(unit->getResult(0));
+  auto expanded = rankedStatic(expand.getResult());
+  auto merged = rankedStatic(merge.getResult());
+  if (!x || !unitType || !expanded || !merged || x.getRank() < 3)
+    return std::nullopt;
+  int64_t r = x.getRank();
+  ArrayRef<int64_t> xs = x.getShape();
+  int64_t rep = expanded.getDimSize(r - 2);
+  SmallVector<int64_t> withUnit(xs.take_front(r - 2)), withRep, heads;
+  withUnit.push_back(1);
+  withUnit.append(xs.begin() + r - 2, xs.end());
+  withRep = withUnit;
+  withRep[r - 2] = rep;
+  heads.assign(xs.begin(), xs.end());
+  heads[r - 3] *= rep;
+  if (rep < 2 || unitType.getShape() != ArrayRef<int64_t>(withUnit) ||
+      expanded.getShape() != ArrayRef<int64_t>(withRep) ||
+      merged.getShape() != ArrayRef<int64_t>(heads))
+    return std::nullopt;
+  HeadRepeat repeat;
+  repeat.source = &unit->getOpOperand(0);
+  repeat.rep = rep;
+  repeat.ops = {unit, expand, merge};
+  return repeat;
+}
+
 /// A fill that masks a score out: -inf, or a value so negative that exp of
 /// it is 0 next to any unmasked score (exporters use the type's lowest).
 bool isMaskFill(Value v) {
@@ -257,6 +303,9 @@ std::string strata::AttentionMatch::describe() const {
   os << ")" << (zeroMaskedRows ? " (rows masked whole give 0)" : "") << " V in "
      << type << ", " << batch << " x " << seqQ << " x " << seqK << ", head dim "
      << headDim;
+  if (headRepeat > 1)
+    os << ", each K and V head read by " << headRepeat
+       << " query heads (grouped-query attention)";
   return os.str();
 }
 
@@ -519,6 +568,25 @@ strata::matchAttention(Operation *op, std::string &whyNot) {
   // and O through a transpose that merges the heads back.
   OpOperand *uses[3] = {qUse, &transpose.getInputMutable(),
                         &second.getRhsMutable()};
+  // K's and V's heads repeated for grouped-query attention are read in
+  // place: the head dimension of the batch splits into [Hkv, rep], along
+  // which the repeated operands have stride 0.
+  bool kIdentity = llvm::equal(kPerm, llvm::seq<int64_t>(0, kPerm.size()));
+  std::optional<HeadRepeat> repeats[3];
+  for (int i = 1; i < 3 && q.size() >= 3; ++i) {
+    if (i == 1 && !kIdentity)
+      continue;
+    repeats[i] = matchHeadRepeat(uses[i]->get());
+  }
+  if (repeats[1] && repeats[2] && repeats[1]->rep != repeats[2]->rep)
+    repeats[1].reset(), repeats[2].reset();
+  for (int i = 1; i < 3; ++i)
+    if (repeats[i]) {
+      match.headRepeat = repeats[i]->rep;
+      uses[i] = repeats[i]->source;
+      match.ops.append(repeats[i]->ops.begin(), repeats[i]->ops.end());
+      match.layout.insert(repeats[i]->ops.begin(), repeats[i]->ops.end());
+    }
   int64_t elementBytes = qType.getElementTypeBitWidth() / 8;
   // K is the transpose's input permuted by kPerm.
   auto viewOf = [&](int i, ArrayRef<Operation *> chain) {
@@ -580,6 +648,22 @@ strata::matchAttention(Operation *op, std::string &whyNot) {
   match.layout.insert(absorbed.begin(), absorbed.end());
   match.ops.append(absorbed.begin(), absorbed.end());
 
+  // Grouped-query attention: batch dimension `head` (the last) splits into
+  // [Hkv, rep]; an operand read per head keeps stride s as [s * rep, s],
+  // a repeated one reads its own head with stride 0 along rep.
+  int64_t head = int64_t(match.batchDims.size()) - 1;
+  auto splitHeads = [&](SmallVector<int64_t> &strides, bool repeated) {
+    if (match.headRepeat == 1)
+      return;
+    int64_t s = strides[head];
+    strides[head] = repeated ? s : s * match.headRepeat;
+    strides.insert(strides.begin() + head + 1, repeated ? 0 : s);
+  };
+  for (int i = 0; i < 3; ++i)
+    splitHeads(views[i]->batchStrides, repeats[i].has_value());
+  if (match.bias)
+    splitHeads(match.bias->batchStrides, false);
+
   // O: contiguous, or written through a transpose of its heads that is its
   // only reader.
   SmallVector<int64_t> oContiguous = contiguousStrides(oType.getShape());
@@ -602,6 +686,12 @@ strata::matchAttention(Operation *op, std::string &whyNot) {
         match.layout.insert(merge);
       }
     }
+  splitHeads(match.out.batchStrides, false);
+  if (match.headRepeat > 1) {
+    match.batchDims[head] /= match.headRepeat;
+    match.batchDims.insert(match.batchDims.begin() + head + 1,
+                           match.headRepeat);
+  }
   llvm::sort(match.ops,
              [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
   return match;

@@ -83,6 +83,10 @@ struct AttentionMatch {
   std::optional<int64_t> causalOffset;
   /// The scores' additive bias, when the block adds one.
   std::optional<AttentionBias> bias;
+  /// Grouped-query attention: each of K's and V's heads serves this many
+  /// heads of Q (their repeat_kv read in place; `batchDims` then splits the
+  /// heads into [heads / headRepeat, headRepeat]).
+  int64_t headRepeat = 1;
   /// Rows whose every key is masked with -inf give 0 rather than NaN (the
   /// export's Where(IsNaN(P), 0, P) after the softmax).
   bool zeroMaskedRows = false;

@@ -113,7 +113,7 @@ class Case:
 
     def __init__(self, name, dtype, q_shape, kv_shape, cast=True,
                  scale=("Mul", 0.125), mask=None, packed=False, bias=None,
-                 sdpa=False):
+                 sdpa=False, gqa=1):
         self.packed = packed  # one qkv input, heads split and merged
         # None, or an additive bias on the scores after the scale:
         # ("keys", lengths) transformers' padding mask, an int64 [B, T]
@@ -129,6 +129,10 @@ class Case:
         # multiplied by the scale's square root before the product, and K
         # given as [B, T, H, D], transposed to [B, H, D, T] at once.
         self.sdpa = sdpa
+        # Grouped-query attention: k and v [B, Hkv, T, D] with Hkv = H / gqa,
+        # each head repeated gqa times as transformers' repeat_kv writes it,
+        # Reshape(Expand(Unsqueeze(x, 2), [B, Hkv, gqa, T, D]), [B, H, T, D]).
+        self.gqa = gqa
         self.name = name
         self.dtype = dtype
         self.q_shape = list(q_shape)
@@ -147,6 +151,8 @@ class Case:
 
     @property
     def out_shape(self):
+        if self.gqa > 1:
+            return self.q_shape[:-1] + [self.kv_shape[-1]]
         batch = np.broadcast_shapes(tuple(self.q_shape[:-2]),
                                     tuple(self.kv_shape[:-2]))
         return list(batch) + [self.s, self.kv_shape[-1]]
@@ -223,6 +229,11 @@ def cases(small):
              [2, 2, 384, 128], scale=("Mul", r), bias=("learned", None)),
         Case("bf16_d64_long_leftpad", BF16, [2, 2, 1152, 64],
              [2, 2, 1152, 64], bias=("left", [300, 0])),
+        Case("bf16_gqa2_causal", BF16, [1, 4, 256, 64], [1, 2, 256, 64],
+             mask=causal, gqa=2),
+        Case("bf16_d128_gqa4_keymask", BF16, [2, 4, 384, 128],
+             [2, 1, 384, 128], scale=("Mul", r), bias=("keys", [384, 200]),
+             gqa=4),
         Case("fallback_d32", BF16, b + [256, 32], b + [256, 32],
              scale=("Mul", 1.0 / math.sqrt(32))),
         Case("fallback_s100", BF16, b + [100, 64], b + [100, 64],
@@ -398,6 +409,34 @@ def build_model(c):
                                       name="cast_probs", to=c.dtype))
         x = "probs_c"
     nodes.append(helper.make_node("MatMul", [x, "v"], ["o"], name="pv"))
+    if c.gqa > 1:
+        bsz, kv_heads, t, d = c.kv_shape
+        repeat = [
+            helper.make_node("Constant", [], ["rep_axes"], name="rep_axes",
+                             value=numpy_helper.from_array(
+                                 np.array([2], np.int64), "rep_axes")),
+            helper.make_node("Constant", [], ["rep_shape"], name="rep_shape",
+                             value=numpy_helper.from_array(
+                                 np.array([bsz, kv_heads, c.gqa, t, d],
+                                          np.int64), "rep_shape")),
+            helper.make_node("Constant", [], ["heads_shape"],
+                             name="heads_shape",
+                             value=numpy_helper.from_array(
+                                 np.array([bsz, kv_heads * c.gqa, t, d],
+                                          np.int64), "heads_shape"))]
+        for x in "kv":
+            repeat += [
+                helper.make_node("Unsqueeze", [x, "rep_axes"], [x + "_5"],
+                                 name=f"unsqueeze_{x}"),
+                helper.make_node("Expand", [x + "_5", "rep_shape"],
+                                 [x + "_x"], name=f"expand_{x}"),
+                helper.make_node("Reshape", [x + "_x", "heads_shape"],
+                                 [x + "_rep"], name=f"repeat_{x}")]
+        for n in nodes:
+            for i, name in enumerate(n.input):
+                if name in ("k", "v"):
+                    n.input[i] = name + "_rep"
+        nodes = repeat + nodes
     k_shape = c.kv_shape
     if c.sdpa:
         k_shape = [k_shape[0], k_shape[2], k_shape[1], k_shape[3]]
@@ -469,6 +508,8 @@ def attention(c, q, k, v, bias=None, rounding=False, scale=True, mask=True,
     def rnd(x, dtype):
         return round_to(x, dtype) if rounding else x
 
+    if c.gqa > 1:
+        k, v = np.repeat(k, c.gqa, axis=1), np.repeat(v, c.gqa, axis=1)
     if keys is not None:
         k, v = k[..., :keys, :], v[..., :keys, :]
         if bias is not None:
