@@ -9,6 +9,8 @@
 
 #include "strata/Runtime/Runtime.h"
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -87,9 +89,28 @@ void throwStringBytes(const char *what) {
 
 void AlignedFree::operator()(void *p) const { std::free(p); }
 
+/// This machine's physical memory in bytes (the largest value when the
+/// system does not say).
+static uint64_t physicalMemory() {
+  long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || pageSize <= 0)
+    return std::numeric_limits<uint64_t>::max();
+  return static_cast<uint64_t>(pages) * static_cast<uint64_t>(pageSize);
+}
+
+static void checkFitsInMemory(uint64_t bytes, const std::string &what) {
+  uint64_t memory = physicalMemory();
+  if (bytes > memory)
+    throw Error("cannot allocate " + std::to_string(bytes) + " bytes for " +
+                what + ": more than this machine's " + std::to_string(memory) +
+                " bytes of memory");
+}
+
 AlignedPtr allocateAligned(size_t bytes, const std::string &what, bool zero) {
-  // posix_memalign reports failure instead of throwing, so a corrupted or
-  // absurd size becomes an Error that names what it was for.
+  // A size past the machine's memory (a corrupted or absurd module) is an
+  // Error before any allocation; posix_memalign reports other failures
+  // instead of throwing, and they become an Error that names what it was for.
+  checkFitsInMemory(bytes, what);
   void *p = nullptr;
   if (posix_memalign(&p, 64, bytes ? bytes : 64) != 0 || !p)
     throw Error("cannot allocate " + std::to_string(bytes) + " bytes for " +
@@ -109,6 +130,9 @@ Tensor Tensor::zeros(DType dtype, std::vector<int64_t> shape) {
     if (static_cast<uint64_t>(t.numElements_) >
         std::numeric_limits<size_t>::max() / sizeof(std::string))
       throw Error("tensor of shape " + shapeToString(shape) + " is too large");
+    detail::checkFitsInMemory(static_cast<uint64_t>(t.numElements_) *
+                                  sizeof(std::string),
+                              "a tensor of strings " + shapeToString(shape));
     t.shape_ = std::move(shape);
     try {
       t.strings_.resize(static_cast<size_t>(t.numElements_));

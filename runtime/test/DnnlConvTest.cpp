@@ -289,7 +289,14 @@ TEST(DnnlConv, ShapeMismatchesAreErrors) {
   EXPECT_THAT(run(badStrides, {1, 6, 6, 6}),
               HasSubstr("attribute 'strides' has 1 values, expected 2"));
   badStrides.strides = {0, 1};
-  EXPECT_THAT(run(badStrides, {1, 6, 6, 6}), HasSubstr("expected values >= 1"));
+  EXPECT_THAT(run(badStrides, {1, 6, 6, 6}),
+              HasSubstr("expected values from 1 to 2147483647"));
+  // Found by fuzz/module.cpp: a dilation near 2^62 overflowed the kernel's
+  // extent before any check.
+  ConvCase hugeDilation = c;
+  hugeDilation.dilations = {int64_t{4611967493404098561}, 1};
+  EXPECT_THAT(run(hugeDilation, {1, 6, 6, 6}),
+              HasSubstr("attribute 'dilations' has value 4611967493404098561"));
   ConvCase bigKernel = c;
   bigKernel.wShape = {6, 2, 9, 3};
   EXPECT_THAT(run(bigKernel, {1, 6, 1, 6}),

@@ -268,6 +268,16 @@ TEST(Tensor, ZerosAndAccess) {
   EXPECT_EQ(u.data<int16_t>()[0], 0);
   Tensor half = Tensor::zeros(DType::F16, {1});
   EXPECT_NO_THROW(half.data<uint16_t>());
+  // Larger than any machine's memory: an error before any allocation
+  // (found by fuzz/module.cpp, a string buffer of 2^59 elements).
+  EXPECT_THAT(errorOf([&] {
+                Tensor::zeros(DType::String, {1 << 20, 1 << 30});
+              }),
+              HasSubstr("more than this machine's"));
+  EXPECT_THAT(errorOf([&] {
+                Tensor::zeros(DType::F32, {1 << 20, 1 << 30});
+              }),
+              HasSubstr("more than this machine's"));
 }
 
 TEST(DType, Helpers) {

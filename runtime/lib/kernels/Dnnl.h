@@ -85,8 +85,15 @@ private:
   int64_t images_ = 0, channels_ = 0, spatial_ = 0;
 };
 
+/// The largest stride, dilation, pad or kernel attribute value a step may
+/// hold: anything larger is no convolution or pool of a real model, and
+/// products of such values with a tensor's dimensions would overflow (found
+/// by fuzz/module.cpp).
+constexpr int64_t kMaxWindowAttr = (int64_t{1} << 31) - 1;
+
 /// An integer list attribute of `size` values, `fallback` each when absent;
-/// throws ctx.error when it has another size or a value below `minimum`.
+/// throws ctx.error when it has another size or a value below `minimum` or
+/// above kMaxWindowAttr.
 std::vector<int64_t> intsAttr(const KernelContext &ctx, const std::string &key,
                               size_t size, int64_t fallback, int64_t minimum);
 /// A scalar attribute that may be stored as an int or a float.

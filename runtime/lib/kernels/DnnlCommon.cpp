@@ -219,9 +219,10 @@ std::vector<int64_t> intsAttr(const KernelContext &ctx, const std::string &key,
                     std::to_string(values.size()) + " values, expected " +
                     std::to_string(size));
   for (int64_t v : values)
-    if (v < minimum)
+    if (v < minimum || v > kMaxWindowAttr)
       throw ctx.error("attribute '" + key + "' has value " + std::to_string(v) +
-                      ", expected values >= " + std::to_string(minimum));
+                      ", expected values from " + std::to_string(minimum) +
+                      " to " + std::to_string(kMaxWindowAttr));
   return values;
 }
 
