@@ -11,6 +11,9 @@ packages=(
   libxxhash-dev pkgconf pybind11-dev python3-dev
   # The Python package's torch.compile backend is tested on FX graphs.
   python3-torch
+  # The libFuzzer targets (fuzz/): clang with its sanitizer and fuzzer
+  # runtimes.
+  clang-22 libclang-rt-22-dev
 )
 
 missing=()
