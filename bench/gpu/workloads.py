@@ -33,6 +33,7 @@ import torch.nn.functional as F
 BF16 = torch.bfloat16
 F32 = torch.float32
 I64 = torch.int64
+F16 = torch.float16
 
 
 # ---------------------------------------------------------------------------
@@ -259,6 +260,12 @@ def gemm_gelu(x, w, b):
 def _jax_gemm_gelu():
     jax, _ = _jax()
     return lambda x, w, b: jax.nn.gelu(x @ w + b, approximate=False)
+
+
+def bottleneck_1x1(x, w1, w2):
+    """The 1x1 convolutions of a ResNet bottleneck around its 3x3 one:
+    relu(conv(relu(conv(x, w1)), w2) + x), NCHW."""
+    return F.relu(F.conv2d(F.relu(F.conv2d(x, w1)), w2) + x)
 
 
 def gemm(x, w):
@@ -502,6 +509,20 @@ def all_workloads():
             goal=">= 1.0x torch.matmul (cuBLAS)"),
     ]
     ws += _attention_workloads()
+    for size, channels, inner in ((56, 256, 64), (28, 512, 128), (14, 1024, 256),
+                                  (7, 2048, 512)):
+        ws.append(Workload(
+            name=f"conv1x1_s{size}_f16", group="model",
+            title=f"ResNet-50 bottleneck 1x1 convolutions f16 b32 {channels}x{size}x{size}",
+            inputs=[Input("x", ("B", channels, size, size), F16),
+                    Input("w1", (inner, channels, 1, 1), F16, ("normal", channels ** -0.5)),
+                    Input("w2", (channels, inner, 1, 1), F16, ("normal", inner ** -0.5))],
+            outputs=[Output("y", ("B", channels, size, size), F16)],
+            dims={"B": 32}, trace={"B": 2},
+            torch_fn=bottleneck_1x1, jax_builder=None, tol=2e-2,
+            peers=("eager", "compile"),
+            flops=2 * 2 * 32 * size * size * channels * inner,
+            goal=">= 1.0x torch (cuDNN)"))
     D = bert_d
     bert_tokens = bert_b * bert_s
     ws.append(Workload(

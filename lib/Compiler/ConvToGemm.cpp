@@ -9,8 +9,12 @@
 // partitioning into ops the GPU already runs well, so that decisions follow
 // from the IR for any CNN:
 //
-//   - group 1 (any kernel, stride, dilation, padding; 1-3 spatial axes):
-//     im2col + one matrix product. One gather reads every output point's
+//   - group 1 with a 1x1 kernel at stride 1 without padding, one image or
+//     at least kMinPointwisePoints output points per image: per image the
+//     product W [F, C] . X [C, P] in NCHW order, one batched product with
+//     the weight broadcast (cuBLASLt), no gather and no transposes;
+//   - other group 1 (any kernel, stride, dilation, padding; 1-3 spatial
+//     axes): im2col + one matrix product. One gather reads every output point's
 //     windows from the input in place ([N, C, P, KK], with a constant index
 //     over the flattened spatial axes; a constant 0/1 mask zeroes what falls
 //     in the padding), a transpose makes the columns [N * P, C * KK], and the
@@ -49,6 +53,14 @@ namespace {
 /// Kernels larger than this many offsets stay convolutions when depthwise
 /// (each thread sums a point's offsets serially).
 constexpr int64_t kMaxDepthwiseOffsets = 81;
+/// The output points per image from which a 1x1 convolution is one batched
+/// product per image (pointwise) rather than im2col's single product over
+/// all images' points. Each image's product is [F, C] . [C, P]: with fewer
+/// than this many columns it is narrower than cuBLASLt's tiles, and the
+/// transposes im2col needs cost less than the tiles left empty (on the H200,
+/// bench/RESULTS.md: slower at 49 points, faster from 196). With one image
+/// both forms multiply the same matrices and pointwise saves the transposes.
+constexpr int64_t kMinPointwisePoints = 128;
 /// Output points x kernel offsets above which a convolution keeps its form:
 /// the gather's index (8 bytes an entry) and mask would outweigh the model
 /// (1M entries: a 7x7 stem at 224x224 has 615K).
@@ -107,6 +119,9 @@ public:
         int64_t(pads.size()) != 2 * spatial)
       return false;
     int64_t group = conv.getGroup();
+    if (group == 1 && readsInPlace() &&
+        (batch == 1 || points >= kMinPointwisePoints))
+      return pointwise();
     if (group == 1)
       return im2col();
     if (group == channels && filters == channels && w.getDimSize(1) == 1 &&
@@ -258,6 +273,38 @@ private:
         cast<ElementsAttr>(DenseElementsAttr::get(maskType, values)));
     return graph::MulOp::create(builder, loc, gathered.getType(), gathered,
                                 maskValue);
+  }
+
+  /// Whether each output point reads its own input point and nothing
+  /// else: a 1x1 kernel at stride 1 without padding.
+  bool readsInPlace() const {
+    return offsetCount == 1 &&
+           llvm::all_of(strides, [](int64_t s) { return s == 1; }) &&
+           llvm::all_of(pads, [](int64_t p) { return p == 0; });
+  }
+
+  /// A convolution that reads every input point in place is, per image, the
+  /// product W [F, C] . X [C, P], [F, P] in NCHW order already: one batched
+  /// product with the weight broadcast over the images, the bias added per
+  /// filter by the elementwise kernel after it. Against im2col's
+  /// [N * P, C] . [C, F] it moves no activation through a transpose (one
+  /// before the product, one after), which costs more memory traffic than
+  /// the product's own reads when C and F are a few hundred.
+  bool pointwise() {
+    Value x = reshape(conv.getInput(), {batch, channels, points});
+    Value weight = reshape(conv.getWeight(), {filters, channels});
+    Value product = graph::MatMulOp::create(
+        builder, loc, tensor({batch, filters, points}), weight, x);
+    if (Value bias = conv.getBias())
+      product =
+          graph::AddOp::create(builder, loc, tensor({batch, filters, points}),
+                               product, reshape(bias, {filters, 1}));
+    SmallVector<int64_t> outShape = {batch, filters};
+    outShape.append(out.begin(), out.end());
+    Value result = reshape(product, outShape);
+    conv.replaceAllUsesWith(result);
+    conv.erase();
+    return true;
   }
 
   bool im2col() {

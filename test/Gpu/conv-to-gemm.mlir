@@ -26,7 +26,37 @@ func.func @conv3x3(%x: tensor<2x4x8x8xf32>, %w: tensor<6x4x3x3xf32>, %b: tensor<
   return %y : tensor<2x6x4x4xf32>
 }
 
-// A 1x1 convolution at stride 1 reads the input in place: no gather.
+// A 1x1 convolution at stride 1 without padding reads every input point in
+// place. With at least 128 output points per image it is one batched product
+// per image, W [F, C] . X [C, P] in NCHW order, the weight broadcast over the
+// images and the bias added per filter: no gather and no transposes.
+// CHECK-LABEL: func.func @pointwise_wide
+// CHECK-NOT: graph.transpose
+// CHECK: %[[X:.*]] = graph.reshape %arg0, {{.*}} -> tensor<2x4x256xf32>
+// CHECK: %[[W:.*]] = graph.reshape %arg1, {{.*}} -> tensor<8x4xf32>
+// CHECK: %[[P:.*]] = graph.matmul %[[W]], %[[X]] : (tensor<8x4xf32>, tensor<2x4x256xf32>) -> tensor<2x8x256xf32>
+// CHECK: %[[B:.*]] = graph.reshape %arg2, {{.*}} -> tensor<8x1xf32>
+// CHECK: %[[S:.*]] = graph.add %[[P]], %[[B]]
+// CHECK: graph.reshape %[[S]], {{.*}} -> tensor<2x8x16x16xf32>
+// CHECK-NOT: graph.transpose
+func.func @pointwise_wide(%x: tensor<2x4x16x16xf32>, %w: tensor<8x4x1x1xf32>, %b: tensor<8xf32>) -> tensor<2x8x16x16xf32> {
+  %y = graph.conv %x, %w bias %b : (tensor<2x4x16x16xf32>, tensor<8x4x1x1xf32>, tensor<8xf32>) -> tensor<2x8x16x16xf32>
+  return %y : tensor<2x8x16x16xf32>
+}
+
+// With one image the two forms multiply the same matrices: the batched one,
+// without the transposes, at any size.
+// CHECK-LABEL: func.func @pointwise_one_image
+// CHECK-NOT: graph.transpose
+// CHECK: graph.matmul %{{.*}}, %{{.*}} : (tensor<8x4xf32>, tensor<1x4x25xf32>) -> tensor<1x8x25xf32>
+func.func @pointwise_one_image(%x: tensor<1x4x5x5xf32>, %w: tensor<8x4x1x1xf32>) -> tensor<1x8x5x5xf32> {
+  %y = graph.conv %x, %w : (tensor<1x4x5x5xf32>, tensor<8x4x1x1xf32>) -> tensor<1x8x5x5xf32>
+  return %y : tensor<1x8x5x5xf32>
+}
+
+// Fewer points per image over several images: each image's product would be
+// narrower than cuBLASLt's tiles, so im2col's one product over all images'
+// points, its input read in place (no gather).
 // CHECK-LABEL: func.func @pointwise
 // CHECK-NOT: graph.gather
 // CHECK: graph.transpose %{{.*}} {perm = array<i64: 0, 2, 1, 3>} : (tensor<2x4x25x1xf32>) -> tensor<2x25x4x1xf32>
