@@ -381,6 +381,13 @@ struct ChannelsLastPass
                         std::to_string(buffer.getResultNumber()) +
                         " channels-last for the oneDNN steps that read it");
     }
+    // Who writes the buffer channels-last, for the generated readers'
+    // reasons: oneDNN, or a generated kernel doing so for oneDNN's readers.
+    std::string writer =
+        producerIsLibrary
+            ? std::string("as oneDNN writes it")
+            : "as " + producerFn.getSymName().str() +
+                  " writes it for the oneDNN steps that also read it";
     for (const Reader &reader : readers) {
       func::FuncOp readerFn = calleeOf(reader.call);
       if (!reader.libraryKey.empty()) {
@@ -390,7 +397,7 @@ struct ChannelsLastPass
       addPosition<kernel::ChannelsLastArgs>(readerFn, reader.operand);
       explainLayout(readerFn, "reads operand " +
                                   std::to_string(reader.operand) +
-                                  " channels-last, as oneDNN writes it");
+                                  " channels-last, " + writer);
     }
   }
 };

@@ -259,6 +259,31 @@ def se_model(out, rng):
             conv2d(a0 * g, w3, b3, 0).astype(np.float32))
 
 
+def shared_model(out, rng):
+    """A generated kernel's result read by a oneDNN convolution and by
+    another generated kernel: sin(conv0) feeds conv1 and the maximum after
+    it (which no oneDNN epilogue takes)."""
+    w0 = rng.standard_normal((16, 8, 3, 3)).astype(np.float32) * 0.3
+    b0 = rng.standard_normal(16).astype(np.float32) * 0.1
+    w1 = rng.standard_normal((16, 16, 3, 3)).astype(np.float32) * 0.05
+    b1 = rng.standard_normal(16).astype(np.float32) * 0.05
+    nodes = [
+        helper.make_node("Conv", ["x", "w0", "b0"], ["c0"], name="conv0",
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("Sin", ["c0"], ["s0"], name="sin0"),
+        helper.make_node("Conv", ["s0", "w1", "b1"], ["c1"], name="conv1",
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("Max", ["c1", "s0"], ["y"], name="maximum"),
+    ]
+    save_model(out, "shared", nodes, {"w0": w0, "b0": b0, "w1": w1, "b1": b1},
+               [1, 8, 16, 16], [1, 16, 16, 16])
+    x = rng.standard_normal((1, 8, 16, 16)).astype(np.float32)
+    s0 = np.sin(conv2d(x.astype(np.float64), w0, b0, 1))
+    np.save(os.path.join(out, "shared_x.npy"), x)
+    np.save(os.path.join(out, "shared_y.npy"),
+            np.maximum(conv2d(s0, w1, b1, 1), s0).astype(np.float32))
+
+
 def main():
     out = sys.argv[1]
     rng = np.random.default_rng(5)
@@ -298,6 +323,7 @@ def main():
     inception_model(out, rng)
     dense_model(out, rng)
     se_model(out, rng)
+    shared_model(out, rng)
 
 
 if __name__ == "__main__":
