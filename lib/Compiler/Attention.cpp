@@ -23,6 +23,7 @@
 #include "strata/Dialect/Graph/IR/GraphOps.h"
 #include "strata/Dialect/Graph/IR/GraphPatterns.h"
 
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Matchers.h"
 
@@ -198,10 +199,7 @@ viewThrough(OpOperand *use, ArrayRef<Operation *> chain, int64_t elementBytes,
       contiguousStrides(cast<ShapedType>(root.getType()).getShape());
   for (Operation *op : llvm::reverse(chain)) {
     if (auto t = dyn_cast<graph::TransposeOp>(op)) {
-      SmallVector<int64_t> permuted;
-      for (int64_t p : permutationOf(t))
-        permuted.push_back(strides[p]);
-      strides = permuted;
+      strides = applyPermutation(strides, permutationOf(t));
       continue;
     }
     auto g = cast<graph::GatherOp>(op);
@@ -220,12 +218,8 @@ viewThrough(OpOperand *use, ArrayRef<Operation *> chain, int64_t elementBytes,
     view.offset += index * strides[axis];
     strides.erase(strides.begin() + axis);
   }
-  if (!perm.empty()) {
-    SmallVector<int64_t> permuted;
-    for (int64_t p : perm)
-      permuted.push_back(strides[p]);
-    strides = permuted;
-  }
+  if (!perm.empty())
+    strides = applyPermutation(strides, perm);
   if (strides.size() < 2 || strides.back() != 1)
     return std::nullopt;
   view.rowStride = strides[strides.size() - 2];
@@ -442,9 +436,7 @@ strata::matchAttention(Operation *op, std::string &whyNot) {
     whyNot = "a shape is not static";
     return std::nullopt;
   }
-  SmallVector<int64_t> kShape;
-  for (int64_t p : kPerm)
-    kShape.push_back(xType.getDimSize(p));
+  SmallVector<int64_t> kShape = applyPermutation(xType.getShape(), kPerm);
   auto kType = RankedTensorType::get(kShape, xType.getElementType());
   match.type = typeName(qType.getElementType());
   if (match.type.empty() || kType.getElementType() != qType.getElementType() ||

@@ -293,18 +293,8 @@ private:
   bool pointwise() {
     Value x = reshape(conv.getInput(), {batch, channels, points});
     Value weight = reshape(conv.getWeight(), {filters, channels});
-    Value product = graph::MatMulOp::create(
-        builder, loc, tensor({batch, filters, points}), weight, x);
-    if (Value bias = conv.getBias())
-      product =
-          graph::AddOp::create(builder, loc, tensor({batch, filters, points}),
-                               product, reshape(bias, {filters, 1}));
-    SmallVector<int64_t> outShape = {batch, filters};
-    outShape.append(out.begin(), out.end());
-    Value result = reshape(product, outShape);
-    conv.replaceAllUsesWith(result);
-    conv.erase();
-    return true;
+    return replaceByChannels(graph::MatMulOp::create(
+        builder, loc, tensor({batch, filters, points}), weight, x));
   }
 
   bool im2col() {
@@ -353,14 +343,19 @@ private:
         builder.getI64IntegerAttr(0));
     // The bias is added by the kernel after it, with the ops that follow
     // the convolution (an activation, a residual).
+    return replaceByChannels(sum);
+  }
+
+  /// Replaces the convolution by `flat`, its result as [N, F, P]: the bias
+  /// added per filter, put back as [N, F, O...].
+  bool replaceByChannels(Value flat) {
+    auto type = cast<RankedTensorType>(flat.getType());
     if (Value bias = conv.getBias())
-      sum =
-          graph::AddOp::create(builder, loc, tensor({batch, channels, points}),
-                               sum, reshape(bias, {channels, 1}));
-    SmallVector<int64_t> outShape = {batch, channels};
+      flat = graph::AddOp::create(builder, loc, type, flat,
+                                  reshape(bias, {filters, 1}));
+    SmallVector<int64_t> outShape = {batch, filters};
     outShape.append(out.begin(), out.end());
-    Value result = reshape(sum, outShape);
-    conv.replaceAllUsesWith(result);
+    conv.replaceAllUsesWith(reshape(flat, outShape));
     conv.erase();
     return true;
   }

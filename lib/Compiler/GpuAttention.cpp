@@ -875,19 +875,32 @@ LogicalResult FlashEmitter::run() {
   // whose keys all carry the type's lowest value gets their uniform
   // weights, as the softmax of equal scores does.
   constexpr double kMaskedLog2 = -1e38, kLowestLog2 = -1e37;
+  // Where element e of S's tile (mt, nt) lies, in the accumulators' layout:
+  // the thread's rows group and group + 8 of the m-tile, its keys 2 * quad
+  // and 2 * quad + 1 of the 8-key tile. `key0` is the step's first key for
+  // this thread (firstKey).
+  auto firstKey = [&](Value step) {
+    return add(mul(step, c32(keys)), shl(quad, 1));
+  };
+  auto fragmentRow = [&](int64_t mt, int64_t e) {
+    return add(add(myRow0, warpRow(mt)), c32(8 * (e / 2)));
+  };
+  auto fragmentKey = [&](Value key0, int64_t nt, int64_t e) {
+    return add(key0, c32(nt * 8 + e % 2));
+  };
   auto addBias = [&](Value step, Scores &s) {
-    Value key0 = add(mul(step, c32(keys)), shl(quad, 1));
+    Value key0 = firstKey(step);
     llvm::DenseMap<std::pair<int64_t, int64_t>, Value> loaded;
     auto term = [&](int64_t mt, int64_t e, int64_t nt) {
       int64_t rowKey = bias->rowStride ? 2 * mt + e / 2 : -1;
       Value &cached = loaded[{rowKey, nt * 2 + e % 2}];
       if (cached)
         return cached;
-      Value keyIndex = add(key0, c32(nt * 8 + e % 2));
+      Value keyIndex = fragmentKey(key0, nt, e);
       Value elements =
           arith::MulIOp::create(b, loc, wide(keyIndex), c64(bias->keyStride));
       if (bias->rowStride) {
-        Value row = add(add(myRow0, warpRow(mt)), c32(8 * (e / 2)));
+        Value row = fragmentRow(mt, e);
         elements = arith::AddIOp::create(
             b, loc, elements,
             arith::MulIOp::create(b, loc, wide(row), c64(bias->rowStride)));
@@ -951,13 +964,12 @@ LogicalResult FlashEmitter::run() {
         OpBuilder::InsertionGuard inner(b);
         b.setInsertionPointToStart(masked.thenBlock());
         SmallVector<Value> kept;
-        Value key0 = add(mul(step, c32(keys)), shl(quad, 1));
+        Value key0 = firstKey(step);
         for (int64_t mt = 0; mt < mTiles; ++mt)
           for (int64_t nt = 0; nt < keys / 8; ++nt)
             for (int64_t e = 0; e < 4; ++e) {
-              Value queryRow = add(add(myRow0, warpRow(mt)), c32(8 * (e / 2)));
-              Value limit = add(queryRow, c32(*causalOffset));
-              Value keyIndex = add(key0, c32(nt * 8 + e % 2));
+              Value limit = add(fragmentRow(mt, e), c32(*causalOffset));
+              Value keyIndex = fragmentKey(key0, nt, e);
               Value keep = arith::CmpIOp::create(
                   b, loc, arith::CmpIPredicate::ule, keyIndex, limit);
               kept.push_back(
