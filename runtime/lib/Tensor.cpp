@@ -90,12 +90,15 @@ void throwStringBytes(const char *what) {
 void AlignedFree::operator()(void *p) const { std::free(p); }
 
 /// This machine's physical memory in bytes (the largest value when the
-/// system does not say).
+/// system does not say), asked once: every run allocates its outputs.
 static uint64_t physicalMemory() {
-  long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGESIZE);
-  if (pages <= 0 || pageSize <= 0)
-    return std::numeric_limits<uint64_t>::max();
-  return static_cast<uint64_t>(pages) * static_cast<uint64_t>(pageSize);
+  static const uint64_t memory = [] {
+    long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || pageSize <= 0)
+      return std::numeric_limits<uint64_t>::max();
+    return static_cast<uint64_t>(pages) * static_cast<uint64_t>(pageSize);
+  }();
+  return memory;
 }
 
 static void checkFitsInMemory(uint64_t bytes, const std::string &what) {
