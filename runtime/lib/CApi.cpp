@@ -51,6 +51,8 @@ strata_status guard(strata_status onError, Body &&body) {
     body();
     lastError.clear();
     return STRATA_OK;
+  } catch (const OutOfMemory &e) {
+    return fail(STRATA_ERROR_OUT_OF_MEMORY, e.what());
   } catch (const Error &e) {
     return fail(onError, e.what());
   } catch (const std::bad_alloc &) {

@@ -15,6 +15,7 @@
 
 #include "strata/Runtime/Runtime.h"
 
+#include "FaultInjection.h"
 #include "ModuleChecksum.h"
 #include "module_generated.h"
 
@@ -24,6 +25,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <new>
 #include <type_traits>
 
 namespace strata::rt {
@@ -164,34 +166,48 @@ std::shared_ptr<const Module> Module::load(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
     fail("cannot open the file");
-  std::shared_ptr<Module> module(new Module());
-  module->name_ = path;
-  module->numBytes_ = static_cast<size_t>(size);
+  std::shared_ptr<Module> module;
   try {
-    module->bytes_ = detail::allocateAligned(module->numBytes_, "its bytes",
-                                             /*zero=*/false);
-  } catch (const Error &e) {
-    fail(e.what());
+    module.reset(new Module());
+    module->name_ = path;
+    module->numBytes_ = static_cast<size_t>(size);
+    module->bytes_ =
+        detail::allocateAligned(module->numBytes_, "the file's bytes",
+                                /*zero=*/false);
+    if (!in.read(reinterpret_cast<char *>(module->bytes_.get()),
+                 static_cast<std::streamsize>(size)))
+      fail("cannot read the file");
+    module->parse();
+  } catch (const OutOfMemory &e) {
+    throw OutOfMemory("strata module '" + path + "': " + e.what());
+  } catch (const std::bad_alloc &) {
+    throw OutOfMemory("strata module '" + path +
+                      "': out of memory while loading it");
   }
-  if (!in.read(reinterpret_cast<char *>(module->bytes_.get()),
-               static_cast<std::streamsize>(size)))
-    fail("cannot read the file");
-  module->parse();
   return module;
 }
 
 std::shared_ptr<const Module> Module::loadFromMemory(std::vector<uint8_t> bytes,
                                                      std::string name) {
-  std::shared_ptr<Module> module(new Module());
-  module->name_ = std::move(name);
-  module->numBytes_ = bytes.size();
-  // std::vector's storage is only 16-byte aligned; copy so that the
-  // constants are at 64-byte boundaries as the format promises.
-  module->bytes_ = detail::allocateAligned(
-      module->numBytes_, "module '" + module->name_ + "'", /*zero=*/false);
-  if (!bytes.empty())
-    std::memcpy(module->bytes_.get(), bytes.data(), bytes.size());
-  module->parse();
+  std::shared_ptr<Module> module;
+  try {
+    module.reset(new Module());
+    module->name_ = name;
+    module->numBytes_ = bytes.size();
+    // std::vector's storage is only 16-byte aligned; copy so that the
+    // constants are at 64-byte boundaries as the format promises.
+    module->bytes_ =
+        detail::allocateAligned(module->numBytes_, "the module's bytes",
+                                /*zero=*/false);
+    if (!bytes.empty())
+      std::memcpy(module->bytes_.get(), bytes.data(), bytes.size());
+    module->parse();
+  } catch (const OutOfMemory &e) {
+    throw OutOfMemory("strata module '" + name + "': " + e.what());
+  } catch (const std::bad_alloc &) {
+    throw OutOfMemory("strata module '" + name +
+                      "': out of memory while loading it");
+  }
   return module;
 }
 
@@ -325,10 +341,17 @@ void Module::parse() {
           if (b->data() && b->data()->size())
             r.fail(where + " is a constant of strings but also has " +
                    std::to_string(b->data()->size()) + " bytes of data");
-          info.strings.reserve(have);
-          if (have)
-            for (const flatbuffers::String *value : *b->strings())
-              info.strings.push_back(str(value));
+          try {
+            if (detail::injectedAllocationFailure())
+              throw std::bad_alloc();
+            info.strings.reserve(have);
+            if (have)
+              for (const flatbuffers::String *value : *b->strings())
+                info.strings.push_back(str(value));
+          } catch (const std::bad_alloc &) {
+            throw OutOfMemory("cannot allocate the " + std::to_string(have) +
+                              " strings of " + where);
+          }
           break;
         }
         uint64_t needed = byteSize(info.dtype, info.shape, r, where);

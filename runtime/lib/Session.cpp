@@ -15,11 +15,13 @@
 #include "strata/Runtime/Runtime.h"
 
 #include "CodeLoader.h"
+#include "FaultInjection.h"
 #include "cuda/CudaExecutor.h"
 #include "kernels/Kernels.h"
 
 #include <chrono>
 #include <cstring>
+#include <new>
 #include <unordered_map>
 
 namespace strata::rt {
@@ -217,6 +219,17 @@ Session::Session(std::shared_ptr<const Module> module, SessionOptions options)
       pool_(module_ && module_->target() == "cuda" ? 1 : options.threads) {
   if (!module_)
     throw Error("Session: no module");
+  try {
+    create(options);
+  } catch (const std::bad_alloc &) {
+    // What the containers below allocate; the arena and the tensors report
+    // their own sizes.
+    throw OutOfMemory("strata module '" + module_->name() +
+                      "': out of memory while creating a session");
+  }
+}
+
+void Session::create(const SessionOptions &options) {
   const Module &m = *module_;
   tracing_ = options.trace;
   created_ = std::chrono::steady_clock::now();
@@ -317,9 +330,12 @@ Session::Session(std::shared_ptr<const Module> module, SessionOptions options)
          " bytes does not fit in memory");
   // Not zeroed: the plan writes every arena buffer before reading it, and
   // touching every page of a large arena up front would cost real time.
-  arena_ = detail::allocateAligned(static_cast<size_t>(m.arenaSize()),
-                                   "the arena of module '" + m.name() + "'",
-                                   /*zero=*/false);
+  try {
+    arena_ = detail::allocateAligned(static_cast<size_t>(m.arenaSize()),
+                                     "its arena", /*zero=*/false);
+  } catch (const OutOfMemory &e) {
+    throw OutOfMemory("strata module '" + m.name() + "': " + e.what());
+  }
 
   views_.resize(m.buffers().size());
   hostBuffers_.resize(m.buffers().size());
@@ -341,7 +357,12 @@ Session::Session(std::shared_ptr<const Module> module, SessionOptions options)
       for (int64_t d : b.shape)
         isStatic &= d >= 0;
       if (isStatic) {
-        hostBuffers_[i] = Tensor::zeros(DType::String, b.shape);
+        try {
+          hostBuffers_[i] = Tensor::zeros(DType::String, b.shape);
+        } catch (const OutOfMemory &e) {
+          throw OutOfMemory("strata module '" + m.name() + "': buffer " +
+                            std::to_string(i) + ": " + e.what());
+        }
         v.data = hostBuffers_[i].data<std::string>();
       }
     }
@@ -386,7 +407,17 @@ void Session::setInput(const std::string &name, const Tensor &tensor) {
 
 void Session::setInput(size_t index, const Tensor &tensor) {
   checkInput(index, tensor);
-  inputs_[index] = tensor;
+  // The copy is made before the bound tensor is replaced: when it cannot be
+  // made, the input keeps what it had.
+  try {
+    inputs_[index] = tensor;
+  } catch (const OutOfMemory &e) {
+    throw OutOfMemory("strata module '" + module_->name() + "': input '" +
+                      module_->inputs()[index].name + "': " + e.what());
+  } catch (const std::bad_alloc &) {
+    throw OutOfMemory("strata module '" + module_->name() + "': input '" +
+                      module_->inputs()[index].name + "': out of memory");
+  }
   bindInput(index);
 }
 
@@ -474,60 +505,101 @@ void Session::run() {
                seconds});
       }
     } timer{*this, i, start, run};
-    if (step.kind == StepKind::Kernel) {
-      runGenerated(i);
-      continue;
-    }
-    std::vector<TensorView> ins, outs;
-    for (uint32_t id : step.inputs)
-      ins.push_back(views_[id]);
-    for (uint32_t id : step.outputs) {
-      outs.push_back(views_[id]);
-      // A host buffer's kernel sees its declared shape (-1 where the step
-      // decides), not the shape the previous run gave it.
-      if (m.buffers()[id].kind == BufferKind::Host)
-        outs.back().shape = m.buffers()[id].shape;
-    }
-    KernelContext ctx(step, i, m, std::move(ins), std::move(outs), pool_,
-                      &states_[i]);
-    for (size_t k = 0; k < step.outputs.size(); ++k)
-      if (m.buffers()[step.outputs[k]].kind == BufferKind::Host)
-        ctx.bindStringOutput(k, &hostBuffers_[step.outputs[k]]);
-    kernels_[i](ctx);
-    // Host buffers may have been given their run-time shape.
-    for (size_t k = 0; k < step.outputs.size(); ++k) {
-      uint32_t id = step.outputs[k];
-      if (m.buffers()[id].kind != BufferKind::Host)
-        continue;
-      TensorView &v = views_[id];
-      v.shape = ctx.output(k).shape;
-      v.data = ctx.output(k).data;
-      for (int64_t d : v.shape)
-        if (d < 0)
-          throw Error("strata module '" + m.name() + "': " + step.describe(i) +
-                      " did not set the run-time shape " + "of its output " +
-                      std::to_string(k) + " (string" + shapeToString(v.shape) +
-                      ")");
+    // A failed allocation names the step it stopped; the next run starts
+    // over from the first step.
+    try {
+      runStep(i);
+    } catch (const OutOfMemory &e) {
+      throw OutOfMemory("strata module '" + m.name() +
+                        "': " + step.describe(i) + ": " + e.what());
+    } catch (const std::bad_alloc &) {
+      throw OutOfMemory("strata module '" + m.name() +
+                        "': " + step.describe(i) + ": out of memory");
     }
   }
+  collectOutputs();
+  ran_ = true;
+}
+
+/// One step of a CPU run: its kernel on the views of its buffers.
+void Session::runStep(size_t i) {
+  const Module &m = *module_;
+  const Step &step = m.steps()[i];
+  if (step.kind == StepKind::Kernel) {
+    runGenerated(i);
+    return;
+  }
+  std::vector<TensorView> ins, outs;
+  for (uint32_t id : step.inputs)
+    ins.push_back(views_[id]);
+  for (uint32_t id : step.outputs) {
+    outs.push_back(views_[id]);
+    // A host buffer's kernel sees its declared shape (-1 where the step
+    // decides), not the shape the previous run gave it.
+    if (m.buffers()[id].kind == BufferKind::Host)
+      outs.back().shape = m.buffers()[id].shape;
+  }
+  KernelContext ctx(step, i, m, std::move(ins), std::move(outs), pool_,
+                    &states_[i]);
+  for (size_t k = 0; k < step.outputs.size(); ++k)
+    if (m.buffers()[step.outputs[k]].kind == BufferKind::Host)
+      ctx.bindStringOutput(k, &hostBuffers_[step.outputs[k]]);
+  kernels_[i](ctx);
+  // Host buffers may have been given their run-time shape.
+  for (size_t k = 0; k < step.outputs.size(); ++k) {
+    uint32_t id = step.outputs[k];
+    if (m.buffers()[id].kind != BufferKind::Host)
+      continue;
+    TensorView &v = views_[id];
+    v.shape = ctx.output(k).shape;
+    v.data = ctx.output(k).data;
+    for (int64_t d : v.shape)
+      if (d < 0)
+        throw Error("strata module '" + m.name() + "': " + step.describe(i) +
+                    " did not set the run-time shape " + "of its output " +
+                    std::to_string(k) + " (string" + shapeToString(v.shape) +
+                    ")");
+  }
+}
+
+/// Copies the outputs of a finished run (the session's buffers are
+/// overwritten by the next run).
+void Session::collectOutputs() {
+  const Module &m = *module_;
   outputs_.clear();
   for (const TensorSignature &sig : m.outputs()) {
     const TensorView &v = views_[sig.buffer];
+    auto failed = [&](const std::string &why) {
+      outputs_.clear();
+      return OutOfMemory("strata module '" + m.name() + "': output '" +
+                         sig.name + "': " + why);
+    };
     if (v.dtype == DType::String) {
-      // Copies: the session's buffers are overwritten by the next run.
       int64_t count = v.numElements();
       const auto *elements = static_cast<const std::string *>(v.data);
-      outputs_.push_back(Tensor::fromStrings(
-          v.shape, count ? std::vector<std::string>(elements, elements + count)
-                         : std::vector<std::string>()));
+      std::vector<std::string> values;
+      try {
+        if (detail::injectedAllocationFailure())
+          throw std::bad_alloc();
+        if (count)
+          values.assign(elements, elements + count);
+      } catch (const std::bad_alloc &) {
+        throw failed("cannot allocate a copy of its " + std::to_string(count) +
+                     " strings");
+      }
+      outputs_.push_back(Tensor::fromStrings(v.shape, std::move(values)));
       continue;
     }
-    Tensor t = Tensor::zeros(v.dtype, v.shape);
+    Tensor t;
+    try {
+      t = Tensor::zeros(v.dtype, v.shape);
+    } catch (const OutOfMemory &e) {
+      throw failed(e.what());
+    }
     if (size_t bytes = t.byteSize())
       std::memcpy(t.rawData(), v.data, bytes);
     outputs_.push_back(std::move(t));
   }
-  ran_ = true;
 }
 
 void Session::runGenerated(size_t index) {

@@ -8,12 +8,18 @@
 //===----------------------------------------------------------------------===//
 
 #include "strata/Runtime/Runtime.h"
+#include "strata/Runtime/Testing.h"
+
+#include "FaultInjection.h"
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <new>
 
 namespace strata::rt {
 
@@ -75,6 +81,34 @@ int64_t numElements(const std::vector<int64_t> &shape) {
   return count;
 }
 
+//===----------------------------------------------------------------------===//
+// Fault injection (strata/Runtime/Testing.h)
+//===----------------------------------------------------------------------===//
+
+/// Allocations left before the armed failure; negative when none is armed.
+static std::atomic<int64_t> allocationsBeforeFailure{-1};
+
+void testing::failAllocationAfter(uint64_t n) {
+  allocationsBeforeFailure.store(static_cast<int64_t>(std::min<uint64_t>(
+                                     n, std::numeric_limits<int64_t>::max())),
+                                 std::memory_order_relaxed);
+}
+
+bool testing::clearAllocationFailure() {
+  return allocationsBeforeFailure.exchange(-1, std::memory_order_relaxed) >= 0;
+}
+
+bool detail::injectedAllocationFailure() {
+  int64_t left = allocationsBeforeFailure.load(std::memory_order_relaxed);
+  // The one that takes the count from 0 to -1 fails; at -1 the hook is
+  // disarmed again.
+  while (left >= 0)
+    if (allocationsBeforeFailure.compare_exchange_weak(
+            left, left - 1, std::memory_order_relaxed))
+      return left == 0;
+  return false;
+}
+
 namespace detail {
 
 void throwTypeMismatch(DType actual, const char *requested) {
@@ -104,9 +138,9 @@ static uint64_t physicalMemory() {
 static void checkFitsInMemory(uint64_t bytes, const std::string &what) {
   uint64_t memory = physicalMemory();
   if (bytes > memory)
-    throw Error("cannot allocate " + std::to_string(bytes) + " bytes for " +
-                what + ": more than this machine's " + std::to_string(memory) +
-                " bytes of memory");
+    throw OutOfMemory("cannot allocate " + std::to_string(bytes) +
+                      " bytes for " + what + ": more than this machine's " +
+                      std::to_string(memory) + " bytes of memory");
 }
 
 AlignedPtr allocateAligned(size_t bytes, const std::string &what, bool zero) {
@@ -115,9 +149,10 @@ AlignedPtr allocateAligned(size_t bytes, const std::string &what, bool zero) {
   // instead of throwing, and they become an Error that names what it was for.
   checkFitsInMemory(bytes, what);
   void *p = nullptr;
-  if (posix_memalign(&p, 64, bytes ? bytes : 64) != 0 || !p)
-    throw Error("cannot allocate " + std::to_string(bytes) + " bytes for " +
-                what);
+  if (injectedAllocationFailure() ||
+      posix_memalign(&p, 64, bytes ? bytes : 64) != 0 || !p)
+    throw OutOfMemory("cannot allocate " + std::to_string(bytes) +
+                      " bytes for " + what);
   if (zero)
     std::memset(p, 0, bytes);
   return AlignedPtr(static_cast<uint8_t *>(p));
@@ -138,10 +173,12 @@ Tensor Tensor::zeros(DType dtype, std::vector<int64_t> shape) {
                               "a tensor of strings " + shapeToString(shape));
     t.shape_ = std::move(shape);
     try {
+      if (detail::injectedAllocationFailure())
+        throw std::bad_alloc();
       t.strings_.resize(static_cast<size_t>(t.numElements_));
     } catch (const std::bad_alloc &) {
-      throw Error("cannot allocate a tensor of strings" +
-                  shapeToString(t.shape_));
+      throw OutOfMemory("cannot allocate a tensor of strings" +
+                        shapeToString(t.shape_));
     }
     return t;
   }
@@ -182,10 +219,23 @@ const std::vector<std::string> &Tensor::strings() const {
 
 Tensor::Tensor(const Tensor &other)
     : dtype_(other.dtype_), shape_(other.shape_),
-      numElements_(other.numElements_), strings_(other.strings_) {
+      numElements_(other.numElements_) {
+  if (!other.strings_.empty()) {
+    try {
+      if (detail::injectedAllocationFailure())
+        throw std::bad_alloc();
+      strings_ = other.strings_;
+    } catch (const std::bad_alloc &) {
+      throw OutOfMemory("cannot allocate a copy of a tensor of strings" +
+                        shapeToString(shape_));
+    }
+  }
   if (other.storage_) {
-    storage_ = detail::allocateAligned(other.byteSize(), "a tensor copy",
-                                       /*zero=*/false);
+    storage_ =
+        detail::allocateAligned(other.byteSize(),
+                                std::string("a copy of a tensor of ") +
+                                    dtypeName(dtype_) + shapeToString(shape_),
+                                /*zero=*/false);
     std::memcpy(storage_.get(), other.storage_.get(), other.byteSize());
   }
 }

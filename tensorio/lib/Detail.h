@@ -10,6 +10,8 @@
 
 #include "strata/TensorIO/TensorIO.h"
 
+#include <new>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -32,6 +34,38 @@ uint64_t checkedByteSize(int64_t numElements, ElementType type,
 
 /// "[3, 4, 5]".
 std::string formatShape(const std::vector<int64_t> &shape);
+
+/// Counts one allocation for testing::failAllocationAfter; true when this
+/// one is to fail.
+bool injectedAllocationFailure();
+
+/// Runs \p allocate, which sizes a container; a failed allocation (a
+/// std::bad_alloc or std::length_error, or one testing::failAllocationAfter
+/// injected) becomes a TensorIOError "<what>: cannot allocate <forWhat>".
+template <typename F>
+void allocateOrThrow(const std::string &what, const std::string &forWhat,
+                     F &&allocate) {
+  try {
+    if (injectedAllocationFailure())
+      throw std::bad_alloc();
+    allocate();
+  } catch (const std::bad_alloc &) {
+    throw TensorIOError(what + ": cannot allocate " + forWhat);
+  } catch (const std::length_error &) {
+    throw TensorIOError(what + ": cannot allocate " + forWhat);
+  }
+}
+
+/// Runs \p parse; a std::bad_alloc it lets out (from protobuf, or a small
+/// container) becomes a TensorIOError "<what>: out of memory".
+template <typename F>
+auto reportingOutOfMemory(const std::string &what, F &&parse) {
+  try {
+    return parse();
+  } catch (const std::bad_alloc &) {
+    throw TensorIOError(what + ": out of memory while reading it");
+  }
+}
 
 } // namespace strata::tio::detail
 

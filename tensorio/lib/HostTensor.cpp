@@ -9,6 +9,10 @@
 
 #include "Detail.h"
 
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -301,14 +305,55 @@ strata::tio::detail::readFileBytes(const std::string &path) {
                                               &std::fclose);
   if (!file)
     throw TensorIOError(path + ": cannot open: " + std::strerror(errno));
+  // Sized once for a regular file; a pipe or a file that grows is read in
+  // chunks. Either way a failed allocation names the file.
+  struct stat status;
+  uint64_t expected = 0;
+  if (fstat(fileno(file.get()), &status) == 0 && S_ISREG(status.st_mode))
+    expected = static_cast<uint64_t>(status.st_size);
   std::vector<uint8_t> bytes;
+  allocateOrThrow(path, std::to_string(expected) + " bytes for the file",
+                  [&] { bytes.reserve(expected); });
   uint8_t buffer[1 << 16];
   size_t n;
-  while ((n = std::fread(buffer, 1, sizeof(buffer), file.get())) > 0)
-    bytes.insert(bytes.end(), buffer, buffer + n);
+  while ((n = std::fread(buffer, 1, sizeof(buffer), file.get())) > 0) {
+    try {
+      bytes.insert(bytes.end(), buffer, buffer + n);
+    } catch (const std::bad_alloc &) {
+      throw TensorIOError(path + ": cannot allocate " +
+                          std::to_string(bytes.size() + n) +
+                          " bytes for the file");
+    }
+  }
   if (std::ferror(file.get()))
     throw TensorIOError(path + ": read error");
   return bytes;
+}
+
+//===----------------------------------------------------------------------===//
+// Fault injection (testing::failAllocationAfter)
+//===----------------------------------------------------------------------===//
+
+/// Allocations left before the armed failure; negative when none is armed.
+static std::atomic<int64_t> allocationsBeforeFailure{-1};
+
+void strata::tio::testing::failAllocationAfter(uint64_t n) {
+  allocationsBeforeFailure.store(static_cast<int64_t>(std::min<uint64_t>(
+                                     n, std::numeric_limits<int64_t>::max())),
+                                 std::memory_order_relaxed);
+}
+
+bool strata::tio::testing::clearAllocationFailure() {
+  return allocationsBeforeFailure.exchange(-1, std::memory_order_relaxed) >= 0;
+}
+
+bool strata::tio::detail::injectedAllocationFailure() {
+  int64_t left = allocationsBeforeFailure.load(std::memory_order_relaxed);
+  while (left >= 0)
+    if (allocationsBeforeFailure.compare_exchange_weak(
+            left, left - 1, std::memory_order_relaxed))
+      return left == 0;
+  return false;
 }
 
 void strata::tio::detail::writeFileBytes(const std::string &path,

@@ -285,8 +285,17 @@ uint32_t readLE(const uint8_t *p, size_t n) {
 }
 } // namespace
 
+static HostTensor parseNpyBytes(const uint8_t *data, size_t size,
+                                const std::string &what);
+
 HostTensor strata::tio::parseNpy(const uint8_t *data, size_t size,
                                  const std::string &what) {
+  return detail::reportingOutOfMemory(
+      what, [&] { return parseNpyBytes(data, size, what); });
+}
+
+static HostTensor parseNpyBytes(const uint8_t *data, size_t size,
+                                const std::string &what) {
   static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
                 "tensorio assumes a little-endian host");
   if (size < kMagicLen + 2 || std::memcmp(data, kMagic, kMagicLen) != 0)
@@ -356,7 +365,9 @@ HostTensor strata::tio::parseNpy(const uint8_t *data, size_t size,
                           tensor.describe() + " of '" + descr + "' needs " +
                           std::to_string(dataSize));
     const uint8_t *p = data + prefix + headerLen;
-    tensor.strings.resize(count);
+    detail::allocateOrThrow(
+        what, std::to_string(count) + " strings for " + tensor.describe(),
+        [&] { tensor.strings.resize(count); });
     for (int64_t i = 0; i < count; ++i, p += width) {
       std::string &s = tensor.strings[i];
       if (strings.kind == 'S') {
@@ -392,7 +403,10 @@ HostTensor strata::tio::parseNpy(const uint8_t *data, size_t size,
                         std::to_string(available - dataSize) +
                         " bytes after the data of " + tensor.describe());
   const uint8_t *begin = data + prefix + headerLen;
-  tensor.bytes.assign(begin, begin + dataSize);
+  detail::allocateOrThrow(
+      what,
+      std::to_string(dataSize) + " bytes for the data of " + tensor.describe(),
+      [&] { tensor.bytes.assign(begin, begin + dataSize); });
   if (type == ElementType::Bool)
     for (uint8_t b : tensor.bytes)
       if (b > 1)

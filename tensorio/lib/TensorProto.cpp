@@ -117,8 +117,17 @@ void copyNarrowed(const Field &field, int64_t lo, int64_t hi,
 }
 } // namespace
 
+static NamedTensor parseTensorProtoBytes(const uint8_t *data, size_t size,
+                                         const std::string &what);
+
 NamedTensor strata::tio::parseTensorProto(const uint8_t *data, size_t size,
                                           const std::string &what) {
+  return detail::reportingOutOfMemory(
+      what, [&] { return parseTensorProtoBytes(data, size, what); });
+}
+
+static NamedTensor parseTensorProtoBytes(const uint8_t *data, size_t size,
+                                         const std::string &what) {
   if (size > static_cast<size_t>(std::numeric_limits<int>::max()))
     throw TensorIOError(what + ": file too large for a TensorProto");
   TensorProto proto;
@@ -164,8 +173,11 @@ NamedTensor strata::tio::parseTensorProto(const uint8_t *data, size_t size,
       throw TensorIOError(what + ": a STRING TensorProto with raw_data (ONNX "
                                  "keeps strings in string_data)");
     checkCount(proto.string_data_size(), "string_data");
-    tensor.strings.assign(proto.string_data().begin(),
-                          proto.string_data().end());
+    detail::allocateOrThrow(
+        what, std::to_string(count) + " strings for " + tensor.describe(), [&] {
+          tensor.strings.assign(proto.string_data().begin(),
+                                proto.string_data().end());
+        });
     return result;
   }
 
@@ -176,7 +188,11 @@ NamedTensor strata::tio::parseTensorProto(const uint8_t *data, size_t size,
                           std::to_string(byteSize) +
                           " bytes but raw_data has " +
                           std::to_string(raw.size()));
-    tensor.bytes.assign(raw.begin(), raw.end());
+    detail::allocateOrThrow(
+        what,
+        std::to_string(byteSize) + " bytes for the data of " +
+            tensor.describe(),
+        [&] { tensor.bytes.assign(raw.begin(), raw.end()); });
     if (*type == ElementType::Bool)
       for (uint8_t &b : tensor.bytes)
         b = b != 0; // raw bools are one byte each; normalise to 0/1
@@ -204,7 +220,10 @@ NamedTensor strata::tio::parseTensorProto(const uint8_t *data, size_t size,
     checkCount(proto.int32_data_size(), "int32_data");
     break;
   }
-  tensor.bytes.resize(byteSize);
+  detail::allocateOrThrow(what,
+                          std::to_string(byteSize) + " bytes for the data of " +
+                              tensor.describe(),
+                          [&] { tensor.bytes.resize(byteSize); });
   // memcpy from an empty field's null data() is undefined even for 0 bytes.
   auto copyBytes = [&](const void *src) {
     if (byteSize)

@@ -44,6 +44,16 @@ public:
   explicit Error(const std::string &message) : std::runtime_error(message) {}
 };
 
+/// An allocation the runtime needed failed (the machine's memory, or a size
+/// larger than it). An Error like any other, naming what the memory was for;
+/// the C API reports it as STRATA_ERROR_OUT_OF_MEMORY. Nothing is left half
+/// done: the module, session or tensor involved stays usable (a session keeps
+/// its earlier inputs) and the next request may succeed.
+class OutOfMemory : public Error {
+public:
+  explicit OutOfMemory(const std::string &message) : Error(message) {}
+};
+
 /// The module format version this runtime writes; it reads any module of the
 /// same major version.
 constexpr uint16_t kFormatMajor = 1;
@@ -146,8 +156,9 @@ struct AlignedFree {
   void operator()(void *p) const;
 };
 using AlignedPtr = std::unique_ptr<uint8_t, AlignedFree>;
-/// Throws Error (naming `what`) when the memory is not there. `zero` fills
-/// it with zero bytes; callers that overwrite it anyway skip the cost.
+/// Throws OutOfMemory (naming `what` and the size) when the memory is not
+/// there. `zero` fills it with zero bytes; callers that overwrite it anyway
+/// skip the cost.
 AlignedPtr allocateAligned(size_t bytes, const std::string &what,
                            bool zero = true);
 /// Writes a module buffer's checksum (format 1.3, Module.checksum) from its
@@ -641,6 +652,11 @@ private:
   friend CudaSessionInfo cudaSessionInfo(const Session &session);
   friend std::vector<double> cudaTimeRuns(Session &session, int runs);
 
+  /// The constructor's work, whose failed allocations it reports.
+  void create(const SessionOptions &options);
+  /// run()'s parts on the CPU: one step, then the copies of the outputs.
+  void runStep(size_t index);
+  void collectOutputs();
   /// Checks `tensor` against input `index`'s signature.
   void checkInput(size_t index, const Tensor &tensor) const;
   void bindInput(size_t index);

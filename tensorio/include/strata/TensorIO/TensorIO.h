@@ -273,6 +273,23 @@ std::string formatJsonReport(const std::vector<CaseResult> &results);
 void writeJsonReport(const std::string &path,
                      const std::vector<CaseResult> &results);
 
+//===----------------------------------------------------------------------===//
+// Fault injection for tests
+//===----------------------------------------------------------------------===//
+
+namespace testing {
+/// Arms one allocation failure in the readers (docs/testing.md, "Failure
+/// injection"), as strata::rt::testing::failAllocationAfter does in the
+/// runtime: the next `n` allocations succeed, the one after fails as if the
+/// memory were exhausted (a TensorIOError naming the file and what the
+/// memory was for), and the hook disarms itself. Counted are the file
+/// buffer of readNpy/readTensorProto and the data and string tables of
+/// parseNpy/parseTensorProto.
+void failAllocationAfter(uint64_t n);
+/// Disarms a failure that has not happened yet; true when one was pending.
+bool clearAllocationFailure();
+} // namespace testing
+
 } // namespace strata::tio
 
 #endif // STRATA_TENSORIO_TENSORIO_H
