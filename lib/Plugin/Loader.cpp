@@ -7,6 +7,11 @@
 // never unloaded, refused ones included: the passes they registered, even
 // from a static constructor run by dlopen, point into their code.
 //
+// Once a plugin is loaded, every context the compile path makes runs each
+// pass through an action handler (guardPassExecution) that turns an
+// exception thrown by a pass into a failure of that pass, and names the
+// plugin (and its file) whose code a failing pass is.
+//
 //===----------------------------------------------------------------------===//
 
 #include "strata/Plugin/Loader.h"
@@ -15,6 +20,15 @@
 #include "strata/Plugin/Plugin.h"
 #include "strata/Target/Target.h"
 
+#include "mlir/IR/Action.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinDialect.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Operation.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassInstrumentation.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 
@@ -196,8 +210,42 @@ struct PluginState {
   std::vector<LoadedPlugin> plugins;
   /// The canonical path of each loaded plugin, parallel to `plugins`.
   std::vector<std::string> canonicalPaths;
+  /// Where each loaded plugin's file is mapped (dladdr's dli_fbase),
+  /// parallel to `plugins`: the code and vtables of its passes lie there.
+  std::vector<const void *> bases;
   /// Every pipeline the plugins inserted or replaced something with.
   std::vector<PluginPipeline> pipelines;
+  /// Whether the compile path's contexts get guardPassExecution.
+  bool guardInstalled = false;
+};
+
+/// mlir::Pass keeps whether a run failed behind a protected accessor; the
+/// action handler reads it through this member pointer (the standard way to
+/// reach a protected member of a class one does not derive from).
+struct PassStateAccess : mlir::Pass {
+  using mlir::Pass::getPassState;
+};
+
+/// How a pass that threw is made to fail. MLIR reads a pass's failure flag
+/// right after its runOnOperation returns, inside the action the exception
+/// left, so a failure signalled afterwards would go unseen and the pipeline
+/// would run on. The verifier that MLIR runs after every pass that did not
+/// fail is what stops it: the operation gets the attribute
+/// `strata_pass_guard.threw`, which this dialect refuses.
+class PassGuardDialect : public mlir::Dialect {
+public:
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(PassGuardDialect)
+  explicit PassGuardDialect(mlir::MLIRContext *context)
+      : mlir::Dialect(getDialectNamespace(), context,
+                      mlir::TypeID::get<PassGuardDialect>()) {}
+  static llvm::StringRef getDialectNamespace() { return "strata_pass_guard"; }
+  static llvm::StringRef threwAttrName() { return "strata_pass_guard.threw"; }
+
+  /// The pass's error has been reported already; this only fails.
+  mlir::LogicalResult verifyOperationAttribute(mlir::Operation *,
+                                               mlir::NamedAttribute) override {
+    return mlir::failure();
+  }
 };
 
 } // namespace
@@ -217,6 +265,81 @@ static void reportRegistrationFatalError(void *culprit, const char *reason,
 static PluginState &state() {
   static PluginState s;
   return s;
+}
+
+/// The loaded plugin whose file holds `pass`'s class (its vtable), or null
+/// for strata's and MLIR's passes. Only plugins' own passes are found: a
+/// plugin's pipeline may also name strata's or MLIR's passes.
+static const LoadedPlugin *pluginOf(const mlir::Pass &pass) {
+  const PluginState &s = state();
+  const void *vtable = *reinterpret_cast<const void *const *>(&pass);
+  Dl_info info;
+  if (!dladdr(vtable, &info))
+    return nullptr;
+  for (size_t i = 0; i < s.bases.size(); ++i)
+    if (s.bases[i] == info.dli_fbase)
+      return &s.plugins[i];
+  return nullptr;
+}
+
+static std::string describePass(const mlir::Pass &pass,
+                                const LoadedPlugin *plugin) {
+  std::string text;
+  if (plugin)
+    text = "plugin '" + plugin->name + "' (" + plugin->path + "): ";
+  llvm::StringRef argument = pass.getArgument();
+  return text + "pass '" +
+         (argument.empty() ? pass.getName() : argument).str() + "'";
+}
+
+/// The action handler of every context the compile path makes once a plugin
+/// is loaded. MLIR dispatches each pass's run on an operation through it, on
+/// the thread that runs the pass (a worker thread for passes nested under
+/// another op). LLVM and MLIR are built without exceptions, so an exception
+/// a pass throws would pass through their frames and end the process
+/// (std::terminate): it is caught here, right around the pass, and becomes
+/// that pass's failure, an error naming the pass, and the plugin when the
+/// pass is a plugin's. A plugin's pass that fails without throwing (with or
+/// without a message of its own) gets an error naming the plugin too.
+static void guardPassExecution(llvm::function_ref<void()> transform,
+                               const mlir::tracing::Action &action) {
+  const auto *execution = llvm::dyn_cast<mlir::PassExecutionAction>(&action);
+  if (!execution) {
+    transform();
+    return;
+  }
+  auto &pass = const_cast<mlir::Pass &>(execution->getPass());
+  mlir::Operation *op = execution->getOp();
+  std::string thrown;
+  try {
+    transform();
+  } catch (const std::exception &e) {
+    thrown = std::string("threw an exception: ") + e.what();
+  } catch (...) {
+    thrown = "threw an exception (not a std::exception)";
+  }
+  const LoadedPlugin *plugin = pluginOf(pass);
+  if (thrown.empty()) {
+    auto passState = &PassStateAccess::getPassState;
+    if (plugin && (pass.*passState)().irAndPassFailed.getInt())
+      op->emitError() << describePass(pass, plugin) << " failed on '"
+                      << op->getName() << "'";
+    return;
+  }
+  op->emitError() << describePass(pass, plugin) << " " << thrown << " (on '"
+                  << op->getName() << "'; what it changed may be left half "
+                  << "done)";
+  struct Failer : mlir::PassInstrumentation {};
+  Failer().signalPassFailure(&pass);
+  op->setAttr(PassGuardDialect::threwAttrName(),
+              mlir::UnitAttr::get(op->getContext()));
+}
+
+static void installPassGuard(mlir::MLIRContext *context,
+                             mlir::BuiltinDialect *) {
+  // Loaded now: dialects cannot be loaded while passes run.
+  context->getOrLoadDialect<PassGuardDialect>();
+  context->registerActionHandler(guardPassExecution);
 }
 
 /// The file's canonical path (symlinks and '..' resolved), or "" when it
@@ -340,6 +463,19 @@ bool strata::plugin::loadPlugin(const std::string &path, std::string &error) {
   registrar.commit(name, path, s.pipelines);
   s.plugins.push_back({name, info->version, path});
   s.canonicalPaths.push_back(canonical);
+  Dl_info where;
+  s.bases.push_back(dladdr(reinterpret_cast<const void *>(entry), &where)
+                        ? where.dli_fbase
+                        : nullptr);
+  // Every registry the compile path builds gets an extension that installs
+  // the guard in the context (the builtin dialect is in every context).
+  if (!s.guardInstalled) {
+    s.guardInstalled = true;
+    addDialectRegistration([](mlir::DialectRegistry &registry) {
+      registry.insert<PassGuardDialect>();
+      registry.addExtension(+installPassGuard);
+    });
+  }
   return true;
 }
 
