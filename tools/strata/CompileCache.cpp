@@ -34,7 +34,6 @@
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
-#include <fstream>
 #include <tuple>
 
 namespace strata::driver {
@@ -365,25 +364,34 @@ static bool readBytes(const std::string &file, std::vector<uint8_t> &bytes) {
 
 /// Writes `data` to `file` through a temporary file in the same directory
 /// and a rename, so that readers see the old file or the whole new one.
-static bool writeAtomically(const std::string &dir, const std::string &file,
-                            llvm::StringRef data) {
+/// Returns "" or what went wrong ("<file>: <why>"); the temporary file is
+/// removed either way.
+static std::string writeAtomically(const std::string &dir,
+                                   const std::string &file,
+                                   llvm::StringRef data) {
   llvm::SmallString<256> temp;
-  if (llvm::sys::fs::createUniqueFile(dir + "/tmp-%%%%%%%%", temp))
-    return false;
+  int fd = -1;
+  if (std::error_code ec =
+          llvm::sys::fs::createUniqueFile(dir + "/tmp-%%%%%%%%", fd, temp))
+    return dir + ": " + ec.message();
+  std::error_code ec;
   {
-    std::ofstream out(temp.c_str(), std::ios::binary);
-    out.write(data.data(), data.size());
+    llvm::raw_fd_ostream out(fd, /*shouldClose=*/true);
+    out << data;
     out.close();
-    if (!out) {
-      llvm::sys::fs::remove(temp);
-      return false;
+    if (out.has_error()) {
+      // A full disk (or a file size limit) shows here; the stream must not
+      // be destroyed with its error unhandled.
+      ec = out.error();
+      out.clear_error();
     }
   }
-  if (llvm::sys::fs::rename(temp, file)) {
-    llvm::sys::fs::remove(temp);
-    return false;
-  }
-  return true;
+  if (!ec)
+    ec = llvm::sys::fs::rename(temp, file);
+  if (!ec)
+    return "";
+  llvm::sys::fs::remove(temp);
+  return file + ": " + ec.message();
 }
 
 /// "sha256 1a2b3c4d5e6f" for hashes (64 hex digits) in messages, the value
@@ -628,11 +636,17 @@ public:
     std::string manifest;
     llvm::raw_string_ostream os(manifest);
     os << llvm::formatv("{0:2}", manifestJson(*key, bytes)) << "\n";
-    if (!writeAtomically(dir, modulePath, data) ||
-        !writeAtomically(dir, manifestPath, manifest)) {
+    std::string problem = writeAtomically(dir, modulePath, data);
+    if (problem.empty())
+      problem = writeAtomically(dir, manifestPath, manifest);
+    if (!problem.empty()) {
+      // Neither half of the entry stays: a module without its manifest
+      // would be reported as a bad entry by the next lookup.
       llvm::sys::fs::remove(manifestPath);
-      llvm::errs() << "strata: warning: cannot write the compile cache entry "
-                   << modulePath << "\n";
+      llvm::sys::fs::remove(modulePath);
+      llvm::errs() << "strata: warning: cannot write into the compile cache "
+                   << "directory " << dir << " (" << problem
+                   << "); the module is not cached\n";
       return;
     }
     enforceCacheLimit(dir, key->digest, flags.verbose);
