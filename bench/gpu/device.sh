@@ -34,12 +34,22 @@ export PYTHONUNBUFFERED=1
 . "$here/find-cublaslt.sh"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm,temperature.gpu,power.draw,power.limit --format=csv
 args=()
-if [ -f "$pack/runtime.tar.gz" ]; then
+runtime=""
+for f in "$pack/runtime.tar.xz" "$pack/runtime.tar.gz"; do [ -f "$f" ] && runtime=$f && break; done
+if [ -n "$runtime" ]; then
   mkdir -p /tmp/strata-bench-gpu
-  tar -xzf "$pack/runtime.tar.gz" -C /tmp/strata-bench-gpu
+  tar -xf "$runtime" -C /tmp/strata-bench-gpu
   args+=(--strata-bench /tmp/strata-bench-gpu/bin/strata-bench-gpu)
-  if ls "$pack"/modules/*.strata >/dev/null 2>&1 || [ -f "$pack/modules/COMPILE_LOG.json" ]; then
-    args+=(--strata-modules "$pack/modules")
+  modules=$pack/modules
+  # Modules that hold a real model's weights travel compressed (pack.sh).
+  if ls "$modules"/*.strata.xz >/dev/null 2>&1; then
+    mkdir -p /tmp/strata-modules
+    cp "$modules"/* /tmp/strata-modules/
+    xz -d -f -T0 /tmp/strata-modules/*.strata.xz
+    modules=/tmp/strata-modules
+  fi
+  if ls "$modules"/*.strata >/dev/null 2>&1 || [ -f "$modules/COMPILE_LOG.json" ]; then
+    args+=(--strata-modules "$modules")
   fi
 fi
 if [ "$selftest" = 1 ]; then

@@ -2,6 +2,7 @@
 """Exports the GPU benchmark's workloads (workloads.py) to ONNX, one model per workload.
 
     /usr/bin/python3 bench/gpu/export_onnx.py [--out bench/gpu/models] [--only NAME ...] [--small]
+    /usr/bin/python3 bench/gpu/export_onnx.py --suite real [--out build-real-models] [--only ...]
 
 Run with Debian's python (torch 1.13, onnx 1.12). Each model has every tensor, weights too, as
 a graph input and no initializers, so the files are a few kilobytes and are committed; the
@@ -11,6 +12,10 @@ benchmark's static shapes (`dims`); shapes inside the graph follow from them thr
 Gather and Reshape, as in models exported from real frameworks. Opset 17, no constant folding
 (a causal mask stays Trilu of ConstantOfShape instead of a seq x seq initializer). The export
 is deterministic: the same packages give the same bytes.
+
+`--suite real` exports the real-model suite instead (real_models.py: torchvision architectures
+with their weights as initializers, in bfloat16, one file per batch size; needs Debian's
+python3-torchvision). Those files are 10-170 MB and go to build-real-models/, out of git.
 """
 
 import argparse
@@ -94,20 +99,34 @@ def export(w, out_dir, small=False):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", default=os.path.join(HERE, "models"))
+    ap.add_argument("--out", default=None,
+                    help="default: bench/gpu/models, or build-real-models with --suite real")
+    ap.add_argument("--suite", choices=("kernels", "real"), default="kernels")
     ap.add_argument("--only", nargs="*", help="workload names (default: all)")
     ap.add_argument("--small", action="store_true",
                     help="static shapes at the small tracing sizes (for testing the harness on "
                          "the CPU: run.py --small); write them elsewhere with --out")
     a = ap.parse_args()
+    real = a.suite == "real"
+    if a.out is None:
+        a.out = os.path.join(HERE, "..", "..", "build-real-models") if real else \
+            os.path.join(HERE, "models")
     os.makedirs(a.out, exist_ok=True)
-    names = a.only or [w.name for w in W.WORKLOADS]
+    names = a.only or [w.name for w in (W.REAL if real else W.WORKLOADS)]
     for n in names:
         if n not in W.BY_NAME:
             sys.exit(f"unknown workload {n!r}; known: {', '.join(W.BY_NAME)}")
     torch.manual_seed(0)
     for n in names:
-        path, nodes = export(W.BY_NAME[n], a.out, a.small)
+        w = W.BY_NAME[n]
+        if w.group == "real":
+            import real_models as R
+            path = os.path.join(a.out, f"{n}.onnx")
+            nodes = R.export(n.rsplit("_b", 1)[0], w.dims["B"], path)
+            print(f"{os.path.relpath(path)}: {nodes} nodes, "
+                  f"{os.path.getsize(path) / 2**20:.1f} MiB", flush=True)
+            continue
+        path, nodes = export(w, a.out, a.small)
         print(f"{os.path.relpath(path)}: {nodes} nodes, {os.path.getsize(path)} bytes")
 
 

@@ -13,6 +13,7 @@ import json
 PEER_LABELS = {
     "eager": "torch eager",
     "compile": "torch.compile",
+    "graphs": "torch.compile (CUDA graphs)",
     "autotune": "max-autotune (no cudagraphs)",
     "autotune_graphs": "max-autotune",
     "sdpa": "torch SDPA (default)",

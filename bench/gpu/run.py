@@ -65,7 +65,7 @@ NO_MODULES = "not yet (no cuda codegen)"
 # decide what still fits in --budget-s.
 # (Seen on 2026-11-29: at most 4 s per memory-bound block after the first, max-autotune 14 s
 # for gemm_gelu_bf16, BERT 1.4-6 s, GPT-2 9 s with torch.compile and 4-6 s with JAX.)
-COMPILE_COST = {"compile": 15, "autotune": 40, "autotune_graphs": 15, "jax": 8}
+COMPILE_COST = {"compile": 15, "graphs": 15, "autotune": 40, "autotune_graphs": 15, "jax": 8}
 COMPILE_COST_MODEL = {"bert_layer_bf16": {"compile": 20, "jax": 10},
                       "gpt2_small_bf16": {"compile": 30, "jax": 15}}
 
@@ -198,10 +198,11 @@ def reference(w, inputs):
 def torch_peer(name, w, reset=True):
     if name in ("eager", "sdpa"):
         return w.torch_fn
-    if name in ("compile", "autotune", "autotune_graphs"):
+    if name in ("compile", "graphs", "autotune", "autotune_graphs"):
         if not hasattr(torch, "compile"):
             raise RuntimeError(f"torch.compile is not in torch {torch.__version__}")
-        mode = {"compile": None, "autotune": "max-autotune-no-cudagraphs",
+        mode = {"compile": None, "graphs": "reduce-overhead",
+                "autotune": "max-autotune-no-cudagraphs",
                 "autotune_graphs": "max-autotune"}[name]
         import torch._dynamo as dynamo
         if reset:
@@ -496,6 +497,8 @@ def save(res, path):
 
 
 def cost(w, peer):
+    if w.group == "real" and peer in ("compile", "graphs"):
+        return 60  # a whole network's first torch.compile
     return COMPILE_COST_MODEL.get(w.name, {}).get(peer, COMPILE_COST.get(peer, 2))
 
 
@@ -558,7 +561,7 @@ def bench_rounds(w, peers, entry, dev, o, budget, res, inputs, ref, dims):
         def build():
             nonlocal reset
             r, timers[p] = prepare_peer(p, w, inputs, ref, dev, o, reset)
-            reset = reset and p not in ("compile", "autotune", "autotune_graphs")
+            reset = reset and p not in ("compile", "graphs", "autotune", "autotune_graphs")
             return r
         entry["peers"][p] = guarded_peer(w, p, budget, o, build)
         if "error" in entry["peers"][p]:
@@ -723,7 +726,10 @@ def _log_result(budget, w, p, r, ceilings, entry):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--only", nargs="*", help="workload names (default: all)")
+    ap.add_argument("--only", nargs="*", help="workload names (default: all of the suite)")
+    ap.add_argument("--suite", choices=("kernels", "real"), default="kernels",
+                    help="the default workloads: the kernel workloads, or the real models "
+                         "(real_models.py)")
     ap.add_argument("--skip", nargs="*", default=[], help="workload names to leave out")
     ap.add_argument("--json", default=os.path.join(os.environ.get("OUT", "."), "gpu_bench.json"))
     ap.add_argument("--budget-s", type=float, default=0,
@@ -744,7 +750,8 @@ def main():
     ap.add_argument("--strata-no-graph", action="store_true",
                     help="time strata's steps launched one by one, not its CUDA graph")
     ap.add_argument("--no-peers", action="store_true", help="strata only (and the reference)")
-    ap.add_argument("--peers", nargs="*", help="only these peers (eager, compile, autotune, "
+    ap.add_argument("--peers", nargs="*", help="only these peers (eager, compile, graphs "
+                    "(torch.compile mode='reduce-overhead'), autotune, "
                     "autotune_graphs, sdpa, sdpa_flash, sdpa_cudnn, jax)")
     ap.add_argument("--no-optional", action="store_true",
                     help="leave out the optional peers even when time is left")
@@ -773,7 +780,7 @@ def main():
     budget = Budget(o.budget_s)
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
-    names = o.only or [w.name for w in W.WORKLOADS]
+    names = o.only or [w.name for w in (W.REAL if o.suite == "real" else W.WORKLOADS)]
     for n in names + o.skip:
         if n not in W.BY_NAME:
             sys.exit(f"unknown workload {n!r}; known: {', '.join(W.BY_NAME)}")

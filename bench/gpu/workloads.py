@@ -576,5 +576,34 @@ def all_workloads():
     return ws
 
 
+# Real models (real_models.py): torchvision architectures exported with their weights, at batch 1
+# and a throughput batch. Not in WORKLOADS: `run.py --suite real` runs them, and their ONNX files
+# (20-170 MB) are made by `export_onnx.py --suite real`, never committed.
+# Nominal multiply-accumulates per image (torchvision's model cards).
+REAL_GMACS = {"resnet50": 4.09, "convnext_tiny": 4.46, "efficientnet_b0": 0.39,
+              "mobilenet_v3_large": 0.22, "vit_b_16": 17.56, "swin_t": 4.49}
+REAL_BATCHES = (1, 32)
+
+
+def real_workloads():
+    import real_models as R
+    ws = []
+    for arch in R.ARCHS:
+        for b in REAL_BATCHES:
+            ws.append(Workload(
+                name=f"{arch}_b{b}", group="real",
+                title=f"torchvision {arch} f16 b{b} (224x224, weights as initializers)",
+                inputs=[Input("x", ("B", 3, 224, 224), F16)],
+                outputs=[Output("y", ("B", 1000), F16)],
+                dims={"B": b}, torch_fn=R.forward_fn(arch), jax_builder=None, tol=3e-2,
+                peers=("eager", "compile", "graphs"),
+                flops=int(2 * REAL_GMACS[arch] * 1e9 * b),
+                goal=">= 1.0x the fastest torch.compile mode",
+                note="real_models.py: BatchNorm folded by the exporter; peers channels-last"
+                if R.ARCHS[arch][1] else "real_models.py"))
+    return ws
+
+
 WORKLOADS = all_workloads()
-BY_NAME = {w.name: w for w in WORKLOADS}
+REAL = real_workloads()
+BY_NAME = {w.name: w for w in WORKLOADS + REAL}
