@@ -7,28 +7,42 @@
 // the batch's images, so a whole CNN ran in as many blocks as it had images:
 // a ResNet-50 took seconds. This pass rewrites convolutions before
 // partitioning into ops the GPU already runs well, so that decisions follow
-// from the IR for any CNN:
+// from the IR for any CNN.
 //
-//   - group 1 with a 1x1 kernel at stride 1 without padding, one image or
-//     at least kMinPointwisePoints output points per image: per image the
-//     product W [F, C] . X [C, P] in NCHW order, one batched product with
-//     the weight broadcast (cuBLASLt), no gather and no transposes;
-//   - other group 1 (any kernel, stride, dilation, padding; 1-3 spatial
-//     axes): im2col + one matrix product. One gather reads every output point's
-//     windows from the input in place ([N, C, P, KK], with a constant index
-//     over the flattened spatial axes; a constant 0/1 mask zeroes what falls
-//     in the padding), a transpose makes the columns [N * P, C * KK], and the
-//     product with the weight read as [F, C * KK] (only reshaped: transB)
-//     and the bias gives [N * P, F], put back as [N, F, O...]. The gather,
-//     mask and transpose fuse into one all-parallel loop nest, which the GPU
-//     mapping spreads over the whole grid; the product goes to cuBLASLt (the
-//     generated GEMM kernel with --no-libraries) on tensor cores, and the
-//     last transpose fuses with the elementwise ops after the convolution.
+// Every rewritten convolution computes channels-last (NHWC): its input is
+// transposed to [N, I..., C], its result made as [N, O..., F] and transposed
+// back to [N, F, O...]. Channels innermost, a convolution is one matrix
+// product over all images' points with the channels as its depth, and the
+// windows' channels are contiguous in memory:
+//
+//   - group 1 (any kernel, stride, dilation, padding; 1-3 spatial axes):
+//     the columns [N * P, KK * C] times the weight read as [F, KK * C]
+//     (transB) with the bias: one product (cuBLASLt; the generated GEMM
+//     kernel with --no-libraries) on tensor cores, the bias in its epilogue.
+//     A 1x1 kernel at stride 1 without padding reads every input point in
+//     place: the columns are the input itself, only reshaped. Otherwise one
+//     gather reads every output point's windows from the input in place
+//     ([N, P, KK, C], with a constant index over the flattened spatial axes;
+//     a constant 0/1 mask zeroes what falls in the padding): the gather and
+//     the mask are one all-parallel kernel, which writes the columns.
+//     The weight becomes [F, K..., C] at compile time (a constant transpose).
 //   - depthwise (group = C = F): the same windows times the weight per
-//     channel and offset, summed over the offsets: one loop nest with a
-//     short reduction, each output point computed by one thread.
+//     offset and channel, summed over the offsets: one loop nest with a
+//     short reduction, each output point computed by one thread, consecutive
+//     threads on consecutive channels (contiguous reads).
 //   - other grouped convolutions, and convolutions whose index would exceed
 //     kMaxIndexEntries, stay convolutions (generated).
+//
+// The transposes then cancel between convolutions: after the rewrites, a
+// transpose to channels-first or to channels-last sinks through the
+// elementwise ops after it (ReLU, a residual Add, a bias, SiLU, a
+// squeeze-excite scale) as long as their other operands are transposed the
+// same way, constants, or small; two transposes in a row compose, and an
+// identity disappears. A CNN then stays channels-last from its first
+// convolution to its pooling head, and the model's own permutes to and from
+// channels-last (ConvNeXt's, Swin's) cancel with the convolutions' too. Only
+// those two permutations sink: an attention's [0, 2, 1, 3] head split stays
+// where the attention matcher looks for it.
 //
 // Every op created carries the convolution's location, so kernel names,
 // `strata explain` and decisions files still name the ONNX node.
@@ -37,13 +51,20 @@
 
 #include "Passes.h"
 
+#include "strata/Conversion/GraphToLinalg.h"
 #include "strata/Dialect/Graph/IR/GraphOps.h"
+#include "strata/Dialect/Graph/IR/GraphPatterns.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/EquivalenceClasses.h"
+
+#include <cstring>
 
 using namespace mlir;
 namespace graph = strata::graph;
@@ -53,18 +74,66 @@ namespace {
 /// Kernels larger than this many offsets stay convolutions when depthwise
 /// (each thread sums a point's offsets serially).
 constexpr int64_t kMaxDepthwiseOffsets = 81;
-/// The output points per image from which a 1x1 convolution is one batched
-/// product per image (pointwise) rather than im2col's single product over
-/// all images' points. Each image's product is [F, C] . [C, P]: with fewer
-/// than this many columns it is narrower than cuBLASLt's tiles, and the
-/// transposes im2col needs cost less than the tiles left empty (on the H200,
-/// bench/RESULTS.md: slower at 49 points, faster from 196). With one image
-/// both forms multiply the same matrices and pointwise saves the transposes.
+/// The output points per image from which a 1x1 convolution that stays
+/// channels-first (below) is one batched product per image rather than
+/// im2col's single product over all images' points. Each image's product
+/// is [F, C] . [C, P]: with fewer than this many columns it is narrower than
+/// cuBLASLt's tiles (on the H200, bench/RESULTS.md: slower at 49 points,
+/// faster from 196). With one image both forms multiply the same matrices.
 constexpr int64_t kMinPointwisePoints = 128;
 /// Output points x kernel offsets above which a convolution keeps its form:
 /// the gather's index (8 bytes an entry) and mask would outweigh the model
 /// (1M entries: a 7x7 stem at 224x224 has 615K).
 constexpr int64_t kMaxIndexEntries = 1 << 20;
+
+/// [0, 2, ..., rank - 1, 1]: channels-first to channels-last.
+SmallVector<int64_t> channelsLast(int64_t rank) {
+  SmallVector<int64_t> perm = {0};
+  for (int64_t i = 2; i < rank; ++i)
+    perm.push_back(i);
+  perm.push_back(1);
+  return perm;
+}
+
+/// [0, rank - 1, 1, ..., rank - 2]: channels-last to channels-first.
+SmallVector<int64_t> channelsFirst(int64_t rank) {
+  SmallVector<int64_t> perm = {0, rank - 1};
+  for (int64_t i = 1; i < rank - 1; ++i)
+    perm.push_back(i);
+  return perm;
+}
+
+/// `elements` transposed by `perm` (result dimension i is source dimension
+/// perm[i]), moved as raw bytes; null for splats and element types that are
+/// not whole bytes.
+DenseElementsAttr permuteElements(DenseElementsAttr elements,
+                                  ArrayRef<int64_t> perm) {
+  auto type = cast<RankedTensorType>(elements.getType());
+  Type element = type.getElementType();
+  if (elements.isSplat() || !element.isIntOrFloat() ||
+      element.getIntOrFloatBitWidth() % 8 != 0 || !type.hasStaticShape())
+    return {};
+  int64_t rank = type.getRank();
+  size_t width = element.getIntOrFloatBitWidth() / 8;
+  SmallVector<int64_t> shape, strides(rank, 1);
+  for (int64_t i = rank - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * type.getDimSize(i + 1);
+  for (int64_t p : perm)
+    shape.push_back(type.getDimSize(p));
+  ArrayRef<char> from = elements.getRawData();
+  std::vector<char> to(from.size());
+  SmallVector<int64_t> index(rank, 0);
+  for (int64_t i = 0, e = type.getNumElements(); i < e; ++i) {
+    int64_t source = 0;
+    for (int64_t d = 0; d < rank; ++d)
+      source += index[d] * strides[perm[d]];
+    std::memcpy(&to[i * width], &from[source * width], width);
+    for (int64_t d = rank - 1; d >= 0 && ++index[d] == shape[d]; --d)
+      index[d] = 0;
+  }
+  return DenseElementsAttr::getFromRawBuffer(
+      RankedTensorType::get(shape, element), to);
+}
 
 /// Collects the ops a rewrite creates, to fold them afterwards (the
 /// weights' reshapes are constants).
@@ -73,32 +142,58 @@ struct Created : OpBuilder::Listener {
     ops.push_back(op);
   }
   SmallVector<Operation *> ops;
+  /// The convolutions' products [N * P, F] channels-last, and the epilogue
+  /// ops moved next to them (HoistEpilogueAboveView): the values whose views
+  /// the cleanup composes.
+  llvm::DenseSet<Operation *> products;
 };
 
 class ConvRewriter {
 public:
-  ConvRewriter(graph::ConvOp conv, Created &created)
-      : conv(conv), builder(conv, &created), loc(conv.getLoc()) {}
+  /// `op` is a graph.conv, max_pool, global_average_pool or global_max_pool.
+  /// `channelsFirst`: the op's neighbours stay channels-first (layoutOf).
+  ConvRewriter(Operation *op, Created &created, bool channelsFirst = false)
+      : target(op), input(op->getOperand(0)), created(created),
+        builder(op, &created), loc(op->getLoc()),
+        keepChannelsFirst(channelsFirst) {}
 
-  /// Rewrites the convolution; false when it keeps its form.
+  /// Rewrites the op; false when it keeps its form.
   bool run() {
-    auto x = dyn_cast<RankedTensorType>(conv.getInput().getType());
-    auto w = dyn_cast<RankedTensorType>(conv.getWeight().getType());
-    auto y = dyn_cast<RankedTensorType>(conv.getType());
-    if (!x || !w || !y || !x.hasStaticShape() || !w.hasStaticShape() ||
-        !y.hasStaticShape() || x.getRank() < 3 || x.getRank() > 5 ||
+    if (auto conv = dyn_cast<graph::ConvOp>(target))
+      return runConv(conv);
+    if (auto pool = dyn_cast<graph::MaxPoolOp>(target))
+      return runMaxPool(pool);
+    if (isa<graph::GlobalAveragePoolOp, graph::GlobalMaxPoolOp>(target))
+      return globalPool();
+    return false;
+  }
+
+private:
+  /// The sizes every form reads: input [N, C, I...], result [N, F, O...].
+  bool setShapes(RankedTensorType x, RankedTensorType y) {
+    if (!x || !y || !x.hasStaticShape() || !y.hasStaticShape() ||
+        x.getRank() < 3 || x.getRank() > 5 ||
         !isa<FloatType>(x.getElementType()))
       return false;
     element = x.getElementType();
     spatial = x.getRank() - 2;
     batch = x.getDimSize(0);
     channels = x.getDimSize(1);
-    filters = w.getDimSize(0);
-    for (int64_t i = 0; i < spatial; ++i) {
-      kernel.push_back(w.getDimSize(2 + i));
+    filters = y.getDimSize(1);
+    for (int64_t i = 0; i < spatial; ++i)
       out.push_back(y.getDimSize(2 + i));
-    }
     points = ShapedType::getNumElements(out);
+    return true;
+  }
+
+  /// The windows' attributes; false when the index would be too large.
+  bool setWindows(ArrayRef<int64_t> kernelShape,
+                  std::optional<ArrayRef<int64_t>> stridesAttr,
+                  std::optional<ArrayRef<int64_t>> dilationsAttr,
+                  std::optional<ArrayRef<int64_t>> padsAttr) {
+    kernel.assign(kernelShape.begin(), kernelShape.end());
+    if (int64_t(kernel.size()) != spatial)
+      return false;
     offsetCount = ShapedType::getNumElements(kernel);
     // The gather's index and mask grow with output points x kernel offsets;
     // past the bound they would outweigh the model.
@@ -111,29 +206,86 @@ public:
         v.assign(size, fill);
       return v;
     };
-    strides = attr(conv.getStrides(), spatial, 1);
-    dilations = attr(conv.getDilations(), spatial, 1);
-    pads = attr(conv.getPads(), 2 * spatial, 0);
-    if (int64_t(strides.size()) != spatial ||
-        int64_t(dilations.size()) != spatial ||
-        int64_t(pads.size()) != 2 * spatial)
+    strides = attr(stridesAttr, spatial, 1);
+    dilations = attr(dilationsAttr, spatial, 1);
+    pads = attr(padsAttr, 2 * spatial, 0);
+    return int64_t(strides.size()) == spatial &&
+           int64_t(dilations.size()) == spatial &&
+           int64_t(pads.size()) == 2 * spatial;
+  }
+
+  bool runConv(graph::ConvOp conv) {
+    auto x = dyn_cast<RankedTensorType>(conv.getInput().getType());
+    auto w = dyn_cast<RankedTensorType>(conv.getWeight().getType());
+    auto y = dyn_cast<RankedTensorType>(conv.getType());
+    if (!w || !w.hasStaticShape() || !setShapes(x, y) ||
+        !setWindows(w.getShape().drop_front(2), conv.getStrides(),
+                    conv.getDilations(), conv.getPads()))
       return false;
     int64_t group = conv.getGroup();
-    if (group == 1 && readsInPlace() &&
+    if (group == 1 && keepChannelsFirst && readsInPlace() &&
         (batch == 1 || points >= kMinPointwisePoints))
-      return pointwise();
+      return pointwise(conv);
     if (group == 1)
-      return im2col();
+      return im2col(conv);
     if (group == channels && filters == channels && w.getDimSize(1) == 1 &&
         offsetCount <= kMaxDepthwiseOffsets)
-      return depthwise();
+      return depthwise(conv);
     return false;
   }
 
-private:
-  graph::ConvOp conv;
+  /// The largest of each window: its offsets gathered channels-last as for
+  /// a depthwise convolution, the padding's as -inf, reduced by max. One
+  /// loop nest, each thread one output point (a ResNet's stem pooling).
+  bool runMaxPool(graph::MaxPoolOp pool) {
+    if (!pool.getIndices().use_empty() || pool.getAutoPad() != "NOTSET" ||
+        pool.getStorageOrder() != 0 ||
+        !setShapes(dyn_cast<RankedTensorType>(pool.getInput().getType()),
+                   dyn_cast<RankedTensorType>(pool.getOutput().getType())) ||
+        !setWindows(pool.getKernelShape(), pool.getStrides(),
+                    pool.getDilations(), pool.getPads()) ||
+        offsetCount > kMaxDepthwiseOffsets)
+      return false;
+    Value windows = gatherWindows(/*padWithLowest=*/true);
+    Value largest = graph::ReduceMaxOp::create(
+        builder, loc, tensor({batch, points, channels}), windows,
+        builder.getDenseI64ArrayAttr({2}), builder.getI64IntegerAttr(0),
+        builder.getI64IntegerAttr(0));
+    return replaceChannelsLast(largest);
+  }
+
+  /// The mean (or largest) over all spatial points, read channels-last:
+  /// [N, C], viewed as [N, C, 1...]. A reduction over the points with the
+  /// channels innermost, each thread one output channel.
+  bool globalPool() {
+    auto x = dyn_cast<RankedTensorType>(input.getType());
+    auto y = dyn_cast<RankedTensorType>(target->getResult(0).getType());
+    if (!setShapes(x, y))
+      return false;
+    Value flat = channelsLastInput();
+    auto type = tensor({batch, channels});
+    auto axes = builder.getDenseI64ArrayAttr({1});
+    Value reduced =
+        isa<graph::GlobalAveragePoolOp>(target)
+            ? graph::ReduceMeanOp::create(builder, loc, type, flat, axes,
+                                          builder.getI64IntegerAttr(0),
+                                          builder.getI64IntegerAttr(0))
+                  .getResult()
+            : graph::ReduceMaxOp::create(builder, loc, type, flat, axes,
+                                         builder.getI64IntegerAttr(0),
+                                         builder.getI64IntegerAttr(0))
+                  .getResult();
+    target->getResult(0).replaceAllUsesWith(reshape(reduced, y.getShape()));
+    target->erase();
+    return true;
+  }
+
+  Operation *target;
+  Value input;
+  Created &created;
   OpBuilder builder;
   Location loc;
+  bool keepChannelsFirst;
   Type element;
   int64_t spatial = 0, batch = 0, channels = 0, filters = 0;
   SmallVector<int64_t> kernel, out, strides, dilations, pads;
@@ -171,6 +323,21 @@ private:
     SmallVector<int64_t> shape;
     for (int64_t p : perm)
       shape.push_back(type.getDimSize(p));
+    // A permutation that keeps the order of the dimensions larger than 1
+    // (a 1x1 kernel's weight to [F, 1, 1, C]) moves no element: a view.
+    SmallVector<int64_t> moved;
+    for (int64_t p : perm)
+      if (type.getDimSize(p) != 1)
+        moved.push_back(p);
+    if (llvm::is_sorted(moved))
+      return reshape(v, shape);
+    // A constant (a weight) is permuted here, once: the graph's folders
+    // leave tensors of more than 64K elements alone (TensorOps.cpp).
+    DenseElementsAttr weights;
+    if (matchPattern(v, m_Constant(&weights)))
+      if (DenseElementsAttr permuted = permuteElements(weights, perm))
+        return graph::ConstantOp::create(builder, loc,
+                                         cast<ElementsAttr>(permuted));
     return graph::TransposeOp::create(
         builder, loc, RankedTensorType::get(shape, type.getElementType()), v,
         builder.getDenseI64ArrayAttr(perm));
@@ -187,7 +354,7 @@ private:
   /// spatial axes: index [P, KK] (0 where the offset falls in the padding)
   /// and whether it is inside the input (mask [P, KK], 1 or 0).
   void windows(SmallVectorImpl<int64_t> &index, SmallVectorImpl<double> &mask) {
-    auto x = cast<RankedTensorType>(conv.getInput().getType());
+    auto x = cast<RankedTensorType>(input.getType());
     SmallVector<int64_t> in(x.getShape().drop_front(2));
     SmallVector<SmallVector<int64_t>> offs = offsets();
     SmallVector<int64_t> at(spatial, 0);
@@ -210,56 +377,57 @@ private:
     }
   }
 
-  /// The windows of every output point, gathered: [N, C, P, KK], zero where
-  /// a window reaches into the padding. One gather (and a multiply by the
-  /// mask when there is padding) reads the input in place: the ops fuse
-  /// into one loop nest spread over the whole GPU. `offsetMajor` gives
-  /// [N, C, KK, P] instead (index and mask [KK, P]), for readers whose
-  /// consecutive threads take consecutive output points: their index and
-  /// mask reads are then contiguous.
-  Value gatherWindows(bool offsetMajor = false) {
-    auto x = cast<RankedTensorType>(conv.getInput().getType());
-    Value flat =
-        reshape(conv.getInput(),
-                {batch, channels,
-                 ShapedType::getNumElements(x.getShape().drop_front(2))});
+  /// The input channels-last, its spatial axes flattened: [N, Pin, C].
+  Value channelsLastInput() {
+    auto x = cast<RankedTensorType>(input.getType());
+    Value last = transpose(input, channelsLast(spatial + 2));
+    return reshape(
+        last, {batch, ShapedType::getNumElements(x.getShape().drop_front(2)),
+               channels});
+  }
+
+  /// The windows of every output point, gathered from the channels-last
+  /// input: [N, P, KK, C], zero where a window reaches into the padding. One
+  /// gather (and a multiply by the mask when there is padding) reads the
+  /// input in place: the ops fuse into one loop nest spread over the whole
+  /// GPU, consecutive threads on consecutive channels.
+  Value gatherWindows(bool padWithLowest = false) {
+    Value flat = channelsLastInput();
     SmallVector<int64_t> index;
     SmallVector<double> mask;
     windows(index, mask);
-    // A 1x1 window at stride 1 reads every point once, in order: the input
-    // itself.
-    bool identity = offsetCount == 1;
-    for (int64_t p = 0; identity && p < points; ++p)
-      identity = index[p] == p && mask[p] == 1.0;
-    if (identity)
-      return reshape(
-          flat, offsetMajor ? SmallVector<int64_t>{batch, channels, 1, points}
-                            : SmallVector<int64_t>{batch, channels, points, 1});
     SmallVector<int64_t> shape = {points, offsetCount};
-    if (offsetMajor) {
-      // [P, KK] -> [KK, P].
-      SmallVector<int64_t> byOffset(index.size());
-      SmallVector<double> maskByOffset(mask.size());
-      for (int64_t p = 0; p < points; ++p)
-        for (int64_t k = 0; k < offsetCount; ++k) {
-          byOffset[k * points + p] = index[p * offsetCount + k];
-          maskByOffset[k * points + p] = mask[p * offsetCount + k];
-        }
-      index = std::move(byOffset);
-      mask = std::move(maskByOffset);
-      shape = {offsetCount, points};
-    }
     auto indexType = RankedTensorType::get(shape, builder.getI64Type());
     Value indices =
         graph::ConstantOp::create(builder, loc,
                                   cast<ElementsAttr>(DenseElementsAttr::get(
                                       indexType, ArrayRef<int64_t>(index))));
     Value gathered = graph::GatherOp::create(
-        builder, loc, tensor({batch, channels, shape[0], shape[1]}), flat,
-        indices, builder.getI64IntegerAttr(2));
+        builder, loc, tensor({batch, points, offsetCount, channels}), flat,
+        indices, builder.getI64IntegerAttr(1));
     if (llvm::all_of(mask, [](double m) { return m == 1.0; }))
       return gathered;
-    auto maskType = RankedTensorType::get(shape, element);
+    if (padWithLowest) {
+      // The padding never wins a max: where(inside, x, -inf).
+      SmallVector<bool> inside;
+      for (double m : mask)
+        inside.push_back(m == 1.0);
+      Value condition = graph::ConstantOp::create(
+          builder, loc,
+          cast<ElementsAttr>(DenseElementsAttr::get(
+              RankedTensorType::get({points, offsetCount, 1},
+                                    builder.getI1Type()),
+              ArrayRef<bool>(inside))));
+      Value lowest = graph::ConstantOp::create(
+          builder, loc,
+          cast<ElementsAttr>(DenseElementsAttr::get(
+              RankedTensorType::get({1}, element),
+              APFloat::getInf(cast<FloatType>(element).getFloatSemantics(),
+                              /*Negative=*/true))));
+      return graph::WhereOp::create(builder, loc, gathered.getType(), condition,
+                                    gathered, lowest);
+    }
+    auto maskType = RankedTensorType::get({points, offsetCount, 1}, element);
     SmallVector<APFloat> values;
     for (double m : mask) {
       APFloat v(m);
@@ -283,83 +451,413 @@ private:
            llvm::all_of(pads, [](int64_t p) { return p == 0; });
   }
 
-  /// A convolution that reads every input point in place is, per image, the
+  /// A 1x1 convolution among channels-first neighbours is, per image, the
   /// product W [F, C] . X [C, P], [F, P] in NCHW order already: one batched
   /// product with the weight broadcast over the images, the bias added per
-  /// filter by the elementwise kernel after it. Against im2col's
-  /// [N * P, C] . [C, F] it moves no activation through a transpose (one
-  /// before the product, one after), which costs more memory traffic than
-  /// the product's own reads when C and F are a few hundred.
-  bool pointwise() {
-    Value x = reshape(conv.getInput(), {batch, channels, points});
+  /// filter after it. Against the channels-last product it moves no
+  /// activation through a transpose (one before, one after), which costs
+  /// more than the product's own reads when C and F are a few hundred.
+  bool pointwise(graph::ConvOp conv) {
+    Value x = reshape(input, {batch, channels, points});
     Value weight = reshape(conv.getWeight(), {filters, channels});
-    return replaceByChannels(graph::MatMulOp::create(
-        builder, loc, tensor({batch, filters, points}), weight, x));
+    Value flat = graph::MatMulOp::create(
+        builder, loc, tensor({batch, filters, points}), weight, x);
+    if (Value bias = conv.getBias())
+      flat = graph::AddOp::create(builder, loc, flat.getType(), flat,
+                                  reshape(bias, {filters, 1}));
+    SmallVector<int64_t> shape = {batch, filters};
+    shape.append(out.begin(), out.end());
+    target->getResult(0).replaceAllUsesWith(reshape(flat, shape));
+    target->erase();
+    return true;
   }
 
-  bool im2col() {
-    // [N, C, P, KK] -> [N, P, C, KK] -> columns [N * P, C * KK], which match
-    // the weight's own [F, C, K...] read as [F, C * KK]: the product takes it
-    // transposed (transB), so the weight is only reshaped.
+  /// The columns [N * P, KK * C] times the weight read as [F, KK * C]
+  /// (transB), with the bias: [N * P, F], channels-last.
+  bool im2col(graph::ConvOp conv) {
     int64_t depth = offsetCount * channels;
-    Value cols = transpose(gatherWindows(), {0, 2, 1, 3});
+    // A 1x1 kernel at stride 1 without padding: the input is the columns.
+    Value cols = readsInPlace() ? channelsLastInput() : gatherWindows();
     cols = reshape(cols, {batch * points, depth});
-    Value weight = reshape(conv.getWeight(), {filters, depth});
+    // [F, C, K...] -> [F, K..., C] -> [F, KK * C]: the columns' order. A
+    // constant weight (the usual case) is transposed at compile time.
+    Value weight =
+        reshape(transpose(conv.getWeight(), channelsLast(spatial + 2)),
+                {filters, depth});
     Value gemm = graph::GemmOp::create(
         builder, loc, tensor({batch * points, filters}), cols, weight,
         conv.getBias(), builder.getF32FloatAttr(1.0f),
         builder.getF32FloatAttr(1.0f), builder.getI64IntegerAttr(0),
         builder.getI64IntegerAttr(1));
-    SmallVector<int64_t> nhwc = {batch};
-    nhwc.append(out.begin(), out.end());
-    nhwc.push_back(filters);
-    // [N, O..., F] -> [N, F, O...]
-    SmallVector<int64_t> back = {0, 1 + spatial};
-    for (int64_t i = 0; i < spatial; ++i)
-      back.push_back(1 + i);
-    Value result = transpose(reshape(gemm, nhwc), back);
-    conv.replaceAllUsesWith(result);
-    conv.erase();
-    return true;
+    created.products.insert(gemm.getDefiningOp());
+    return replaceChannelsLast(gemm);
   }
 
-  bool depthwise() {
-    // sum over k of windows[n, c, k, p] * weight[c, k]: one product with the
+  bool depthwise(graph::ConvOp conv) {
+    // sum over k of windows[n, p, k, c] * weight[k, c]: one product with the
     // weight broadcast over the batch and the points, then a sum over the
     // offsets. The gather, the mask and the product fuse into the sum's
     // loop nest (the partitioner keeps them one kernel, Partition.cpp), so
     // each GPU thread computes whole output points from the input in place,
     // as a direct depthwise convolution does; the windows are never
-    // written to memory. Offset-major windows keep the reads of the index,
-    // the mask and the input contiguous across a warp's points.
-    Value windows = gatherWindows(/*offsetMajor=*/true);
-    Value weight = reshape(conv.getWeight(), {1, channels, offsetCount, 1});
+    // written to memory.
+    Value windows = gatherWindows();
+    Value weight = reshape(
+        transpose(reshape(conv.getWeight(), {channels, offsetCount}), {1, 0}),
+        {1, 1, offsetCount, channels});
     Value terms = graph::MulOp::create(
-        builder, loc, tensor({batch, channels, offsetCount, points}), windows,
+        builder, loc, tensor({batch, points, offsetCount, channels}), windows,
         weight);
     Value sum = graph::ReduceSumOp::create(
-        builder, loc, tensor({batch, channels, points}), terms,
+        builder, loc, tensor({batch, points, channels}), terms,
         builder.getDenseI64ArrayAttr({2}), builder.getI64IntegerAttr(0),
         builder.getI64IntegerAttr(0));
     // The bias is added by the kernel after it, with the ops that follow
     // the convolution (an activation, a residual).
-    return replaceByChannels(sum);
+    if (Value bias = conv.getBias())
+      sum = graph::AddOp::create(builder, loc, sum.getType(), sum, bias);
+    return replaceChannelsLast(sum);
   }
 
-  /// Replaces the convolution by `flat`, its result as [N, F, P]: the bias
-  /// added per filter, put back as [N, F, O...].
-  bool replaceByChannels(Value flat) {
-    auto type = cast<RankedTensorType>(flat.getType());
-    if (Value bias = conv.getBias())
-      flat = graph::AddOp::create(builder, loc, type, flat,
-                                  reshape(bias, {filters, 1}));
-    SmallVector<int64_t> outShape = {batch, filters};
-    outShape.append(out.begin(), out.end());
-    conv.replaceAllUsesWith(reshape(flat, outShape));
-    conv.erase();
+  /// Replaces the convolution by `flat`, its result channels-last as
+  /// [N * P, F] or [N, P, F]: put back as [N, F, O...] through [N, O..., F].
+  bool replaceChannelsLast(Value flat) {
+    SmallVector<int64_t> last = {batch};
+    last.append(out.begin(), out.end());
+    last.push_back(filters);
+    target->getResult(0).replaceAllUsesWith(
+        transpose(reshape(flat, last), channelsFirst(spatial + 2)));
+    target->erase();
     return true;
   }
 };
+
+/// A transpose whose permutation is `channelsLast` or `channelsFirst` of its
+/// rank (3 or more): the layout changes the rewrites make, and the only
+/// ones that sink.
+bool isLayoutTranspose(graph::TransposeOp op) {
+  auto type = dyn_cast<RankedTensorType>(op.getInput().getType());
+  if (!type || type.getRank() < 3 || !type.hasStaticShape())
+    return false;
+  SmallVector<int64_t> perm = graph::transposePermutation(op, type.getRank());
+  return perm == channelsLast(type.getRank()) ||
+         perm == channelsFirst(type.getRank());
+}
+
+/// transpose(transpose(x, p), q) = transpose(x, p o q); an identity folds
+/// away (TransposeOp::fold).
+struct ComposeTransposes : OpRewritePattern<graph::TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(graph::TransposeOp op,
+                                PatternRewriter &rewriter) const override {
+    auto inner = op.getInput().getDefiningOp<graph::TransposeOp>();
+    auto type = dyn_cast<RankedTensorType>(op.getInput().getType());
+    if (!inner || !type)
+      return failure();
+    SmallVector<int64_t> outer =
+        graph::transposePermutation(op, type.getRank());
+    SmallVector<int64_t> first =
+        graph::transposePermutation(inner, type.getRank());
+    SmallVector<int64_t> composed;
+    for (int64_t p : outer)
+      composed.push_back(first[p]);
+    if (llvm::equal(composed, llvm::seq<int64_t>(0, type.getRank())) &&
+        inner.getInput().getType() == op.getType()) {
+      rewriter.replaceOp(op, inner.getInput());
+      return success();
+    }
+    rewriter.replaceOpWithNewOp<graph::TransposeOp>(
+        op, op.getType(), inner.getInput(),
+        rewriter.getDenseI64ArrayAttr(composed));
+    return success();
+  }
+};
+
+/// op(transpose(a, p), transpose(b, p), c) = transpose(op(a, b, c'), p) for
+/// an elementwise op, where c' is c (a constant, or a value at most an
+/// eighth of the result's size) put in a's layout: the transpose moves
+/// below the op, towards the next convolution's transpose that undoes it.
+struct SinkLayoutTranspose : RewritePattern {
+  SinkLayoutTranspose(MLIRContext *context)
+      : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/1, context) {}
+
+  LogicalResult matchAndRewrite(Operation *op,
+                                PatternRewriter &rewriter) const override {
+    if (op->getNumResults() != 1 || op->getNumRegions() != 0 ||
+        !strata::isLowerableElementwise(op))
+      return failure();
+    auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+    if (!type || !type.hasStaticShape())
+      return failure();
+    int64_t rank = type.getRank();
+    // The permutation: the first layout transpose among the operands, of
+    // the result's shape (not broadcast).
+    std::optional<SmallVector<int64_t>> perm;
+    for (Value operand : op->getOperands())
+      if (auto t = operand.getDefiningOp<graph::TransposeOp>())
+        if (isLayoutTranspose(t) && t.getType() == operand.getType() &&
+            cast<RankedTensorType>(t.getType()).getShape() == type.getShape()) {
+          perm = graph::transposePermutation(t, rank);
+          break;
+        }
+    if (!perm)
+      return failure();
+    SmallVector<int64_t> inverse(rank);
+    for (int64_t i = 0; i < rank; ++i)
+      inverse[(*perm)[i]] = i;
+    int64_t size = type.getNumElements();
+    // Each operand in the untransposed layout: a transpose by `perm` gives
+    // its input; anything else is transposed by the inverse (constants fold,
+    // small values cost little), after padding its rank for broadcasting.
+    SmallVector<Value> operands;
+    for (Value operand : op->getOperands()) {
+      auto t = operand.getDefiningOp<graph::TransposeOp>();
+      auto otype = dyn_cast<RankedTensorType>(operand.getType());
+      if (!otype || !otype.hasStaticShape() || otype.getRank() > rank)
+        return failure();
+      if (t && otype.getRank() == rank &&
+          graph::transposePermutation(t, rank) == *perm) {
+        operands.push_back(t.getInput());
+        continue;
+      }
+      bool constant = operand.getDefiningOp<graph::ConstantOp>() != nullptr;
+      if (!constant && otype.getNumElements() * 8 > size)
+        return failure();
+      operands.push_back(Value());
+    }
+    Location loc = op->getLoc();
+    for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
+      if (operands[i])
+        continue;
+      auto otype = cast<RankedTensorType>(operand.getType());
+      SmallVector<int64_t> padded(rank - otype.getRank(), 1);
+      padded.append(otype.getShape().begin(), otype.getShape().end());
+      SmallVector<int64_t> shape;
+      for (int64_t p : inverse)
+        shape.push_back(padded[p]);
+      auto permutedType = RankedTensorType::get(shape, otype.getElementType());
+      // A constant is permuted here (the driver runs without folding, so
+      // that its constants cannot keep it from converging).
+      DenseElementsAttr values;
+      if (matchPattern(operand, m_Constant(&values))) {
+        DenseElementsAttr permuted =
+            values.isSplat()
+                ? values.resizeSplat(permutedType)
+                : permuteElements(values.reshape(RankedTensorType::get(
+                                      padded, otype.getElementType())),
+                                  inverse);
+        if (permuted) {
+          operands[i] = graph::ConstantOp::create(rewriter, loc,
+                                                  cast<ElementsAttr>(permuted));
+          continue;
+        }
+      }
+      Value v = operand;
+      if (otype.getRank() < rank) {
+        auto shapeType =
+            RankedTensorType::get({rank}, rewriter.getIntegerType(64));
+        Value target = graph::ConstantOp::create(
+            rewriter, loc,
+            cast<ElementsAttr>(
+                DenseElementsAttr::get(shapeType, ArrayRef<int64_t>(padded))));
+        v = graph::ReshapeOp::create(
+            rewriter, loc,
+            RankedTensorType::get(padded, otype.getElementType()), v, target,
+            rewriter.getI64IntegerAttr(0));
+      }
+      operands[i] =
+          graph::TransposeOp::create(rewriter, loc, permutedType, v,
+                                     rewriter.getDenseI64ArrayAttr(inverse));
+    }
+    SmallVector<int64_t> shape;
+    for (int64_t p : inverse)
+      shape.push_back(type.getDimSize(p));
+    Operation *moved = rewriter.clone(*op);
+    moved->setOperands(operands);
+    moved->getResult(0).setType(
+        RankedTensorType::get(shape, type.getElementType()));
+    rewriter.replaceOpWithNewOp<graph::TransposeOp>(
+        op, type, moved->getResult(0), rewriter.getDenseI64ArrayAttr(*perm));
+    return success();
+  }
+};
+
+/// reshape(reshape(p)) = reshape(p), and p itself when the shapes agree,
+/// for the views of a convolution's product (Created::products): the
+/// channels-last views of one convolution's result and the next one's
+/// columns are then one view, or none.
+struct ComposeProductViews : OpRewritePattern<graph::ReshapeOp> {
+  ComposeProductViews(MLIRContext *context,
+                      llvm::DenseSet<Operation *> &products)
+      : OpRewritePattern(context), products(products) {}
+  llvm::DenseSet<Operation *> &products;
+
+  LogicalResult matchAndRewrite(graph::ReshapeOp op,
+                                PatternRewriter &rewriter) const override {
+    auto inner = op.getData().getDefiningOp<graph::ReshapeOp>();
+    auto type = dyn_cast<RankedTensorType>(op.getType());
+    if (!inner || !type || !type.hasStaticShape() ||
+        !products.contains(inner.getData().getDefiningOp()))
+      return failure();
+    if (inner.getData().getType() == type) {
+      rewriter.replaceOp(op, inner.getData());
+      return success();
+    }
+    rewriter.modifyOpInPlace(
+        op, [&] { op.getDataMutable().assign(inner.getData()); });
+    return success();
+  }
+};
+
+/// op(reshape(p), ...) = reshape(op(p, ...)) for an elementwise op reading
+/// a matrix product p [M, F] viewed as [N, O..., F] (a convolution's result
+/// channels-last), its other operands of the view's shape (viewed as
+/// [M, F] too) or broadcast over all but the last dimension (a bias). The
+/// product's reader is then the op itself, which cuBLASLt's epilogue takes
+/// (a residual add as its C, a ReLU; Library.cpp), instead of a kernel of
+/// its own after the view.
+struct HoistEpilogueAboveView : RewritePattern {
+  HoistEpilogueAboveView(MLIRContext *context,
+                         llvm::DenseSet<Operation *> &products)
+      : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/2, context),
+        products(products) {}
+  llvm::DenseSet<Operation *> &products;
+
+  LogicalResult matchAndRewrite(Operation *op,
+                                PatternRewriter &rewriter) const override {
+    if (op->getNumResults() != 1 || op->getNumRegions() != 0 ||
+        !strata::isLowerableElementwise(op))
+      return failure();
+    auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+    if (!type || !type.hasStaticShape() || type.getRank() < 3)
+      return failure();
+    RankedTensorType flat;
+    for (Value operand : op->getOperands()) {
+      auto view = operand.getDefiningOp<graph::ReshapeOp>();
+      if (!view || !view->hasOneUse() || operand.getType() != type ||
+          !products.contains(view.getData().getDefiningOp()))
+        continue;
+      auto input = dyn_cast<RankedTensorType>(view.getData().getType());
+      if (input && input.getRank() == 2 && input.hasStaticShape() &&
+          input.getShape().back() == type.getShape().back()) {
+        flat = input;
+        break;
+      }
+    }
+    if (!flat)
+      return failure();
+    // Check every operand before creating anything: a pattern that fails
+    // must leave the IR as it was.
+    int64_t channels = flat.getDimSize(1);
+    for (Value operand : op->getOperands()) {
+      auto otype = dyn_cast<RankedTensorType>(operand.getType());
+      if (!otype || !otype.hasStaticShape())
+        return failure();
+      if (otype.getShape() == type.getShape())
+        continue;
+      // Broadcast over every dimension but the last: [F], [1, ..., F], a
+      // scalar.
+      ArrayRef<int64_t> shape = otype.getShape();
+      if (!llvm::all_of(shape.drop_back(shape.empty() ? 0 : 1),
+                        [](int64_t d) { return d == 1; }) ||
+          (!shape.empty() && shape.back() != 1 && shape.back() != channels))
+        return failure();
+    }
+    SmallVector<Value> operands;
+    for (Value operand : op->getOperands()) {
+      auto otype = cast<RankedTensorType>(operand.getType());
+      if (otype.getShape() == type.getShape())
+        operands.push_back(
+            reshapeTo(rewriter, op->getLoc(), operand, flat.getShape()));
+      else if (otype.getRank() <= 2)
+        operands.push_back(operand);
+      else
+        operands.push_back(reshapeTo(rewriter, op->getLoc(), operand,
+                                     {1, otype.getShape().back()}));
+    }
+    Operation *moved = rewriter.clone(*op);
+    moved->setOperands(operands);
+    moved->getResult(0).setType(
+        RankedTensorType::get(flat.getShape(), type.getElementType()));
+    products.insert(moved);
+    rewriter.replaceOp(op, reshapeTo(rewriter, op->getLoc(),
+                                     moved->getResult(0), type.getShape()));
+    return success();
+  }
+
+  static Value reshapeTo(PatternRewriter &rewriter, Location loc, Value v,
+                         ArrayRef<int64_t> shape) {
+    auto type = cast<RankedTensorType>(v.getType());
+    auto shapeType = RankedTensorType::get({int64_t(shape.size())},
+                                           rewriter.getIntegerType(64));
+    Value target = graph::ConstantOp::create(
+        rewriter, loc,
+        cast<ElementsAttr>(DenseElementsAttr::get(shapeType, shape)));
+    return graph::ReshapeOp::create(
+        rewriter, loc, RankedTensorType::get(shape, type.getElementType()), v,
+        target, rewriter.getI64IntegerAttr(0));
+  }
+};
+
+/// Whether `conv` computes as well channels-first: a 1x1 convolution at
+/// stride 1 without padding (group 1), which reads each point in place.
+bool pointwiseConvolution(Operation *op) {
+  auto conv = dyn_cast<graph::ConvOp>(op);
+  if (!conv || conv.getGroup() != 1)
+    return false;
+  auto w = dyn_cast<RankedTensorType>(conv.getWeight().getType());
+  auto all = [](std::optional<ArrayRef<int64_t>> a, int64_t v) {
+    return !a || llvm::all_of(*a, [&](int64_t x) { return x == v; });
+  };
+  return w && w.hasStaticShape() &&
+         llvm::all_of(w.getShape().drop_front(2),
+                      [](int64_t d) { return d == 1; }) &&
+         all(conv.getStrides(), 1) && all(conv.getPads(), 0);
+}
+
+/// The convolutions whose layout is channels-first: those connected (through
+/// chains of elementwise ops, either way) only to convolutions that compute
+/// as well channels-first. A network with any other convolution (a 3x3, a
+/// strided or a depthwise one, or a max pooling) nearby goes channels-last
+/// as a whole, so that its transposes cancel; a lone pair of 1x1
+/// convolutions between channels-first ops (a bottleneck's expansion and
+/// projection given NCHW tensors) keeps NCHW and needs no transpose.
+llvm::DenseSet<Operation *>
+channelsFirstConvolutions(ArrayRef<Operation *> convs,
+                          ArrayRef<Operation *> pools) {
+  llvm::EquivalenceClasses<Operation *> classes;
+  SmallVector<Operation *> nodes(convs.begin(), convs.end());
+  for (Operation *pool : pools)
+    if (isa<graph::MaxPoolOp>(pool))
+      nodes.push_back(pool);
+  llvm::DenseSet<Operation *> members(nodes.begin(), nodes.end());
+  for (Operation *node : nodes) {
+    classes.insert(node);
+    // Forward through elementwise readers to the nodes they feed.
+    SmallVector<Value> work = {node->getResult(0)};
+    llvm::DenseSet<Operation *> seen;
+    while (!work.empty()) {
+      Value v = work.pop_back_val();
+      for (Operation *user : v.getUsers()) {
+        if (!seen.insert(user).second)
+          continue;
+        if (members.contains(user) && user->getOperand(0) == v)
+          classes.unionSets(node, user);
+        else if (strata::isLowerableElementwise(user) &&
+                 user->getNumResults() == 1)
+          work.push_back(user->getResult(0));
+      }
+    }
+  }
+  llvm::DenseSet<Operation *> lastClasses, result;
+  for (Operation *node : nodes)
+    if (!pointwiseConvolution(node))
+      lastClasses.insert(classes.getLeaderValue(node));
+  for (Operation *conv : convs)
+    if (!lastClasses.contains(classes.getLeaderValue(conv)))
+      result.insert(conv);
+  return result;
+}
 
 struct ConvToGemmPass : PassWrapper<ConvToGemmPass, OperationPass<ModuleOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(ConvToGemmPass)
@@ -373,17 +871,55 @@ struct ConvToGemmPass : PassWrapper<ConvToGemmPass, OperationPass<ModuleOp>> {
     registry.insert<graph::GraphDialect>();
   }
   void runOnOperation() override {
-    SmallVector<graph::ConvOp> convs;
-    getOperation().walk([&](graph::ConvOp conv) { convs.push_back(conv); });
+    // Convolutions first: a pooling is rewritten only where its input
+    // already comes channels-last from one (elsewhere it keeps its form).
+    SmallVector<Operation *> convs, pools;
+    getOperation().walk([&](Operation *op) {
+      if (isa<graph::ConvOp>(op))
+        convs.push_back(op);
+      else if (isa<graph::MaxPoolOp, graph::GlobalAveragePoolOp,
+                   graph::GlobalMaxPoolOp>(op))
+        pools.push_back(op);
+    });
     Created created;
-    for (graph::ConvOp conv : convs)
-      ConvRewriter(conv, created).run();
+    llvm::DenseSet<Operation *> channelsFirst =
+        channelsFirstConvolutions(convs, pools);
+    for (Operation *conv : convs)
+      ConvRewriter(conv, created, channelsFirst.contains(conv)).run();
+    if (!created.ops.empty())
+      for (Operation *pool : pools)
+        ConvRewriter(pool, created).run();
     // Fold what folds among the new ops alone (no pattern: folders only).
     GreedyRewriteConfig config;
     config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
     (void)applyOpPatternsGreedily(
         created.ops, FrozenRewritePatternSet(RewritePatternSet(&getContext())),
         config);
+    if (created.ops.empty())
+      return;
+    // Cancel the layout transposes between convolutions (file comment).
+    RewritePatternSet patterns(&getContext());
+    patterns.add<ComposeTransposes, SinkLayoutTranspose>(&getContext());
+    patterns.add<ComposeProductViews, HoistEpilogueAboveView>(&getContext(),
+                                                              created.products);
+    // The patterns terminate: a sink moves a transpose strictly towards the
+    // results, a composition removes a transpose or a view, a hoisted op
+    // reads a matrix and cannot hoist again. A deep network needs more than
+    // the driver's default ten sweeps (ConvNeXt-T: 12), so there is no limit.
+    // Without folding and constant CSE: the patterns permute the constants
+    // they create themselves.
+    GreedyRewriteConfig sinking;
+    sinking.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled)
+        .enableFolding(false)
+        .enableConstantCSE(false)
+        .setMaxIterations(GreedyRewriteConfig::kNoLimit);
+    bool changed = false;
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
+                                     sinking, &changed))) {
+      getOperation().emitError("strata-conv-to-gemm: cancelling the "
+                               "layout transposes did not converge");
+      return signalPassFailure();
+    }
   }
 };
 

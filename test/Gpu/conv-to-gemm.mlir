@@ -1,22 +1,24 @@
 // RUN: strata-opt %s --strata-conv-to-gemm | FileCheck %s
 
-// The cuda target's convolutions without a library (ConvToGemm.cpp).
-// A 3x3 convolution, stride 2, padding 1, with a bias: one gather reads the
-// windows of every output point from the flattened input with a constant
-// index ([points, offsets]), a constant mask zeroes the padding, a transpose
-// makes the columns [N * P, C * KK], and one product takes the weight as it
-// is, read as [F, C * KK] (transB), with the bias; the result is put back as
-// [N, F, H, W]. (The values of index and mask are checked by running: the
-// conformance cases' convolutions, on the H200 and with this pass on the CPU.)
+// The cuda target's convolutions without a library (ConvToGemm.cpp), all
+// computed channels-last. A 3x3 convolution, stride 2, padding 1, with a
+// bias: the input transposed to [N, H, W, C] and viewed as [N, HW, C]; one
+// gather reads the windows of every output point with a constant index
+// ([points, offsets]), a constant mask zeroes the padding, and the result
+// is the columns [N * P, KK * C] as they are; one product takes the weight
+// permuted to [F, K..., C] at compile time (a constant; here an argument,
+// so a transpose), read as [F, KK * C] (transB), with the bias; the result
+// [N * P, F] is put back as [N, F, H, W]. (The values of index and mask are
+// checked by running: the conformance cases' convolutions, on the H200 and
+// with this pass on the CPU, below.)
 // CHECK-LABEL: func.func @conv3x3
-// CHECK: %[[FLAT:.*]] = graph.reshape %arg0, {{.*}} -> tensor<2x4x64xf32>
-// CHECK: %[[IDX:.*]] = graph.constant {{.*}} : tensor<16x9xi64>
-// CHECK: %[[G:.*]] = graph.gather %[[FLAT]], %[[IDX]] {axis = 2 : i64} : (tensor<2x4x64xf32>, tensor<16x9xi64>) -> tensor<2x4x16x9xf32>
-// CHECK: %[[MASK:.*]] = graph.constant {{.*}} : tensor<16x9xf32>
-// CHECK: %[[M:.*]] = graph.mul %[[G]], %[[MASK]]
-// CHECK: %[[T:.*]] = graph.transpose %[[M]] {perm = array<i64: 0, 2, 1, 3>} : (tensor<2x4x16x9xf32>) -> tensor<2x16x4x9xf32>
-// CHECK: %[[COLS:.*]] = graph.reshape %[[T]], {{.*}} -> tensor<32x36xf32>
-// CHECK: %[[W:.*]] = graph.reshape %arg1, {{.*}} -> tensor<6x36xf32>
+// CHECK: %[[T:.*]] = graph.transpose %arg0 {perm = array<i64: 0, 2, 3, 1>} : (tensor<2x4x8x8xf32>) -> tensor<2x8x8x4xf32>
+// CHECK: %[[FLAT:.*]] = graph.reshape %[[T]], {{.*}} -> tensor<2x64x4xf32>
+// CHECK: %[[G:.*]] = graph.gather %[[FLAT]], %{{.*}} {axis = 1 : i64} : (tensor<2x64x4xf32>, tensor<16x9xi64>) -> tensor<2x16x9x4xf32>
+// CHECK: %[[M:.*]] = graph.mul %[[G]], %{{.*}} : (tensor<2x16x9x4xf32>, tensor<16x9x1xf32>) -> tensor<2x16x9x4xf32>
+// CHECK: %[[COLS:.*]] = graph.reshape %[[M]], {{.*}} -> tensor<32x36xf32>
+// CHECK: %[[WT:.*]] = graph.transpose %arg1 {perm = array<i64: 0, 2, 3, 1>} : (tensor<6x4x3x3xf32>) -> tensor<6x3x3x4xf32>
+// CHECK: %[[W:.*]] = graph.reshape %[[WT]], {{.*}} -> tensor<6x36xf32>
 // CHECK: %[[Y:.*]] = graph.gemm %[[COLS]], %[[W]] bias %arg2 {transB = 1 : i64} : (tensor<32x36xf32>, tensor<6x36xf32>, tensor<6xf32>) -> tensor<32x6xf32>
 // CHECK: %[[R:.*]] = graph.reshape %[[Y]], {{.*}} -> tensor<2x4x4x6xf32>
 // CHECK: %[[OUT:.*]] = graph.transpose %[[R]] {perm = array<i64: 0, 3, 1, 2>} : (tensor<2x4x4x6xf32>) -> tensor<2x6x4x4xf32>
@@ -26,55 +28,85 @@ func.func @conv3x3(%x: tensor<2x4x8x8xf32>, %w: tensor<6x4x3x3xf32>, %b: tensor<
   return %y : tensor<2x6x4x4xf32>
 }
 
-// A 1x1 convolution at stride 1 without padding reads every input point in
-// place. With at least 128 output points per image it is one batched product
-// per image, W [F, C] . X [C, P] in NCHW order, the weight broadcast over the
-// images and the bias added per filter: no gather and no transposes.
-// CHECK-LABEL: func.func @pointwise_wide
+// A 1x1 convolution at stride 1 without padding whose neighbours are all
+// channels-first (no 3x3, strided or depthwise convolution or max pooling
+// reachable through elementwise ops) keeps NCHW: per image the product
+// W [F, C] . X [C, P], one batched product with the weight broadcast over
+// the images and the bias added per filter; no gather, no transposes.
+// CHECK-LABEL: func.func @pointwise
 // CHECK-NOT: graph.transpose
 // CHECK: %[[X:.*]] = graph.reshape %arg0, {{.*}} -> tensor<2x4x256xf32>
 // CHECK: %[[W:.*]] = graph.reshape %arg1, {{.*}} -> tensor<8x4xf32>
 // CHECK: %[[P:.*]] = graph.matmul %[[W]], %[[X]] : (tensor<8x4xf32>, tensor<2x4x256xf32>) -> tensor<2x8x256xf32>
-// CHECK: %[[B:.*]] = graph.reshape %arg2, {{.*}} -> tensor<8x1xf32>
-// CHECK: %[[S:.*]] = graph.add %[[P]], %[[B]]
-// CHECK: graph.reshape %[[S]], {{.*}} -> tensor<2x8x16x16xf32>
+// CHECK: graph.add %[[P]], %{{.*}}
 // CHECK-NOT: graph.transpose
-func.func @pointwise_wide(%x: tensor<2x4x16x16xf32>, %w: tensor<8x4x1x1xf32>, %b: tensor<8xf32>) -> tensor<2x8x16x16xf32> {
+func.func @pointwise(%x: tensor<2x4x16x16xf32>, %w: tensor<8x4x1x1xf32>, %b: tensor<8xf32>) -> tensor<2x8x16x16xf32> {
   %y = graph.conv %x, %w bias %b : (tensor<2x4x16x16xf32>, tensor<8x4x1x1xf32>, tensor<8xf32>) -> tensor<2x8x16x16xf32>
   return %y : tensor<2x8x16x16xf32>
 }
 
-// With one image the two forms multiply the same matrices: the batched one,
-// without the transposes, at any size.
-// CHECK-LABEL: func.func @pointwise_one_image
-// CHECK-NOT: graph.transpose
-// CHECK: graph.matmul %{{.*}}, %{{.*}} : (tensor<8x4xf32>, tensor<1x4x25xf32>) -> tensor<1x8x25xf32>
-func.func @pointwise_one_image(%x: tensor<1x4x5x5xf32>, %w: tensor<8x4x1x1xf32>) -> tensor<1x8x5x5xf32> {
-  %y = graph.conv %x, %w : (tensor<1x4x5x5xf32>, tensor<8x4x1x1xf32>) -> tensor<1x8x5x5xf32>
-  return %y : tensor<1x8x5x5xf32>
-}
-
-// Fewer points per image over several images: each image's product would be
-// narrower than cuBLASLt's tiles, so im2col's one product over all images'
-// points, its input read in place (no gather).
-// CHECK-LABEL: func.func @pointwise
+// Fewer than 128 points per image over several images: each image's product
+// would be narrower than cuBLASLt's tiles, so one product over all images'
+// points, channels-last; the input is the columns (no gather).
+// CHECK-LABEL: func.func @pointwise_small_maps
 // CHECK-NOT: graph.gather
-// CHECK: graph.transpose %{{.*}} {perm = array<i64: 0, 2, 1, 3>} : (tensor<2x4x25x1xf32>) -> tensor<2x25x4x1xf32>
-// CHECK: graph.gemm {{.*}} {transB = 1 : i64} : (tensor<50x4xf32>, tensor<8x4xf32>) -> tensor<50x8xf32>
-func.func @pointwise(%x: tensor<2x4x5x5xf32>, %w: tensor<8x4x1x1xf32>) -> tensor<2x8x5x5xf32> {
+// CHECK: graph.gemm %{{.*}}, %{{.*}} {transB = 1 : i64} : (tensor<50x4xf32>, tensor<8x4xf32>) -> tensor<50x8xf32>
+func.func @pointwise_small_maps(%x: tensor<2x4x5x5xf32>, %w: tensor<8x4x1x1xf32>) -> tensor<2x8x5x5xf32> {
   %y = graph.conv %x, %w : (tensor<2x4x5x5xf32>, tensor<8x4x1x1xf32>) -> tensor<2x8x5x5xf32>
   return %y : tensor<2x8x5x5xf32>
 }
 
-// Depthwise (group = channels): the windows offset-major (index and mask
-// [KK, P]) times the weight per channel and offset, summed over the offsets.
+// A chain as CNNs have it: conv, ReLU, conv, residual add, ReLU, global
+// average pooling. The 3x3 convolution puts the chain channels-last, its
+// 1x1 neighbour included. The transposes between the convolutions cancel (the
+// ReLU and the add run channels-last), the ReLU and the residual add move
+// next to the products that cuBLASLt's epilogue takes (on [N * P, F], no
+// view between), a constant weight is permuted at compile time, and the
+// pooling reduces over the points with the channels innermost: one
+// transpose is left, the input's.
+// CHECK-LABEL: func.func @chain
+// CHECK-COUNT-1: graph.transpose
+// CHECK-NOT: graph.transpose
+// CHECK: %[[C1:.*]] = graph.gemm {{.*}} bias %arg1 {transB = 1 : i64} : (tensor<128x4xf32>, tensor<8x4xf32>, tensor<8xf32>) -> tensor<128x8xf32>
+// CHECK-NEXT: %[[R1:.*]] = graph.relu %[[C1]] : (tensor<128x8xf32>) -> tensor<128x8xf32>
+// CHECK: %[[C2:.*]] = graph.gemm %{{.*}}, %{{.*}} {transB = 1 : i64} : (tensor<128x72xf32>, tensor<8x72xf32>) -> tensor<128x8xf32>
+// CHECK: %[[S:.*]] = graph.add %[[C2]], %[[R1]] : (tensor<128x8xf32>, tensor<128x8xf32>) -> tensor<128x8xf32>
+// CHECK: %[[R2:.*]] = graph.relu %[[S]] : (tensor<128x8xf32>) -> tensor<128x8xf32>
+// CHECK: graph.reduce_mean %{{.*}} {axes = array<i64: 1>, keepdims = 0 : i64} : (tensor<2x64x8xf32>) -> tensor<2x8xf32>
+// CHECK-NOT: graph.transpose
+func.func @chain(%x: tensor<2x4x8x8xf32>, %b1: tensor<8xf32>) -> tensor<2x8x1x1xf32> {
+  %w1 = graph.constant dense<[[[[1.0]], [[2.0]], [[3.0]], [[4.0]]], [[[1.0]], [[2.0]], [[3.0]], [[4.0]]], [[[1.0]], [[2.0]], [[3.0]], [[4.0]]], [[[1.0]], [[2.0]], [[3.0]], [[4.0]]], [[[1.0]], [[2.0]], [[3.0]], [[4.0]]], [[[1.0]], [[2.0]], [[3.0]], [[4.0]]], [[[1.0]], [[2.0]], [[3.0]], [[4.0]]], [[[1.0]], [[2.0]], [[3.0]], [[5.0]]]]> : tensor<8x4x1x1xf32>
+  %w2 = graph.constant dense<0.5> : tensor<8x8x3x3xf32>
+  %c1 = graph.conv %x, %w1 bias %b1 : (tensor<2x4x8x8xf32>, tensor<8x4x1x1xf32>, tensor<8xf32>) -> tensor<2x8x8x8xf32>
+  %r1 = graph.relu %c1 : (tensor<2x8x8x8xf32>) -> tensor<2x8x8x8xf32>
+  %c2 = graph.conv %r1, %w2 {kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>} : (tensor<2x8x8x8xf32>, tensor<8x8x3x3xf32>) -> tensor<2x8x8x8xf32>
+  %s = graph.add %c2, %r1 : (tensor<2x8x8x8xf32>, tensor<2x8x8x8xf32>) -> tensor<2x8x8x8xf32>
+  %r2 = graph.relu %s : (tensor<2x8x8x8xf32>) -> tensor<2x8x8x8xf32>
+  %p = graph.global_average_pool %r2 : (tensor<2x8x8x8xf32>) -> tensor<2x8x1x1xf32>
+  return %p : tensor<2x8x1x1xf32>
+}
+
+// Max pooling after a convolution: the windows gathered channels-last, the
+// padding's offsets -inf, the largest kept.
+// CHECK-LABEL: func.func @max_pool
+// CHECK: graph.gather %{{.*}}, %{{.*}} {axis = 1 : i64} : (tensor<1x64x4xf32>, tensor<16x9xi64>) -> tensor<1x16x9x4xf32>
+// CHECK: graph.where %{{.*}}, %{{.*}}, %{{.*}} : (tensor<16x9x1xi1>, tensor<1x16x9x4xf32>, tensor<1xf32>) -> tensor<1x16x9x4xf32>
+// CHECK: graph.reduce_max %{{.*}} {axes = array<i64: 2>, keepdims = 0 : i64} : (tensor<1x16x9x4xf32>) -> tensor<1x16x4xf32>
+func.func @max_pool(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x1x1xf32>) -> tensor<1x4x4x4xf32> {
+  %c = graph.conv %x, %w : (tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x8x8xf32>
+  %p, %i = graph.max_pool %c {kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x4x8x8xf32>) -> (tensor<1x4x4x4xf32>, tensor<1x4x4x4xi64>)
+  return %p : tensor<1x4x4x4xf32>
+}
+
+// Depthwise (group = channels): the windows [N, P, KK, C] times the weight
+// per offset and channel, summed over the offsets.
 // CHECK-LABEL: func.func @depthwise
 // CHECK-NOT: graph.gemm
-// CHECK: graph.gather %{{.*}}, %{{.*}} {axis = 2 : i64} : (tensor<1x3x36xf32>, tensor<9x36xi64>) -> tensor<1x3x9x36xf32>
-// CHECK: graph.mul %{{.*}}, %{{.*}} : (tensor<1x3x9x36xf32>, tensor<9x36xf32>) -> tensor<1x3x9x36xf32>
-// CHECK: graph.mul %{{.*}}, %{{.*}} : (tensor<1x3x9x36xf32>, tensor<1x3x9x1xf32>) -> tensor<1x3x9x36xf32>
-// CHECK: graph.reduce_sum %{{.*}} {axes = array<i64: 2>, keepdims = 0 : i64} : (tensor<1x3x9x36xf32>) -> tensor<1x3x36xf32>
-// CHECK: graph.reshape %{{.*}} -> tensor<1x3x6x6xf32>
+// CHECK: graph.gather %{{.*}}, %{{.*}} {axis = 1 : i64} : (tensor<1x36x3xf32>, tensor<36x9xi64>) -> tensor<1x36x9x3xf32>
+// CHECK: graph.mul %{{.*}}, %{{.*}} : (tensor<1x36x9x3xf32>, tensor<36x9x1xf32>) -> tensor<1x36x9x3xf32>
+// CHECK: graph.mul %{{.*}}, %{{.*}} : (tensor<1x36x9x3xf32>, tensor<1x1x9x3xf32>) -> tensor<1x36x9x3xf32>
+// CHECK: graph.reduce_sum %{{.*}} {axes = array<i64: 2>, keepdims = 0 : i64} : (tensor<1x36x9x3xf32>) -> tensor<1x36x3xf32>
+// CHECK: graph.reshape %{{.*}} -> tensor<1x6x6x3xf32>
 func.func @depthwise(%x: tensor<1x3x6x6xf32>, %w: tensor<3x1x3x3xf32>) -> tensor<1x3x6x6xf32> {
   %y = graph.conv %x, %w {group = 3 : i64, kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x3x6x6xf32>, tensor<3x1x3x3xf32>) -> tensor<1x3x6x6xf32>
   return %y : tensor<1x3x6x6xf32>
