@@ -334,6 +334,12 @@ struct Plan {
   /// accumulator, which each thread's running value starts from instead
   /// (null for an all-parallel op).
   linalg::FillOp fill;
+  /// With `fill`: an all-parallel op that reads the reduction's result at
+  /// each output point (a cast back from an f32 accumulator) and writes the
+  /// kernel's output, computed by the same thread after its reduction; the
+  /// temporary between them (`epilogueTemp`) is never written.
+  linalg::LinalgOp epilogue;
+  Operation *epilogueTemp = nullptr;
   std::vector<std::string> notes;
   SmallVector<std::pair<Operation *, Role>> ops;
   llvm::DenseMap<Operation *, Strategy> strategies;
@@ -412,6 +418,8 @@ private:
                                          ArrayRef<Value> initial = {});
   void emitPointReduction(linalg::LinalgOp op, Value linear);
   bool pointPerThread(linalg::LinalgOp fill, linalg::LinalgOp op);
+  bool pointEpilogue(linalg::LinalgOp op, linalg::LinalgOp epilogue,
+                     Operation *temp);
   Value combine(const Combiner &c, Value acc, Value x);
   Value warpReduce(const Combiner &c, Value v);
   Value shuffleXor(Value v, int32_t offset);

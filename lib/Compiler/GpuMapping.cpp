@@ -198,6 +198,30 @@ LogicalResult KernelMapper::analyze() {
       return success();
     }
   }
+  if (distributed == 3 && scratch == 1 && thread0 == 0) {
+    // The same with an elementwise op after the reduction (the cast of an
+    // f32 accumulator back to f16 or bf16): each thread finishes its point.
+    SmallVector<linalg::LinalgOp, 3> ops;
+    Operation *temp = nullptr;
+    for (auto [op, role] : plan.ops) {
+      if (role == Role::Distribute)
+        ops.push_back(cast<linalg::LinalgOp>(op));
+      if (role == Role::Scratch)
+        temp = op;
+    }
+    if (pointPerThread(ops[0], ops[1]) && pointEpilogue(ops[1], ops[2], temp)) {
+      plan.mapping = "elementwise";
+      plan.fill = cast<linalg::FillOp>(ops[0].getOperation());
+      plan.epilogue = ops[2];
+      plan.epilogueTemp = temp;
+      for (auto &[op, role] : plan.ops)
+        if (op == temp)
+          role = Role::Uniform; // erased once the epilogue has run
+      plan.notes.push_back("the reduction's result finished by one "
+                           "elementwise op in the same thread");
+      return success();
+    }
+  }
   if (distributed == 1 && scratch == 0 && thread0 == 0) {
     for (auto [op, role] : plan.ops) {
       auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
@@ -235,6 +259,56 @@ bool KernelMapper::pointPerThread(linalg::LinalgOp fill, linalg::LinalgOp op) {
     if (input->get() == fillOp.getOutputs()[0])
       return false;
   return pointsAndReduced(op).first > kMaxThreads;
+}
+
+/// Whether `epilogue` can run in the thread that computed each output point
+/// of the reduction `op`: it is all-parallel over the reduction's output
+/// points in their order, reads the temporary `temp` (the reduction's
+/// result, used by nothing else but the fill) at its own point, and writes
+/// only its outputs.
+bool KernelMapper::pointEpilogue(linalg::LinalgOp op, linalg::LinalgOp epilogue,
+                                 Operation *temp) {
+  if (!temp || !epilogue.isAllParallelLoops() || op.getNumDpsInits() != 1 ||
+      op.getDpsInitOperand(0)->get() != temp->getResult(0))
+    return false;
+  // The reduction writes its parallel loops in order (the reduced ones
+  // dropped), and the epilogue iterates over the same points.
+  AffineMap init = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  SmallVector<int64_t> points;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  unsigned next = 0;
+  for (AffineExpr expr : init.getResults()) {
+    auto dim = dyn_cast<AffineDimExpr>(expr);
+    if (!dim || dim.getPosition() < next ||
+        !isParallel(op.getIteratorTypesArray()[dim.getPosition()]))
+      return false;
+    next = dim.getPosition() + 1;
+    points.push_back(ranges[dim.getPosition()]);
+  }
+  for (auto [i, kind] : llvm::enumerate(op.getIteratorTypesArray()))
+    if (isParallel(kind) &&
+        !llvm::is_contained(init.getResults(),
+                            getAffineDimExpr(i, init.getContext())))
+      return false;
+  if (epilogue.getStaticLoopRanges() != points)
+    return false;
+  int reads = 0;
+  for (OpOperand *input : epilogue.getDpsInputOperands())
+    if (input->get() == temp->getResult(0)) {
+      if (!epilogue.getMatchingIndexingMap(input).isIdentity())
+        return false;
+      ++reads;
+    }
+  for (OpOperand &out : epilogue.getDpsInitsMutable())
+    if (out.get() == temp->getResult(0) ||
+        !epilogue.getMatchingBlockArgument(&out).use_empty())
+      return false;
+  // Nothing else reads the temporary.
+  for (Operation *user : temp->getResult(0).getUsers())
+    if (user != op && user != epilogue && user != plan.fill &&
+        !isa<linalg::FillOp>(user))
+      return false;
+  return reads == 1;
 }
 
 /// Whether `op` reaches `operand`'s elements in row order: its iteration
@@ -768,7 +842,8 @@ LogicalResult KernelMapper::run() {
   linalg::LinalgOp elementwise;
   if (plan.mapping == "elementwise") {
     for (auto [op, role] : plan.ops)
-      if (role == Role::Distribute && op != plan.fill)
+      if (role == Role::Distribute && op != plan.fill &&
+          op != plan.epilogue.getOperation())
         elementwise = cast<linalg::LinalgOp>(op);
     // The widest element among operands indexed along the innermost loop
     // decides how many elements make a 16-byte access; a reduction's

@@ -974,10 +974,49 @@ void KernelMapper::emitPointReduction(linalg::LinalgOp op, Value linear) {
   Value initial = plan.fill.getInputs()[0];
   SmallVector<Value> values = emitSequentialPoint(op, ivs, {initial});
   OpOperand *init = op.getDpsInitOperand(0);
-  memref::StoreOp::create(b, loc, values[0], init->get(),
-                          applyMap(op.getMatchingIndexingMap(init), ivs));
+  if (!plan.epilogue) {
+    memref::StoreOp::create(b, loc, values[0], init->get(),
+                            applyMap(op.getMatchingIndexingMap(init), ivs));
+    op->erase();
+    plan.fill->erase();
+    return;
+  }
+  // The epilogue at the same point (pointEpilogue), its read of the
+  // temporary replaced by the value just computed.
+  linalg::LinalgOp epilogue = plan.epilogue;
+  SmallVector<Value> points =
+      delinearize(linear, epilogue.getStaticLoopRanges());
+  IRMapping mapping;
+  for (OpOperand *input : epilogue.getDpsInputOperands()) {
+    BlockArgument arg = epilogue.getMatchingBlockArgument(input);
+    if (input->get() == init->get())
+      mapping.map(arg, values[0]);
+    else if (!isa<MemRefType>(input->get().getType()))
+      mapping.map(arg, input->get());
+    else if (!arg.use_empty())
+      mapping.map(
+          arg, memref::LoadOp::create(
+                   b, loc, input->get(),
+                   applyMap(epilogue.getMatchingIndexingMap(input), points)));
+  }
+  for (Operation &inner : epilogue.getBlock()->without_terminator()) {
+    if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
+      mapping.map(index.getResult(), points[index.getDim()]);
+      continue;
+    }
+    b.clone(inner, mapping);
+  }
+  Operation *yield = epilogue.getBlock()->getTerminator();
+  for (auto [value, out] :
+       llvm::zip(yield->getOperands(), epilogue.getDpsInitsMutable()))
+    memref::StoreOp::create(
+        b, loc, mapping.lookupOrDefault(value), out.get(),
+        applyMap(epilogue.getMatchingIndexingMap(&out), points));
+  epilogue->erase();
   op->erase();
   plan.fill->erase();
+  if (plan.epilogueTemp->use_empty())
+    plan.epilogueTemp->erase();
 }
 
 /// Elements per thread access along `op`'s innermost loop, from the
