@@ -1149,6 +1149,38 @@ static Operation *transposeLimitingRows(const Group &group, Operation *op) {
   return nullptr;
 }
 
+/// A slice or concat in `group` (or `op`) that changes the size of a
+/// dimension a reduction in `group` (or `op`) would split its rows over, or
+/// null: fused, a row of the result is no longer one row of the input (a
+/// Swin's roll, slices and a concat over the image's axes, before its
+/// LayerNorm), and the kernel cannot split at all.
+static Operation *resizeLimitingRows(const Group &group, Operation *op) {
+  auto limits = [](Operation *a, Operation *b) {
+    if (!isa<graph::SliceOp, graph::ConcatOp>(a) || a->getNumResults() != 1)
+      return false;
+    std::optional<int64_t> rows = reductionRowDims(b);
+    auto out = dyn_cast<RankedTensorType>(a->getResult(0).getType());
+    if (!rows || !out)
+      return false;
+    for (Value operand : a->getOperands()) {
+      auto in = dyn_cast<RankedTensorType>(operand.getType());
+      if (!in || in.getRank() != out.getRank())
+        continue;
+      for (int64_t d = 0; d < std::min<int64_t>(*rows, out.getRank()); ++d)
+        if (in.getDimSize(d) != out.getDimSize(d))
+          return true;
+    }
+    return false;
+  };
+  for (Operation *member : group.ops) {
+    if (limits(member, op))
+      return member;
+    if (limits(op, member))
+      return op;
+  }
+  return nullptr;
+}
+
 /// Why `op` may not join `group` on the GPU, or "". A GPU kernel whose body
 /// is several ops that are not one elementwise chain runs them one after
 /// another in thread blocks, one block per row block; when the row analysis
@@ -1184,6 +1216,11 @@ static std::string gpuJoinRefusal(const Group &group, Operation *op) {
            strata::describeOp(transpose) +
            "): fused, the rows could split only over the dimensions the "
            "transpose keeps in place";
+  if (Operation *resize = resizeLimitingRows(group, op))
+    return "on the GPU a reduction and a slice or concat that resizes the "
+           "dimensions its rows split over are not fused (" +
+           strata::describeOp(resize) +
+           "): fused, the kernel's rows could not split at all";
   if (staysOneParallelOp(group, op))
     return "";
   if (isolatedOnGpu(op))

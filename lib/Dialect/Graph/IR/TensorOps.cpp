@@ -2110,7 +2110,9 @@ LogicalResult DropoutOp::verify() {
 }
 
 namespace {
-/// Outside training, Dropout is the identity and its mask is all true.
+/// Outside training, Dropout is the identity and its mask is all true; so
+/// it is in training with a ratio of 0 (torchvision's Swin exports its
+/// attention's dropout so: p = 0, training_mode true).
 struct DropoutInInference : OpRewritePattern<DropoutOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -2118,8 +2120,10 @@ struct DropoutInInference : OpRewritePattern<DropoutOp> {
                                 PatternRewriter &rewriter) const override {
     if (Value training = op.getTrainingMode()) {
       DenseElementsAttr mode;
-      if (!matchPattern(training, m_Constant(&mode)) ||
-          *mode.getValues<bool>().begin())
+      std::optional<double> ratio = constantScalar(op.getRatio());
+      bool keepsAll = op.getRatio() && ratio && *ratio == 0.0;
+      if (!keepsAll && (!matchPattern(training, m_Constant(&mode)) ||
+                        *mode.getValues<bool>().begin()))
         return failure();
     }
     if (op.getOutput().getType() != op.getData().getType())

@@ -442,7 +442,7 @@ def Graph_DropoutOp : Graph_Op<"dropout", [AttrSizedOperandSegments]> {
   let description = [{
     Not Pure: in training mode it draws random numbers. Canonicalization
     replaces it by its input when training_mode is absent or constant
-    false (the mask is then all true).
+    false, or the ratio is a constant 0 (the mask is then all true).
   }];
   let arguments = (ins AnyTensor:$data, Optional<AnyTensor>:$ratio,
                        Optional<TensorOf<[I1]>>:$training_mode,

@@ -1,0 +1,64 @@
+#!/usr/bin/python3
+"""Small models with the patterns of real CNNs and vision transformers that the cuda target's
+layout, partition and mapping rules are about (test/Gpu/cnn-patterns.test):
+
+- dw_f16.onnx: a float16 depthwise 3x3 convolution with a bias, its input from a 3x3
+  convolution (the f16 sum accumulates in f32 and is cast back);
+- roll_ln.onnx: a Swin-style roll (two slices and a concat over the image's rows) before a
+  LayerNorm over the channels of [N, H, W, C];
+- dropout0.onnx: Dropout with ratio 0 and training_mode true (torchvision's Swin exports its
+  attention dropout so), which is the identity.
+
+    make_cnn_patterns.py OUT_DIR
+"""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+out = sys.argv[1]
+rng = np.random.default_rng(0)
+
+
+def save(name, nodes, inputs, outputs, inits, opset=17):
+    g = helper.make_graph(nodes, name, inputs, outputs, inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    onnx.checker.check_model(m)
+    onnx.save(m, os.path.join(out, name + ".onnx"))
+
+
+f16 = TensorProto.FLOAT16
+c = 16
+w1 = numpy_helper.from_array(rng.standard_normal((c, c, 3, 3)).astype(np.float16), "w1")
+w2 = numpy_helper.from_array(rng.standard_normal((c, 1, 3, 3)).astype(np.float16), "w2")
+b2 = numpy_helper.from_array(rng.standard_normal((c,)).astype(np.float16), "b2")
+save("dw_f16",
+     [helper.make_node("Conv", ["x", "w1"], ["h"], name="full", pads=[1, 1, 1, 1]),
+      helper.make_node("Conv", ["h", "w2", "b2"], ["y"], name="depthwise", group=c,
+                       pads=[1, 1, 1, 1])],
+     [helper.make_tensor_value_info("x", f16, [4, c, 32, 32])],
+     [helper.make_tensor_value_info("y", f16, [4, c, 32, 32])], [w1, w2, b2])
+
+f32 = TensorProto.FLOAT
+shape = [2, 8, 8, 32]
+i64 = lambda n, v: numpy_helper.from_array(np.array(v, dtype=np.int64), n)  # noqa: E731
+gamma = numpy_helper.from_array(np.ones(32, np.float32), "gamma")
+save("roll_ln",
+     [helper.make_node("Slice", ["x", "s0", "e0", "ax"], ["top"], name="roll_top"),
+      helper.make_node("Slice", ["x", "s1", "e1", "ax"], ["bottom"], name="roll_bottom"),
+      helper.make_node("Concat", ["top", "bottom"], ["rolled"], name="roll", axis=1),
+      helper.make_node("LayerNormalization", ["rolled", "gamma"], ["y"], name="norm",
+                       axis=-1)],
+     [helper.make_tensor_value_info("x", f32, shape)],
+     [helper.make_tensor_value_info("y", f32, shape)],
+     [i64("s0", [3]), i64("e0", [8]), i64("s1", [0]), i64("e1", [3]), i64("ax", [1]), gamma])
+
+save("dropout0",
+     [helper.make_node("Softmax", ["x"], ["p"], name="softmax", axis=-1),
+      helper.make_node("Dropout", ["p", "ratio", "training"], ["y"], name="drop")],
+     [helper.make_tensor_value_info("x", f32, [4, 64])],
+     [helper.make_tensor_value_info("y", f32, [4, 64])],
+     [numpy_helper.from_array(np.array(0.0, np.float32), "ratio"),
+      numpy_helper.from_array(np.array(True), "training")])
