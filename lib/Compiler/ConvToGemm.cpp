@@ -882,10 +882,10 @@ struct ConvToGemmPass : PassWrapper<ConvToGemmPass, OperationPass<ModuleOp>> {
         pools.push_back(op);
     });
     Created created;
-    llvm::DenseSet<Operation *> channelsFirst =
+    llvm::DenseSet<Operation *> keepNchw =
         channelsFirstConvolutions(convs, pools);
     for (Operation *conv : convs)
-      ConvRewriter(conv, created, channelsFirst.contains(conv)).run();
+      ConvRewriter(conv, created, keepNchw.contains(conv)).run();
     if (!created.ops.empty())
       for (Operation *pool : pools)
         ConvRewriter(pool, created).run();
