@@ -573,6 +573,39 @@ struct ComposeTransposes : OpRewritePattern<graph::TransposeOp> {
   }
 };
 
+/// The static result type of an elementwise graph op with one result (the
+/// ops the cleanup moves), or null.
+RankedTensorType elementwiseResult(Operation *op) {
+  if (op->getNumResults() != 1 || op->getNumRegions() != 0 ||
+      !strata::isLowerableElementwise(op))
+    return {};
+  auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  return type && type.hasStaticShape() ? type : RankedTensorType();
+}
+
+/// `op` again, on `operands`, its result of `shape`.
+Value cloneElementwise(PatternRewriter &rewriter, Operation *op,
+                       ValueRange operands, ArrayRef<int64_t> shape) {
+  Operation *moved = rewriter.clone(*op);
+  moved->setOperands(operands);
+  auto type = cast<RankedTensorType>(op->getResult(0).getType());
+  moved->getResult(0).setType(
+      RankedTensorType::get(shape, type.getElementType()));
+  return moved->getResult(0);
+}
+
+/// `v` viewed with `shape` (a graph.reshape).
+Value viewAs(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> shape) {
+  auto type = cast<RankedTensorType>(v.getType());
+  auto shapeType =
+      RankedTensorType::get({int64_t(shape.size())}, b.getIntegerType(64));
+  Value target = graph::ConstantOp::create(
+      b, loc, cast<ElementsAttr>(DenseElementsAttr::get(shapeType, shape)));
+  return graph::ReshapeOp::create(
+      b, loc, RankedTensorType::get(shape, type.getElementType()), v, target,
+      b.getI64IntegerAttr(0));
+}
+
 /// op(transpose(a, p), transpose(b, p), c) = transpose(op(a, b, c'), p) for
 /// an elementwise op, where c' is c (a constant, or a value at most an
 /// eighth of the result's size) put in a's layout: the transpose moves
@@ -583,11 +616,8 @@ struct SinkLayoutTranspose : RewritePattern {
 
   LogicalResult matchAndRewrite(Operation *op,
                                 PatternRewriter &rewriter) const override {
-    if (op->getNumResults() != 1 || op->getNumRegions() != 0 ||
-        !strata::isLowerableElementwise(op))
-      return failure();
-    auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
-    if (!type || !type.hasStaticShape())
+    RankedTensorType type = elementwiseResult(op);
+    if (!type)
       return failure();
     int64_t rank = type.getRank();
     // The permutation: the first layout transpose among the operands, of
@@ -652,19 +682,8 @@ struct SinkLayoutTranspose : RewritePattern {
           continue;
         }
       }
-      Value v = operand;
-      if (otype.getRank() < rank) {
-        auto shapeType =
-            RankedTensorType::get({rank}, rewriter.getIntegerType(64));
-        Value target = graph::ConstantOp::create(
-            rewriter, loc,
-            cast<ElementsAttr>(
-                DenseElementsAttr::get(shapeType, ArrayRef<int64_t>(padded))));
-        v = graph::ReshapeOp::create(
-            rewriter, loc,
-            RankedTensorType::get(padded, otype.getElementType()), v, target,
-            rewriter.getI64IntegerAttr(0));
-      }
+      Value v = otype.getRank() < rank ? viewAs(rewriter, loc, operand, padded)
+                                       : operand;
       operands[i] =
           graph::TransposeOp::create(rewriter, loc, permutedType, v,
                                      rewriter.getDenseI64ArrayAttr(inverse));
@@ -672,12 +691,9 @@ struct SinkLayoutTranspose : RewritePattern {
     SmallVector<int64_t> shape;
     for (int64_t p : inverse)
       shape.push_back(type.getDimSize(p));
-    Operation *moved = rewriter.clone(*op);
-    moved->setOperands(operands);
-    moved->getResult(0).setType(
-        RankedTensorType::get(shape, type.getElementType()));
     rewriter.replaceOpWithNewOp<graph::TransposeOp>(
-        op, type, moved->getResult(0), rewriter.getDenseI64ArrayAttr(*perm));
+        op, type, cloneElementwise(rewriter, op, operands, shape),
+        rewriter.getDenseI64ArrayAttr(*perm));
     return success();
   }
 };
@@ -725,11 +741,8 @@ struct HoistEpilogueAboveView : RewritePattern {
 
   LogicalResult matchAndRewrite(Operation *op,
                                 PatternRewriter &rewriter) const override {
-    if (op->getNumResults() != 1 || op->getNumRegions() != 0 ||
-        !strata::isLowerableElementwise(op))
-      return failure();
-    auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
-    if (!type || !type.hasStaticShape() || type.getRank() < 3)
+    RankedTensorType type = elementwiseResult(op);
+    if (!type || type.getRank() < 3)
       return failure();
     RankedTensorType flat;
     for (Value operand : op->getOperands()) {
@@ -768,34 +781,18 @@ struct HoistEpilogueAboveView : RewritePattern {
       auto otype = cast<RankedTensorType>(operand.getType());
       if (otype.getShape() == type.getShape())
         operands.push_back(
-            reshapeTo(rewriter, op->getLoc(), operand, flat.getShape()));
+            viewAs(rewriter, op->getLoc(), operand, flat.getShape()));
       else if (otype.getRank() <= 2)
         operands.push_back(operand);
       else
-        operands.push_back(reshapeTo(rewriter, op->getLoc(), operand,
-                                     {1, otype.getShape().back()}));
+        operands.push_back(viewAs(rewriter, op->getLoc(), operand,
+                                  {1, otype.getShape().back()}));
     }
-    Operation *moved = rewriter.clone(*op);
-    moved->setOperands(operands);
-    moved->getResult(0).setType(
-        RankedTensorType::get(flat.getShape(), type.getElementType()));
-    products.insert(moved);
-    rewriter.replaceOp(op, reshapeTo(rewriter, op->getLoc(),
-                                     moved->getResult(0), type.getShape()));
+    Value moved = cloneElementwise(rewriter, op, operands, flat.getShape());
+    products.insert(moved.getDefiningOp());
+    rewriter.replaceOp(op,
+                       viewAs(rewriter, op->getLoc(), moved, type.getShape()));
     return success();
-  }
-
-  static Value reshapeTo(PatternRewriter &rewriter, Location loc, Value v,
-                         ArrayRef<int64_t> shape) {
-    auto type = cast<RankedTensorType>(v.getType());
-    auto shapeType = RankedTensorType::get({int64_t(shape.size())},
-                                           rewriter.getIntegerType(64));
-    Value target = graph::ConstantOp::create(
-        rewriter, loc,
-        cast<ElementsAttr>(DenseElementsAttr::get(shapeType, shape)));
-    return graph::ReshapeOp::create(
-        rewriter, loc, RankedTensorType::get(shape, type.getElementType()), v,
-        target, rewriter.getI64IntegerAttr(0));
   }
 };
 

@@ -1131,6 +1131,20 @@ static int64_t keptLeadingDims(graph::TransposeOp transpose) {
   return kept;
 }
 
+/// The first of `group`'s members and `op` that `limits` the other's rows
+/// (limits(a, b): a keeps b's rows from splitting), or null.
+static Operation *
+firstLimiting(const Group &group, Operation *op,
+              llvm::function_ref<bool(Operation *, Operation *)> limits) {
+  for (Operation *member : group.ops) {
+    if (limits(member, op))
+      return member;
+    if (limits(op, member))
+      return op;
+  }
+  return nullptr;
+}
+
 /// A transpose in `group` (or `op`) that moves dimensions a reduction in
 /// `group` (or `op`) would split its rows over, or null: fused, the kernel's
 /// rows could split only over the dimensions the transpose keeps in place.
@@ -1140,13 +1154,7 @@ static Operation *transposeLimitingRows(const Group &group, Operation *op) {
     std::optional<int64_t> rows = reductionRowDims(b);
     return transpose && rows && keptLeadingDims(transpose) < *rows;
   };
-  for (Operation *member : group.ops) {
-    if (limits(member, op))
-      return member;
-    if (limits(op, member))
-      return op;
-  }
-  return nullptr;
+  return firstLimiting(group, op, limits);
 }
 
 /// A slice or concat in `group` (or `op`) that changes the size of a
@@ -1172,13 +1180,7 @@ static Operation *resizeLimitingRows(const Group &group, Operation *op) {
     }
     return false;
   };
-  for (Operation *member : group.ops) {
-    if (limits(member, op))
-      return member;
-    if (limits(op, member))
-      return op;
-  }
-  return nullptr;
+  return firstLimiting(group, op, limits);
 }
 
 /// Why `op` may not join `group` on the GPU, or "". A GPU kernel whose body
