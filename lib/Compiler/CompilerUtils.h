@@ -5,6 +5,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include "strata/Compiler/Compiler.h"
@@ -29,6 +30,17 @@ std::string getResultName(mlir::func::FuncOp func, unsigned index);
 /// (reshape, flatten, squeeze, unsqueeze, identity): the partitioner leaves
 /// them outside kernels and the plan makes them buffer views.
 bool isViewOp(mlir::Operation *op);
+
+/// The channels-last order of a rank-`rank` image batch, as logical
+/// dimensions: [0, 2, ..., rank - 1, 1] (a transpose's perm from NCHW to
+/// NHWC; invertPermutationVector gives the way back).
+inline llvm::SmallVector<int64_t> channelsLastOrder(int64_t rank) {
+  llvm::SmallVector<int64_t> order = {0};
+  for (int64_t dim = 2; dim < rank; ++dim)
+    order.push_back(dim);
+  order.push_back(1);
+  return order;
+}
 
 /// The ONNX node an op came from (its NameLoc), or "" when unknown.
 std::string getNodeName(mlir::Operation *op);

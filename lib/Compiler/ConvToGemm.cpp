@@ -49,6 +49,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CompilerUtils.h"
 #include "Passes.h"
 
 #include "strata/Conversion/GraphToLinalg.h"
@@ -56,6 +57,7 @@
 #include "strata/Dialect/Graph/IR/GraphPatterns.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Matchers.h"
@@ -86,21 +88,9 @@ constexpr int64_t kMinPointwisePoints = 128;
 /// (1M entries: a 7x7 stem at 224x224 has 615K).
 constexpr int64_t kMaxIndexEntries = 1 << 20;
 
-/// [0, 2, ..., rank - 1, 1]: channels-first to channels-last.
-SmallVector<int64_t> channelsLast(int64_t rank) {
-  SmallVector<int64_t> perm = {0};
-  for (int64_t i = 2; i < rank; ++i)
-    perm.push_back(i);
-  perm.push_back(1);
-  return perm;
-}
-
-/// [0, rank - 1, 1, ..., rank - 2]: channels-last to channels-first.
+/// Channels-last back to channels-first: [0, rank - 1, 1, ..., rank - 2].
 SmallVector<int64_t> channelsFirst(int64_t rank) {
-  SmallVector<int64_t> perm = {0, rank - 1};
-  for (int64_t i = 1; i < rank - 1; ++i)
-    perm.push_back(i);
-  return perm;
+  return invertPermutationVector(strata::channelsLastOrder(rank));
 }
 
 /// `elements` transposed by `perm` (result dimension i is source dimension
@@ -147,6 +137,18 @@ struct Created : OpBuilder::Listener {
   /// the cleanup composes.
   llvm::DenseSet<Operation *> products;
 };
+
+/// `v` viewed with `shape` (a graph.reshape).
+Value viewAs(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> shape) {
+  auto type = cast<RankedTensorType>(v.getType());
+  auto shapeType =
+      RankedTensorType::get({int64_t(shape.size())}, b.getIntegerType(64));
+  Value target = graph::ConstantOp::create(
+      b, loc, cast<ElementsAttr>(DenseElementsAttr::get(shapeType, shape)));
+  return graph::ReshapeOp::create(
+      b, loc, RankedTensorType::get(shape, type.getElementType()), v, target,
+      b.getI64IntegerAttr(0));
+}
 
 class ConvRewriter {
 public:
@@ -292,13 +294,6 @@ private:
   /// Output points (prod(out)) and kernel offsets (prod(kernel)).
   int64_t points = 0, offsetCount = 0;
 
-  Value i64s(ArrayRef<int64_t> values) {
-    auto type = RankedTensorType::get({int64_t(values.size())},
-                                      builder.getIntegerType(64));
-    return graph::ConstantOp::create(
-        builder, loc, cast<ElementsAttr>(DenseElementsAttr::get(type, values)));
-  }
-
   RankedTensorType tensor(ArrayRef<int64_t> shape) {
     return RankedTensorType::get(shape, element);
   }
@@ -320,9 +315,7 @@ private:
 
   Value transpose(Value v, ArrayRef<int64_t> perm) {
     auto type = cast<RankedTensorType>(v.getType());
-    SmallVector<int64_t> shape;
-    for (int64_t p : perm)
-      shape.push_back(type.getDimSize(p));
+    SmallVector<int64_t> shape = applyPermutation(type.getShape(), perm);
     // A permutation that keeps the order of the dimensions larger than 1
     // (a 1x1 kernel's weight to [F, 1, 1, C]) moves no element: a view.
     SmallVector<int64_t> moved;
@@ -344,10 +337,7 @@ private:
   }
 
   Value reshape(Value v, ArrayRef<int64_t> shape) {
-    auto type = cast<RankedTensorType>(v.getType());
-    return graph::ReshapeOp::create(
-        builder, loc, RankedTensorType::get(shape, type.getElementType()), v,
-        i64s(shape), builder.getI64IntegerAttr(0));
+    return viewAs(builder, loc, v, shape);
   }
 
   /// Input points per output point and kernel offset, over the flattened
@@ -380,7 +370,7 @@ private:
   /// The input channels-last, its spatial axes flattened: [N, Pin, C].
   Value channelsLastInput() {
     auto x = cast<RankedTensorType>(input.getType());
-    Value last = transpose(input, channelsLast(spatial + 2));
+    Value last = transpose(input, strata::channelsLastOrder(spatial + 2));
     return reshape(
         last, {batch, ShapedType::getNumElements(x.getShape().drop_front(2)),
                channels});
@@ -481,9 +471,9 @@ private:
     cols = reshape(cols, {batch * points, depth});
     // [F, C, K...] -> [F, K..., C] -> [F, KK * C]: the columns' order. A
     // constant weight (the usual case) is transposed at compile time.
-    Value weight =
-        reshape(transpose(conv.getWeight(), channelsLast(spatial + 2)),
-                {filters, depth});
+    Value weight = reshape(
+        transpose(conv.getWeight(), strata::channelsLastOrder(spatial + 2)),
+        {filters, depth});
     Value gemm = graph::GemmOp::create(
         builder, loc, tensor({batch * points, filters}), cols, weight,
         conv.getBias(), builder.getF32FloatAttr(1.0f),
@@ -540,7 +530,7 @@ bool isLayoutTranspose(graph::TransposeOp op) {
   if (!type || type.getRank() < 3 || !type.hasStaticShape())
     return false;
   SmallVector<int64_t> perm = graph::transposePermutation(op, type.getRank());
-  return perm == channelsLast(type.getRank()) ||
+  return perm == strata::channelsLastOrder(type.getRank()) ||
          perm == channelsFirst(type.getRank());
 }
 
@@ -594,18 +584,6 @@ Value cloneElementwise(PatternRewriter &rewriter, Operation *op,
   return moved->getResult(0);
 }
 
-/// `v` viewed with `shape` (a graph.reshape).
-Value viewAs(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> shape) {
-  auto type = cast<RankedTensorType>(v.getType());
-  auto shapeType =
-      RankedTensorType::get({int64_t(shape.size())}, b.getIntegerType(64));
-  Value target = graph::ConstantOp::create(
-      b, loc, cast<ElementsAttr>(DenseElementsAttr::get(shapeType, shape)));
-  return graph::ReshapeOp::create(
-      b, loc, RankedTensorType::get(shape, type.getElementType()), v, target,
-      b.getI64IntegerAttr(0));
-}
-
 /// op(transpose(a, p), transpose(b, p), c) = transpose(op(a, b, c'), p) for
 /// an elementwise op, where c' is c (a constant, or a value at most an
 /// eighth of the result's size) put in a's layout: the transpose moves
@@ -632,9 +610,7 @@ struct SinkLayoutTranspose : RewritePattern {
         }
     if (!perm)
       return failure();
-    SmallVector<int64_t> inverse(rank);
-    for (int64_t i = 0; i < rank; ++i)
-      inverse[(*perm)[i]] = i;
+    SmallVector<int64_t> inverse = invertPermutationVector(*perm);
     int64_t size = type.getNumElements();
     // Each operand in the untransposed layout: a transpose by `perm` gives
     // its input; anything else is transposed by the inverse (constants fold,
@@ -662,10 +638,8 @@ struct SinkLayoutTranspose : RewritePattern {
       auto otype = cast<RankedTensorType>(operand.getType());
       SmallVector<int64_t> padded(rank - otype.getRank(), 1);
       padded.append(otype.getShape().begin(), otype.getShape().end());
-      SmallVector<int64_t> shape;
-      for (int64_t p : inverse)
-        shape.push_back(padded[p]);
-      auto permutedType = RankedTensorType::get(shape, otype.getElementType());
+      auto permutedType = RankedTensorType::get(
+          applyPermutation(padded, inverse), otype.getElementType());
       // A constant is permuted here (the driver runs without folding, so
       // that its constants cannot keep it from converging).
       DenseElementsAttr values;
@@ -688,11 +662,10 @@ struct SinkLayoutTranspose : RewritePattern {
           graph::TransposeOp::create(rewriter, loc, permutedType, v,
                                      rewriter.getDenseI64ArrayAttr(inverse));
     }
-    SmallVector<int64_t> shape;
-    for (int64_t p : inverse)
-      shape.push_back(type.getDimSize(p));
     rewriter.replaceOpWithNewOp<graph::TransposeOp>(
-        op, type, cloneElementwise(rewriter, op, operands, shape),
+        op, type,
+        cloneElementwise(rewriter, op, operands,
+                         applyPermutation(type.getShape(), inverse)),
         rewriter.getDenseI64ArrayAttr(*perm));
     return success();
   }

@@ -406,19 +406,9 @@ struct ChannelsLastPass
 // strata-apply-layouts: generated kernels read and write what was chosen
 //===----------------------------------------------------------------------===//
 
-/// The channels-last order of a rank-`rank` image batch, as logical
-/// dimensions: [0, 2, ..., rank - 1, 1].
-SmallVector<int64_t> channelsLastOrder(int64_t rank) {
-  SmallVector<int64_t> order = {0};
-  for (int64_t dim = 2; dim < rank; ++dim)
-    order.push_back(dim);
-  order.push_back(1);
-  return order;
-}
-
 RankedTensorType physicalType(RankedTensorType logical) {
   SmallVector<int64_t> shape;
-  for (int64_t dim : channelsLastOrder(logical.getRank()))
+  for (int64_t dim : strata::channelsLastOrder(logical.getRank()))
     shape.push_back(logical.getDimSize(dim));
   return logical.clone(shape);
 }
@@ -446,7 +436,7 @@ Value reinterpret(OpBuilder &b, Location loc, Value value,
 /// `map` reading the channels-last view instead of the logical tensor.
 AffineMap permuteResults(AffineMap map) {
   SmallVector<AffineExpr> results;
-  for (int64_t dim : channelsLastOrder(map.getNumResults()))
+  for (int64_t dim : strata::channelsLastOrder(map.getNumResults()))
     results.push_back(map.getResult(dim));
   return AffineMap::get(map.getNumDims(), map.getNumSymbols(), results,
                         map.getContext());
@@ -508,8 +498,8 @@ LogicalResult applyLayouts(func::FuncOp kernel, ArrayRef<int64_t> args,
       }
       if (!transposed) {
         rewriter.setInsertionPointAfter(viewOp);
-        SmallVector<int64_t> toLogical =
-            invertPermutationVector(channelsLastOrder(logical.getRank()));
+        SmallVector<int64_t> toLogical = invertPermutationVector(
+            strata::channelsLastOrder(logical.getRank()));
         Value init = tensor::EmptyOp::create(rewriter, kernel.getLoc(),
                                              logical.getShape(),
                                              logical.getElementType());
@@ -581,10 +571,10 @@ LogicalResult applyLayouts(func::FuncOp kernel, ArrayRef<int64_t> args,
     rewriter.setInsertionPoint(ret);
     Value init = tensor::EmptyOp::create(rewriter, loc, physical.getShape(),
                                          physical.getElementType());
-    Value computed =
-        linalg::TransposeOp::create(rewriter, loc, value, init,
-                                    channelsLastOrder(logical.getRank()))
-            ->getResult(0);
+    Value computed = linalg::TransposeOp::create(
+                         rewriter, loc, value, init,
+                         strata::channelsLastOrder(logical.getRank()))
+                         ->getResult(0);
     Value logicalValue = reinterpret(rewriter, loc, computed, logical);
     rewriter.modifyOpInPlace(ret,
                              [&] { ret.setOperand(position, logicalValue); });
