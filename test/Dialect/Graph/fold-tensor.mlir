@@ -242,3 +242,24 @@ func.func @zero_pad(%x: tensor<1x2x3x3xf32>) -> (tensor<1x2x3x3xf32>, tensor<1x2
   %grown = graph.pad %x, %one : (tensor<1x2x3x3xf32>, tensor<8xi64>) -> tensor<1x2x4x3xf32>
   return %same, %grown : tensor<1x2x3x3xf32>, tensor<1x2x4x3xf32>
 }
+
+// -----
+
+// A constant broadcast by numpy's rules, and a small scatter into a constant
+// (Swin's shifted-window mask writes region numbers so): both fold.
+// CHECK-LABEL: func @expand_scatter
+func.func @expand_scatter() -> (tensor<2x3xi64>, tensor<3x2xf32>, tensor<3x2xf32>) {
+  // CHECK-DAG: graph.constant dense<{{\[\[}}0, 1, 2], [0, 1, 2]]> : tensor<2x3xi64>
+  // CHECK-DAG: graph.constant dense<{{\[\[}}0.000000e+00, 0.000000e+00], [5.000000e+00, 6.000000e+00], [1.000000e+00, 2.000000e+00]]> : tensor<3x2xf32>
+  // CHECK-NOT: graph.scatter_nd
+  // CHECK: graph.scatter_nd %{{.*}} {reduction = "add"}
+  %r = graph.constant dense<[0, 1, 2]> : tensor<3xi64>
+  %shape = graph.constant dense<[2, 3]> : tensor<2xi64>
+  %0 = graph.expand %r, %shape : (tensor<3xi64>, tensor<2xi64>) -> tensor<2x3xi64>
+  %zeros = graph.constant dense<0.0> : tensor<3x2xf32>
+  %idx = graph.constant dense<[[2], [-2]]> : tensor<2x1xi64>
+  %upd = graph.constant dense<[[1.0, 2.0], [5.0, 6.0]]> : tensor<2x2xf32>
+  %1 = graph.scatter_nd %zeros, %idx, %upd : (tensor<3x2xf32>, tensor<2x1xi64>, tensor<2x2xf32>) -> tensor<3x2xf32>
+  %2 = graph.scatter_nd %zeros, %idx, %upd {reduction = "add"} : (tensor<3x2xf32>, tensor<2x1xi64>, tensor<2x2xf32>) -> tensor<3x2xf32>
+  return %0, %1, %2 : tensor<2x3xi64>, tensor<3x2xf32>, tensor<3x2xf32>
+}

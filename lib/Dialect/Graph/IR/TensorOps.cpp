@@ -1418,7 +1418,20 @@ OpFoldResult ExpandOp::fold(FoldAdaptor adaptor) {
       dense && dense.isSplat() &&
       dense.getElementType() == type.getElementType())
     return DenseElementsAttr::get(type, dense.getSplatValue<Attribute>());
-  return {};
+  // Any other small constant, by numpy's rules (shapes aligned at the
+  // right, a dimension of 1 read at 0): exporters build index tensors so
+  // (Swin's attention masks: ScatterND indices from Expand of a Range).
+  auto input = rankedType(getInput());
+  if (!input || !input.hasStaticShape() || input.getRank() > type.getRank())
+    return {};
+  int64_t lead = type.getRank() - input.getRank();
+  SmallVector<int64_t> source(input.getRank());
+  return remapElements(
+      foldableElements(adaptor.getInput()), type, [&](ArrayRef<int64_t> index) {
+        for (int64_t i = 0; i < input.getRank(); ++i)
+          source[i] = input.getDimSize(i) == 1 ? 0 : index[lead + i];
+        return linearize(source, input.getShape());
+      });
 }
 
 LogicalResult TileOp::inferResultTypes(SmallVectorImpl<Type> &types) {
@@ -1786,6 +1799,56 @@ LogicalResult ScatterNDOp::verify() {
     return emitOpError("updates ")
            << updates << " must have shape [" << expected << "]";
   return success();
+}
+
+/// Small constants scattered into small constants without a reduction (the
+/// masks models build from shapes: Swin's shifted-window mask writes region
+/// numbers into zeros by ScatterND). Duplicate indices: the last wins.
+OpFoldResult ScatterNDOp::fold(FoldAdaptor adaptor) {
+  RankedTensorType type = foldableType(getType());
+  DenseElementsAttr data = foldableElements(adaptor.getData());
+  DenseElementsAttr updates = foldableElements(adaptor.getUpdates());
+  auto indices = dyn_cast_or_null<DenseIntElementsAttr>(adaptor.getIndices());
+  if (getReduction() != "none" || !type || !data || !updates || !indices ||
+      indices.getNumElements() > kFoldLimit ||
+      data.getElementType() != type.getElementType() ||
+      updates.getElementType() != type.getElementType() ||
+      indices.getType().getRank() < 1)
+    return {};
+  ArrayRef<int64_t> shape = type.getShape();
+  int64_t k = indices.getType().getShape().back();
+  if (k < 1 || k > type.getRank())
+    return {};
+  int64_t slice = product(shape.drop_front(k));
+  int64_t tuples = indices.getNumElements() / k;
+  if (updates.getNumElements() != tuples * slice && !updates.isSplat())
+    return {};
+  SmallVector<Attribute> values =
+      data.isSplat() ? SmallVector<Attribute>(type.getNumElements(),
+                                              data.getSplatValue<Attribute>())
+                     : SmallVector<Attribute>(data.getValues<Attribute>());
+  SmallVector<Attribute> news =
+      updates.isSplat()
+          ? SmallVector<Attribute>(tuples * slice,
+                                   updates.getSplatValue<Attribute>())
+          : SmallVector<Attribute>(updates.getValues<Attribute>());
+  SmallVector<int64_t> at = llvm::to_vector(
+      llvm::map_range(indices.getValues<APInt>(),
+                      [](const APInt &v) { return v.getSExtValue(); }));
+  for (int64_t t = 0; t < tuples; ++t) {
+    int64_t offset = 0;
+    for (int64_t j = 0; j < k; ++j) {
+      int64_t i = at[t * k + j];
+      if (i < 0)
+        i += shape[j];
+      if (i < 0 || i >= shape[j])
+        return {};
+      offset = offset * shape[j] + i;
+    }
+    std::copy_n(news.begin() + t * slice, slice,
+                values.begin() + offset * slice);
+  }
+  return DenseElementsAttr::get(type, values);
 }
 
 //===----------------------------------------------------------------------===//

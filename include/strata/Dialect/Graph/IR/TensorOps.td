@@ -336,6 +336,7 @@ def Graph_ScatterNDOp : Graph_SimpleOp<"scatter_nd"> {
                        DefaultValuedAttr<StrAttr, "\"none\"">:$reduction);
   let results = (outs AnyTensor:$output);
   let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
 def Graph_OneHotOp : Graph_SimpleOp<"one_hot"> {
