@@ -22,6 +22,7 @@
 
 #include "strata/Dialect/Graph/IR/GraphOps.h"
 #include "strata/Dialect/Graph/IR/GraphPatterns.h"
+#include "strata/Dialect/Kernel/IR/KernelDialect.h"
 
 #include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -300,11 +301,13 @@ std::string strata::AttentionMatch::describe() const {
   if (headRepeat > 1)
     os << ", each K and V head read by " << headRepeat
        << " query heads (grouped-query attention)";
+  if (!padding.empty())
+    os << " (" << padding << ")";
   return os.str();
 }
 
 std::optional<strata::AttentionMatch>
-strata::matchAttention(Operation *op, std::string &whyNot) {
+strata::matchAttention(Operation *op, std::string &whyNot, bool anyShape) {
   whyNot.clear();
   auto first = dyn_cast<graph::MatMulOp>(op);
   if (!first)
@@ -386,6 +389,7 @@ strata::matchAttention(Operation *op, std::string &whyNot) {
   auto second = dyn_cast_or_null<graph::MatMulOp>(next);
   if (!second || second.getLhs() != value)
     return std::nullopt;
+  match.roles.scores.assign(chain.begin() + 1, chain.end());
   chain.push_back(second);
 
   // It is attention; from here on every refusal says why.
@@ -462,17 +466,25 @@ strata::matchAttention(Operation *op, std::string &whyNot) {
     whyNot = "V's head dimension differs from Q's and K's";
     return std::nullopt;
   }
-  if (match.headDim != 64 && match.headDim != 128) {
-    whyNot = "head dimension " + std::to_string(match.headDim) +
-             ": the kernel takes 64 or 128";
+  // strata-pad-attention's record: what it padded, or why it did not.
+  std::string padding = kernel::text<kernel::AttentionPadding>(first).str();
+  auto refuse = [&](std::string why) {
+    whyNot = why + (padding.empty() ? "" : "; " + padding);
+  };
+  if (!anyShape && match.headDim != 64 && match.headDim != 128) {
+    refuse("head dimension " + std::to_string(match.headDim) +
+           ": the kernel takes 64 or 128");
     return std::nullopt;
   }
-  if (match.seqQ % kAttentionBlockRows || match.seqK % kAttentionBlockRows) {
-    whyNot = "sequence lengths " + std::to_string(match.seqQ) + " and " +
-             std::to_string(match.seqK) + " are not multiples of " +
-             std::to_string(kAttentionBlockRows) + ", the kernel's tile";
+  if (!anyShape &&
+      (match.seqQ % kAttentionBlockRows || match.seqK % kAttentionBlockRows)) {
+    refuse("sequence lengths " + std::to_string(match.seqQ) + " and " +
+           std::to_string(match.seqK) + " are not multiples of " +
+           std::to_string(kAttentionBlockRows) + ", the kernel's tile");
     return std::nullopt;
   }
+  if (!anyShape)
+    match.padding = padding;
 
   if (where) {
     // Which operand is the scores decides whether the Trilu marks what is
@@ -554,6 +566,12 @@ strata::matchAttention(Operation *op, std::string &whyNot) {
   match.ops.push_back(transpose);
   match.ops.append(chain.begin(), chain.end());
   match.batchDims.assign(q.begin(), q.end() - 2);
+  match.roles.first = first;
+  match.roles.second = second;
+  match.roles.kTranspose = transpose;
+  match.roles.where = where;
+  match.roles.q = qUse;
+  match.roles.bias = biasUse;
 
   // Q, K and V through the layout ops that only this block reads (a
   // transpose splitting a fused QKV projection into heads feeds all three),
@@ -619,6 +637,12 @@ strata::matchAttention(Operation *op, std::string &whyNot) {
       chains[i].clear();
       view = viewOf(i, {});
     }
+    if (!view) {
+      // Only a head dimension the kernel does not take (anyShape) leaves
+      // rows off 16 bytes.
+      whyNot = "the rows of Q, K or V do not start on 16 bytes";
+      return std::nullopt;
+    }
     *views[i] = *view;
   }
   llvm::SmallPtrSet<Operation *, 16> absorbed;
@@ -631,7 +655,12 @@ strata::matchAttention(Operation *op, std::string &whyNot) {
             return !inside.contains(user) && !absorbed.contains(user);
           })) {
         chains[i].clear();
-        *views[i] = *viewOf(i, {});
+        std::optional<AttentionOperand> view = viewOf(i, {});
+        if (!view) {
+          whyNot = "the rows of Q, K or V do not start on 16 bytes";
+          return std::nullopt;
+        }
+        *views[i] = *view;
         break;
       }
   absorbed.clear();

@@ -103,6 +103,21 @@ struct AttentionMatch {
   int64_t portableQueryRows = 0;
   /// "bf16" or "f16": the type of Q, K, V and the result.
   std::string type;
+  /// What strata-pad-attention did to fit the block to the kernel
+  /// ("padded from 197 x 197, head dim 64"), else empty.
+  std::string padding;
+
+  /// The block's ops by role, for the rewrite that pads it to the kernel's
+  /// shapes (AttentionPadding.cpp): the two products, K's transpose, the
+  /// ops between the products (the scores' casts, scales, bias add, mask,
+  /// softmax), the causal mask's Where, the operand that reads Q (past a
+  /// scale the kernel absorbs), and the one that reads the bias.
+  struct Roles {
+    mlir::Operation *first = nullptr, *second = nullptr, *kTranspose = nullptr,
+                    *where = nullptr;
+    llvm::SmallVector<mlir::Operation *> scores;
+    mlir::OpOperand *q = nullptr, *bias = nullptr;
+  } roles;
 
   /// The kernel's parameters as the GPU stage reads them
   /// (strata.attention on the kernel's declaration); `inputs` are the
@@ -119,8 +134,10 @@ struct AttentionMatch {
 /// cuda target. nullopt when `op` does not start one; then `whyNot` is ""
 /// when `op` is no attention at all, and says why the kernel cannot take
 /// it otherwise ("head dimension 32: the kernel takes 64 or 128").
-std::optional<AttentionMatch> matchAttention(mlir::Operation *op,
-                                             std::string &whyNot);
+/// `anyShape` skips the checks of the head dimension and the sequence
+/// lengths (for strata-pad-attention, which pads the block to fit them).
+std::optional<AttentionMatch>
+matchAttention(mlir::Operation *op, std::string &whyNot, bool anyShape = false);
 
 /// The key rows the flash-attention kernel loads per step, and the unit its
 /// sequence lengths must be multiples of (GpuAttention.cpp).

@@ -496,6 +496,8 @@ void strata::registerCompilerPasses() {
     PassRegistration<NumberConstantsPass>();
     registerLayoutPasses();
     registerConvToGemmPass();
+    registerPadAttentionPass();
+    registerGatherSlicesPass();
     registerPrecisionPasses();
     registerSequencePasses();
     registerGradientPasses();

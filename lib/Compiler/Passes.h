@@ -31,6 +31,10 @@ void registerGradientPasses();
 void registerSequencePasses();
 /// Registers strata-conv-to-gemm (ConvToGemm.cpp).
 void registerConvToGemmPass();
+/// Registers strata-pad-attention (AttentionPadding.cpp).
+void registerPadAttentionPass();
+/// Registers strata-gather-slices (GatherSlices.cpp).
+void registerGatherSlicesPass();
 /// Registers strata-channels-last and strata-apply-layouts (Layouts.cpp).
 void registerLayoutPasses();
 /// Cuts the body of a kernel whose row split is over its channels-last rows

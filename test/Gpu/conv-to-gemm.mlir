@@ -125,24 +125,24 @@ func.func @grouped(%x: tensor<1x4x6x6xf32>, %w: tensor<4x2x3x3xf32>) -> tensor<1
 // padding, SAME padding, dilation, 1-D and 3-D, depthwise; a depthwise one
 // with a channel multiplier and a grouped one stay convolutions).
 // RUN: rm -rf %t && mkdir -p %t
-// RUN: for c in node/test_conv_with_strides_and_asymmetric_padding node/test_conv_with_autopad_same pytorch-converted/test_Conv2d_dilated pytorch-converted/test_Conv1d_stride pytorch-converted/test_Conv3d_stride pytorch-converted/test_Conv2d_depthwise pytorch-converted/test_Conv2d_depthwise_with_multiplier pytorch-converted/test_Conv2d_groups; do bash %S/Inputs/conv_to_gemm_on_cpu.sh %onnx_testdata/$c %t || exit 1; done | FileCheck %s --check-prefix=ONCPU
-// ONCPU: test_conv_with_strides_and_asymmetric_padding: 0 conv left, 1 gemm, 1 gather
-// ONCPU: test_conv_with_autopad_same: 0 conv left, 1 gemm, 1 gather
-// ONCPU: test_Conv2d_dilated: 0 conv left, 1 gemm, 1 gather
-// ONCPU: test_Conv1d_stride: 0 conv left, 1 gemm, 1 gather
-// ONCPU: test_Conv3d_stride: 0 conv left, 1 gemm, 1 gather
-// ONCPU: test_Conv2d_depthwise: 0 conv left, 0 gemm, 1 gather
-// ONCPU: test_Conv2d_depthwise_with_multiplier: 1 conv left, 0 gemm, 0 gather
-// ONCPU: test_Conv2d_groups: 1 conv left, 0 gemm, 0 gather
+// RUN: for c in node/test_conv_with_strides_and_asymmetric_padding node/test_conv_with_autopad_same pytorch-converted/test_Conv2d_dilated pytorch-converted/test_Conv1d_stride pytorch-converted/test_Conv3d_stride pytorch-converted/test_Conv2d_depthwise pytorch-converted/test_Conv2d_depthwise_with_multiplier pytorch-converted/test_Conv2d_groups; do bash %S/Inputs/rewrite_on_cpu.sh strata-conv-to-gemm %onnx_testdata/$c %t graph.conv graph.gemm graph.gather || exit 1; done | FileCheck %s --check-prefix=ONCPU
+// ONCPU: test_conv_with_strides_and_asymmetric_padding: 0 graph.conv, 1 graph.gemm, 1 graph.gather
+// ONCPU: test_conv_with_autopad_same: 0 graph.conv, 1 graph.gemm, 1 graph.gather
+// ONCPU: test_Conv2d_dilated: 0 graph.conv, 1 graph.gemm, 1 graph.gather
+// ONCPU: test_Conv1d_stride: 0 graph.conv, 1 graph.gemm, 1 graph.gather
+// ONCPU: test_Conv3d_stride: 0 graph.conv, 1 graph.gemm, 1 graph.gather
+// ONCPU: test_Conv2d_depthwise: 0 graph.conv, 0 graph.gemm, 1 graph.gather
+// ONCPU: test_Conv2d_depthwise_with_multiplier: 1 graph.conv, 0 graph.gemm, 0 graph.gather
+// ONCPU: test_Conv2d_groups: 1 graph.conv, 0 graph.gemm, 0 graph.gather
 
 // Depthwise convolutions at real sizes (bench/gpu/depthwise.py: 3x3 at 56x56
 // and at stride 2, 5x5, 7x7, each padded, against float64), the same way.
 // RUN: %python %S/../../bench/gpu/depthwise.py %t/dw > /dev/null
-// RUN: for c in dw3_mbv2 dw3_s2 dw5_effnet dw7_convnext; do bash %S/Inputs/conv_to_gemm_on_cpu.sh %t/dw/$c %t || exit 1; done | FileCheck %s --check-prefix=DW
-// DW: dw3_mbv2: 0 conv left, 0 gemm, 1 gather
-// DW: dw3_s2: 0 conv left, 0 gemm, 1 gather
-// DW: dw5_effnet: 0 conv left, 0 gemm, 1 gather
-// DW: dw7_convnext: 0 conv left, 0 gemm, 1 gather
+// RUN: for c in dw3_mbv2 dw3_s2 dw5_effnet dw7_convnext; do bash %S/Inputs/rewrite_on_cpu.sh strata-conv-to-gemm %t/dw/$c %t graph.conv graph.gemm graph.gather || exit 1; done | FileCheck %s --check-prefix=DW
+// DW: dw3_mbv2: 0 graph.conv, 0 graph.gemm, 1 graph.gather
+// DW: dw3_s2: 0 graph.conv, 0 graph.gemm, 1 graph.gather
+// DW: dw5_effnet: 0 graph.conv, 0 graph.gemm, 1 graph.gather
+// DW: dw7_convnext: 0 graph.conv, 0 graph.gemm, 1 graph.gather
 //
 // On the GPU the gather, the mask, the weight and the sum are one kernel,
 // one thread per output point (docs/gpu.md, "Reductions of many points").

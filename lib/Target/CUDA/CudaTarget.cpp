@@ -34,10 +34,19 @@ TargetFacts CudaTarget::facts(const CompileOptions &options) const {
 }
 
 std::vector<PassEntry>
-CudaTarget::beforePartition(const CompileOptions &) const {
+CudaTarget::beforePartition(const CompileOptions &options) const {
   // No convolution library on the GPU: convolutions become im2col +
   // products and depthwise ones elementwise sums (ConvToGemm.cpp).
-  return {PassEntry{"strata-conv-to-gemm", "", false}};
+  // Rolls (a concat of slices) as gathers, one all-parallel op each
+  // (GatherSlices.cpp).
+  std::vector<PassEntry> entries = {
+      PassEntry{"strata-conv-to-gemm", "", false},
+      PassEntry{"strata-gather-slices", "", false}};
+  // Attention blocks the flash kernel (mma.sync, sm_80 on) takes once
+  // padded to its tile and head dimensions (AttentionPadding.cpp).
+  if (facts(options).tensorCores)
+    entries.push_back(PassEntry{"strata-pad-attention", "", false});
+  return entries;
 }
 
 std::vector<PassEntry>

@@ -101,8 +101,10 @@ TargetFacts RocmTarget::facts(const CompileOptions &) const {
 std::vector<PassEntry>
 RocmTarget::beforePartition(const CompileOptions &) const {
   // Convolutions as products and gathers, as on the cuda target
-  // (ConvToGemm.cpp): their generated kernels then map onto blocks.
-  return {PassEntry{"strata-conv-to-gemm", "", false}};
+  // (ConvToGemm.cpp): their generated kernels then map onto blocks; rolls
+  // as gathers (GatherSlices.cpp).
+  return {PassEntry{"strata-conv-to-gemm", "", false},
+          PassEntry{"strata-gather-slices", "", false}};
 }
 
 std::vector<PassEntry>

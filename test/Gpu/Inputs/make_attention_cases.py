@@ -64,9 +64,22 @@ bf16_d128_t64            128 queries over 64 keys: a single key step
 bf16_packed_d128_causal  the packed QKV split of bf16_packed_causal at
                          D=128, S=384, causal
 
+Padded to the kernel's shapes (strata-pad-attention: Q, K, V padded with
+zeros, keys past the sequence masked, the result sliced back):
+pad_d32                  D=32 (scale 1/sqrt(32)), padded to 64
+pad_s100_causal          S=T=100, padded to 128 (causal: no key mask needed)
+pad_s197                 S=T=197 (ViT's tokens), padded to 256
+pad_f16_d32_s49          f16, S=T=49 at D=32 (Swin's windows) to 64 x 64
+pad_f16_d80_s200_causal  f16, D=80 to 128, S=T=200 to 256, causal
+pad_s100_t150_learned    100 queries over 150 keys and a learned [1, H, S, T]
+                         bias, padded with 0 along rows, -inf along keys
+pad_s100_keymask         transformers' padding mask at S=T=100
+pad_sdpa_s100_boolmask   torch's SDPA export with a boolean mask, S=T=100
+pad_gqa2_s100_causal     grouped-query attention at S=T=100, causal
+pad_packed_s100          the packed QKV split at S=T=100
+
 Not fused, run through the separate kernels, and must still be right:
-fallback_d32       D=32 (scale 1/sqrt(32))
-fallback_s100      S=T=100, no multiple of 64 (causal)
+fallback_decode    one query row over 256 keys: padding would be 64x the work
 fallback_f32       f32 q, k, v [1, H, 128, 64] (no Casts)
 fallback_bcast     k and v [1, H, T, D] broadcast over q's batch [B, H, S, D]
 
@@ -234,10 +247,32 @@ def cases(small):
         Case("bf16_d128_gqa4_keymask", BF16, [2, 4, 384, 128],
              [2, 1, 384, 128], scale=("Mul", r), bias=("keys", [384, 200]),
              gqa=4),
-        Case("fallback_d32", BF16, b + [256, 32], b + [256, 32],
+        # Shapes the kernel takes once strata-pad-attention pads them
+        # (AttentionPadding.cpp): ViT's 197 tokens, Swin's windows of 49
+        # at head dimension 32, head dimension 80, sequences of any length
+        # with and without masks, biases, GQA, packed QKV.
+        Case("pad_d32", BF16, b + [256, 32], b + [256, 32],
              scale=("Mul", 1.0 / math.sqrt(32))),
-        Case("fallback_s100", BF16, b + [100, 64], b + [100, 64],
+        Case("pad_s100_causal", BF16, b + [100, 64], b + [100, 64],
              mask=causal),
+        Case("pad_s197", BF16, b + [197, 64], b + [197, 64]),
+        Case("pad_f16_d32_s49", F16, b + [49, 32], b + [49, 32],
+             scale=("Mul", 1.0 / math.sqrt(32))),
+        Case("pad_f16_d80_s200_causal", F16, b + [200, 80], b + [200, 80],
+             scale=("Mul", 1.0 / math.sqrt(80)), mask=causal),
+        Case("pad_s100_t150_learned", BF16, [2, 2, 100, 64], [2, 2, 150, 64],
+             bias=("learned", None)),
+        Case("pad_s100_keymask", BF16, [2, 2, 100, 64], [2, 2, 100, 64],
+             bias=("keys", [100, 60])),
+        Case("pad_sdpa_s100_boolmask", BF16, [2, 2, 100, 64],
+             [2, 2, 100, 64], scale=None, sdpa=True, bias=("bool", 0.8)),
+        Case("pad_gqa2_s100_causal", BF16, [1, 4, 100, 64], [1, 2, 100, 64],
+             mask=causal, gqa=2),
+        Case("pad_packed_s100", BF16, b + [100, 64], b + [100, 64],
+             packed=True),
+        # One query row against 256 keys (a decode step): padding would
+        # multiply the work by 64, so the block stays separate kernels.
+        Case("fallback_decode", BF16, b + [1, 64], b + [256, 64]),
         Case("fallback_f32", F32, [1, b[1], 128, 64], [1, b[1], 128, 64],
              cast=False),
         Case("fallback_bcast", BF16, b + [128, 64], [1, b[1], 128, 64]),

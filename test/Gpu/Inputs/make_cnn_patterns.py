@@ -6,6 +6,7 @@ layout, partition and mapping rules are about (test/Gpu/cnn-patterns.test):
   convolution (the f16 sum accumulates in f32 and is cast back);
 - roll_ln.onnx: a Swin-style roll (two slices and a concat over the image's rows) before a
   LayerNorm over the channels of [N, H, W, C];
+  roll_case/ holds it with a float64 reference;
 - dropout0.onnx: Dropout with ratio 0 and training_mode true (torchvision's Swin exports its
   attention dropout so), which is the identity.
 
@@ -54,6 +55,20 @@ save("roll_ln",
      [helper.make_tensor_value_info("x", f32, shape)],
      [helper.make_tensor_value_info("y", f32, shape)],
      [i64("s0", [3]), i64("e0", [8]), i64("s1", [0]), i64("e1", [3]), i64("ax", [1]), gamma])
+
+# roll_ln as a case (model.onnx and a float64 reference: np.roll, then the norm), for the
+# rewrites' values on the CPU (Inputs/rewrite_on_cpu.sh).
+case = os.path.join(out, "roll_case")
+os.makedirs(os.path.join(case, "test_data_set_0"), exist_ok=True)
+os.replace(os.path.join(out, "roll_ln.onnx"), os.path.join(case, "model.onnx"))
+os.symlink(os.path.join("roll_case", "model.onnx"), os.path.join(out, "roll_ln.onnx"))
+x = rng.standard_normal(shape).astype(np.float32)
+rolled = np.roll(x.astype(np.float64), -3, axis=1)
+mean = rolled.mean(-1, keepdims=True)
+ref = (rolled - mean) / np.sqrt(((rolled - mean) ** 2).mean(-1, keepdims=True) + 1e-5)
+for name, arr, tname in (("input_0.pb", x, "x"), ("output_0.pb", ref.astype(np.float32), "y")):
+    with open(os.path.join(case, "test_data_set_0", name), "wb") as f:
+        f.write(numpy_helper.from_array(arr, tname).SerializeToString())
 
 save("dropout0",
      [helper.make_node("Softmax", ["x"], ["p"], name="softmax", axis=-1),

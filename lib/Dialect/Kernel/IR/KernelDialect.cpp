@@ -295,7 +295,7 @@ LogicalResult AttributeChecker::check() {
     return oneOf({"gemm", "flash_attention"});
   if (llvm::is_contained({"category", "reason", "library", "storage", "layouts",
                           "precision", "gpu_reason", "gpu_distribute",
-                          "ptx_kernel"},
+                          "ptx_kernel", "attention_padding"},
                          key))
     return expect<StringAttr>("a string");
   if (llvm::is_contained({"nodes", "fused_because", "not_fused"}, key))

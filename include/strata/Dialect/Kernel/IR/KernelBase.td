@@ -68,6 +68,9 @@ def Kernel_Dialect : Dialect {
     // kernel's channels-last buffers, [N, first spatial dimension], rather
     // than over leading dimensions (Layouts.cpp).
     "::mlir::UnitAttr":$channels_last_rows,
+    // On an attention block's first product (graph.matmul), before the
+    // partitioner: what strata-pad-attention padded, or why it did not.
+    "::mlir::StringAttr":$attention_padding,
     // On the module: the precision the compile was asked for.
     "::mlir::StringAttr":$precision,
     // The GPU stage: the launch, the choice in words, and on the loops of

@@ -46,6 +46,7 @@ using Layouts = KernelDialect::LayoutsAttrHelper;
 using ChannelsLastArgs = KernelDialect::ChannelsLastArgsAttrHelper;
 using ChannelsLastResults = KernelDialect::ChannelsLastResultsAttrHelper;
 using ChannelsLastRows = KernelDialect::ChannelsLastRowsAttrHelper;
+using AttentionPadding = KernelDialect::AttentionPaddingAttrHelper;
 using Precision = KernelDialect::PrecisionAttrHelper;
 using Launch = KernelDialect::LaunchAttrHelper;
 using GpuReason = KernelDialect::GpuReasonAttrHelper;
