@@ -39,6 +39,7 @@
 #include "mlir/Pass/Pass.h"
 
 #include "llvm/ADT/APFloat.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <sstream>
 
@@ -54,13 +55,8 @@ namespace {
 /// one query row would be 64x.
 constexpr double kMaxPaddedWork = 4.0;
 
-int64_t roundUp(int64_t x, int64_t unit) {
-  return (x + unit - 1) / unit * unit;
-}
-
 RankedTensorType withShape(Type type, ArrayRef<int64_t> shape) {
-  return RankedTensorType::get(shape,
-                               cast<RankedTensorType>(type).getElementType());
+  return cast<RankedTensorType>(type).clone(shape);
 }
 
 /// `type` with its last two dimensions replaced by `rows` and `columns`.
@@ -158,8 +154,8 @@ private:
 
 void Padder::run() {
   Operation *first = m.roles.first;
-  sq = roundUp(m.seqQ, kAttentionBlockRows);
-  sk = roundUp(m.seqK, kAttentionBlockRows);
+  sq = llvm::alignTo(m.seqQ, kAttentionBlockRows);
+  sk = llvm::alignTo(m.seqK, kAttentionBlockRows);
   d = m.headDim <= 64 ? 64 : m.headDim <= 128 ? 128 : 0;
   auto note = [&](const std::string &text) {
     kernel::set<kernel::AttentionPadding>(first, b.getStringAttr(text));

@@ -25,7 +25,6 @@
 #include "strata/Dialect/Graph/IR/GraphOps.h"
 
 #include "mlir/IR/BuiltinTypes.h"
-#include "mlir/IR/Matchers.h"
 #include "mlir/Pass/Pass.h"
 
 using namespace mlir;
@@ -39,12 +38,10 @@ std::optional<SmallVector<int64_t>> ints(Value v,
                                          SmallVector<int64_t> fallback) {
   if (!v)
     return fallback;
-  DenseIntElementsAttr attr;
-  if (!matchPattern(v, m_Constant(&attr)))
+  SmallVector<int64_t> values;
+  if (failed(graph::getConstantIntValues(v, values)))
     return std::nullopt;
-  return llvm::to_vector(
-      llvm::map_range(attr.getValues<APInt>(),
-                      [](const APInt &x) { return x.getSExtValue(); }));
+  return values;
 }
 
 /// The indices along `axis` of `data` that `slice` keeps, when it is a
