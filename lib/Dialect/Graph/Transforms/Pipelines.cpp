@@ -9,6 +9,7 @@ using namespace mlir;
 
 void strata::graph::buildGraphPipeline(OpPassManager &pm) {
   pm.addPass(createGraphPropagateShapesPass());
+  pm.addPass(createGraphLowerControlFlowPass());
   pm.addPass(createGraphDecomposePass());
   pm.addPass(createGraphPropagateShapesPass());
   pm.addPass(createGraphInferShapesPass());
@@ -19,7 +20,8 @@ void strata::graph::registerGraphPipelines() {
   registerGraphPasses();
   PassPipelineRegistration<>(
       "strata-graph-pipeline",
-      "The graph stage: fold and propagate shapes, decompose to core ops, "
+      "The graph stage: fold and propagate shapes, lower If and Scan, "
+      "decompose to core ops, "
       "propagate again, check shapes, CSE",
       [](OpPassManager &pm) { buildGraphPipeline(pm); });
 }

@@ -91,20 +91,23 @@ struct GraphPropagateShapesPass
     config.setMaxIterations(GreedyRewriteConfig::kNoLimit);
     if (failed(applyPatternsGreedily(getOperation(), *patterns, config)))
       return signalPassFailure();
-    // Keep the signatures in step with what the bodies now return.
-    getOperation().walk([](func::FuncOp func) {
-      func.walk([&](func::ReturnOp ret) {
-        if (ret->getParentOp() != func)
-          return;
-        auto type = func.getFunctionType();
-        if (type.getNumResults() == ret.getNumOperands())
-          func.setType(FunctionType::get(func.getContext(), type.getInputs(),
-                                         ret.getOperandTypes()));
-      });
-    });
+    syncFunctionResultTypes(getOperation());
   }
 
   std::shared_ptr<const FrozenRewritePatternSet> patterns;
 };
 
 } // namespace
+
+void strata::graph::syncFunctionResultTypes(ModuleOp module) {
+  module.walk([](func::FuncOp func) {
+    func.walk([&](func::ReturnOp ret) {
+      if (ret->getParentOp() != func)
+        return;
+      auto type = func.getFunctionType();
+      if (type.getNumResults() == ret.getNumOperands())
+        func.setType(FunctionType::get(func.getContext(), type.getInputs(),
+                                       ret.getOperandTypes()));
+    });
+  });
+}

@@ -16,6 +16,11 @@ namespace strata::graph {
 #define GEN_PASS_REGISTRATION
 #include "strata/Dialect/Graph/Transforms/Passes.h.inc"
 
+/// Sets each function's result types to what its return now returns (a
+/// rewrite that refines a returned value's type calls it before the
+/// verifier sees the function).
+void syncFunctionResultTypes(mlir::ModuleOp module);
+
 /// The `graph` stage: canonicalize (folding constants), decompose to the core
 /// op set, infer shapes, CSE. Registered as `strata-graph-pipeline`.
 void buildGraphPipeline(mlir::OpPassManager &pm);

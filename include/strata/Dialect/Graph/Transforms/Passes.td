@@ -30,6 +30,29 @@ def GraphDecomposePass : Pass<"strata-graph-decompose", "mlir::ModuleOp"> {
   let dependentDialects = ["::strata::graph::GraphDialect"];
 }
 
+def GraphLowerControlFlowPass
+    : Pass<"strata-graph-lower-control-flow", "mlir::ModuleOp"> {
+  let summary = "Rewrite If and Scan that need no run-time control flow";
+  let description = [{
+    - An If whose condition is known only at run time, whose branches yield
+      tensors of one static type each and have no side effects, computes
+      both branches and selects the results with graph.where (a constant
+      condition inlines the branch it takes).
+    - A Scan whose trip count is a static dimension of its scan inputs is
+      unrolled (at most 16384 ops added): each copy of the body reads its
+      slice of every scan input through graph.gather and the scan outputs
+      are stacked with graph.unsqueeze and graph.concat, in the Scan's
+      directions.
+    - A Loop with a constant trip count whose condition is absent or
+      constant true, and whose body passes the condition on unchanged (or
+      yields a constant true), is unrolled the same way; each copy gets its
+      iteration number as a constant and the scan outputs are stacked along
+      a new leading axis.
+    Anything else stays for the target to report.
+  }];
+  let dependentDialects = ["::strata::graph::GraphDialect"];
+}
+
 def GraphInferShapesPass : Pass<"strata-graph-infer-shapes", "mlir::ModuleOp"> {
   let summary = "Refine result types with the ops' shape functions";
   let description = [{
