@@ -263,3 +263,24 @@ func.func @expand_scatter() -> (tensor<2x3xi64>, tensor<3x2xf32>, tensor<3x2xf32
   %2 = graph.scatter_nd %zeros, %idx, %upd {reduction = "add"} : (tensor<3x2xf32>, tensor<2x1xi64>, tensor<2x2xf32>) -> tensor<3x2xf32>
   return %0, %1, %2 : tensor<2x3xi64>, tensor<3x2xf32>, tensor<3x2xf32>
 }
+
+// -----
+
+// Compress with a constant condition is a gather of the selected slices;
+// without an axis, of the flattened input.
+// CHECK-LABEL: func @compress_constant_condition
+// CHECK-NOT: graph.compress
+// CHECK-DAG: %[[J:.*]] = graph.constant dense<[1, 5]> : tensor<2xi64>
+// CHECK-DAG: %[[S:.*]] = graph.constant dense<6> : tensor<1xi64>
+// CHECK-DAG: %[[I:.*]] = graph.constant dense<[0, 2]> : tensor<2xi64>
+// CHECK: %[[G:.*]] = graph.gather %arg0, %[[I]] {axis = 1 : i64} : (tensor<2x3xf32>, tensor<2xi64>) -> tensor<2x2xf32>
+// CHECK: %[[F:.*]] = graph.reshape %arg0, %[[S]] : (tensor<2x3xf32>, tensor<1xi64>) -> tensor<6xf32>
+// CHECK: %[[H:.*]] = graph.gather %[[F]], %[[J]] : (tensor<6xf32>, tensor<2xi64>) -> tensor<2xf32>
+// CHECK: return %[[G]], %[[H]]
+func.func @compress_constant_condition(%x: tensor<2x3xf32>) -> (tensor<2x2xf32>, tensor<2xf32>) {
+  %c = graph.constant dense<[true, false, true]> : tensor<3xi1>
+  %0 = graph.compress %x, %c {axis = -1 : i64} : (tensor<2x3xf32>, tensor<3xi1>) -> tensor<2x2xf32>
+  %d = graph.constant dense<[false, true, false, false, false, true]> : tensor<6xi1>
+  %1 = graph.compress %x, %d : (tensor<2x3xf32>, tensor<6xi1>) -> tensor<2xf32>
+  return %0, %1 : tensor<2x2xf32>, tensor<2xf32>
+}

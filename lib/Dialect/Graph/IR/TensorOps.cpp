@@ -1934,6 +1934,73 @@ LogicalResult CompressOp::verify() {
   return success();
 }
 
+namespace {
+/// Compress with a constant condition selects known slices: a gather of
+/// their indices (of the flattened input when there is no axis), which
+/// every target generates code for. With a condition known only at run
+/// time, the result's size depends on values and the op stays for the
+/// runtime's host kernel.
+struct CompressOfConstantCondition : OpRewritePattern<CompressOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(CompressOp op,
+                                PatternRewriter &rewriter) const override {
+    DenseElementsAttr condition;
+    auto input = dyn_cast<RankedTensorType>(op.getInput().getType());
+    if (!matchPattern(op.getCondition(), m_Constant(&condition)) || !input ||
+        !input.hasStaticShape())
+      return failure();
+    int64_t axis = 0;
+    int64_t extent = input.getNumElements();
+    if (op.getAxis()) {
+      std::optional<int64_t> normalized =
+          normalizeAxis(int64_t(*op.getAxis()), input.getRank());
+      if (!normalized)
+        return failure();
+      axis = *normalized;
+      extent = input.getDimSize(axis);
+    }
+    SmallVector<int64_t> indices;
+    for (auto [i, selected] : llvm::enumerate(condition.getValues<bool>()))
+      if (selected) {
+        // A selection past the end is an error the runtime reports.
+        if (int64_t(i) >= extent)
+          return failure();
+        indices.push_back(int64_t(i));
+      }
+    Location loc = op.getLoc();
+    auto i64 = rewriter.getI64Type();
+    Value data = op.getInput();
+    if (!op.getAxis()) {
+      auto flat = RankedTensorType::get({extent}, input.getElementType());
+      data = ReshapeOp::create(
+          rewriter, loc, flat, data,
+          ConstantOp::create(rewriter, loc,
+                             cast<ElementsAttr>(DenseElementsAttr::get(
+                                 RankedTensorType::get({1}, i64),
+                                 ArrayRef<int64_t>{extent}))));
+    }
+    auto indexType = RankedTensorType::get({int64_t(indices.size())}, i64);
+    Value positions =
+        ConstantOp::create(rewriter, loc,
+                           cast<ElementsAttr>(DenseElementsAttr::get(
+                               indexType, ArrayRef<int64_t>(indices))));
+    SmallVector<int64_t> shape(
+        cast<RankedTensorType>(data.getType()).getShape());
+    shape[axis] = int64_t(indices.size());
+    rewriter.replaceOpWithNewOp<GatherOp>(
+        op, RankedTensorType::get(shape, input.getElementType()), data,
+        positions, axis);
+    return success();
+  }
+};
+} // namespace
+
+void CompressOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                             MLIRContext *context) {
+  patterns.add<CompressOfConstantCondition>(context);
+}
+
 LogicalResult NonZeroOp::inferResultTypes(SmallVectorImpl<Type> &types) {
   auto input = rankedType(getInput());
   pushShape(types, getOutput(),

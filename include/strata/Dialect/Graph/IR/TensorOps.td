@@ -356,6 +356,9 @@ def Graph_CompressOp : Graph_SimpleOp<"compress"> {
                        OptionalAttr<I64Attr>:$axis);
   let results = (outs AnyTensor:$output);
   let hasVerifier = 1;
+  // A constant condition makes it a gather (of the flattened input when
+  // `axis` is absent).
+  let hasCanonicalizer = 1;
 }
 
 def Graph_NonZeroOp : Graph_SimpleOp<"non_zero"> {
