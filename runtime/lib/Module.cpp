@@ -8,7 +8,8 @@
 // enum ranges, that every buffer id a step or signature names exists, that
 // arena buffers lie inside the arena and that constants have exactly the
 // bytes their type and shape need (string constants: one string per element,
-// each checked by the verifier), and that strings stay out of the arena.
+// each checked by the verifier), that strings stay out of the arena, and
+// that generated kernels leave host buffers of numbers alone.
 // Sessions rely on these checks and do not repeat them.
 //
 //===----------------------------------------------------------------------===//
@@ -299,9 +300,6 @@ void Module::parse() {
       if (isString && info.kind == BufferKind::Arena)
         r.fail(where + " is an arena buffer of strings (strings live in "
                        "host buffers, outside the arena)");
-      if (!isString && info.kind == BufferKind::Host)
-        r.fail(where + " is a host buffer of " + dtypeName(info.dtype) +
-               " (host buffers hold strings only)");
       if (b->strings() && !(isString && info.kind == BufferKind::Constant))
         r.fail(where + " has a string table but is not a constant of "
                        "strings");
@@ -450,9 +448,22 @@ void Module::parse() {
         if (buffers_[id].kind != BufferKind::Arena &&
             buffers_[id].kind != BufferKind::Host)
           r.fail(who + " writes buffer " + std::to_string(id) +
-                 " which is not an arena buffer (nor a host buffer of "
-                 "strings)");
+                 " which is not an arena buffer (nor a host buffer)");
       }
+      // Host buffers of numbers (1.4) may change storage and shape at run
+      // time, which generated code, compiled for fixed buffers, cannot
+      // follow. (Strings are refused for generated kernels by the session.)
+      if (step.kind == StepKind::Kernel)
+        for (const std::vector<uint32_t> *ids : {&step.inputs, &step.outputs})
+          for (uint32_t id : *ids)
+            if (buffers_[id].kind == BufferKind::Host &&
+                buffers_[id].dtype != DType::String)
+              r.fail(who + " is a generated kernel, but it " +
+                     (ids == &step.inputs ? "reads" : "writes") + " buffer " +
+                     std::to_string(id) + ", a host buffer of " +
+                     dtypeName(buffers_[id].dtype) +
+                     shapeToString(buffers_[id].shape) +
+                     " (only library kernels use host buffers)");
       if (auto *attrs = s->attributes()) {
         for (const fb::Attribute *a : *attrs) {
           Attribute attr;

@@ -115,9 +115,13 @@ uint32_t ModuleBuilder::addStringConstant(std::vector<int64_t> shape,
 }
 
 uint32_t ModuleBuilder::addStringBuffer(std::vector<int64_t> shape) {
+  return addHostBuffer(DType::String, std::move(shape));
+}
+
+uint32_t ModuleBuilder::addHostBuffer(DType dtype, std::vector<int64_t> shape) {
   BufferInfo info;
   info.kind = BufferKind::Host;
-  info.dtype = DType::String;
+  info.dtype = dtype;
   info.shape = std::move(shape);
   return addBuffer(std::move(info));
 }

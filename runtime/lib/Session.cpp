@@ -6,9 +6,11 @@
 // before the first input arrives; run() then only binds views and calls
 // kernels in plan order. Generated kernels follow the ABI of docs/runtime.md:
 // one call per chunk of their `parallel` range, spread over the pool.
-// Tensors of strings never touch the arena: the session holds each Host
-// buffer as a Tensor of its own, which a library step may resize when the
-// buffer's shape is only known at run time (setStringOutput).
+// Host buffers (tensors of strings, and tensors of numbers whose shape
+// depends on values) never touch the arena: the session holds each as a
+// Tensor of its own, which a library step may replace when the buffer's
+// shape is only known at run time (KernelContext::allocateOutput,
+// setStringOutput).
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,6 +43,8 @@ struct Registry {
     kernels::registerDnnlKernels(
         [this](const std::string &name, KernelFn fn) { kernels[name] = fn; });
     kernels::registerStringKernels(
+        [this](const std::string &name, KernelFn fn) { kernels[name] = fn; });
+    kernels::registerValueShapedKernels(
         [this](const std::string &name, KernelFn fn) { kernels[name] = fn; });
   }
 };
@@ -155,12 +159,69 @@ KernelContext::attrStrings(const std::string &key) const {
   return a.strs;
 }
 
-void KernelContext::bindStringOutput(size_t i, Tensor *storage) {
+void KernelContext::bindHostOutput(size_t i, Tensor *storage) {
   if (i >= outputs_.size())
     throw error("has no output " + std::to_string(i));
-  if (stringOutputs_.size() < outputs_.size())
-    stringOutputs_.resize(outputs_.size(), nullptr);
-  stringOutputs_[i] = storage;
+  if (hostOutputs_.size() < outputs_.size())
+    hostOutputs_.resize(outputs_.size(), nullptr);
+  hostOutputs_[i] = storage;
+}
+
+Tensor *KernelContext::hostOutput(size_t i) const {
+  return i < hostOutputs_.size() ? hostOutputs_[i] : nullptr;
+}
+
+void KernelContext::checkOutputShape(size_t i,
+                                     const std::vector<int64_t> &shape) const {
+  if (i >= outputs_.size())
+    throw error("has no output " + std::to_string(i));
+  const TensorView &out = outputs_[i];
+  try {
+    (void)rt::numElements(shape);
+  } catch (const Error &e) {
+    throw error("output " + std::to_string(i) + ": " + e.what());
+  }
+  bool dynamic = false;
+  bool fits = shape.size() == out.shape.size();
+  for (size_t d = 0; fits && d < shape.size(); ++d) {
+    dynamic |= out.shape[d] < 0;
+    fits = out.shape[d] < 0 || out.shape[d] == shape[d];
+  }
+  const char *type = dtypeName(out.dtype);
+  if (!fits)
+    throw error("output " + std::to_string(i) + " is " + type +
+                shapeToString(out.shape) + " but the step produced " + type +
+                shapeToString(shape));
+  if (dynamic && !hostOutput(i))
+    throw error("output " + std::to_string(i) + " has the run-time shape " +
+                type + shapeToString(out.shape) +
+                " but the executor gave it no storage (bindHostOutput)");
+}
+
+TensorView &KernelContext::allocateOutput(size_t i,
+                                          std::vector<int64_t> shape) {
+  checkOutputShape(i, shape);
+  TensorView &out = outputs_[i];
+  Tensor *storage = hostOutput(i);
+  if (!storage) {
+    // The arena: the storage is the plan's and the shape is the declared
+    // one (checkOutputShape allows no other without bound storage).
+    if (!out.data && out.numElements())
+      throw error("output " + std::to_string(i) + " has no storage");
+    return out;
+  }
+  // Made before the bound tensor is replaced, so that a failure leaves the
+  // output as it was. The session names the step of an OutOfMemory.
+  Tensor fresh;
+  try {
+    fresh = Tensor::zeros(out.dtype, std::move(shape));
+  } catch (const OutOfMemory &e) {
+    throw OutOfMemory("output " + std::to_string(i) + ": " + e.what());
+  }
+  *storage = std::move(fresh);
+  out.shape = storage->shape();
+  out.data = storage->view().data;
+  return out;
 }
 
 void KernelContext::setStringOutput(size_t i, std::vector<int64_t> shape,
@@ -171,37 +232,18 @@ void KernelContext::setStringOutput(size_t i, std::vector<int64_t> shape,
   if (out.dtype != DType::String)
     throw error("output " + std::to_string(i) + " is " + dtypeName(out.dtype) +
                 ", not a tensor of strings");
-  int64_t count;
-  try {
-    count = rt::numElements(shape);
-  } catch (const Error &e) {
-    throw error("output " + std::to_string(i) + ": " + e.what());
-  }
+  checkOutputShape(i, shape);
+  int64_t count = rt::numElements(shape);
   if (static_cast<uint64_t>(count) != static_cast<uint64_t>(values.size()))
     throw error("output " + std::to_string(i) + ": " +
                 std::to_string(values.size()) + " strings for shape " +
                 shapeToString(shape));
-  bool dynamic = false;
-  bool fits = shape.size() == out.shape.size();
-  for (size_t d = 0; fits && d < shape.size(); ++d) {
-    dynamic |= out.shape[d] < 0;
-    fits = out.shape[d] < 0 || out.shape[d] == shape[d];
-  }
-  if (!fits)
-    throw error("output " + std::to_string(i) + " is string" +
-                shapeToString(out.shape) + " but the step produced string" +
-                shapeToString(shape));
-  Tensor *storage = i < stringOutputs_.size() ? stringOutputs_[i] : nullptr;
-  if (storage) {
+  if (Tensor *storage = hostOutput(i)) {
     *storage = Tensor::fromStrings(std::move(shape), std::move(values));
     out.shape = storage->shape();
     out.data = storage->data<std::string>();
     return;
   }
-  if (dynamic)
-    throw error("output " + std::to_string(i) + " has the run-time shape " +
-                shapeToString(out.shape) +
-                " but the executor gave it no storage (bindStringOutput)");
   auto *elements = static_cast<std::string *>(out.data);
   if (count && !elements)
     throw error("output " + std::to_string(i) + " has no storage");
@@ -239,16 +281,18 @@ void Session::create(const SessionOptions &options) {
   auto fail = [&](const std::string &what) {
     throw Error("strata module '" + m.name() + "': " + what);
   };
-  // A CUDA module whose every step is a host kernel for strings (a model
-  // of string ops only: GPUs do not do text) has nothing for the GPU; it
-  // runs here, on the host, once the GPU has been found as for any CUDA
-  // module. Modules that mix string steps with GPU work are refused by the
-  // CUDA executor (docs/runtime.md, "Strings").
+  // A CUDA module whose every step is a host kernel ("string.*" for
+  // strings, which GPUs do not do; "host.*" for outputs whose shape
+  // depends on values) has nothing for the GPU; it runs here, on the host,
+  // once the GPU has been found as for any CUDA module. Modules that mix
+  // host steps with GPU work are refused by the CUDA executor
+  // (docs/runtime.md, "Strings").
   bool hostOnly = m.target() == "cuda" && !m.steps().empty() && !m.gpuCubin() &&
                   !m.gpuPtx();
   for (const Step &step : m.steps())
     hostOnly &=
-        step.kind == StepKind::Library && step.name.rfind("string.", 0) == 0;
+        step.kind == StepKind::Library && (step.name.rfind("string.", 0) == 0 ||
+                                           step.name.rfind("host.", 0) == 0);
   if (m.target() == "cuda" && !hostOnly) {
     // The CUDA executor owns the device side; this session keeps the host
     // inputs and outputs (setInput, output) as for the CPU.
@@ -358,12 +402,12 @@ void Session::create(const SessionOptions &options) {
         isStatic &= d >= 0;
       if (isStatic) {
         try {
-          hostBuffers_[i] = Tensor::zeros(DType::String, b.shape);
+          hostBuffers_[i] = Tensor::zeros(b.dtype, b.shape);
         } catch (const OutOfMemory &e) {
           throw OutOfMemory("strata module '" + m.name() + "': buffer " +
                             std::to_string(i) + ": " + e.what());
         }
-        v.data = hostBuffers_[i].data<std::string>();
+        v.data = hostBuffers_[i].view().data;
       }
     }
   }
@@ -543,22 +587,36 @@ void Session::runStep(size_t i) {
                     &states_[i]);
   for (size_t k = 0; k < step.outputs.size(); ++k)
     if (m.buffers()[step.outputs[k]].kind == BufferKind::Host)
-      ctx.bindStringOutput(k, &hostBuffers_[step.outputs[k]]);
-  kernels_[i](ctx);
-  // Host buffers may have been given their run-time shape.
+      ctx.bindHostOutput(k, &hostBuffers_[step.outputs[k]]);
+  // Host buffers may have been given new storage (and their run-time
+  // shape); the session's views follow, even when the kernel then failed,
+  // so that none is left pointing at storage that was replaced.
+  auto takeHostViews = [&] {
+    for (size_t k = 0; k < step.outputs.size(); ++k) {
+      uint32_t id = step.outputs[k];
+      if (m.buffers()[id].kind != BufferKind::Host)
+        continue;
+      views_[id].shape = ctx.output(k).shape;
+      views_[id].data = ctx.output(k).data;
+    }
+  };
+  try {
+    kernels_[i](ctx);
+  } catch (...) {
+    takeHostViews();
+    throw;
+  }
+  takeHostViews();
   for (size_t k = 0; k < step.outputs.size(); ++k) {
-    uint32_t id = step.outputs[k];
-    if (m.buffers()[id].kind != BufferKind::Host)
+    const TensorView &v = views_[step.outputs[k]];
+    if (m.buffers()[step.outputs[k]].kind != BufferKind::Host)
       continue;
-    TensorView &v = views_[id];
-    v.shape = ctx.output(k).shape;
-    v.data = ctx.output(k).data;
     for (int64_t d : v.shape)
       if (d < 0)
         throw Error("strata module '" + m.name() + "': " + step.describe(i) +
                     " did not set the run-time shape " + "of its output " +
-                    std::to_string(k) + " (string" + shapeToString(v.shape) +
-                    ")");
+                    std::to_string(k) + " (" + dtypeName(v.dtype) +
+                    shapeToString(v.shape) + ")");
   }
 }
 

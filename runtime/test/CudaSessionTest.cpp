@@ -156,3 +156,34 @@ TEST(CudaSession, StringOnlyModulesRunOnTheHost) {
                                      out.data<std::string>() + 3),
             (std::vector<std::string>{"MONDAY", "TUESDAY", "A"}));
 }
+
+namespace {
+/// A CUDA module of value-shaped host steps only (a NonZero model compiled
+/// for --target=cuda): nothing for the GPU.
+std::shared_ptr<const Module> hostOnlyModule() {
+  ModuleBuilder b;
+  b.setTarget("cuda");
+  uint32_t x = b.addInput("x", DType::F32, {2, 2});
+  uint32_t nz = b.addHostBuffer(DType::I64, {2, -1});
+  b.addStep({StepKind::Library, "host.nonzero", {x}, {nz}, {}, {"NZ_0"}});
+  b.addOutput("nz", nz);
+  return Module::loadFromMemory(b.finish(), "nonzero-cuda.strata");
+}
+} // namespace
+
+TEST(CudaSession, HostOnlyModulesRunOnTheHost) {
+  std::string why;
+  if (!cudaAvailable(&why)) {
+    EXPECT_THAT(errorOf([] { Session s(hostOnlyModule()); }),
+                HasSubstr("--target=cuda needs an NVIDIA GPU and driver"));
+    return;
+  }
+  Session session(hostOnlyModule());
+  session.setInput("x",
+                   Tensor::fromValues<float>(DType::F32, {2, 2}, {1, 0, 0, 2}));
+  session.run();
+  const Tensor &out = session.output("nz");
+  ASSERT_EQ(out.shape(), (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(std::vector<int64_t>(out.data<int64_t>(), out.data<int64_t>() + 4),
+            (std::vector<int64_t>{0, 1, 0, 1}));
+}

@@ -333,8 +333,21 @@ void CudaSession::checkPlan() {
   for (size_t i = 0; i < m.steps().size(); ++i) {
     const Step &step = m.steps()[i];
     std::string who = step.describe(i);
+    // Host kernels first: their buffers are the host's, so the checks of
+    // device buffers below would only confuse.
+    if (step.kind == StepKind::Library && (step.name.rfind("string.", 0) == 0 ||
+                                           step.name.rfind("host.", 0) == 0))
+      failPlan(who + " is a host kernel, which the CUDA executor does not "
+                     "run beside GPU work: a cuda module runs host kernels "
+                     "only when all its steps are host kernels (moving "
+                     "values between host steps and device buffers is not "
+                     "done yet)");
     auto checkBuffer = [&](uint32_t id) {
       const BufferInfo &b = m.buffers()[id];
+      if (b.kind == BufferKind::Host)
+        failPlan(who + " runs on the GPU, but buffer " + std::to_string(id) +
+                 " is a host buffer (" + dtypeName(b.dtype) +
+                 shapeToString(b.shape) + "), which only host kernels use");
       for (int64_t d : b.shape)
         if (d < 0)
           failPlan(who + " runs on the GPU for static shapes, but buffer " +
@@ -427,6 +440,16 @@ void CudaSession::checkPlan() {
                      "attributes 'ptx_kernel', 'ptx_grid', 'ptx_block' and "
                      "'ptx_shared_bytes'");
   }
+  // Host buffers (strings, values of run-time shape) are written by host
+  // kernels, which this executor does not run (refused above, naming the
+  // step); it has no device memory for them either.
+  for (const TensorSignature &sig : m.outputs())
+    if (m.buffers()[sig.buffer].kind == BufferKind::Host)
+      failPlan("output '" + sig.name + "' is host buffer " +
+               std::to_string(sig.buffer) + " (" + dtypeName(sig.dtype) +
+               shapeToString(sig.shape) +
+               "), which the CUDA executor does not hold: a cuda module "
+               "uses host buffers only when all its steps are host kernels");
   if (hasKernels && !m.gpuCubin() && !m.gpuPtx())
     failPlan("has generated-kernel steps but no GPU code (the module has "
              "neither gpu_cubin nor gpu_ptx)");

@@ -23,6 +23,11 @@ void registerDnnlKernels(
 /// "string.normalizer", "string.cast" and "string.copy".
 void registerStringKernels(
     const std::function<void(const std::string &, KernelFn)> &add);
+/// The host kernels for outputs whose shape depends on values
+/// (ValueShaped.cpp): "host.nonzero", "host.compress", "host.unique" and
+/// "host.non_max_suppression".
+void registerValueShapedKernels(
+    const std::function<void(const std::string &, KernelFn)> &add);
 
 } // namespace strata::rt::kernels
 

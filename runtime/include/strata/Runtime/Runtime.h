@@ -61,7 +61,8 @@ constexpr uint16_t kFormatMajor = 1;
 // 1.2: the String element type, Host buffers, Buffer.strings (string
 // constants) and Attribute.strs.
 // 1.3: Module.checksum, XXH3-64 of the file's bytes, checked on load.
-constexpr uint16_t kFormatMinor = 3;
+// 1.4: Host buffers of numbers (value-dependent shapes).
+constexpr uint16_t kFormatMinor = 4;
 
 //===----------------------------------------------------------------------===//
 // Element types and tensors
@@ -274,8 +275,11 @@ struct TensorSignature {
   uint32_t buffer = 0;
 };
 
-/// Host (format 1.2): a tensor of strings that the session holds outside
-/// the arena; its -1 dimensions are set at run time by the step writing it.
+/// Host (format 1.2): a tensor that the session holds outside the arena;
+/// its -1 dimensions are set at run time by the library step writing it.
+/// Strings (1.2) always live there; from 1.4 a host buffer may hold numbers
+/// of any type too (outputs whose shape depends on values: NonZero, Unique,
+/// ...). Only library kernels read or write host buffers of numbers.
 enum class BufferKind : uint8_t { Arena = 0, Constant, Input, Host };
 
 struct BufferInfo {
@@ -419,6 +423,8 @@ public:
   /// Adds a Host buffer of strings; -1 dimensions are set at run time by
   /// the step that writes it.
   uint32_t addStringBuffer(std::vector<int64_t> shape);
+  /// Adds a Host buffer of any element type (format 1.4 for numbers).
+  uint32_t addHostBuffer(DType dtype, std::vector<int64_t> shape);
   /// Adds a raw buffer record, for tests that need an inconsistent one.
   uint32_t addBuffer(BufferInfo info, std::vector<uint8_t> constantBytes = {});
   void setArenaSize(uint64_t size);
@@ -531,16 +537,24 @@ public:
   /// A list of strings (an attribute without values is an empty list).
   const std::vector<std::string> &attrStrings(const std::string &key) const;
 
+  /// Gives output `i` its storage for `shape` and returns its view, to be
+  /// filled by the kernel. An output the executor bound to host storage
+  /// (bindHostOutput: a Host buffer) gets a new zero-filled tensor of
+  /// `shape`, which must keep the rank and the static dimensions (a -1
+  /// dimension takes any size >= 0). Any other output (the arena) must have
+  /// exactly `shape` and keeps its storage. Throws Error naming the step
+  /// when the shape does not fit, OutOfMemory when the tensor cannot be
+  /// allocated. The view stays valid until the output is given storage
+  /// again.
+  TensorView &allocateOutput(size_t i, std::vector<int64_t> shape);
   /// Writes output `i`, a tensor of strings: `values` (row-major) of
-  /// `shape`. An output whose view has -1 dimensions (a Host buffer whose
-  /// size depends on the values) takes `shape`, which must keep the rank and
-  /// the static dimensions; the executor must have bound its storage with
-  /// bindStringOutput. Any other output must have exactly `shape`.
+  /// `shape`, with the rules of allocateOutput.
   void setStringOutput(size_t i, std::vector<int64_t> shape,
                        std::vector<std::string> values);
   /// For executors: the tensor that holds output `i` (a Host buffer), so
-  /// that setStringOutput can give it a shape decided at run time.
-  void bindStringOutput(size_t i, Tensor *storage);
+  /// that allocateOutput and setStringOutput can give it a shape decided at
+  /// run time.
+  void bindHostOutput(size_t i, Tensor *storage);
 
   /// An Error naming the module and the step: for kernels' own checks.
   Error error(const std::string &message) const;
@@ -552,8 +566,13 @@ private:
   size_t index_;
   const Module &module_;
   std::vector<TensorView> inputs_, outputs_;
-  /// bindStringOutput's tensors, by output index (null where not bound).
-  std::vector<Tensor *> stringOutputs_;
+  /// The shape output `i` takes (allocateOutput's checks); throws Error.
+  void checkOutputShape(size_t i, const std::vector<int64_t> &shape) const;
+  /// The tensor bound to output `i`, or nullptr.
+  Tensor *hostOutput(size_t i) const;
+
+  /// bindHostOutput's tensors, by output index (null where not bound).
+  std::vector<Tensor *> hostOutputs_;
   ThreadPool &pool_;
   std::unique_ptr<KernelState> localState_;
   std::unique_ptr<KernelState> *stateSlot_;
@@ -678,7 +697,8 @@ private:
   std::vector<TensorView> views_;
   std::vector<Tensor> inputs_;
   std::vector<bool> inputSet_;
-  /// Host buffers (strings), by buffer id; empty tensors for the others.
+  /// Host buffers (strings, and numbers whose shape is set at run time),
+  /// by buffer id; empty tensors for the others.
   std::vector<Tensor> hostBuffers_;
   std::vector<Tensor> outputs_;
   bool ran_ = false;
