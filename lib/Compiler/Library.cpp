@@ -967,6 +967,8 @@ strata::matchLibraryKernel(Operation *op, const LibraryRequest &request,
                            std::string &whyNot) {
   if (isStringOp(op))
     return matchStringKernel(op, request, whyNot);
+  if (isValueShapedOp(op))
+    return matchValueShapedKernel(op, request, whyNot);
   switch (request.library) {
   case TargetFacts::Library::None:
     whyNot = "no library kernel for " + op->getName().getStringRef().str() +

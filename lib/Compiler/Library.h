@@ -86,6 +86,23 @@ std::optional<LibraryMatch> matchStringKernel(mlir::Operation *op,
 /// Whether `op` reads or writes a tensor of strings.
 bool isStringOp(mlir::Operation *op);
 
+/// Whether `op` is one whose result size depends on its input's values
+/// (NonZero, Compress, Unique, NonMaxSuppression): the runtime's host
+/// kernels run it, on every target (LibraryValueShaped.cpp).
+bool isValueShapedOp(mlir::Operation *op);
+
+/// The host library step for a value-shaped op (isValueShapedOp).
+std::optional<LibraryMatch>
+matchValueShapedKernel(mlir::Operation *op, const LibraryRequest &request,
+                       std::string &whyNot);
+
+/// Whether `op` runs as one of the runtime's host kernels on every target,
+/// whatever the options say about vendor libraries: string ops and
+/// value-shaped ops (generated code can take neither).
+inline bool isHostOp(mlir::Operation *op) {
+  return isStringOp(op) || isValueShapedOp(op);
+}
+
 } // namespace strata
 
 #endif // STRATA_LIB_COMPILER_LIBRARY_H

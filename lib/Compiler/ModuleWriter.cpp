@@ -17,6 +17,10 @@
 //   step gets a Host buffer of its own that the session holds. Only those
 //   may keep a dynamic dimension (StringNormalizer's output is as long as
 //   the words it keeps): the step sets it at run time.
+// - a result of numbers whose shape depends on values (NonZero, Unique,
+//   NonMaxSuppression: a host step, LibraryValueShaped.cpp) gets a Host
+//   buffer too, sized by its step at run time; the graph stage has checked
+//   that only host steps and the model's outputs read it.
 //
 // For the cuda target (Gpu.h) every step is a generated kernel launched
 // with the grid and block the gpu stage recorded on its declaration, and
@@ -141,6 +145,7 @@ private:
   LogicalResult addStepForCall(func::CallOp call);
   LogicalResult addView(Operation *op);
   LogicalResult addLaunch(func::FuncOp kernel, rt::Step &step);
+  LogicalResult checkHostSteps(StringRef target);
   void planArena();
 
   ModuleOp module;
@@ -160,9 +165,9 @@ FailureOr<int> Planner::newSlot(SlotKind kind, Value value, Operation *where) {
   std::optional<rt::DType> dtype =
       type ? toRuntimeType(type.getElementType()) : std::nullopt;
   bool isString = dtype == rt::DType::String;
-  // A string result lives in a Host buffer, whose dynamic dimensions the
-  // step writing it sets at run time.
-  if (isString && kind == SlotKind::Arena)
+  // A string result, or one whose shape depends on values, lives in a Host
+  // buffer, whose dynamic dimensions the step writing it sets at run time.
+  if (kind == SlotKind::Arena && type && (isString || !type.hasStaticShape()))
     kind = SlotKind::Host;
   if (!type || !dtype || (!type.hasStaticShape() && kind != SlotKind::Host)) {
     where->emitError("cannot hold a value of type ")
@@ -175,9 +180,10 @@ FailureOr<int> Planner::newSlot(SlotKind kind, Value value, Operation *where) {
   for (int64_t d : type.getShape())
     slot.shape.push_back(ShapedType::isDynamic(d) ? -1 : d);
   slot.root = static_cast<int>(all.size());
-  slot.size = isString ? 0
-                       : static_cast<uint64_t>(type.getNumElements()) *
-                             rt::dtypeSize(*dtype);
+  slot.size = kind == SlotKind::Host || isString
+                  ? 0
+                  : static_cast<uint64_t>(type.getNumElements()) *
+                        rt::dtypeSize(*dtype);
   all.push_back(std::move(slot));
   slots[value] = all.size() - 1;
   return static_cast<int>(all.size() - 1);
@@ -351,6 +357,38 @@ LogicalResult Planner::addView(Operation *op) {
   return success();
 }
 
+/// On a GPU target, host steps (strings, value-dependent shapes) run only in
+/// a plan of host steps: the CUDA executor does not move values between
+/// host steps and the device yet (docs/runtime.md). Refuse the mix here,
+/// naming the node, rather than write a module no session would run.
+LogicalResult Planner::checkHostSteps(StringRef target) {
+  auto isHost = [](const rt::Step &step) {
+    return step.kind == rt::StepKind::Library &&
+           (StringRef(step.name).starts_with("string.") ||
+            StringRef(step.name).starts_with("host."));
+  };
+  const PlannedStep *host = nullptr;
+  bool device = false;
+  for (const PlannedStep &planned : steps) {
+    if (!isHost(planned.step))
+      device = true;
+    else if (!host)
+      host = &planned;
+  }
+  if (!host || !device)
+    return success();
+  std::string node = host->step.sourceNodes.empty()
+                         ? std::string("a step")
+                         : "ONNX node '" + host->step.sourceNodes.front() + "'";
+  return entry.emitError()
+         << node << " runs on the host (" << host->step.name
+         << ": strings, or a result whose size depends on values), and the "
+            "model also has work for the GPU; the "
+         << target
+         << " target does not move values between host steps and GPU "
+            "kernels yet (compile for --target=cpu to run it)";
+}
+
 void Planner::planArena() {
   // Liveness of roots: the last step reading any view of them.
   for (auto [index, step] : llvm::enumerate(steps))
@@ -438,6 +476,8 @@ LogicalResult Planner::run(const CompileOptions &options,
     return op.emitError("internal error: the plan cannot run this op "
                         "(partitioning left it outside a kernel)");
   }
+  if (gpu && failed(checkHostSteps(options.target)))
+    return failure();
   planArena();
 
   rt::ModuleBuilder builder;
@@ -462,7 +502,7 @@ LogicalResult Planner::run(const CompileOptions &options,
               : builder.addConstant(slot.dtype, slot.shape, slot.bytes);
       break;
     case SlotKind::Host:
-      slot.buffer = builder.addStringBuffer(slot.shape);
+      slot.buffer = builder.addHostBuffer(slot.dtype, slot.shape);
       break;
     case SlotKind::Arena: {
       const Slot &root = all[slot.root];

@@ -1465,9 +1465,10 @@ LogicalResult strata::partitionIntoKernels(ModuleOp module,
             request.epilogueVeto, whyNotGemm);
       return *gemmMatch;
     };
-    // Strings have no generated code: their runtime kernels are taken even
-    // with --no-libraries, which is about vendor libraries.
-    if (!options.useLibraries && !isStringOp(&op)) {
+    // Strings and value-dependent shapes have no generated code: their
+    // runtime kernels are taken even with --no-libraries, which is about
+    // vendor libraries.
+    if (!options.useLibraries && !isHostOp(&op)) {
       whyNotLibrary = "--no-libraries";
     } else if (!forcedCodegen.empty() && isLibraryAnchor(&op)) {
       whyNotLibrary = "forced to generated code by the decisions file (" +

@@ -6,15 +6,19 @@
 // only. A run of `strata run`/`conformance` on a model with a symbolic batch
 // compiles (and caches) one specialization per distinct input shape.
 //
-// The one exception is a tensor of strings whose size depends on the values
-// (StringNormalizer removing stop words): strings live in host buffers that
-// the runtime sizes when the step writing them runs (docs/runtime.md,
-// "Strings"), so such a value may stay dynamic. Anything that is not a string
-// and whose shape follows from one is still an error, naming its node.
+// The exceptions are values whose size depends on tensor values and that
+// the runtime's host kernels produce: strings (StringNormalizer removing
+// stop words) and the results of NonZero, Compress, Unique and
+// NonMaxSuppression. They live in Host buffers that the runtime sizes when
+// the step writing them runs (docs/runtime.md, "Strings" and
+// "Value-dependent shapes"), so such a value may stay dynamic as long as
+// only host steps and the model's outputs read it. Anything else is an
+// error naming its node.
 //
 //===----------------------------------------------------------------------===//
 
 #include "CompilerUtils.h"
+#include "Library.h"
 
 #include "strata/Compiler/Compiler.h"
 #include "strata/Dialect/Graph/IR/GraphOps.h"
@@ -113,58 +117,91 @@ LogicalResult strata::bindInputShapes(ModuleOp module,
   return success();
 }
 
+/// "ONNX node 'X'" or "'graph.op'" for messages about `op`.
+static std::string describeNode(Operation *op) {
+  std::string node = strata::getNodeName(op);
+  return node.empty() ? "'" + op->getName().getStringRef().str() + "'"
+                      : "ONNX node '" + node + "'";
+}
+
 LogicalResult strata::verifyStaticShapes(ModuleOp module,
                                          const CompileOptions &options) {
   func::FuncOp entry = getEntryFunction(module);
   if (!entry)
     return module.emitError("the module has no entry function");
   // Every value must now be static: code generation and the memory plan
-  // need sizes. Report the first op whose result is not (its consumers would
-  // only repeat the message).
-  auto isDynamicStrings = [](Value v) {
+  // need sizes. The exceptions are values whose size depends on tensor
+  // values and which live in Host buffers that the runtime sizes when the
+  // step writing them runs: strings, and the results of the host kernels of
+  // value-shaped ops (NonZero, Compress, Unique, NonMaxSuppression). Only
+  // host steps and the model's outputs may read those. Report the first op
+  // at fault (its consumers would only repeat the message).
+  auto isDynamic = [](Value v) {
     auto type = dyn_cast<RankedTensorType>(v.getType());
-    return type && !type.hasStaticShape() &&
-           isa<graph::StringType>(type.getElementType());
+    return type && !type.hasStaticShape();
   };
+  auto sizedAtRunTime = [&](Value v) {
+    if (!isDynamic(v))
+      return false;
+    if (isa<graph::StringType>(
+            cast<RankedTensorType>(v.getType()).getElementType()))
+      return true;
+    Operation *def = v.getDefiningOp();
+    return def && isValueShapedOp(def);
+  };
+  auto target = options.target;
   WalkResult walk = entry.walk([&](Operation *op) {
+    // A value sized at run time read by generated code, or by a view that
+    // would need arena bytes.
+    if (!isHostOp(op) && !isa<func::ReturnOp>(op)) {
+      for (Value operand : op->getOperands()) {
+        if (!sizedAtRunTime(operand))
+          continue;
+        InFlightDiagnostic diag = op->emitError()
+                                  << describeNode(op) << " reads ";
+        if (Operation *def = operand.getDefiningOp())
+          diag << "the result of " << describeNode(def);
+        else
+          diag << "an input";
+        diag << ", whose shape "
+             << shapeString(
+                    cast<RankedTensorType>(operand.getType()).getShape())
+             << " is only known at run time (it depends on tensor values); "
+                "on the "
+             << target
+             << " target only the runtime's host kernels (strings, NonZero, "
+                "Compress, Unique, NonMaxSuppression) and the model's outputs "
+                "may read such a value";
+        return WalkResult::interrupt();
+      }
+    }
     for (Value result : op->getResults()) {
       auto type = dyn_cast<RankedTensorType>(result.getType());
       if (type && type.hasStaticShape())
         continue;
-      if (isDynamicStrings(result))
+      if (sizedAtRunTime(result))
         continue;
       if (type) {
         InFlightDiagnostic diag = op->emitError("the shape of this result, ")
                                   << shapeString(type.getShape())
                                   << ", is not known at compile time (it "
                                      "depends on tensor values); the "
-                                  << options.target
-                                  << " target needs static shapes";
-        // Say where a run-time size comes from when a string tensor's
-        // value-dependent shape flows into numbers.
+                                  << target << " target needs static shapes";
+        // Say where a run-time size comes from when it flows into numbers.
         for (Value operand : op->getOperands())
-          if (isDynamicStrings(operand)) {
-            std::string node = getNodeName(op);
-            diag << " (only tensors of strings may have a shape set at run "
-                    "time; "
-                 << (node.empty() ? std::string("this op")
-                                  : "ONNX node '" + node + "'")
-                 << " reads the value-dependent strings of ";
-            if (Operation *def = operand.getDefiningOp()) {
-              std::string source = getNodeName(def);
-              diag << (source.empty()
-                           ? "'" + def->getName().getStringRef().str()
-                           : "ONNX node '" + source)
-                   << "'";
-            } else {
+          if (sizedAtRunTime(operand)) {
+            diag << " (" << describeNode(op)
+                 << " reads the value-dependent result of ";
+            if (Operation *def = operand.getDefiningOp())
+              diag << describeNode(def);
+            else
               diag << "an input";
-            }
             diag << ")";
             break;
           }
       } else {
         op->emitError("produces ")
-            << result.getType() << ", which the " << options.target
+            << result.getType() << ", which the " << target
             << " target cannot hold in a buffer";
       }
       return WalkResult::interrupt();

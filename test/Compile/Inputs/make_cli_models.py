@@ -3,7 +3,8 @@
 
 mlp.onnx: MatMul + Add + Relu + Softmax with a symbolic batch, and numpy's
 float64 reference for two batch sizes (x3.npy -> y3.npy, x5.npy -> y5.npy).
-nonzero.onnx: NonZero, whose output shape depends on values.
+nonzero.onnx: NonZero, whose output shape depends on values, added to itself:
+  generated code cannot read it (a compile error).
 case/: one conformance case in the ONNX backend-test layout whose expected
 output is correct, and bad_case/ whose expected output is wrong.
 """
@@ -82,9 +83,10 @@ def rows(out):
 
 def nonzero(out):
     graph = helper.make_graph(
-        [helper.make_node("NonZero", ["x"], ["y"], name="find")], "nonzero",
+        [helper.make_node("NonZero", ["x"], ["y"], name="find"),
+         helper.make_node("Add", ["y", "y"], ["z"], name="twice")], "nonzero",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
-        [helper.make_tensor_value_info("y", TensorProto.INT64, [1, None])])
+        [helper.make_tensor_value_info("z", TensorProto.INT64, [1, None])])
     save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]),
          os.path.join(out, "nonzero.onnx"))
 
