@@ -43,6 +43,11 @@
 
 #include <sstream>
 
+namespace strata {
+#define GEN_PASS_DEF_PADATTENTIONPASS
+#include "Passes.h.inc"
+} // namespace strata
+
 using namespace mlir;
 using namespace strata;
 namespace graph = strata::graph;
@@ -346,17 +351,9 @@ void Padder::sliceResult() {
   result.replaceAllUsesExcept(slice.getOutput(), slice);
 }
 
-struct PadAttentionPass
-    : PassWrapper<PadAttentionPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(PadAttentionPass)
-  StringRef getArgument() const final { return "strata-pad-attention"; }
-  StringRef getDescription() const final {
-    return "GPU: pad attention blocks whose sequence lengths or head "
-           "dimension the flash kernel does not take to shapes it does";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<graph::GraphDialect, kernel::KernelDialect>();
-  }
+struct PadAttentionPass : strata::impl::PadAttentionPassBase<PadAttentionPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     SmallVector<Operation *> products;
     getOperation().walk([&](graph::MatMulOp op) { products.push_back(op); });
@@ -374,7 +371,3 @@ struct PadAttentionPass
 };
 
 } // namespace
-
-void strata::registerPadAttentionPass() {
-  PassRegistration<PadAttentionPass>();
-}

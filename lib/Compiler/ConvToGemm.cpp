@@ -68,6 +68,11 @@
 
 #include <cstring>
 
+namespace strata {
+#define GEN_PASS_DEF_CONVTOGEMMPASS
+#include "Passes.h.inc"
+} // namespace strata
+
 using namespace mlir;
 namespace graph = strata::graph;
 
@@ -829,17 +834,9 @@ channelsFirstConvolutions(ArrayRef<Operation *> convs,
   return result;
 }
 
-struct ConvToGemmPass : PassWrapper<ConvToGemmPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(ConvToGemmPass)
-  StringRef getArgument() const final { return "strata-conv-to-gemm"; }
-  StringRef getDescription() const final {
-    return "GPU: convolutions as im2col + matrix product, depthwise ones as "
-           "sums over their windows (the cuda target has no convolution "
-           "library)";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<graph::GraphDialect>();
-  }
+struct ConvToGemmPass : strata::impl::ConvToGemmPassBase<ConvToGemmPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     // Convolutions first: a pooling is rewritten only where its input
     // already comes channels-last from one (elsewhere it keeps its form).
@@ -894,5 +891,3 @@ struct ConvToGemmPass : PassWrapper<ConvToGemmPass, OperationPass<ModuleOp>> {
 };
 
 } // namespace
-
-void strata::registerConvToGemmPass() { PassRegistration<ConvToGemmPass>(); }

@@ -27,6 +27,11 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Pass/Pass.h"
 
+namespace strata {
+#define GEN_PASS_DEF_GATHERSLICESPASS
+#include "Passes.h.inc"
+} // namespace strata
+
 using namespace mlir;
 using namespace strata;
 namespace graph = strata::graph;
@@ -116,17 +121,9 @@ bool gatherSlices(graph::ConcatOp concat) {
   return true;
 }
 
-struct GatherSlicesPass
-    : PassWrapper<GatherSlicesPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(GatherSlicesPass)
-  StringRef getArgument() const final { return "strata-gather-slices"; }
-  StringRef getDescription() const final {
-    return "GPU: a concat of slices of one tensor along its axis (torch.roll) "
-           "as one gather, which spreads over the whole grid";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<graph::GraphDialect>();
-  }
+struct GatherSlicesPass : strata::impl::GatherSlicesPassBase<GatherSlicesPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     SmallVector<graph::ConcatOp> concats;
     getOperation().walk([&](graph::ConcatOp op) { concats.push_back(op); });
@@ -136,7 +133,3 @@ struct GatherSlicesPass
 };
 
 } // namespace
-
-void strata::registerGatherSlicesPass() {
-  PassRegistration<GatherSlicesPass>();
-}

@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Gpu.h"
+#include "Passes.h"
 
 #include "strata/Dialect/Kernel/IR/KernelDialect.h"
 
@@ -31,12 +32,13 @@
 #include "mlir/Pass/Pass.h"
 #include "mlir/Transforms/DialectConversion.h"
 
+namespace strata {
+#define GEN_PASS_DEF_GPUTONVVMPASS
+#include "Passes.h.inc"
+} // namespace strata
+
 using namespace mlir;
 namespace kernel = strata::kernel;
-
-namespace strata {
-void registerGpuMapPass();
-} // namespace strata
 
 /// Whether --cpu leaves the GPU to strata: the H100/H200.
 static bool nativeGpu(const strata::CompileOptions &options) {
@@ -185,16 +187,9 @@ struct ApproxExp2ToNvvm : OpRewritePattern<math::Exp2Op> {
   }
 };
 
-struct GpuToNvvmPass : PassWrapper<GpuToNvvmPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(GpuToNvvmPass)
-  StringRef getArgument() const final { return "strata-gpu-to-nvvm"; }
-  StringRef getDescription() const final {
-    return "Lower gpu dialect ops to NVVM and math functions to libdevice "
-           "calls (the rest is left to the LLVM conversions)";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<LLVM::LLVMDialect, NVVM::NVVMDialect>();
-  }
+struct GpuToNvvmPass : strata::impl::GpuToNvvmPassBase<GpuToNvvmPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     MLIRContext *context = &getContext();
     // The mapping's block size as PTX's .maxntid, which ptxas keeps the
@@ -241,7 +236,7 @@ struct GpuToNvvmPass : PassWrapper<GpuToNvvmPass, OperationPass<ModuleOp>> {
 void strata::registerGpuPasses() {
   static bool done = [] {
     registerGpuMapPass();
-    PassRegistration<GpuToNvvmPass>();
+    registerGpuToNvvmPass();
     return true;
   }();
   (void)done;

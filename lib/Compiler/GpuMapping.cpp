@@ -57,6 +57,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "GpuMapper.h"
+#include "Passes.h"
+
+namespace strata {
+#define GEN_PASS_DEF_GPUMAPPASS
+#include "Passes.h.inc"
+} // namespace strata
 
 using namespace mlir;
 using namespace strata::gpumap;
@@ -1044,53 +1050,9 @@ LogicalResult addCopyKernels(ModuleOp module, ModuleOp kernels) {
   return success();
 }
 
-struct GpuMapPass : PassWrapper<GpuMapPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(GpuMapPass)
-  GpuMapPass() = default;
-  GpuMapPass(const GpuMapPass &other) : PassWrapper(other) {}
-  Option<int64_t> dynamicSharedLimit{
-      *this, "dynamic-shared-limit",
-      llvm::cl::desc("Most bytes of dynamic shared memory a block may use "
-                     "(0: static shared memory only); the default suits "
-                     "sm_90, see strata::gpuDynamicSharedLimit"),
-      llvm::cl::init(strata::gpuDynamicSharedLimit("sm_90"))};
-  Option<int64_t> blockSharedLimit{
-      *this, "block-shared-limit",
-      llvm::cl::desc("Most bytes of shared memory a block may opt in to, "
-                     "for kernels without static shared memory (the GEMM "
-                     "kernel); the default suits sm_90, see "
-                     "strata::gpuBlockSharedLimit"),
-      llvm::cl::init(strata::gpuBlockSharedLimit("sm_90"))};
-  Option<bool> wgmma{*this, "wgmma",
-                     llvm::cl::desc("Generate Hopper's warpgroup products "
-                                    "(wgmma; sm_90a only) in the kernels "
-                                    "that have tensor-core forms"),
-                     llvm::cl::init(false)};
-  Option<bool> gridDependency{
-      *this, "grid-dependency",
-      llvm::cl::desc("Begin every kernel by waiting for the grids before it "
-                     "(griddepcontrol.wait; sm_90 on), then letting the "
-                     "next kernel's blocks start, so that the runtime may "
-                     "launch it with programmatic dependent launch "
-                     "(waits_for_grids in its strata.launch)"),
-      llvm::cl::init(false)};
-  Option<int64_t> packRows{
-      *this, "pack-rows",
-      llvm::cl::desc("Row blocks per CUDA block for short rows kept in "
-                     "registers, one warp each (1 keeps a block per row "
-                     "block; a knob for measuring); 0: the mapping's choice"),
-      llvm::cl::init(0)};
-  StringRef getArgument() const final { return "strata-gpu-map"; }
-  StringRef getDescription() const final {
-    return "Map each bufferized kernel onto a grid of thread blocks "
-           "(records strata.gpu_* on its declaration)";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<affine::AffineDialect, arith::ArithDialect, gpu::GPUDialect,
-                    linalg::LinalgDialect, LLVM::LLVMDialect,
-                    memref::MemRefDialect, NVVM::NVVMDialect, scf::SCFDialect,
-                    vector::VectorDialect, kernel::KernelDialect>();
-  }
+struct GpuMapPass : strata::impl::GpuMapPassBase<GpuMapPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     ModuleOp kernels = strata::getKernelsModule(module);
@@ -1232,6 +1194,4 @@ std::string strata::gpuCopyKernelName(uint64_t bytes) {
   return "strata_copy_" + std::to_string(bytes);
 }
 
-namespace strata {
-void registerGpuMapPass() { PassRegistration<GpuMapPass>(); }
-} // namespace strata
+namespace strata {} // namespace strata

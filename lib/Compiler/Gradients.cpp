@@ -30,6 +30,11 @@
 #include "mlir/Pass/Pass.h"
 #include "llvm/ADT/SetVector.h"
 
+namespace strata {
+#define GEN_PASS_DEF_EXPANDGRADIENTSPASS
+#include "Passes.h.inc"
+} // namespace strata
+
 using namespace mlir;
 namespace graph = strata::graph;
 
@@ -216,12 +221,9 @@ private:
 };
 
 struct ExpandGradientsPass
-    : PassWrapper<ExpandGradientsPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(ExpandGradientsPass)
-  StringRef getArgument() const final { return "strata-expand-gradients"; }
-  StringRef getDescription() const final {
-    return "Rewrite ONNX Gradient ops into the graph ops that compute them";
-  }
+    : strata::impl::ExpandGradientsPassBase<ExpandGradientsPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     SmallVector<graph::GradientOp> gradients;
     getOperation().walk([&](graph::GradientOp op) { gradients.push_back(op); });
@@ -243,7 +245,3 @@ struct ExpandGradientsPass
 };
 
 } // namespace
-
-void strata::registerGradientPasses() {
-  PassRegistration<ExpandGradientsPass>();
-}

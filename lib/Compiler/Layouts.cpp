@@ -63,6 +63,12 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Pass/Pass.h"
 
+namespace strata {
+#define GEN_PASS_DEF_CHANNELSLASTPASS
+#define GEN_PASS_DEF_APPLYLAYOUTSPASS
+#include "Passes.h.inc"
+} // namespace strata
+
 using namespace mlir;
 namespace kernel = strata::kernel;
 namespace graph = strata::graph;
@@ -304,14 +310,9 @@ void dropSplitOverChannels(func::FuncOp callee) {
   kernel::set<kernel::Tile>(callee, tile.getDictionary(context));
 }
 
-struct ChannelsLastPass
-    : PassWrapper<ChannelsLastPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(ChannelsLastPass)
-  StringRef getArgument() const final { return "strata-channels-last"; }
-  StringRef getDescription() const final {
-    return "Keep buffers channels-last around oneDNN conv/pool/concat steps, "
-           "through the generated kernels between them";
-  }
+struct ChannelsLastPass : strata::impl::ChannelsLastPassBase<ChannelsLastPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     func::FuncOp entry = strata::getEntryFunction(module);
@@ -595,17 +596,9 @@ LogicalResult applyLayouts(func::FuncOp kernel, ArrayRef<int64_t> args,
   return success();
 }
 
-struct ApplyLayoutsPass
-    : PassWrapper<ApplyLayoutsPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(ApplyLayoutsPass)
-  StringRef getArgument() const final { return "strata-apply-layouts"; }
-  StringRef getDescription() const final {
-    return "Make generated kernels read and write their channels-last "
-           "operands and results so (strata.channels_last_args/results)";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<linalg::LinalgDialect, tensor::TensorDialect>();
-  }
+struct ApplyLayoutsPass : strata::impl::ApplyLayoutsPassBase<ApplyLayoutsPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     ModuleOp kernels = strata::getKernelsModule(module);
@@ -669,9 +662,4 @@ SmallVector<int64_t> strata::applyChannelsLastRows(func::FuncOp kernel,
   kernel.setType(FunctionType::get(kernel.getContext(), body.getArgumentTypes(),
                                    body.getTerminator()->getOperandTypes()));
   return strides;
-}
-
-void strata::registerLayoutPasses() {
-  PassRegistration<ChannelsLastPass>();
-  PassRegistration<ApplyLayoutsPass>();
 }

@@ -37,6 +37,18 @@
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringExtras.h"
 
+namespace strata {
+#define GEN_PASS_DEF_BINDINPUTSHAPESPASS
+#define GEN_PASS_DEF_VERIFYSTATICSHAPESPASS
+#define GEN_PASS_DEF_PARTITIONPASS
+#define GEN_PASS_DEF_OUTLINEKERNELSPASS
+#define GEN_PASS_DEF_COPYTOLINALGPASS
+#define GEN_PASS_DEF_APPROXIMATEMATHPASS
+#define GEN_PASS_DEF_COLLAPSEDIMSPASS
+#define GEN_PASS_DEF_NUMBERCONSTANTSPASS
+#include "Passes.h.inc"
+} // namespace strata
+
 using namespace mlir;
 namespace kernel = strata::kernel;
 namespace graph = strata::graph;
@@ -84,19 +96,9 @@ strata::decodeInputShapes(llvm::StringRef text,
 namespace {
 
 struct BindInputShapesPass
-    : PassWrapper<BindInputShapesPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(BindInputShapesPass)
-  BindInputShapesPass() = default;
-  BindInputShapesPass(const BindInputShapesPass &other) : PassWrapper(other) {}
-  StringRef getArgument() const final { return "strata-bind-input-shapes"; }
-  StringRef getDescription() const final {
-    return "Give the entry function's inputs the bound shapes "
-           "(name:d0xd1;...)";
-  }
-  Option<std::string> shapes{*this, "shapes",
-                             llvm::cl::desc("name:d0xd1x...;name2:...")};
-  Option<std::string> target{*this, "target", llvm::cl::init("cpu"),
-                             llvm::cl::desc("for messages")};
+    : strata::impl::BindInputShapesPassBase<BindInputShapesPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     strata::CompileOptions options;
     options.target = target;
@@ -111,17 +113,9 @@ struct BindInputShapesPass
 };
 
 struct VerifyStaticShapesPass
-    : PassWrapper<VerifyStaticShapesPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(VerifyStaticShapesPass)
-  VerifyStaticShapesPass() = default;
-  VerifyStaticShapesPass(const VerifyStaticShapesPass &other)
-      : PassWrapper(other) {}
-  StringRef getArgument() const final { return "strata-verify-static-shapes"; }
-  StringRef getDescription() const final {
-    return "Check that every value of the entry function has a static shape";
-  }
-  Option<std::string> target{*this, "target", llvm::cl::init("cpu"),
-                             llvm::cl::desc("for messages")};
+    : strata::impl::VerifyStaticShapesPassBase<VerifyStaticShapesPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     strata::CompileOptions options;
     options.target = target;
@@ -130,31 +124,9 @@ struct VerifyStaticShapesPass
   }
 };
 
-struct PartitionPass : PassWrapper<PartitionPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(PartitionPass)
-  PartitionPass() = default;
-  PartitionPass(const PartitionPass &other) : PassWrapper(other) {}
-  StringRef getArgument() const final { return "strata-partition"; }
-  // The kernels' decisions are the kernel dialect's attributes, which it
-  // verifies once it is loaded.
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<kernel::KernelDialect>();
-  }
-  StringRef getDescription() const final {
-    return "Group the entry function's ops into kernels (the graph layer's "
-           "decisions) and outline each";
-  }
-  Option<std::string> target{*this, "target", llvm::cl::init("cpu"),
-                             llvm::cl::desc("the target")};
-  Option<bool> libraries{*this, "libraries", llvm::cl::init(true),
-                         llvm::cl::desc("hand ops to vendor libraries")};
-  Option<std::string> decisions{*this, "decisions",
-                                llvm::cl::desc("a decisions file (JSON)")};
-  Option<std::string> arch{
-      *this, "arch",
-      llvm::cl::desc("the processor (--cpu): on the cuda target native "
-                     "(the H100/H200: an sm_90a cubin and sm_90 PTX, also "
-                     "when not given) or an NVPTX name such as sm_90a")};
+struct PartitionPass : strata::impl::PartitionPassBase<PartitionPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     strata::CompileOptions options;
     options.target = target;
@@ -216,15 +188,9 @@ void makeSignatureSignless(func::FuncOp func) {
 /// and its declaration records each buffer's bytes per block
 /// (strata.block_strides) for the object stage's wrapper.
 struct OutlineKernelsPass
-    : PassWrapper<OutlineKernelsPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(OutlineKernelsPass)
-  StringRef getArgument() const final { return "strata-outline-kernels"; }
-  StringRef getDescription() const final {
-    return "Move the generated kernels' bodies into module @kernels";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<arith::ArithDialect>();
-  }
+    : strata::impl::OutlineKernelsPassBase<OutlineKernelsPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *context = module.getContext();
@@ -295,16 +261,9 @@ struct OutlineKernelsPass
 /// A memref.copy between strided buffers lowers to a call of MLIR's runner
 /// library (memrefCopy), which kernels must not need: copy with linalg
 /// instead, which becomes loops.
-struct CopyToLinalgPass
-    : PassWrapper<CopyToLinalgPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CopyToLinalgPass)
-  StringRef getArgument() const final { return "strata-copy-to-linalg"; }
-  StringRef getDescription() const final {
-    return "Rewrite memref.copy as linalg.copy (no runtime library call)";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<linalg::LinalgDialect>();
-  }
+struct CopyToLinalgPass : strata::impl::CopyToLinalgPassBase<CopyToLinalgPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     getOperation().walk([](memref::CopyOp copy) {
       OpBuilder b(copy);
@@ -327,16 +286,9 @@ struct CopyToLinalgPass
 /// calls: the polynomial's range reduction loses accuracy on the large
 /// angles rotary embeddings take.
 struct ApproximateMathPass
-    : PassWrapper<ApproximateMathPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(ApproximateMathPass)
-  StringRef getArgument() const final { return "strata-approximate-math"; }
-  StringRef getDescription() const final {
-    return "Expand exp, expm1, log, log1p, log2, tanh, erf and erfc into "
-           "vectorizable polynomials (CPU kernels)";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<arith::ArithDialect, math::MathDialect>();
-  }
+    : strata::impl::ApproximateMathPassBase<ApproximateMathPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     auto approximated = [](StringRef name) {
       return llvm::is_contained(
@@ -394,17 +346,9 @@ static SmallVector<ReassociationIndices> collapsibleDims(linalg::LinalgOp op) {
   return groups;
 }
 
-struct CollapseDimsPass
-    : PassWrapper<CollapseDimsPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CollapseDimsPass)
-  StringRef getArgument() const final { return "strata-collapse-dims"; }
-  StringRef getDescription() const final {
-    return "Merge consecutive loops that every operand reads contiguously "
-           "(long innermost loops for LLVM's vectorizer)";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<linalg::LinalgDialect, tensor::TensorDialect>();
-  }
+struct CollapseDimsPass : strata::impl::CollapseDimsPassBase<CollapseDimsPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     linalg::populateCollapseDimensions(patterns, collapsibleDims);
@@ -420,13 +364,9 @@ struct CollapseDimsPass
 /// This gives them the order and names of their first use, kernel by kernel
 /// in the module's order.
 struct NumberConstantsPass
-    : PassWrapper<NumberConstantsPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(NumberConstantsPass)
-  StringRef getArgument() const final { return "strata-number-constants"; }
-  StringRef getDescription() const final {
-    return "Order and name bufferization's constant globals by their first "
-           "use (reproducible modules)";
-  }
+    : strata::impl::NumberConstantsPassBase<NumberConstantsPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     llvm::SetVector<memref::GlobalOp> order;
@@ -486,21 +426,22 @@ ModuleOp strata::getKernelsModule(ModuleOp module) {
 
 void strata::registerCompilerPasses() {
   static bool done = [] {
-    PassRegistration<BindInputShapesPass>();
-    PassRegistration<VerifyStaticShapesPass>();
-    PassRegistration<PartitionPass>();
-    PassRegistration<OutlineKernelsPass>();
-    PassRegistration<CopyToLinalgPass>();
-    PassRegistration<ApproximateMathPass>();
-    PassRegistration<CollapseDimsPass>();
-    PassRegistration<NumberConstantsPass>();
-    registerLayoutPasses();
+    registerBindInputShapesPass();
+    registerVerifyStaticShapesPass();
+    registerExpandGradientsPass();
+    registerResolveSequencesPass();
+    registerLowerPrecisionPass();
     registerConvToGemmPass();
     registerPadAttentionPass();
     registerGatherSlicesPass();
-    registerPrecisionPasses();
-    registerSequencePasses();
-    registerGradientPasses();
+    registerPartitionPass();
+    registerChannelsLastPass();
+    registerOutlineKernelsPass();
+    registerApplyLayoutsPass();
+    registerCollapseDimsPass();
+    registerCopyToLinalgPass();
+    registerApproximateMathPass();
+    registerNumberConstantsPass();
     return true;
   }();
   (void)done;

@@ -2,8 +2,11 @@
 #ifndef STRATA_LIB_COMPILER_PASSES_H
 #define STRATA_LIB_COMPILER_PASSES_H
 
+#include "Gpu.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Types.h"
+#include "mlir/Pass/Pass.h"
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/StringRef.h"
 
@@ -22,30 +25,23 @@ decodeInputShapes(llvm::StringRef text,
                   std::map<std::string, std::vector<int64_t>> &shapes,
                   std::string &error);
 
-/// Registers strata-bind-input-shapes, strata-verify-static-shapes,
-/// strata-partition, strata-outline-kernels and strata-copy-to-linalg.
+// The passes' declarations (Passes.td): create<Name>(), their options and
+// register<Name>().
+#define GEN_PASS_DECL
+#include "Passes.h.inc"
+#define GEN_PASS_REGISTRATION
+#include "Passes.h.inc"
+
+/// Registers every pass of Passes.td but the GPU ones (registerGpuPasses,
+/// Gpu.h), once per process.
 void registerCompilerPasses();
-/// Registers strata-expand-gradients (Gradients.cpp).
-void registerGradientPasses();
-/// Registers strata-resolve-sequences (Sequences.cpp).
-void registerSequencePasses();
-/// Registers strata-conv-to-gemm (ConvToGemm.cpp).
-void registerConvToGemmPass();
-/// Registers strata-pad-attention (AttentionPadding.cpp).
-void registerPadAttentionPass();
-/// Registers strata-gather-slices (GatherSlices.cpp).
-void registerGatherSlicesPass();
-/// Registers strata-channels-last and strata-apply-layouts (Layouts.cpp).
-void registerLayoutPasses();
+
 /// Cuts the body of a kernel whose row split is over its channels-last rows
 /// (strata.channels_last_rows) to one block of `block` rows, and returns the
 /// bytes from one block to the next, per argument then per result (0 for
 /// what every block reads whole) (Layouts.cpp).
 llvm::SmallVector<int64_t> applyChannelsLastRows(mlir::func::FuncOp kernel,
                                                  int64_t block);
-/// Registers strata-lower-precision (Precision.cpp).
-void registerPrecisionPasses();
-
 /// Whether the runtime's library kernel `library` ("dnnl.matmul",
 /// "cublaslt.matmul", ...) reads and writes tensors of `elementType`
 /// (Precision.cpp: which steps strata-lower-precision may retype).

@@ -43,6 +43,11 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/MapVector.h"
 
+namespace strata {
+#define GEN_PASS_DEF_LOWERPRECISIONPASS
+#include "Passes.h.inc"
+} // namespace strata
+
 #define DEBUG_TYPE "strata-lower-precision"
 
 using namespace mlir;
@@ -402,18 +407,9 @@ void LowerPrecision::run() {
 namespace {
 
 struct LowerPrecisionPass
-    : PassWrapper<LowerPrecisionPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(LowerPrecisionPass)
-  LowerPrecisionPass() = default;
-  LowerPrecisionPass(const LowerPrecisionPass &other) : PassWrapper(other) {}
-  StringRef getArgument() const final { return "strata-lower-precision"; }
-  StringRef getDescription() const final {
-    return "Store f32 tensors between kernels in f16 or bf16, computing in "
-           "f32 inside kernels";
-  }
-  Option<std::string> precision{
-      *this, "precision",
-      llvm::cl::desc("the storage type between kernels: bf16 or f16")};
+    : strata::impl::LowerPrecisionPassBase<LowerPrecisionPass> {
+  using Base::Base;
+
   Type low;
 
   /// Checked once, before any IR is touched (and without printing it).
@@ -442,7 +438,3 @@ struct LowerPrecisionPass
 };
 
 } // namespace
-
-void strata::registerPrecisionPasses() {
-  PassRegistration<LowerPrecisionPass>();
-}

@@ -34,6 +34,11 @@
 
 #include <optional>
 
+namespace strata {
+#define GEN_PASS_DEF_RESOLVESEQUENCESPASS
+#include "Passes.h.inc"
+} // namespace strata
+
 using namespace mlir;
 namespace graph = strata::graph;
 
@@ -358,12 +363,9 @@ private:
 };
 
 struct ResolveSequencesPass
-    : PassWrapper<ResolveSequencesPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(ResolveSequencesPass)
-  StringRef getArgument() const final { return "strata-resolve-sequences"; }
-  StringRef getDescription() const final {
-    return "Rewrite sequences of compile-time length into tensor ops";
-  }
+    : strata::impl::ResolveSequencesPassBase<ResolveSequencesPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     func::FuncOp entry = strata::getEntryFunction(getOperation());
     if (!entry)
@@ -392,7 +394,3 @@ struct ResolveSequencesPass
 };
 
 } // namespace
-
-void strata::registerSequencePasses() {
-  PassRegistration<ResolveSequencesPass>();
-}

@@ -1,0 +1,203 @@
+//===- Passes.td - the compile stages' own passes ----------*- tablegen -*-===//
+//
+// Every pass of lib/Compiler, by the stage that runs it (Pipeline.cpp builds
+// the stage pipelines from their arguments, which plugins anchor on). Each
+// takes its part of CompileOptions as pass options, so a crash reproducer's
+// pipeline text carries everything needed to rerun it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef STRATA_COMPILER_PASSES_TD
+#define STRATA_COMPILER_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+//===----------------------------------------------------------------------===//
+// The graph stage's checks and rewrites before partitioning
+//===----------------------------------------------------------------------===//
+
+def BindInputShapesPass
+    : Pass<"strata-bind-input-shapes", "mlir::ModuleOp"> {
+  let summary = "Give the entry function's inputs the bound shapes "
+                "(name:d0xd1;...)";
+  let options = [
+    Option<"shapes", "shapes", "std::string", /*default=*/"",
+           "name:d0xd1x...;name2:...">,
+    Option<"target", "target", "std::string", /*default=*/"\"cpu\"",
+           "the target (for messages)">
+  ];
+}
+
+def VerifyStaticShapesPass
+    : Pass<"strata-verify-static-shapes", "mlir::ModuleOp"> {
+  let summary = "Check that every value of the entry function has a static "
+                "shape, or is sized at run time by a host step";
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"cpu\"",
+           "the target (for messages)">
+  ];
+}
+
+def ExpandGradientsPass : Pass<"strata-expand-gradients", "mlir::ModuleOp"> {
+  let summary = "Rewrite ONNX Gradient ops into the graph ops that compute "
+                "them";
+}
+
+def ResolveSequencesPass
+    : Pass<"strata-resolve-sequences", "mlir::ModuleOp"> {
+  let summary = "Rewrite sequences of compile-time length into tensor ops";
+}
+
+def LowerPrecisionPass : Pass<"strata-lower-precision", "mlir::ModuleOp"> {
+  let summary = "Store f32 tensors between kernels in f16 or bf16, computing "
+                "in f32 inside kernels";
+  let options = [
+    Option<"precision", "precision", "std::string", /*default=*/"",
+           "the storage type between kernels: bf16 or f16">
+  ];
+}
+
+//===----------------------------------------------------------------------===//
+// GPU rewrites before partitioning (the cuda and rocm targets)
+//===----------------------------------------------------------------------===//
+
+def ConvToGemmPass : Pass<"strata-conv-to-gemm", "mlir::ModuleOp"> {
+  let summary = "GPU: convolutions as im2col + matrix product, depthwise ones "
+                "as sums over their windows (the cuda target has no "
+                "convolution library)";
+  let dependentDialects = ["::strata::graph::GraphDialect"];
+}
+
+def PadAttentionPass : Pass<"strata-pad-attention", "mlir::ModuleOp"> {
+  let summary = "GPU: pad attention blocks whose sequence lengths or head "
+                "dimension the flash kernel does not take to shapes it does";
+  let dependentDialects = ["::strata::graph::GraphDialect",
+                           "::strata::kernel::KernelDialect"];
+}
+
+def GatherSlicesPass : Pass<"strata-gather-slices", "mlir::ModuleOp"> {
+  let summary = "GPU: a concat of slices of one tensor along its axis "
+                "(torch.roll) as one gather, which spreads over the whole "
+                "grid";
+  let dependentDialects = ["::strata::graph::GraphDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// Partitioning and layouts
+//===----------------------------------------------------------------------===//
+
+def PartitionPass : Pass<"strata-partition", "mlir::ModuleOp"> {
+  let summary = "Group the entry function's ops into kernels (the graph "
+                "layer's decisions) and outline each";
+  // The kernels' decisions are the kernel dialect's attributes, which it
+  // verifies once it is loaded.
+  let dependentDialects = ["::strata::kernel::KernelDialect"];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"cpu\"",
+           "the target">,
+    Option<"libraries", "libraries", "bool", /*default=*/"true",
+           "hand ops to vendor libraries">,
+    Option<"decisions", "decisions", "std::string", /*default=*/"",
+           "a decisions file (JSON)">,
+    Option<"arch", "arch", "std::string", /*default=*/"",
+           "the processor (--cpu): on the cuda target native (the "
+           "H100/H200: an sm_90a cubin and sm_90 PTX, also when not given) "
+           "or an NVPTX name such as sm_90a">
+  ];
+}
+
+def ChannelsLastPass : Pass<"strata-channels-last", "mlir::ModuleOp"> {
+  let summary = "Keep buffers channels-last around oneDNN conv/pool/concat "
+                "steps, through the generated kernels between them";
+}
+
+//===----------------------------------------------------------------------===//
+// Kernel code generation
+//===----------------------------------------------------------------------===//
+
+def OutlineKernelsPass : Pass<"strata-outline-kernels", "mlir::ModuleOp"> {
+  let summary = "Move the generated kernels' bodies into module @kernels";
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
+def ApplyLayoutsPass : Pass<"strata-apply-layouts", "mlir::ModuleOp"> {
+  let summary = "Make generated kernels read and write their channels-last "
+                "operands and results so (strata.channels_last_args/results)";
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def CollapseDimsPass : Pass<"strata-collapse-dims", "mlir::ModuleOp"> {
+  let summary = "Merge consecutive loops that every operand reads "
+                "contiguously (long innermost loops for LLVM's vectorizer)";
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def CopyToLinalgPass : Pass<"strata-copy-to-linalg", "mlir::ModuleOp"> {
+  let summary = "Rewrite memref.copy as linalg.copy (no runtime library "
+                "call)";
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+def ApproximateMathPass : Pass<"strata-approximate-math", "mlir::ModuleOp"> {
+  let summary = "Expand exp, expm1, log, log1p, log2, tanh, erf and erfc into "
+                "vectorizable polynomials (CPU kernels)";
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect"];
+}
+
+def NumberConstantsPass : Pass<"strata-number-constants", "mlir::ModuleOp"> {
+  let summary = "Order and name bufferization's constant globals by their "
+                "first use (reproducible modules)";
+}
+
+//===----------------------------------------------------------------------===//
+// GPU kernels
+//===----------------------------------------------------------------------===//
+
+def GpuMapPass : Pass<"strata-gpu-map", "mlir::ModuleOp"> {
+  let summary = "Map each bufferized kernel onto a grid of thread blocks "
+                "(records strata.gpu_* on its declaration)";
+  let dependentDialects = [
+    "::mlir::affine::AffineDialect", "::mlir::arith::ArithDialect",
+    "::mlir::gpu::GPUDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::LLVM::LLVMDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::NVVM::NVVMDialect", "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect", "::strata::kernel::KernelDialect"
+  ];
+  let options = [
+    Option<"dynamicSharedLimit", "dynamic-shared-limit", "int64_t",
+           /*default=*/"strata::gpuDynamicSharedLimit(\"sm_90\")",
+           "Most bytes of dynamic shared memory a block may use (0: static "
+           "shared memory only); the default suits sm_90, see "
+           "strata::gpuDynamicSharedLimit">,
+    Option<"blockSharedLimit", "block-shared-limit", "int64_t",
+           /*default=*/"strata::gpuBlockSharedLimit(\"sm_90\")",
+           "Most bytes of shared memory a block may opt in to, for kernels "
+           "without static shared memory (the GEMM kernel); the default "
+           "suits sm_90, see strata::gpuBlockSharedLimit">,
+    Option<"wgmma", "wgmma", "bool", /*default=*/"false",
+           "Generate Hopper's warpgroup products (wgmma; sm_90a only) in the "
+           "kernels that have tensor-core forms">,
+    Option<"gridDependency", "grid-dependency", "bool", /*default=*/"false",
+           "Begin every kernel by waiting for the grids before it "
+           "(griddepcontrol.wait; sm_90 on), then letting the next kernel's "
+           "blocks start, so that the runtime may launch it with "
+           "programmatic dependent launch (waits_for_grids in its "
+           "strata.launch)">,
+    Option<"packRows", "pack-rows", "int64_t", /*default=*/"0",
+           "Row blocks per CUDA block for short rows kept in registers, one "
+           "warp each (1 keeps a block per row block; a knob for "
+           "measuring); 0: the mapping's choice">
+  ];
+}
+
+def GpuToNvvmPass : Pass<"strata-gpu-to-nvvm", "mlir::ModuleOp"> {
+  let summary = "Lower gpu dialect ops to NVVM and math functions to "
+                "libdevice calls (the rest is left to the LLVM conversions)";
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::NVVM::NVVMDialect"];
+}
+
+#endif // STRATA_COMPILER_PASSES_TD
