@@ -7,10 +7,14 @@
 // 12 lack cuGetProcAddress_v2; there dlsym of the versioned name the header
 // maps to (cuMemAlloc_v2) gives the same ABI. The library handle is never
 // closed: the driver must outlive every context and module of the process.
+// Tests may name another library first (testing::useCudaDriver: the fake
+// driver of the failure tests).
 //
 //===----------------------------------------------------------------------===//
 
 #include "CudaDriver.h"
+
+#include "strata/Runtime/Testing.h"
 
 #include <dlfcn.h>
 
@@ -34,6 +38,19 @@ struct Loaded {
   std::string error;
 };
 
+/// The library the driver is loaded from (testing::useCudaDriver), and
+/// whether it was loaded (then the choice is final).
+struct DriverLibrary {
+  std::mutex mutex;
+  std::string path = "libcuda.so.1";
+  bool loaded = false;
+};
+
+DriverLibrary &driverLibrary() {
+  static DriverLibrary library;
+  return library;
+}
+
 using GetProcAddressFn = decltype(&::cuGetProcAddress);
 
 void *resolve(void *library, GetProcAddressFn getProcAddress, const char *name,
@@ -53,12 +70,19 @@ void *resolve(void *library, GetProcAddressFn getProcAddress, const char *name,
 Loaded load() {
   Loaded out;
   Driver &d = out.driver;
+  std::string path;
+  {
+    DriverLibrary &chosen = driverLibrary();
+    std::lock_guard<std::mutex> lock(chosen.mutex);
+    chosen.loaded = true;
+    path = chosen.path;
+  }
   // Not RTLD_GLOBAL: nothing else in the process needs to see the driver's
   // symbols through us (a CUDA runtime in the process opens it itself).
-  void *library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  void *library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!library) {
     const char *why = dlerror();
-    out.error = std::string(kNeedsGpu) + "libcuda.so.1 was not found (" +
+    out.error = std::string(kNeedsGpu) + path + " was not found (" +
                 (why ? why : "dlopen failed") + ")";
     return out;
   }
@@ -79,9 +103,9 @@ Loaded load() {
   if (d.cuDriverGetVersion)
     d.cuDriverGetVersion(&d.version);
   if (!missing.empty()) {
-    out.error = std::string(kNeedsGpu) + "the NVIDIA driver in " +
-                "libcuda.so.1 (CUDA " + versionString(d.version) + ") lacks " +
-                missing + "; strata's runtime was built for " + "CUDA " +
+    out.error = std::string(kNeedsGpu) + "the NVIDIA driver in " + path +
+                " (CUDA " + versionString(d.version) + ") lacks " + missing +
+                "; strata's runtime was built for " + "CUDA " +
                 versionString(CUDA_VERSION) +
                 " and needs a driver for CUDA 12 or newer";
     return out;
@@ -138,7 +162,28 @@ std::string errorText(const Driver &d, CUresult result) {
 
 void fail(const Driver &d, CUresult result, const char *call,
           const std::string &where) {
-  throw Error(where + ": " + call + " failed with " + errorText(d, result));
+  std::string message =
+      where + ": " + call + " failed with " + errorText(d, result);
+  // As a failed allocation on the host: the caller may retry with less.
+  if (result == CUDA_ERROR_OUT_OF_MEMORY)
+    throw OutOfMemory(message);
+  throw Error(message);
 }
 
 } // namespace strata::rt::cuda
+
+namespace strata::rt {
+
+void testing::useCudaDriver(const char *path) {
+  std::string library = path ? path : "libcuda.so.1";
+  cuda::DriverLibrary &chosen = cuda::driverLibrary();
+  std::lock_guard<std::mutex> lock(chosen.mutex);
+  if (chosen.loaded && library != chosen.path)
+    throw Error("strata::rt::testing::useCudaDriver(\"" + library +
+                "\"): this process loaded its CUDA driver from " + chosen.path +
+                " already (the driver is loaded once per process, at the "
+                "first CUDA use: choose it before)");
+  chosen.path = library;
+}
+
+} // namespace strata::rt

@@ -6,7 +6,8 @@
 // (asking for the ABI of the cuda.h the runtime was compiled with), or dlsym
 // of the header's versioned name when the driver predates cuGetProcAddress.
 // Only cuda.h's types and declarations are used; nothing of the toolkit is
-// needed at run time.
+// needed at run time. Tests may load another library in its place
+// (testing::useCudaDriver, strata/Runtime/Testing.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -97,8 +98,9 @@ const Driver &driver();
 /// "CUDA_ERROR_OUT_OF_MEMORY (out of memory)".
 std::string errorText(const Driver &d, CUresult result);
 
-/// "<where>: <call> failed with <errorText>" as an Error, for a failing
-/// call; `where` names the module and the step or the phase.
+/// "<where>: <call> failed with <errorText>" as an Error (an OutOfMemory
+/// for CUDA_ERROR_OUT_OF_MEMORY), for a failing call; `where` names the
+/// module and the step or the phase.
 [[noreturn]] void fail(const Driver &d, CUresult result, const char *call,
                        const std::string &where);
 inline void check(const Driver &d, CUresult result, const char *call,

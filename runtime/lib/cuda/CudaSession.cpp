@@ -1147,10 +1147,21 @@ std::string CudaSession::launch(size_t index) const {
 void CudaSession::launchAll(std::vector<double> *stepTimes) {
   const Driver &d = *d_;
   if (stepTimes && events_.empty()) {
-    events_.assign(2 * launches_.size(), nullptr);
-    for (CUevent &e : events_)
-      check(d, d.cuEventCreate(&e, CU_EVENT_DEFAULT), "cuEventCreate",
-            prefix_ + ": creating the events that time its steps");
+    // All or none: after a failed creation the next profiled run tries
+    // again, rather than record into the events that are missing.
+    std::vector<CUevent> events(2 * launches_.size(), nullptr);
+    for (CUevent &e : events) {
+      if (CUresult r = d.cuEventCreate(&e, CU_EVENT_DEFAULT);
+          r != CUDA_SUCCESS) {
+        e = nullptr;
+        for (CUevent made : events)
+          if (made)
+            d.cuEventDestroy(made);
+        cuda::fail(d, r, "cuEventCreate",
+                   prefix_ + ": creating the events that time its steps");
+      }
+    }
+    events_ = std::move(events);
   }
   for (size_t i = 0; i < launches_.size(); ++i) {
     if (stepTimes)

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CudaExecutor.h"
+#include "strata/Runtime/Testing.h"
 
 namespace strata::rt {
 
@@ -28,6 +29,11 @@ std::unique_ptr<detail::CudaExecutor>
 detail::createCudaExecutor(const Module &module, const SessionOptions &) {
   throw Error("strata module '" + module.name() + "' targets 'cuda', but " +
               kNotBuilt);
+}
+
+void testing::useCudaDriver(const char *path) {
+  throw Error(std::string("strata::rt::testing::useCudaDriver(\"") +
+              (path ? path : "libcuda.so.1") + "\"): " + kNotBuilt);
 }
 
 } // namespace strata::rt

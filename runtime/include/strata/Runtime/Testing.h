@@ -29,6 +29,16 @@ void failAllocationAfter(uint64_t n);
 /// it had fired or none was armed.
 bool clearAllocationFailure();
 
+/// Makes the CUDA executor load its driver from `path` instead of
+/// libcuda.so.1: a shared library with the driver's entry points, such as
+/// the fake driver of the failure tests (runtime/test/fakecuda). nullptr
+/// stands for libcuda.so.1. The driver is loaded once per process, at the
+/// first CUDA use (a CUDA session, cudaAvailable), and kept for its life:
+/// call this before. Once the driver is loaded, naming the same library
+/// again does nothing and naming another throws Error, as does a runtime
+/// built without its CUDA executor.
+void useCudaDriver(const char *path);
+
 } // namespace strata::rt::testing
 
 #endif // STRATA_RUNTIME_TESTING_H
