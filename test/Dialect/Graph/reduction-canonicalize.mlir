@@ -43,3 +43,37 @@ func.func @cum_sum_constant_axis(%x: tensor<3x4xf32>) -> tensor<3x4xf32> {
   %0 = graph.cum_sum %x, %axis {reverse = 1 : i64} : (tensor<3x4xf32>, tensor<i32>) -> tensor<3x4xf32>
   return %0 : tensor<3x4xf32>
 }
+
+// -----
+
+// Reductions of small constants fold: torchvision's detection transform
+// takes the max of its image sizes, in float, to size its padding.
+// CHECK-LABEL: func @fold_constant_reductions
+// CHECK-DAG: %[[MAX:.*]] = graph.constant dense<3.200000e+02> : tensor<f32>
+// CHECK-DAG: %[[SUM:.*]] = graph.constant dense<[5, 7, 9]> : tensor<3xi64>
+// CHECK-DAG: %[[MEAN:.*]] = graph.constant dense<{{\[\[}}2.000000e+00], [5.000000e+00]]> : tensor<2x1xf32>
+// CHECK-DAG: %[[MIN:.*]] = graph.constant dense<1> : tensor<i64>
+// CHECK-DAG: %[[PROD:.*]] = graph.constant dense<{{\[\[}}4, 10, 18]]> : tensor<1x3xi64>
+// CHECK-NOT: graph.reduce
+// CHECK: return %[[MAX]], %[[SUM]], %[[MEAN]], %[[MIN]], %[[PROD]]
+func.func @fold_constant_reductions() -> (tensor<f32>, tensor<3xi64>, tensor<2x1xf32>, tensor<i64>, tensor<1x3xi64>) {
+  %sizes = graph.constant dense<[3.0e+02, 3.2e+02]> : tensor<2xf32>
+  %m = graph.constant dense<[[1, 2, 3], [4, 5, 6]]> : tensor<2x3xi64>
+  %f = graph.constant dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]> : tensor<2x3xf32>
+  %0 = graph.reduce_max %sizes {keepdims = 0 : i64} : (tensor<2xf32>) -> tensor<f32>
+  %1 = graph.reduce_sum %m {axes = array<i64: 0>, keepdims = 0 : i64} : (tensor<2x3xi64>) -> tensor<3xi64>
+  %2 = graph.reduce_mean %f {axes = array<i64: -1>} : (tensor<2x3xf32>) -> tensor<2x1xf32>
+  %3 = graph.reduce_min %m {keepdims = 0 : i64} : (tensor<2x3xi64>) -> tensor<i64>
+  %4 = graph.reduce_prod %m {axes = array<i64: 0>} : (tensor<2x3xi64>) -> tensor<1x3xi64>
+  return %0, %1, %2, %3, %4 : tensor<f32>, tensor<3xi64>, tensor<2x1xf32>, tensor<i64>, tensor<1x3xi64>
+}
+
+// -----
+
+// A reduction over a value that is not constant stays.
+// CHECK-LABEL: func @reduction_of_input
+// CHECK: graph.reduce_max
+func.func @reduction_of_input(%x: tensor<2xf32>) -> tensor<f32> {
+  %0 = graph.reduce_max %x {keepdims = 0 : i64} : (tensor<2xf32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}

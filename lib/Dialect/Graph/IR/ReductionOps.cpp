@@ -3,13 +3,15 @@
 // Shape inference, verifiers and canonicalizations of the reduction family.
 // Reductions and CumSum accept their axes as an operand when ONNX computes
 // them at run time; canonicalization moves constant ones into the attribute,
-// which is the form later layers rely on.
+// which is the form later layers rely on. Sum, Mean, Max, Min and Prod of a
+// small constant fold (shape arithmetic that exporters write in float).
 //
 //===----------------------------------------------------------------------===//
 
 #include "strata/Dialect/Graph/IR/GraphOps.h"
 #include "strata/Dialect/Graph/IR/GraphPatterns.h"
 
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/TypeUtilities.h"
 
@@ -156,6 +158,157 @@ template <typename Op> static LogicalResult verifyReduceAxes(Op op) {
   return success();
 }
 
+namespace {
+/// How a reduction combines the elements it folds.
+enum class Combine { Sum, Mean, Max, Min, Prod };
+
+template <typename Op> constexpr Combine combineOf();
+template <> constexpr Combine combineOf<ReduceSumOp>() { return Combine::Sum; }
+template <> constexpr Combine combineOf<ReduceMeanOp>() {
+  return Combine::Mean;
+}
+template <> constexpr Combine combineOf<ReduceMaxOp>() { return Combine::Max; }
+template <> constexpr Combine combineOf<ReduceMinOp>() { return Combine::Min; }
+template <> constexpr Combine combineOf<ReduceProdOp>() {
+  return Combine::Prod;
+}
+
+/// The most elements a reduction of a constant folds: exporters reduce
+/// small shape tensors (torchvision's detection transform takes the max of
+/// the image sizes, in float, to size its padding).
+constexpr int64_t kMaxFoldedReduction = 4096;
+
+/// A Sum, Mean, Max, Min or Prod of a constant, computed in double (float
+/// elements) or int64 (integer elements; Mean then divides and truncates).
+template <typename Op>
+LogicalResult foldConstantReduction(Op op, PatternRewriter &rewriter) {
+  DenseElementsAttr input;
+  auto resultType = dyn_cast<RankedTensorType>(op.getType());
+  if (op.getDynamicAxes() || !resultType || !resultType.hasStaticShape() ||
+      !matchPattern(op.getInput(), m_Constant(&input)) ||
+      input.getNumElements() > kMaxFoldedReduction ||
+      input.getNumElements() == 0)
+    return failure();
+  Type element = input.getElementType();
+  bool isFloat = isa<FloatType>(element);
+  if (!isFloat && !isa<IntegerType>(element))
+    return failure();
+  ArrayRef<int64_t> shape = input.getType().getShape();
+  int64_t rank = shape.size();
+  SmallVector<bool> reduced(rank, false);
+  std::optional<ArrayRef<int64_t>> axes = op.getAxes();
+  if (!axes || axes->empty()) {
+    if (op.getNoopWithEmptyAxes())
+      return failure(); // the identity; its folder is the op's own business
+    reduced.assign(rank, true);
+  } else {
+    for (int64_t axis : *axes) {
+      std::optional<int64_t> normalized = normalizeAxis(axis, rank);
+      if (!normalized)
+        return failure();
+      reduced[*normalized] = true;
+    }
+  }
+  // Each element's place in the result: its coordinates along the axes that
+  // stay, row-major.
+  int64_t outCount = 1, perOut = 1;
+  for (int64_t d = 0; d < rank; ++d)
+    (reduced[d] ? perOut : outCount) *= shape[d];
+  if (resultType.getNumElements() != outCount)
+    return failure();
+  SmallVector<double> floats;
+  SmallVector<int64_t> ints;
+  if (isFloat)
+    for (const APFloat &v : input.getValues<APFloat>())
+      floats.push_back(v.convertToDouble());
+  else
+    for (const APInt &v : input.getValues<APInt>())
+      ints.push_back(cast<IntegerType>(element).isUnsigned() ||
+                             element.isInteger(1)
+                         ? int64_t(v.getZExtValue())
+                         : v.getSExtValue());
+  constexpr Combine combine = combineOf<Op>();
+  SmallVector<double> outFloats(outCount);
+  SmallVector<int64_t> outInts(outCount);
+  SmallVector<bool> seen(outCount, false);
+  SmallVector<int64_t> coords(rank, 0);
+  for (int64_t flat = 0, n = input.getNumElements(); flat < n; ++flat) {
+    int64_t out = 0;
+    for (int64_t d = 0; d < rank; ++d)
+      if (!reduced[d])
+        out = out * shape[d] + coords[d];
+    auto merge = [&](auto &acc, auto v) {
+      if (!seen[out]) {
+        acc = v;
+        return;
+      }
+      switch (combine) {
+      case Combine::Sum:
+      case Combine::Mean:
+        acc += v;
+        break;
+      case Combine::Max:
+        acc = std::max(acc, v);
+        break;
+      case Combine::Min:
+        acc = std::min(acc, v);
+        break;
+      case Combine::Prod:
+        acc *= v;
+        break;
+      }
+    };
+    if (isFloat)
+      merge(outFloats[out], floats[flat]);
+    else
+      merge(outInts[out], ints[flat]);
+    seen[out] = true;
+    for (int64_t d = rank - 1; d >= 0 && ++coords[d] == shape[d]; --d)
+      coords[d] = 0;
+  }
+  if (combine == Combine::Mean) {
+    for (double &v : outFloats)
+      v /= double(perOut);
+    for (int64_t &v : outInts)
+      v /= perOut;
+  }
+  Attribute value;
+  if (isFloat) {
+    SmallVector<APFloat> values;
+    for (double v : outFloats) {
+      APFloat f(v);
+      bool lost;
+      f.convert(cast<FloatType>(element).getFloatSemantics(),
+                APFloat::rmNearestTiesToEven, &lost);
+      values.push_back(f);
+    }
+    value = DenseElementsAttr::get(resultType, values);
+  } else {
+    unsigned width = cast<IntegerType>(element).getWidth();
+    SmallVector<APInt> values;
+    for (int64_t v : outInts)
+      values.push_back(APInt(width, uint64_t(v), /*isSigned=*/true,
+                             /*implicitTrunc=*/true));
+    value = DenseElementsAttr::get(resultType, values);
+  }
+  rewriter.replaceOpWithNewOp<ConstantOp>(op, cast<ElementsAttr>(value));
+  return success();
+}
+} // namespace
+
+/// The reductions that fold a constant input (Sum, Mean, Max, Min, Prod).
+template <typename Op>
+static void addConstantFold(RewritePatternSet &patterns) {
+  if constexpr (std::is_same_v<Op, ReduceSumOp> ||
+                std::is_same_v<Op, ReduceMeanOp> ||
+                std::is_same_v<Op, ReduceMaxOp> ||
+                std::is_same_v<Op, ReduceMinOp> ||
+                std::is_same_v<Op, ReduceProdOp>)
+    patterns.add(+[](Op op, PatternRewriter &rewriter) {
+      return foldConstantReduction(op, rewriter);
+    });
+}
+
 #define REDUCE_AXES_OP(Op)                                                     \
   LogicalResult Op::inferResultTypes(SmallVectorImpl<Type> &types) {           \
     return inferReduceAxes(*this, types);                                      \
@@ -170,6 +323,7 @@ template <typename Op> static LogicalResult verifyReduceAxes(Op op) {
             return i64ArrayAttr(op.getContext(), v);                           \
           });                                                                  \
     });                                                                        \
+    addConstantFold<Op>(patterns);                                             \
   }
 
 REDUCE_AXES_OP(ReduceSumOp)
