@@ -41,6 +41,13 @@ strata::matchValueShapedKernel(Operation *op, const LibraryRequest &,
     return IntegerAttr::get(IntegerType::get(context, 64), value);
   };
   LibraryMatch match;
+  // An optional axis attribute, made non-negative for the runtime.
+  auto setAxis = [&](std::optional<int64_t> axis, Value input) {
+    if (!axis)
+      return;
+    int64_t rank = cast<ShapedType>(input.getType()).getRank();
+    match.attrs.set("axis", i64(*axis < 0 ? *axis + rank : *axis));
+  };
   match.ops.push_back(op);
   match.joinReasons.push_back("");
   for (OpOperand &operand : op->getOpOperands())
@@ -54,19 +61,13 @@ strata::matchValueShapedKernel(Operation *op, const LibraryRequest &,
   }
   if (auto compress = dyn_cast<graph::CompressOp>(op)) {
     match.library = "host.compress";
-    if (std::optional<int64_t> axis = compress.getAxis()) {
-      int64_t rank = cast<ShapedType>(compress.getInput().getType()).getRank();
-      match.attrs.set("axis", i64(*axis < 0 ? *axis + rank : *axis));
-    }
+    setAxis(compress.getAxis(), compress.getInput());
     return match;
   }
   if (auto unique = dyn_cast<graph::UniqueOp>(op)) {
     match.library = "host.unique";
     match.attrs.set("sorted", i64(unique.getSorted()));
-    if (std::optional<int64_t> axis = unique.getAxis()) {
-      int64_t rank = cast<ShapedType>(unique.getInput().getType()).getRank();
-      match.attrs.set("axis", i64(*axis < 0 ? *axis + rank : *axis));
-    }
+    setAxis(unique.getAxis(), unique.getInput());
     return match;
   }
   if (auto nms = dyn_cast<graph::NonMaxSuppressionOp>(op)) {

@@ -50,19 +50,6 @@ Value scalarConstant(PatternRewriter &rewriter, Location loc, Type element,
                              value);
 }
 
-/// Creates `OpTy` with an unranked result of `element` type, then gives the
-/// result the type the op's shape inference computes from its operands.
-template <typename OpTy, typename... Args>
-Value build(PatternRewriter &rewriter, Location loc, Type element,
-            Args &&...args) {
-  auto op = OpTy::create(rewriter, loc, UnrankedTensorType::get(element),
-                         std::forward<Args>(args)...);
-  SmallVector<Type> types;
-  if (succeeded(op.inferResultTypes(types)) && types.size() == 1)
-    op->getResult(0).setType(types.front());
-  return op->getResult(0);
-}
-
 /// Builds the elementwise ops of one decomposition: every op gets the
 /// location of the op being replaced and an inferred result type.
 class Builder {
@@ -78,16 +65,16 @@ public:
     return cached;
   }
   template <typename OpTy> Value unary(Value x) {
-    return build<OpTy>(rewriter, loc, element, x);
+    return createInferred<OpTy>(rewriter, loc, element, x);
   }
   template <typename OpTy> Value binary(Value a, Value b) {
-    return build<OpTy>(rewriter, loc, element, a, b);
+    return createInferred<OpTy>(rewriter, loc, element, a, b);
   }
   template <typename OpTy> Value compare(Value a, Value b) {
-    return build<OpTy>(rewriter, loc, rewriter.getI1Type(), a, b);
+    return createInferred<OpTy>(rewriter, loc, rewriter.getI1Type(), a, b);
   }
   Value select(Value cond, Value a, Value b) {
-    return build<WhereOp>(rewriter, loc, element, cond, a, b);
+    return createInferred<WhereOp>(rewriter, loc, element, cond, a, b);
   }
 
 private:
@@ -220,12 +207,12 @@ struct DecomposeReduceLogSumExp : OpRewritePattern<ReduceLogSumExpOp> {
     Value x = op.getInput();
     Value zero = b.constant(0.0);
     auto finiteMax = [&](IntegerAttr keepdims) {
-      Value max = build<ReduceMaxOp>(rewriter, loc, element, x,
-                                     op.getDynamicAxes(), op.getAxesAttr(),
-                                     keepdims, op.getNoopWithEmptyAxesAttr());
-      Value isInf = build<IsInfOp>(rewriter, loc, rewriter.getI1Type(), max,
-                                   rewriter.getI64IntegerAttr(1),
-                                   rewriter.getI64IntegerAttr(1));
+      Value max = createInferred<ReduceMaxOp>(
+          rewriter, loc, element, x, op.getDynamicAxes(), op.getAxesAttr(),
+          keepdims, op.getNoopWithEmptyAxesAttr());
+      Value isInf = createInferred<IsInfOp>(rewriter, loc, rewriter.getI1Type(),
+                                            max, rewriter.getI64IntegerAttr(1),
+                                            rewriter.getI64IntegerAttr(1));
       return b.select(isInf, zero, max);
     };
     Value shift = finiteMax(rewriter.getI64IntegerAttr(1));

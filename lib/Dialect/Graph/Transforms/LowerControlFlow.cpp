@@ -51,19 +51,6 @@ namespace {
 /// body's ops).
 constexpr int64_t kMaxUnrolledOps = 16384;
 
-/// Creates `OpTy` with an unranked result of `element` type, then gives it
-/// the type its shape function computes from the operands.
-template <typename OpTy, typename... Args>
-Value build(PatternRewriter &rewriter, Location loc, Type element,
-            Args &&...args) {
-  auto op = OpTy::create(rewriter, loc, UnrankedTensorType::get(element),
-                         std::forward<Args>(args)...);
-  SmallVector<Type> types;
-  if (succeeded(op.inferResultTypes(types)) && types.size() == 1)
-    op->getResult(0).setType(types.front());
-  return op->getResult(0);
-}
-
 Value i64Constant(PatternRewriter &rewriter, Location loc,
                   ArrayRef<int64_t> shape, ArrayRef<int64_t> values) {
   auto type = RankedTensorType::get(shape, rewriter.getI64Type());
@@ -110,9 +97,9 @@ struct SelectBothBranches : OpRewritePattern<IfOp> {
     // The condition as a scalar, so that it broadcasts to any result shape.
     Value condition = op.getCondition();
     if (condType.getRank() != 0)
-      condition =
-          build<ReshapeOp>(rewriter, loc, condType.getElementType(), condition,
-                           i64Constant(rewriter, loc, {0}, {}));
+      condition = createInferred<ReshapeOp>(
+          rewriter, loc, condType.getElementType(), condition,
+          i64Constant(rewriter, loc, {0}, {}));
     SmallVector<Value> thenValues(thenYield.getValues());
     SmallVector<Value> elseValues(elseYield.getValues());
     for (Region *region : {&op.getThenBranch(), &op.getElseBranch()}) {
@@ -177,7 +164,7 @@ struct UnrollScan : OpRewritePattern<ScanOp> {
         int64_t index =
             entry(op.getScanInputDirections(), i) ? trips - 1 - t : t;
         Value input = op.getInputs()[numStates + i];
-        Value slice = build<GatherOp>(
+        Value slice = createInferred<GatherOp>(
             rewriter, loc, getElementTypeOrSelf(input.getType()), input,
             i64Constant(rewriter, loc, {}, {index}), inputAxes[i]);
         mapping.map(body.getArgument(numStates + i), slice);
@@ -205,10 +192,10 @@ struct UnrollScan : OpRewritePattern<ScanOp> {
         std::reverse(slices[j].begin(), slices[j].end());
       SmallVector<Value> parts;
       for (Value slice : slices[j])
-        parts.push_back(
-            build<UnsqueezeOp>(rewriter, loc, sliceType.getElementType(), slice,
-                               rewriter.getDenseI64ArrayAttr(axis)));
-      results.push_back(build<ConcatOp>(
+        parts.push_back(createInferred<UnsqueezeOp>(
+            rewriter, loc, sliceType.getElementType(), slice,
+            rewriter.getDenseI64ArrayAttr(axis)));
+      results.push_back(createInferred<ConcatOp>(
           rewriter, loc, sliceType.getElementType(), parts, axis));
     }
     // The unrolled values may be more precise than the Scan's declared
@@ -284,10 +271,10 @@ struct UnrollCountedLoop : OpRewritePattern<LoopOp> {
         return rewriter.notifyMatchFailure(op, "scan output not a tensor");
       SmallVector<Value> parts;
       for (Value slice : slices[j])
-        parts.push_back(build<UnsqueezeOp>(rewriter, loc, element, slice,
-                                           rewriter.getDenseI64ArrayAttr(0)));
+        parts.push_back(createInferred<UnsqueezeOp>(
+            rewriter, loc, element, slice, rewriter.getDenseI64ArrayAttr(0)));
       results.push_back(
-          build<ConcatOp>(rewriter, loc, element, parts, int64_t(0)));
+          createInferred<ConcatOp>(rewriter, loc, element, parts, int64_t(0)));
     }
     rewriter.replaceOp(op, results);
     return success();

@@ -43,6 +43,20 @@ inline mlir::Value createSplatConstant(mlir::OpBuilder &builder,
                                 mlir::DenseElementsAttr::get(type, scalar)));
 }
 
+/// Creates `OpTy` with an unranked result of `element` type, then gives the
+/// result the type the op's shape function computes from its operands: for
+/// rewrites that build ops whose result shapes they do not spell out.
+template <typename OpTy, typename... Args>
+mlir::Value createInferred(mlir::OpBuilder &builder, mlir::Location loc,
+                           mlir::Type element, Args &&...args) {
+  auto op = OpTy::create(builder, loc, mlir::UnrankedTensorType::get(element),
+                         std::forward<Args>(args)...);
+  llvm::SmallVector<mlir::Type> types;
+  if (mlir::succeeded(op.inferResultTypes(types)) && types.size() == 1)
+    op->getResult(0).setType(types.front());
+  return op->getResult(0);
+}
+
 /// When `operand` (an optional operand of `op`) holds a constant and the
 /// attribute `attrName` is absent, replaces the operand with the attribute
 /// that `makeAttr` builds from the constant's values (null: leave the op).
