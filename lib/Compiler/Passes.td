@@ -143,8 +143,10 @@ def CopyToLinalgPass : Pass<"strata-copy-to-linalg", "mlir::ModuleOp"> {
 def ApproximateMathPass : Pass<"strata-approximate-math", "mlir::ModuleOp"> {
   let summary = "Expand exp, expm1, log, log1p, log2, tanh, erf and erfc into "
                 "vectorizable polynomials (CPU kernels)";
+  // MLIR's approximations of vector math build vector ops.
   let dependentDialects = ["::mlir::arith::ArithDialect",
-                           "::mlir::math::MathDialect"];
+                           "::mlir::math::MathDialect",
+                           "::mlir::vector::VectorDialect"];
 }
 
 def NumberConstantsPass : Pass<"strata-number-constants", "mlir::ModuleOp"> {
