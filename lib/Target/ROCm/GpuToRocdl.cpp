@@ -38,26 +38,21 @@
 #include "mlir/Transforms/DialectConversion.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
+namespace strata {
+#define GEN_PASS_DECL
+#define GEN_PASS_DEF_GPUTOROCDLPASS
+#define GEN_PASS_DEF_ROCDLKERNELSPASS
+#define GEN_PASS_REGISTRATION
+#include "ROCm/Passes.h.inc"
+} // namespace strata
+
 using namespace mlir;
 namespace kernel = strata::kernel;
 
 namespace {
 
-struct GpuToRocdlPass : PassWrapper<GpuToRocdlPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(GpuToRocdlPass)
-  GpuToRocdlPass() = default;
-  GpuToRocdlPass(const GpuToRocdlPass &other) : PassWrapper(other) {}
-  StringRef getArgument() const final { return "strata-gpu-to-rocdl"; }
-  StringRef getDescription() const final {
-    return "Lower math functions to arithmetic and gpu dialect ops to "
-           "ROCDL";
-  }
-  Option<std::string> chipset{*this, "chipset", llvm::cl::init("gfx942"),
-                              llvm::cl::desc("the AMD GPU (gfx942, gfx1100)")};
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<arith::ArithDialect, LLVM::LLVMDialect, ROCDL::ROCDLDialect,
-                    vector::VectorDialect>();
-  }
+struct GpuToRocdlPass : strata::impl::GpuToRocdlPassBase<GpuToRocdlPass> {
+  using Base::Base;
 
   void runOnOperation() override {
     MLIRContext *context = &getContext();
@@ -95,17 +90,9 @@ struct GpuToRocdlPass : PassWrapper<GpuToRocdlPass, OperationPass<ModuleOp>> {
 /// After the conversions to the LLVM dialect: each mapped body an AMDGPU
 /// kernel (rocdl.kernel, which ROCDL allows on llvm.func only) whose
 /// workgroups have at most the mapping's threads.
-struct RocdlKernelsPass
-    : PassWrapper<RocdlKernelsPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(RocdlKernelsPass)
-  StringRef getArgument() const final { return "strata-rocdl-kernels"; }
-  StringRef getDescription() const final {
-    return "Make the mapped kernel bodies (strata.max_threads) AMDGPU "
-           "kernels with that many threads at most";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<ROCDL::ROCDLDialect>();
-  }
+struct RocdlKernelsPass : strata::impl::RocdlKernelsPassBase<RocdlKernelsPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     MLIRContext *context = &getContext();
     Builder b(context);
@@ -126,8 +113,8 @@ struct RocdlKernelsPass
 
 void strata::registerRocmPasses() {
   static bool done = [] {
-    PassRegistration<GpuToRocdlPass>();
-    PassRegistration<RocdlKernelsPass>();
+    registerGpuToRocdlPass();
+    registerRocdlKernelsPass();
     return true;
   }();
   (void)done;
