@@ -362,15 +362,10 @@ LogicalResult Planner::addView(Operation *op) {
 /// host steps and the device yet (docs/runtime.md). Refuse the mix here,
 /// naming the node, rather than write a module no session would run.
 LogicalResult Planner::checkHostSteps(StringRef target) {
-  auto isHost = [](const rt::Step &step) {
-    return step.kind == rt::StepKind::Library &&
-           (StringRef(step.name).starts_with("string.") ||
-            StringRef(step.name).starts_with("host."));
-  };
   const PlannedStep *host = nullptr;
   bool device = false;
   for (const PlannedStep &planned : steps) {
-    if (!isHost(planned.step))
+    if (!planned.step.isHostKernel())
       device = true;
     else if (!host)
       host = &planned;

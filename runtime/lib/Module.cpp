@@ -138,6 +138,11 @@ TensorSignature readSignature(const fb::TensorSignature *sig, const char *kind,
 
 } // namespace
 
+bool Step::isHostKernel() const {
+  return kind == StepKind::Library &&
+         (name.rfind("string.", 0) == 0 || name.rfind("host.", 0) == 0);
+}
+
 std::string Step::describe(size_t index) const {
   std::string result = "step " + std::to_string(index) + " ('" + name + "'";
   if (!sourceNodes.empty()) {

@@ -290,9 +290,7 @@ void Session::create(const SessionOptions &options) {
   bool hostOnly = m.target() == "cuda" && !m.steps().empty() && !m.gpuCubin() &&
                   !m.gpuPtx();
   for (const Step &step : m.steps())
-    hostOnly &=
-        step.kind == StepKind::Library && (step.name.rfind("string.", 0) == 0 ||
-                                           step.name.rfind("host.", 0) == 0);
+    hostOnly &= step.isHostKernel();
   if (m.target() == "cuda" && !hostOnly) {
     // The CUDA executor owns the device side; this session keeps the host
     // inputs and outputs (setInput, output) as for the CPU.

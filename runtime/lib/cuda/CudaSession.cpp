@@ -335,8 +335,7 @@ void CudaSession::checkPlan() {
     std::string who = step.describe(i);
     // Host kernels first: their buffers are the host's, so the checks of
     // device buffers below would only confuse.
-    if (step.kind == StepKind::Library && (step.name.rfind("string.", 0) == 0 ||
-                                           step.name.rfind("host.", 0) == 0))
+    if (step.isHostKernel())
       failPlan(who + " is a host kernel, which the CUDA executor does not "
                      "run beside GPU work: a cuda module runs host kernels "
                      "only when all its steps are host kernels (moving "

@@ -318,6 +318,10 @@ struct Step {
 
   /// "step 3 ('add.f32', from ONNX node 'Add_0')", for error messages.
   std::string describe(size_t index) const;
+  /// Whether it is one of the runtime's host kernels ("string.*" for
+  /// strings, "host.*" for results whose shape depends on values), which
+  /// run on the host whatever the module's target.
+  bool isHostKernel() const;
 };
 
 /// A loaded and validated module. Immutable; sessions share it.
