@@ -29,6 +29,46 @@ void registerStringKernels(
 void registerValueShapedKernels(
     const std::function<void(const std::string &, KernelFn)> &add);
 
+/// Calls fn(T()) with T the C++ type of `type` when it is f32, f64 or an 8-
+/// to 64-bit integer; false for the other types (bool, f16, bf16, strings),
+/// which each kernel treats its own way.
+template <typename Fn> inline bool dispatchNumeric(DType type, Fn &&fn) {
+  switch (type) {
+  case DType::F32:
+    fn(float());
+    return true;
+  case DType::F64:
+    fn(double());
+    return true;
+  case DType::I8:
+    fn(int8_t());
+    return true;
+  case DType::I16:
+    fn(int16_t());
+    return true;
+  case DType::I32:
+    fn(int32_t());
+    return true;
+  case DType::I64:
+    fn(int64_t());
+    return true;
+  case DType::U8:
+    fn(uint8_t());
+    return true;
+  case DType::U16:
+    fn(uint16_t());
+    return true;
+  case DType::U32:
+    fn(uint32_t());
+    return true;
+  case DType::U64:
+    fn(uint64_t());
+    return true;
+  default:
+    return false;
+  }
+}
+
 } // namespace strata::rt::kernels
 
 #endif // STRATA_RUNTIME_LIB_KERNELS_KERNELS_H

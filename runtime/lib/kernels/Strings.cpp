@@ -345,45 +345,6 @@ void stringsToNumbers(KernelContext &ctx, const std::string *x,
   }
 }
 
-/// Calls fn.template operator()<T>() with T the C++ type of `type`; false
-/// for types the string casts do not take.
-template <typename Fn> bool dispatchNumeric(DType type, Fn &&fn) {
-  switch (type) {
-  case DType::F32:
-    fn(float());
-    return true;
-  case DType::F64:
-    fn(double());
-    return true;
-  case DType::I8:
-    fn(int8_t());
-    return true;
-  case DType::I16:
-    fn(int16_t());
-    return true;
-  case DType::I32:
-    fn(int32_t());
-    return true;
-  case DType::I64:
-    fn(int64_t());
-    return true;
-  case DType::U8:
-    fn(uint8_t());
-    return true;
-  case DType::U16:
-    fn(uint16_t());
-    return true;
-  case DType::U32:
-    fn(uint32_t());
-    return true;
-  case DType::U64:
-    fn(uint64_t());
-    return true;
-  default:
-    return false;
-  }
-}
-
 void cast(KernelContext &ctx) {
   checkArity(ctx, 1, 1);
   const TensorView &in = ctx.input(0), &out = ctx.output(0);

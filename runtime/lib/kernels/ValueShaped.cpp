@@ -378,12 +378,6 @@ void unique(KernelContext &ctx) {
 
   UniqueResult r;
   switch (x.dtype) {
-  case DType::F32:
-    r = uniqueOf<float>(x, outer, slices, inner, sorted);
-    break;
-  case DType::F64:
-    r = uniqueOf<double>(x, outer, slices, inner, sorted);
-    break;
   case DType::F16:
     r = uniqueSlices(
         sliceKeys<float, uint16_t>(x, outer, slices, inner, halfToFloat),
@@ -395,33 +389,17 @@ void unique(KernelContext &ctx) {
         slices, sorted);
     break;
   case DType::I1:
-  case DType::U8:
     r = uniqueOf<uint8_t>(x, outer, slices, inner, sorted);
-    break;
-  case DType::I8:
-    r = uniqueOf<int8_t>(x, outer, slices, inner, sorted);
-    break;
-  case DType::I16:
-    r = uniqueOf<int16_t>(x, outer, slices, inner, sorted);
-    break;
-  case DType::I32:
-    r = uniqueOf<int32_t>(x, outer, slices, inner, sorted);
-    break;
-  case DType::I64:
-    r = uniqueOf<int64_t>(x, outer, slices, inner, sorted);
-    break;
-  case DType::U16:
-    r = uniqueOf<uint16_t>(x, outer, slices, inner, sorted);
-    break;
-  case DType::U32:
-    r = uniqueOf<uint32_t>(x, outer, slices, inner, sorted);
-    break;
-  case DType::U64:
-    r = uniqueOf<uint64_t>(x, outer, slices, inner, sorted);
     break;
   case DType::String:
     r = uniqueOf<std::string>(x, outer, slices, inner, sorted);
     break;
+  default:
+    if (!dispatchNumeric(x.dtype, [&](auto tag) {
+          r = uniqueOf<decltype(tag)>(x, outer, slices, inner, sorted);
+        }))
+      throw ctx.error("takes a tensor of numbers or strings, got " +
+                      describe(x));
   }
 
   auto k = static_cast<int64_t>(r.indices.size());
