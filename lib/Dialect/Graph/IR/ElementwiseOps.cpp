@@ -7,6 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ConstantValues.h"
+
 #include "strata/Dialect/Graph/IR/GraphOps.h"
 
 #include "mlir/IR/Matchers.h"
@@ -16,21 +18,9 @@
 
 using namespace mlir;
 using namespace strata::graph;
+using namespace strata::graph::folding;
 
-namespace {
-
-/// Largest constant (in elements) that folders materialize.
-constexpr int64_t kMaxFoldElements = 1 << 16;
-
-/// A constant operand read into doubles or int64s.
-struct ConstValues {
-  SmallVector<int64_t> shape;
-  SmallVector<double> floats;
-  SmallVector<int64_t> ints;
-  bool isFloat = false;
-};
-
-std::optional<ConstValues> readConstant(Attribute attr) {
+std::optional<ConstValues> folding::readConstant(Attribute attr) {
   auto elements = dyn_cast_or_null<DenseElementsAttr>(attr);
   if (!elements || elements.getNumElements() > kMaxFoldElements)
     return std::nullopt;
@@ -52,9 +42,8 @@ std::optional<ConstValues> readConstant(Attribute attr) {
   return values;
 }
 
-/// Builds a constant of `type` (static shape) from doubles or int64s.
-Attribute makeConstant(ShapedType type, ArrayRef<double> floats,
-                       ArrayRef<int64_t> ints) {
+Attribute folding::makeConstant(ShapedType type, ArrayRef<double> floats,
+                                ArrayRef<int64_t> ints) {
   Type element = type.getElementType();
   if (auto floatType = dyn_cast<FloatType>(element)) {
     SmallVector<APFloat> values;
@@ -92,6 +81,8 @@ Attribute makeConstant(ShapedType type, ArrayRef<double> floats,
                                           /*implicitTrunc=*/true));
   return DenseElementsAttr::get(type, values);
 }
+
+namespace {
 
 /// Maps a flat index of the broadcast result to a flat index of an operand.
 int64_t operandIndex(int64_t flat, ArrayRef<int64_t> resultShape,

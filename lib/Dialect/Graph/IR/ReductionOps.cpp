@@ -8,6 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ConstantValues.h"
+
 #include "strata/Dialect/Graph/IR/GraphOps.h"
 #include "strata/Dialect/Graph/IR/GraphPatterns.h"
 
@@ -182,18 +184,21 @@ constexpr int64_t kMaxFoldedReduction = 4096;
 /// elements) or int64 (integer elements; Mean then divides and truncates).
 template <typename Op>
 LogicalResult foldConstantReduction(Op op, PatternRewriter &rewriter) {
-  DenseElementsAttr input;
+  Attribute attr;
   auto resultType = dyn_cast<RankedTensorType>(op.getType());
   if (op.getDynamicAxes() || !resultType || !resultType.hasStaticShape() ||
-      !matchPattern(op.getInput(), m_Constant(&input)) ||
-      input.getNumElements() > kMaxFoldedReduction ||
-      input.getNumElements() == 0)
+      !matchPattern(op.getInput(), m_Constant(&attr)))
     return failure();
-  Type element = input.getElementType();
-  bool isFloat = isa<FloatType>(element);
-  if (!isFloat && !isa<IntegerType>(element))
+  std::optional<folding::ConstValues> input = folding::readConstant(attr);
+  if (!input)
     return failure();
-  ArrayRef<int64_t> shape = input.getType().getShape();
+  bool isFloat = input->isFloat;
+  const SmallVector<double> &floats = input->floats;
+  const SmallVector<int64_t> &ints = input->ints;
+  int64_t count = isFloat ? floats.size() : ints.size();
+  if (count > kMaxFoldedReduction || count == 0)
+    return failure();
+  ArrayRef<int64_t> shape = input->shape;
   int64_t rank = shape.size();
   SmallVector<bool> reduced(rank, false);
   std::optional<ArrayRef<int64_t>> axes = op.getAxes();
@@ -216,23 +221,12 @@ LogicalResult foldConstantReduction(Op op, PatternRewriter &rewriter) {
     (reduced[d] ? perOut : outCount) *= shape[d];
   if (resultType.getNumElements() != outCount)
     return failure();
-  SmallVector<double> floats;
-  SmallVector<int64_t> ints;
-  if (isFloat)
-    for (const APFloat &v : input.getValues<APFloat>())
-      floats.push_back(v.convertToDouble());
-  else
-    for (const APInt &v : input.getValues<APInt>())
-      ints.push_back(cast<IntegerType>(element).isUnsigned() ||
-                             element.isInteger(1)
-                         ? int64_t(v.getZExtValue())
-                         : v.getSExtValue());
   constexpr Combine combine = combineOf<Op>();
   SmallVector<double> outFloats(outCount);
   SmallVector<int64_t> outInts(outCount);
   SmallVector<bool> seen(outCount, false);
   SmallVector<int64_t> coords(rank, 0);
-  for (int64_t flat = 0, n = input.getNumElements(); flat < n; ++flat) {
+  for (int64_t flat = 0; flat < count; ++flat) {
     int64_t out = 0;
     for (int64_t d = 0; d < rank; ++d)
       if (!reduced[d])
@@ -272,25 +266,10 @@ LogicalResult foldConstantReduction(Op op, PatternRewriter &rewriter) {
     for (int64_t &v : outInts)
       v /= perOut;
   }
-  Attribute value;
-  if (isFloat) {
-    SmallVector<APFloat> values;
-    for (double v : outFloats) {
-      APFloat f(v);
-      bool lost;
-      f.convert(cast<FloatType>(element).getFloatSemantics(),
-                APFloat::rmNearestTiesToEven, &lost);
-      values.push_back(f);
-    }
-    value = DenseElementsAttr::get(resultType, values);
-  } else {
-    unsigned width = cast<IntegerType>(element).getWidth();
-    SmallVector<APInt> values;
-    for (int64_t v : outInts)
-      values.push_back(APInt(width, uint64_t(v), /*isSigned=*/true,
-                             /*implicitTrunc=*/true));
-    value = DenseElementsAttr::get(resultType, values);
-  }
+  Attribute value = isFloat ? folding::makeConstant(resultType, outFloats, {})
+                            : folding::makeConstant(resultType, {}, outInts);
+  if (!value)
+    return failure();
   rewriter.replaceOpWithNewOp<ConstantOp>(op, cast<ElementsAttr>(value));
   return success();
 }
