@@ -142,3 +142,57 @@ func.func @while_loop(%init: tensor<f32>) -> tensor<f32> {
   }
   return %0 : tensor<f32>
 }
+
+// -----
+
+// A SequenceMap over a listed sequence: one copy of the body per position,
+// the tensor operand passed to each, the results listed again.
+// CHECK-LABEL: func @unroll_sequence_map
+// CHECK-NOT: graph.sequence_map
+// CHECK: %[[A:.*]] = graph.add %arg0, %arg2
+// CHECK: %[[B:.*]] = graph.add %arg1, %arg2
+// CHECK: %[[S:.*]] = graph.sequence_construct %[[A]], %[[B]]
+// CHECK: return %[[S]]
+func.func @unroll_sequence_map(%a: tensor<3xf32>, %b: tensor<3xf32>, %bias: tensor<3xf32>) -> !graph.seq<tensor<3xf32>> {
+  %s = graph.sequence_construct %a, %b : (tensor<3xf32>, tensor<3xf32>) -> !graph.seq<tensor<3xf32>>
+  %0 = graph.sequence_map %s, %bias : (!graph.seq<tensor<3xf32>>, tensor<3xf32>) -> !graph.seq<tensor<3xf32>> {
+  ^bb0(%x: tensor<3xf32>, %y: tensor<3xf32>):
+    %1 = graph.add %x, %y : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+    graph.sequence_map_yield %1 : tensor<3xf32>
+  }
+  return %0 : !graph.seq<tensor<3xf32>>
+}
+
+// -----
+
+// A SequenceMap over a sequence whose elements are not listed stays.
+// CHECK-LABEL: func @sequence_map_unknown
+// CHECK: graph.sequence_map
+func.func @sequence_map_unknown(%s: !graph.seq<tensor<3xf32>>) -> !graph.seq<tensor<3xf32>> {
+  %0 = graph.sequence_map %s : (!graph.seq<tensor<3xf32>>) -> !graph.seq<tensor<3xf32>> {
+  ^bb0(%x: tensor<3xf32>):
+    %1 = graph.neg %x : (tensor<3xf32>) -> tensor<3xf32>
+    graph.sequence_map_yield %1 : tensor<3xf32>
+  }
+  return %0 : !graph.seq<tensor<3xf32>>
+}
+
+// -----
+
+// Branches yielding sequences that list as many tensors of one type:
+// selected element by element.
+// CHECK-LABEL: func @select_sequences
+// CHECK-NOT: graph.if
+// CHECK: %[[W:.*]] = graph.where %arg0, %arg1, %arg2 : (tensor<i1>, tensor<5xf32>, tensor<5xf32>) -> tensor<5xf32>
+// CHECK: %[[S:.*]] = graph.sequence_construct %[[W]]
+// CHECK: return %[[S]]
+func.func @select_sequences(%c: tensor<i1>, %x: tensor<5xf32>, %y: tensor<5xf32>) -> !graph.seq<tensor<5xf32>> {
+  %0 = graph.if %c : tensor<i1> -> !graph.seq<tensor<5xf32>> {
+    %1 = graph.sequence_construct %x : (tensor<5xf32>) -> !graph.seq<tensor<5xf32>>
+    graph.yield %1 : !graph.seq<tensor<5xf32>>
+  } else {
+    %2 = graph.sequence_construct %y : (tensor<5xf32>) -> !graph.seq<tensor<5xf32>>
+    graph.yield %2 : !graph.seq<tensor<5xf32>>
+  }
+  return %0 : !graph.seq<tensor<5xf32>>
+}

@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "strata/Dialect/Graph/IR/GraphOps.h"
+#include "strata/Dialect/Graph/IR/GraphPatterns.h"
 
 #include "mlir/IR/TypeUtilities.h"
 
@@ -179,8 +180,38 @@ LogicalResult SequenceAtOp::inferResultTypes(SmallVectorImpl<Type> &types) {
   TensorType element = sequenceElement(getInputSequence().getType());
   if (!element)
     return failure();
+  // At a constant position of a listed sequence, the element's own type
+  // (the sequence's element type is the join of all of them).
+  SmallVector<int64_t> position;
+  std::optional<OperandRange> listed = getListedElements(getInputSequence());
+  if (listed && succeeded(getConstantIntValues(getPosition(), position)) &&
+      position.size() == 1) {
+    int64_t n = listed->size();
+    int64_t at = position[0] < 0 ? position[0] + n : position[0];
+    if (at >= 0 && at < n)
+      if (auto type = dyn_cast<TensorType>((*listed)[at].getType()))
+        element = type;
+  }
   types.push_back(element);
   return success();
+}
+
+/// The element at a constant position of a listed sequence (strata binds
+/// sequence inputs to their elements, docs/compiler.md).
+OpFoldResult SequenceAtOp::fold(FoldAdaptor adaptor) {
+  std::optional<OperandRange> elements = getListedElements(getInputSequence());
+  auto position = dyn_cast_or_null<DenseIntElementsAttr>(adaptor.getPosition());
+  if (!elements || !position || position.getNumElements() != 1)
+    return {};
+  int64_t n = elements->size();
+  int64_t at = (*position.begin()).getSExtValue();
+  at = at < 0 ? at + n : at;
+  if (at < 0 || at >= n)
+    return {};
+  // Like every graph folder, only to a value of the same type: shape
+  // propagation first refines this result to the element's type.
+  Value element = (*elements)[at];
+  return element.getType() == getType() ? element : OpFoldResult();
 }
 
 LogicalResult SequenceAtOp::verify() {
@@ -214,6 +245,15 @@ LogicalResult SequenceLengthOp::inferResultTypes(SmallVectorImpl<Type> &types) {
   types.push_back(
       RankedTensorType::get({}, IntegerType::get(getContext(), 64)));
   return success();
+}
+
+OpFoldResult SequenceLengthOp::fold(FoldAdaptor) {
+  std::optional<OperandRange> elements = getListedElements(getInputSequence());
+  auto type = dyn_cast<RankedTensorType>(getType());
+  if (!elements || !type)
+    return {};
+  return DenseElementsAttr::get(
+      type, APInt(64, static_cast<uint64_t>(elements->size())));
 }
 
 LogicalResult SequenceLengthOp::verify() {
@@ -449,17 +489,51 @@ OptionalHasElementOp::inferResultTypes(SmallVectorImpl<Type> &types) {
   return success();
 }
 
+/// Whether `value` holds something, when the graph says: a tensor or a
+/// sequence always does, graph.optional does when it has an operand.
+static std::optional<bool> knownPresence(Value value) {
+  if (!isa<OptionalType>(value.getType()))
+    return true;
+  if (auto wrap = value.getDefiningOp<OptionalOp>())
+    return wrap.getInput() != nullptr;
+  return std::nullopt;
+}
+
+OpFoldResult OptionalHasElementOp::fold(FoldAdaptor) {
+  std::optional<bool> present = knownPresence(getInput());
+  auto type = dyn_cast<RankedTensorType>(getType());
+  if (!present || !type)
+    return {};
+  return DenseElementsAttr::get(type, *present);
+}
+
 LogicalResult OptionalHasElementOp::verify() { return success(); }
 
 LogicalResult
 OptionalGetElementOp::inferResultTypes(SmallVectorImpl<Type> &types) {
   Type input = getInput().getType();
-  if (auto opt = dyn_cast<OptionalType>(input))
+  if (auto opt = dyn_cast<OptionalType>(input)) {
     input = opt.getElementType();
+    // What a graph.optional holds has its own, possibly finer, type.
+    if (auto wrap = getInput().getDefiningOp<OptionalOp>())
+      if (wrap.getInput())
+        input = wrap.getInput().getType();
+  }
   if (!isa<TensorType, SequenceType>(input))
     return failure();
   types.push_back(inferredResult(getType(), input));
   return success();
+}
+
+OpFoldResult OptionalGetElementOp::fold(FoldAdaptor) {
+  Value held = getInput();
+  if (isa<OptionalType>(held.getType())) {
+    auto wrap = held.getDefiningOp<OptionalOp>();
+    if (!wrap || !wrap.getInput())
+      return {};
+    held = wrap.getInput();
+  }
+  return held.getType() == getType() ? held : OpFoldResult();
 }
 
 LogicalResult OptionalGetElementOp::verify() {

@@ -10,8 +10,9 @@
 //   Inductor do with a data-dependent `torch.where`-like branch: the cost is
 //   the sum of the branches, which for the small branches exporters write
 //   (a scripted `if` over a scalar, a guard on an empty tensor) is far below
-//   a round trip to the host. An If whose branches yield different shapes,
-//   sequences or optionals stays (the target then reports it).
+//   a round trip to the host. Sequences that list as many tensors of one
+//   type are selected element by element. An If whose branches yield
+//   different shapes, or optionals, stays (the target then reports it).
 // - A Scan whose trip count is a static dimension of its scan inputs is
 //   unrolled: each iteration is a copy of the body, reading its slice of
 //   each scan input (graph.gather of one index, which drops the axis) and
@@ -21,6 +22,9 @@
 // - A Loop that runs exactly its constant trip count (no condition, or a
 //   constant true one that the body passes on unchanged) is unrolled the
 //   same way, each copy with its iteration number as a constant.
+// - A SequenceMap over sequences whose elements are listed in the graph
+//   (graph.sequence_construct, as sequence inputs are bound) is unrolled
+//   into one copy of its body per position.
 //
 // An If with a constant condition is inlined by its canonicalizer before
 // this pass runs.
@@ -82,13 +86,10 @@ struct SelectBothBranches : OpRewritePattern<IfOp> {
     YieldOp thenYield = yieldOf(op.getThenBranch());
     YieldOp elseYield = yieldOf(op.getElseBranch());
     for (auto [a, b, result] : llvm::zip(
-             thenYield.getValues(), elseYield.getValues(), op.getResults())) {
-      auto type = dyn_cast<RankedTensorType>(a.getType());
-      if (!type || !type.hasStaticShape() || a.getType() != b.getType() ||
-          !isa<RankedTensorType, UnrankedTensorType>(result.getType()))
+             thenYield.getValues(), elseYield.getValues(), op.getResults()))
+      if (!selectable(a, b, result.getType()))
         return rewriter.notifyMatchFailure(
             op, "branches yield values of different or dynamic types");
-    }
     if (!isSpeculatable(op.getThenBranch()) ||
         !isSpeculatable(op.getElseBranch()))
       return rewriter.notifyMatchFailure(op, "a branch has side effects");
@@ -108,11 +109,48 @@ struct SelectBothBranches : OpRewritePattern<IfOp> {
       rewriter.inlineBlockBefore(&block, op);
     }
     SmallVector<Value> selected;
-    for (auto [a, b] : llvm::zip(thenValues, elseValues))
-      selected.push_back(
-          WhereOp::create(rewriter, loc, a.getType(), condition, a, b));
+    for (auto [a, b, result] :
+         llvm::zip(thenValues, elseValues, op.getResults())) {
+      if (isa<TensorType>(a.getType())) {
+        selected.push_back(
+            WhereOp::create(rewriter, loc, a.getType(), condition, a, b));
+        continue;
+      }
+      // Sequences of one length: element by element.
+      SmallVector<Value> elements;
+      for (auto [x, y] :
+           llvm::zip(*getListedElements(a), *getListedElements(b)))
+        elements.push_back(
+            WhereOp::create(rewriter, loc, x.getType(), condition, x, y));
+      selected.push_back(elements.empty()
+                             ? a
+                             : SequenceConstructOp::create(
+                                   rewriter, loc, result.getType(), elements));
+    }
     rewriter.replaceOp(op, selected);
     return success();
+  }
+
+private:
+  /// Whether the branches' values `a` and `b` can be selected between at
+  /// run time: tensors of one static type, or sequences that list as many
+  /// tensors, pairwise of one static type.
+  static bool selectable(Value a, Value b, Type resultType) {
+    auto oneStaticType = [](Value x, Value y) {
+      auto type = dyn_cast<RankedTensorType>(x.getType());
+      return type && type.hasStaticShape() && x.getType() == y.getType();
+    };
+    if (isa<TensorType>(resultType))
+      return oneStaticType(a, b);
+    if (!isa<SequenceType>(resultType))
+      return false;
+    std::optional<OperandRange> x = getListedElements(a);
+    std::optional<OperandRange> y = getListedElements(b);
+    if (!x || !y || x->size() != y->size())
+      return false;
+    return llvm::all_of(llvm::zip(*x, *y), [&](auto pair) {
+      return oneStaticType(std::get<0>(pair), std::get<1>(pair));
+    });
   }
 };
 
@@ -242,6 +280,10 @@ struct UnrollCountedLoop : OpRewritePattern<LoopOp> {
     // does not say: only a loop without scan outputs is taken then.
     if ((trips == 0 && numScanOutputs) || trips * bodyOps > kMaxUnrolledOps)
       return rewriter.notifyMatchFailure(op, "trip count too large or zero");
+    // Scan outputs are stacked tensors (checked before anything is built).
+    for (size_t j = 0; j < numScanOutputs; ++j)
+      if (!isa<TensorType>(yield->getOperand(1 + numCarried + j).getType()))
+        return rewriter.notifyMatchFailure(op, "scan output not a tensor");
 
     Location loc = op.getLoc();
     Value condition = ConstantOp::create(
@@ -267,8 +309,6 @@ struct UnrollCountedLoop : OpRewritePattern<LoopOp> {
     SmallVector<Value> results(carried);
     for (size_t j = 0; j < numScanOutputs; ++j) {
       Type element = getElementTypeOrSelf(slices[j].front().getType());
-      if (!isa<TensorType>(slices[j].front().getType()))
-        return rewriter.notifyMatchFailure(op, "scan output not a tensor");
       SmallVector<Value> parts;
       for (Value slice : slices[j])
         parts.push_back(createInferred<UnsqueezeOp>(
@@ -281,13 +321,67 @@ struct UnrollCountedLoop : OpRewritePattern<LoopOp> {
   }
 };
 
+/// A SequenceMap over sequences whose elements the graph lists (a sequence
+/// the model builds, or a sequence input bound to its elements), unrolled:
+/// one copy of the body per position, reading that position's elements,
+/// and each result a graph.sequence_construct of the copies' tensors.
+struct UnrollSequenceMap : OpRewritePattern<SequenceMapOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(SequenceMapOp op,
+                                PatternRewriter &rewriter) const override {
+    SmallVector<std::optional<OperandRange>> elements;
+    std::optional<size_t> length;
+    for (Value operand : op->getOperands()) {
+      elements.push_back(std::nullopt);
+      if (!isa<SequenceType>(operand.getType()))
+        continue;
+      elements.back() = getListedElements(operand);
+      if (!elements.back())
+        return rewriter.notifyMatchFailure(op, "a sequence is not listed");
+      if (length && *length != elements.back()->size())
+        return rewriter.notifyMatchFailure(op, "sequences of other lengths");
+      length = elements.back()->size();
+    }
+    Block &body = op.getBody().front();
+    int64_t bodyOps = std::distance(body.begin(), body.end());
+    if (static_cast<int64_t>(*length) * bodyOps > kMaxUnrolledOps)
+      return rewriter.notifyMatchFailure(op, "too many positions");
+    Operation *yield = body.getTerminator();
+    SmallVector<SmallVector<Value>> yielded(op.getNumResults());
+    for (size_t t = 0; t < *length; ++t) {
+      IRMapping mapping;
+      for (auto [k, operand] : llvm::enumerate(op->getOperands()))
+        mapping.map(body.getArgument(k),
+                    elements[k] ? (*elements[k])[t] : operand);
+      for (Operation &inner : body.without_terminator())
+        rewriter.clone(inner, mapping);
+      for (auto [j, value] : llvm::enumerate(yield->getOperands()))
+        yielded[j].push_back(mapping.lookupOrDefault(value));
+    }
+    SmallVector<Value> results;
+    for (auto [j, result] : llvm::enumerate(op.getResults())) {
+      auto type = cast<SequenceType>(result.getType());
+      if (yielded[j].empty())
+        results.push_back(SequenceEmptyOp::create(
+            rewriter, op.getLoc(), type,
+            TypeAttr::get(getElementTypeOrSelf(type.getElementType()))));
+      else
+        results.push_back(SequenceConstructOp::create(rewriter, op.getLoc(),
+                                                      type, yielded[j]));
+    }
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
 struct GraphLowerControlFlowPass
     : strata::graph::impl::GraphLowerControlFlowPassBase<
           GraphLowerControlFlowPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<SelectBothBranches, UnrollScan, UnrollCountedLoop>(
-        &getContext());
+    patterns.add<SelectBothBranches, UnrollScan, UnrollCountedLoop,
+                 UnrollSequenceMap>(&getContext());
     IfOp::getCanonicalizationPatterns(patterns, &getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();

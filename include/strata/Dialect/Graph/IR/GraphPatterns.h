@@ -57,6 +57,18 @@ mlir::Value createInferred(mlir::OpBuilder &builder, mlir::Location loc,
   return op->getResult(0);
 }
 
+/// A sequence's elements when an op in the graph lists them:
+/// graph.sequence_construct, or graph.sequence_empty (none). Sequence inputs
+/// are bound to such ops (docs/compiler.md).
+inline std::optional<mlir::OperandRange> getListedElements(mlir::Value seq) {
+  mlir::Operation *def = seq.getDefiningOp();
+  if (auto construct = llvm::dyn_cast_or_null<SequenceConstructOp>(def))
+    return construct.getInputs();
+  if (auto empty = llvm::dyn_cast_or_null<SequenceEmptyOp>(def))
+    return mlir::OperandRange(empty->operand_begin(), empty->operand_end());
+  return std::nullopt;
+}
+
 /// When `operand` (an optional operand of `op`) holds a constant and the
 /// attribute `attrName` is absent, replaces the operand with the attribute
 /// that `makeAttr` builds from the constant's values (null: leave the op).

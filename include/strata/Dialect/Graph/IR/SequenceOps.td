@@ -71,6 +71,7 @@ def Graph_SequenceAtOp : Graph_SequenceOp<"sequence_at"> {
                        Graph_SequencePosition:$position);
   let results = (outs AnyTensor:$output);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasFolder = 1;
 }
 
 def Graph_SequenceEraseOp : Graph_SequenceOp<"sequence_erase"> {
@@ -89,6 +90,7 @@ def Graph_SequenceLengthOp : Graph_SequenceOp<"sequence_length"> {
   let arguments = (ins Graph_AnySequence:$input_sequence);
   let results = (outs 0DTensorOf<[I64]>:$output);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasFolder = 1;
 }
 
 //===----------------------------------------------------------------------===//
@@ -187,6 +189,7 @@ def Graph_OptionalHasElementOp : Graph_SequenceOp<"optional_has_element"> {
   let arguments = (ins Graph_AnyValue:$input);
   let results = (outs 0DTensorOf<[I1]>:$output);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasFolder = 1;
 }
 
 def Graph_OptionalGetElementOp : Graph_SequenceOp<"optional_get_element"> {
@@ -198,6 +201,7 @@ def Graph_OptionalGetElementOp : Graph_SequenceOp<"optional_get_element"> {
   let arguments = (ins Graph_AnyValue:$input);
   let results = (outs Graph_TensorOrSequence:$output);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasFolder = 1;
 }
 
 #endif // STRATA_GRAPH_SEQUENCE_OPS_TD
