@@ -714,13 +714,16 @@ static Lowering lowerConvTranspose(graph::ConvTransposeOp op) {
 //===----------------------------------------------------------------------===//
 
 /// Reduces windows of the padded `x` [N, C, D...] into `init` [N, C, O...]
-/// with max (`isMax`) or sum.
+/// with max (`isMax`; of unsigned integers with `isUnsigned`) or sum.
 static Value buildPool(OpBuilder &b, Location loc, Value x, Value init,
-                       const Window &window, bool isMax) {
+                       const Window &window, bool isMax,
+                       bool isUnsigned = false) {
   auto outType = cast<RankedTensorType>(init.getType());
   Type acc = outType.getElementType();
   int64_t spatial = outType.getRank() - 2;
-  if (spatial == 2) {
+  // Linalg has no NCHW max pool of unsigned numbers: those take the
+  // generic below.
+  if (spatial == 2 && !isUnsigned) {
     SmallVector<NamedAttribute> attrs = {
         vectorAttr(b, "strides", window.strides),
         vectorAttr(b, "dilations", window.dilations)};
@@ -768,6 +771,8 @@ static Value buildPool(OpBuilder &b, Location loc, Value x, Value init,
                  r = isMax
                          ? Value(arith::MaximumFOp::create(b, loc, args[2], v))
                          : Value(arith::AddFOp::create(b, loc, args[2], v));
+               else if (isMax && isUnsigned)
+                 r = arith::MaxUIOp::create(b, loc, args[2], v);
                else
                  r = isMax ? Value(arith::MaxSIOp::create(b, loc, args[2], v))
                            : Value(arith::AddIOp::create(b, loc, args[2], v));
@@ -786,6 +791,13 @@ static Lowering lowerPool(OpTy op, bool isMax, bool countIncludePad) {
       result.getElementType() != input.getElementType())
     return nullptr;
   Type element = input.getElementType();
+  // Unsigned integers arrive signless (the pass's type converter): the
+  // max compares them unsigned and pads with 0.
+  bool isUnsigned = isMax && element.isUnsignedInteger() &&
+                    element.getIntOrFloatBitWidth() > 1;
+  if (isUnsigned)
+    element =
+        IntegerType::get(element.getContext(), element.getIntOrFloatBitWidth());
   if (isMax ? !isNumeric(element) : !isComputeFloat(element))
     return nullptr;
   int64_t spatial = input.getRank() - 2;
@@ -808,14 +820,14 @@ static Lowering lowerPool(OpTy op, bool isMax, bool countIncludePad) {
              OpBuilder &b, Location loc, ValueRange operands,
              ArrayRef<RankedTensorType> results) -> SmallVector<Value> {
     Type acc = isMax ? element : productAccumulatorType(element);
-    Value padValue = isMax ? lowestValue(b, loc, element)
-                           : scalarConstant(b, loc, element, 0);
+    Value lowest = isUnsigned ? scalarConstant(b, loc, element, 0)
+                              : lowestValue(b, loc, element);
+    Value padValue = isMax ? lowest : scalarConstant(b, loc, element, 0);
     Value x = padSpatial(b, loc, operands[0], w.padBegin, ends, padValue);
     RankedTensorType type = results[0];
-    Value init =
-        isMax ? filled(b, loc, type.getShape(), acc, lowestValue(b, loc, acc))
-              : zeros(b, loc, type.getShape(), acc);
-    Value pooled = buildPool(b, loc, x, init, w, isMax);
+    Value init = isMax ? filled(b, loc, type.getShape(), acc, lowest)
+                       : zeros(b, loc, type.getShape(), acc);
+    Value pooled = buildPool(b, loc, x, init, w, isMax, isUnsigned);
     if (isMax)
       return {pooled};
     // Average: divide by the number of counted positions in each window,
