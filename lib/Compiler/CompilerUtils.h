@@ -57,6 +57,13 @@ mlir::LogicalResult bindInputShapes(mlir::ModuleOp module,
                                     const CompileOptions &options);
 mlir::LogicalResult verifyStaticShapes(mlir::ModuleOp module,
                                        const CompileOptions &options);
+/// Substitutes `options.inputValues` for the inputs that values the graph
+/// stage could not make static depend on (a Range's limit, a Loop's trip
+/// count), marking each such argument `strata.required_value`. `changed`
+/// says whether any was; the graph stage must then run again.
+mlir::LogicalResult specializeInputValues(mlir::ModuleOp module,
+                                          const CompileOptions &options,
+                                          bool &changed);
 
 /// The nested module that holds the generated kernels from the kernel stage
 /// on (`module @kernels`), or null.

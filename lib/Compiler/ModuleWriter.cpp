@@ -485,11 +485,19 @@ LogicalResult Planner::run(const CompileOptions &options,
   }
   for (auto [index, slot] : llvm::enumerate(all)) {
     switch (slot.kind) {
-    case SlotKind::Input:
+    case SlotKind::Input: {
+      // An input the module was specialized on (strata.required_value,
+      // Specialize.cpp) carries the value a session must be given.
+      std::vector<uint8_t> required;
+      if (auto value = entry.getArgAttrOfType<ElementsAttr>(
+              static_cast<unsigned>(index), "strata.required_value"))
+        if (std::optional<std::vector<uint8_t>> bytes = constantBytes(value))
+          required = std::move(*bytes);
       slot.buffer =
           builder.addInput(getArgumentName(entry, static_cast<unsigned>(index)),
-                           slot.dtype, slot.shape);
+                           slot.dtype, slot.shape, std::move(required));
       break;
+    }
     case SlotKind::Constant:
       slot.buffer =
           slot.dtype == rt::DType::String

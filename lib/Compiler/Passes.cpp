@@ -21,6 +21,7 @@
 #include "RowParallel.h"
 
 #include "strata/Dialect/Graph/IR/GraphOps.h"
+#include "strata/Dialect/Graph/Transforms/Passes.h"
 #include "strata/Dialect/Kernel/IR/KernelDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -41,6 +42,7 @@
 namespace strata {
 #define GEN_PASS_DEF_BINDINPUTSHAPESPASS
 #define GEN_PASS_DEF_VERIFYSTATICSHAPESPASS
+#define GEN_PASS_DEF_SPECIALIZEINPUTVALUESPASS
 #define GEN_PASS_DEF_PARTITIONPASS
 #define GEN_PASS_DEF_OUTLINEKERNELSPASS
 #define GEN_PASS_DEF_COPYTOLINALGPASS
@@ -94,7 +96,88 @@ strata::decodeInputShapes(llvm::StringRef text,
   return success();
 }
 
+std::string strata::encodeInputValues(
+    const std::map<std::string, std::vector<double>> &values) {
+  std::string text;
+  for (const auto &[name, list] : values) {
+    if (!text.empty())
+      text += ";";
+    text += name + ":";
+    for (auto [i, v] : llvm::enumerate(list)) {
+      char buffer[32];
+      std::snprintf(buffer, sizeof(buffer), "%.17g", v);
+      text += (i ? "," : "") + std::string(buffer);
+    }
+  }
+  return text;
+}
+
+LogicalResult
+strata::decodeInputValues(llvm::StringRef text,
+                          std::map<std::string, std::vector<double>> &values,
+                          std::string &error) {
+  llvm::SmallVector<llvm::StringRef> bindings;
+  text.split(bindings, ';', -1, /*KeepEmpty=*/false);
+  for (llvm::StringRef binding : bindings) {
+    size_t colon = binding.rfind(':');
+    if (colon == llvm::StringRef::npos) {
+      error = "'" + binding.str() + "' is not name:v0,v1,...";
+      return failure();
+    }
+    std::vector<double> &list = values[binding.take_front(colon).str()];
+    llvm::SmallVector<llvm::StringRef> parts;
+    binding.drop_front(colon + 1).split(parts, ',', -1, /*KeepEmpty=*/false);
+    for (llvm::StringRef part : parts) {
+      std::string number = part.trim().str();
+      char *end = nullptr;
+      double v = std::strtod(number.c_str(), &end);
+      if (number.empty() || *end) {
+        error =
+            "'" + part.str() + "' in '" + binding.str() + "' is not a number";
+        return failure();
+      }
+      list.push_back(v);
+    }
+  }
+  return success();
+}
+
 namespace {
+
+struct SpecializeInputValuesPass
+    : strata::impl::SpecializeInputValuesPassBase<SpecializeInputValuesPass> {
+  using Base::Base;
+  /// Each round needs an input the last one did not substitute, so the
+  /// rounds are bounded by the inputs given; this caps the graph stage's
+  /// reruns on models with many.
+  static constexpr int kMaxRounds = 8;
+
+  void runOnOperation() override {
+    strata::CompileOptions options;
+    std::string error;
+    if (failed(strata::decodeInputValues(values, options.inputValues, error))) {
+      getOperation().emitError("strata-specialize-input-values: ") << error;
+      return signalPassFailure();
+    }
+    // Each round substitutes the inputs where values first become unknown;
+    // the graph stage then folds the constants (shapes, trip counts and
+    // sequences become static, as if the model had them as constants),
+    // which may expose the next such op downstream.
+    for (int round = 0; round < kMaxRounds; ++round) {
+      bool changed = false;
+      if (failed(
+              strata::specializeInputValues(getOperation(), options, changed)))
+        return signalPassFailure();
+      if (!changed)
+        return;
+      OpPassManager pm(ModuleOp::getOperationName());
+      strata::graph::buildGraphPipeline(pm);
+      pm.addPass(strata::createResolveSequencesPass());
+      if (failed(runPipeline(pm, getOperation())))
+        return signalPassFailure();
+    }
+  }
+};
 
 struct BindInputShapesPass
     : strata::impl::BindInputShapesPassBase<BindInputShapesPass> {
@@ -429,6 +512,7 @@ void strata::registerCompilerPasses() {
   static bool done = [] {
     registerBindInputShapesPass();
     registerVerifyStaticShapesPass();
+    registerSpecializeInputValuesPass();
     registerExpandGradientsPass();
     registerResolveSequencesPass();
     registerLowerPrecisionPass();

@@ -25,6 +25,15 @@ decodeInputShapes(llvm::StringRef text,
                   std::map<std::string, std::vector<int64_t>> &shapes,
                   std::string &error);
 
+/// Input values as the strata-specialize-input-values option:
+/// "n:4;limits:0.5,2".
+std::string
+encodeInputValues(const std::map<std::string, std::vector<double>> &values);
+mlir::LogicalResult
+decodeInputValues(llvm::StringRef text,
+                  std::map<std::string, std::vector<double>> &values,
+                  std::string &error);
+
 // The passes' declarations (Passes.td): create<Name>(), their options and
 // register<Name>().
 #define GEN_PASS_DECL

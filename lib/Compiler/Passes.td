@@ -28,6 +28,24 @@ def BindInputShapesPass
   ];
 }
 
+def SpecializeInputValuesPass
+    : Pass<"strata-specialize-input-values", "mlir::ModuleOp"> {
+  let summary = "Substitute the given values of the inputs that shapes or "
+                "trip counts depend on, then run the graph stage again";
+  let description = [{
+    After the graph stage, a value whose shape is still unknown, or control
+    flow that stayed, may depend on the value of a small input (a Range's
+    limit, a window's size, a Loop's trip count). Such inputs whose values
+    are given become constants (the module then requires that value), and
+    the graph pipeline and strata-resolve-sequences run again. Inputs
+    nothing of the kind depends on stay run-time inputs.
+  }];
+  let options = [
+    Option<"values", "values", "std::string", /*default=*/"",
+           "name:v0,v1,...;name2:...">
+  ];
+}
+
 def VerifyStaticShapesPass
     : Pass<"strata-verify-static-shapes", "mlir::ModuleOp"> {
   let summary = "Check that every value of the entry function has a static "

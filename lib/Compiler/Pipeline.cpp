@@ -317,6 +317,8 @@ strata::defaultStagePipeline(Stage stage, const CompileOptions &options) {
                 " " + target),
         top("strata-graph-pipeline"),
         top("strata-resolve-sequences"),
+        top("strata-specialize-input-values",
+            "values=" + quoteOption(encodeInputValues(options.inputValues))),
         top("strata-expand-gradients"),
         top("cse"),
         top("strata-verify-static-shapes", target)};
@@ -400,6 +402,8 @@ struct StageOptions : public PassPipelineOptions<StageOptions> {
                              llvm::cl::desc("the target")};
   Option<std::string> shapes{*this, "shapes",
                              llvm::cl::desc("input shapes: name:d0xd1;...")};
+  Option<std::string> values{*this, "values",
+                             llvm::cl::desc("input values: name:v0,v1;...")};
   Option<bool> libraries{*this, "libraries", llvm::cl::init(true),
                          llvm::cl::desc("hand ops to vendor libraries")};
   Option<std::string> decisions{*this, "decisions",
@@ -444,6 +448,9 @@ void strata::registerStagePipelines() {
             if (failed(decodeInputShapes(stageOptions.shapes,
                                          options.inputShapes, error)))
               return errorHandler("shapes: " + error);
+            if (failed(decodeInputValues(stageOptions.values,
+                                         options.inputValues, error)))
+              return errorHandler("values: " + error);
             std::string text = stagePipelineText(stage, options);
             if (failed(
                     parsePassPipeline(withoutAnchor(text), pm, llvm::errs())))

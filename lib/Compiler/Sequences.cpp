@@ -126,6 +126,38 @@ public:
     return failure();
   }
 
+  /// The tensors `value` holds, each with its name suffix ("[i]" for a
+  /// sequence's element i, "[0]" for what an optional holds), when they are
+  /// known: the leaves of a sequence or optional result (docs/compiler.md,
+  /// "Sequences and optionals at the boundary").
+  std::optional<SmallVector<std::pair<std::string, Value>>>
+  leaves(Value value) {
+    SmallVector<std::pair<std::string, Value>> out;
+    if (isa<TensorType>(value.getType())) {
+      out.push_back({"", value});
+      return out;
+    }
+    if (isa<graph::OptionalType>(value.getType())) {
+      auto wrap = value.getDefiningOp<graph::OptionalOp>();
+      if (!wrap)
+        return std::nullopt;
+      if (!wrap.getInput())
+        return out;
+      auto held = leaves(wrap.getInput());
+      if (!held)
+        return std::nullopt;
+      for (auto &[suffix, v] : *held)
+        out.push_back({"[0]" + suffix, v});
+      return out;
+    }
+    auto it = sequences.find(value);
+    if (it == sequences.end() || !it->second.hasElements())
+      return std::nullopt;
+    for (auto [i, element] : llvm::enumerate(it->second.elements))
+      out.push_back({"[" + std::to_string(i) + "]", element});
+    return out;
+  }
+
 private:
   LogicalResult define(Value sequence, KnownSequence seq) {
     sequences[sequence] = std::move(seq);
@@ -381,12 +413,46 @@ struct ResolveSequencesPass
               graph::SplitToSequenceOp, graph::ConcatFromSequenceOp>(op) &&
           succeeded(resolver.visit(&op)))
         handled.push_back(&op);
+    // A sequence or optional result becomes the tensors it holds, named
+    // `y[0]`, `y[1]`, ... (an empty one: none), as inputs are bound.
+    Operation *ret = entry.getBody().front().getTerminator();
+    SmallVector<Value> results;
+    SmallVector<DictionaryAttr> resultAttrs;
+    bool flattened = false;
+    for (auto [i, value] : llvm::enumerate(ret->getOperands())) {
+      std::optional<SmallVector<std::pair<std::string, Value>>> held;
+      if (!isa<TensorType>(value.getType()))
+        held = resolver.leaves(value);
+      if (!held) {
+        results.push_back(value);
+        resultAttrs.push_back(entry.getResultAttrDict(i));
+        continue;
+      }
+      flattened = true;
+      std::string name = strata::getResultName(entry, i);
+      for (auto &[suffix, leaf] : *held) {
+        results.push_back(leaf);
+        resultAttrs.push_back(b.getDictionaryAttr(
+            b.getNamedAttr("graph.name", b.getStringAttr(name + suffix))));
+      }
+    }
+    if (flattened) {
+      ret->setOperands(results);
+      entry.setType(FunctionType::get(&getContext(),
+                                      entry.getFunctionType().getInputs(),
+                                      ret->getOperandTypes()));
+      entry.setAllResultAttrs(resultAttrs);
+    }
     // Sequence ops whose results nothing reads any more go, last first.
     for (Operation *op : llvm::reverse(handled))
       if (op->use_empty())
         op->erase();
+    // So do the optionals that only wrapped a flattened result.
+    for (Operation &op : llvm::make_early_inc_range(
+             llvm::reverse(entry.getBody().front().getOperations())))
+      if (isa<graph::OptionalOp>(op) && op.use_empty())
+        op.erase();
     // Results may now have more precise types.
-    Operation *ret = entry.getBody().front().getTerminator();
     entry.setType(FunctionType::get(&getContext(),
                                     entry.getFunctionType().getInputs(),
                                     ret->getOperandTypes()));

@@ -31,6 +31,7 @@
 #include <set>
 
 using namespace mlir;
+namespace graph = strata::graph;
 
 static std::string shapeString(ArrayRef<int64_t> shape) {
   std::string s = "[";
@@ -42,6 +43,131 @@ static std::string shapeString(ArrayRef<int64_t> shape) {
   return s + "]";
 }
 
+namespace {
+
+/// Replaces the entry's sequence and optional arguments by the tensors they
+/// hold in this specialization (docs/compiler.md, "Sequences and optionals
+/// at the boundary"). A sequence `s` is bound by `s` = {N} and its elements
+/// by `s[0]` ... `s[N-1]`; an optional `o` by `o` = {0} (empty) or {1} and
+/// the value it holds by `o[0]`. Each tensor in them becomes an argument of
+/// that name (a "leaf"), and ops at the top of the body rebuild the value
+/// (graph.sequence_construct, graph.sequence_empty, graph.optional) for the
+/// graph stage to resolve, as it does sequences the model builds itself.
+class StructuredInputs {
+public:
+  StructuredInputs(func::FuncOp entry, const strata::CompileOptions &options,
+                   std::set<std::string> &used)
+      : entry(entry), options(options), used(used), b(entry.getContext()) {
+    b.setInsertionPointToStart(&entry.getBody().front());
+  }
+
+  /// Flattens every structured argument; false after an error.
+  bool run() {
+    bool ok = true;
+    for (unsigned i = 0; i < entry.getNumArguments();) {
+      BlockArgument arg = entry.getArgument(i);
+      if (!isa<graph::SequenceType, graph::OptionalType>(arg.getType())) {
+        ++i;
+        continue;
+      }
+      std::string name = strata::getArgumentName(entry, i);
+      next = i + 1;
+      Value value = materialize(name, arg.getType(), arg.getLoc());
+      if (!value) {
+        ok = false;
+        ++i;
+        continue;
+      }
+      arg.replaceAllUsesWith(value);
+      (void)entry.eraseArgument(i);
+      // The leaves were inserted after `arg`, which is gone.
+      i = next - 1;
+    }
+    return ok;
+  }
+
+private:
+  /// The value of `type` named `name`, its leaves added as arguments at
+  /// `next`; null after an error.
+  Value materialize(const std::string &name, Type type, Location loc) {
+    if (auto tensor = dyn_cast<TensorType>(type))
+      return leaf(name, tensor, loc);
+    auto it = options.inputShapes.find(name);
+    bool isSequence = isa<graph::SequenceType>(type);
+    if (it == options.inputShapes.end() || it->second.size() != 1 ||
+        it->second[0] < 0 || (!isSequence && it->second[0] > 1)) {
+      emitError(entry.getLoc())
+          << "input '" << name << "' is "
+          << (isSequence ? "a sequence; give its length, --input-shape "
+                         : "an optional; say whether it holds a value, "
+                           "--input-shape ")
+          << name << (isSequence ? "=N" : "=0 or =1")
+          << ", then the shape of each tensor it holds (" << name << "[0]=..."
+          << (isSequence ? ", " + name + "[1]=..." : "") << ")";
+      return nullptr;
+    }
+    used.insert(name);
+    int64_t count = it->second[0];
+    if (auto seq = dyn_cast<graph::SequenceType>(type)) {
+      auto element = dyn_cast<TensorType>(seq.getElementType());
+      if (!element) {
+        emitError(entry.getLoc()) << "input '" << name << "' is a sequence of "
+                                  << seq.getElementType()
+                                  << ", which strata does not take as an input";
+        return nullptr;
+      }
+      if (count == 0)
+        return graph::SequenceEmptyOp::create(
+            b, loc, type, TypeAttr::get(element.getElementType()));
+      SmallVector<Value> elements;
+      for (int64_t i = 0; i < count; ++i) {
+        Value v = leaf(name + "[" + std::to_string(i) + "]", element, loc);
+        if (!v)
+          return nullptr;
+        elements.push_back(v);
+      }
+      return graph::SequenceConstructOp::create(b, loc, type, elements);
+    }
+    auto opt = cast<graph::OptionalType>(type);
+    if (count == 0)
+      return graph::OptionalOp::create(b, loc, type, Value(),
+                                       TypeAttr::get(opt.getElementType()));
+    Value held = materialize(name + "[0]", opt.getElementType(), loc);
+    if (!held)
+      return nullptr;
+    return graph::OptionalOp::create(b, loc, type, held, TypeAttr());
+  }
+
+  /// A new argument `name` for a tensor of declared type `declared`, with
+  /// the shape bound to `name` (checked later with every other input).
+  Value leaf(const std::string &name, TensorType declared, Location loc) {
+    auto it = options.inputShapes.find(name);
+    if (it == options.inputShapes.end()) {
+      emitError(entry.getLoc())
+          << "input '" << name << "' needs its shape (--input-shape " << name
+          << "=...)";
+      return nullptr;
+    }
+    // The binding is applied (and checked against a ranked declaration)
+    // by the loop over tensor arguments that follows.
+    Type type = declared;
+    if (!isa<RankedTensorType>(declared))
+      type = RankedTensorType::get(it->second, declared.getElementType());
+    auto attrs = b.getDictionaryAttr(
+        b.getNamedAttr("graph.name", b.getStringAttr(name)));
+    (void)entry.insertArgument(next, type, attrs, loc);
+    return entry.getArgument(next++);
+  }
+
+  func::FuncOp entry;
+  const strata::CompileOptions &options;
+  std::set<std::string> &used;
+  OpBuilder b;
+  unsigned next = 0;
+};
+
+} // namespace
+
 LogicalResult strata::bindInputShapes(ModuleOp module,
                                       const CompileOptions &options) {
   func::FuncOp entry = getEntryFunction(module);
@@ -49,6 +175,8 @@ LogicalResult strata::bindInputShapes(ModuleOp module,
     return module.emitError("the module has no entry function");
 
   std::set<std::string> used;
+  if (!StructuredInputs(entry, options, used).run())
+    return failure();
   SmallVector<Type> argTypes;
   bool failedAny = false;
   for (BlockArgument arg : entry.getArguments()) {
@@ -117,6 +245,105 @@ LogicalResult strata::bindInputShapes(ModuleOp module,
   return success();
 }
 
+/// Whether `v` is sized when the program runs, in a Host buffer: strings,
+/// and the results of the host kernels of value-shaped ops.
+static bool sizedAtRunTime(Value v) {
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  if (!type || type.hasStaticShape())
+    return false;
+  if (isa<graph::StringType>(type.getElementType()))
+    return true;
+  Operation *def = v.getDefiningOp();
+  return def && strata::isValueShapedOp(def);
+}
+
+/// The entry's arguments that `roots` are computed from.
+static std::set<unsigned> inputsBehind(func::FuncOp entry,
+                                       ArrayRef<Value> roots) {
+  llvm::SmallPtrSet<Operation *, 32> seen;
+  std::set<unsigned> reached;
+  SmallVector<Value> work(roots);
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    if (auto arg = dyn_cast<BlockArgument>(v)) {
+      if (arg.getOwner() == &entry.getBody().front())
+        reached.insert(arg.getArgNumber());
+      continue;
+    }
+    Operation *def = v.getDefiningOp();
+    if (def && seen.insert(def).second)
+      llvm::append_range(work, def->getOperands());
+  }
+  return reached;
+}
+
+/// Whether code generation cannot take `op` as the graph stage left it: a
+/// result of unknown shape (not sized at run time by a host kernel), a
+/// sequence or optional, or control flow that stayed.
+static bool needsCompileTimeValues(Operation *op) {
+  if (isa<graph::IfOp, graph::LoopOp, graph::ScanOp, graph::SequenceMapOp>(op))
+    return true;
+  return llvm::any_of(op->getResults(), [](Value result) {
+    auto type = dyn_cast<RankedTensorType>(result.getType());
+    return (!type || !type.hasStaticShape()) && !sizedAtRunTime(result);
+  });
+}
+
+LogicalResult strata::specializeInputValues(ModuleOp module,
+                                            const CompileOptions &options,
+                                            bool &changed) {
+  changed = false;
+  func::FuncOp entry = getEntryFunction(module);
+  if (!entry || options.inputValues.empty())
+    return success();
+  // The inputs whose values the ops that need them depend on. Only ops
+  // where the unknown starts count, not the ops downstream that inherit a
+  // dynamic operand (a Mul of a Range's result by a scale input must not
+  // specialize the scale); the pass repeats once those are resolved.
+  auto unknownTensor = [](Value v) {
+    auto type = dyn_cast<TensorType>(v.getType());
+    return type && !type.hasStaticShape() && !sizedAtRunTime(v);
+  };
+  SmallVector<Value> roots;
+  entry.walk([&](Operation *op) {
+    if (needsCompileTimeValues(op) &&
+        llvm::none_of(op->getOperands(), unknownTensor))
+      llvm::append_range(roots, op->getOperands());
+  });
+  std::set<unsigned> reached = inputsBehind(entry, roots);
+  OpBuilder b(entry.getBody());
+  for (unsigned index : reached) {
+    BlockArgument arg = entry.getArgument(index);
+    std::string name = getArgumentName(entry, index);
+    auto given = options.inputValues.find(name);
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    if (given == options.inputValues.end() || arg.use_empty() || !type ||
+        !type.hasStaticShape() ||
+        static_cast<int64_t>(given->second.size()) != type.getNumElements())
+      continue;
+    Type element = type.getElementType();
+    SmallVector<Attribute> values;
+    for (double value : given->second) {
+      if (auto floatType = dyn_cast<FloatType>(element))
+        values.push_back(FloatAttr::get(floatType, value));
+      else if (auto intType = dyn_cast<IntegerType>(element))
+        values.push_back(IntegerAttr::get(
+            intType, APInt(intType.getWidth(), static_cast<int64_t>(value),
+                           /*isSigned=*/true, /*implicitTrunc=*/true)));
+    }
+    if (values.size() != given->second.size())
+      continue; // an element type the values cannot be written in
+    auto attr = DenseElementsAttr::get(type, values);
+    Value constant =
+        graph::ConstantOp::create(b, arg.getLoc(), cast<ElementsAttr>(attr));
+    arg.replaceAllUsesWith(constant);
+    // The module records the value; a session refuses any other.
+    entry.setArgAttr(index, "strata.required_value", attr);
+    changed = true;
+  }
+  return success();
+}
+
 /// "ONNX node 'X'" or "'graph.op'" for messages about `op`.
 static std::string describeNode(Operation *op) {
   std::string node = strata::getNodeName(op);
@@ -136,19 +363,6 @@ LogicalResult strata::verifyStaticShapes(ModuleOp module,
   // value-shaped ops (NonZero, Compress, Unique, NonMaxSuppression). Only
   // host steps and the model's outputs may read those. Report the first op
   // at fault (its consumers would only repeat the message).
-  auto isDynamic = [](Value v) {
-    auto type = dyn_cast<RankedTensorType>(v.getType());
-    return type && !type.hasStaticShape();
-  };
-  auto sizedAtRunTime = [&](Value v) {
-    if (!isDynamic(v))
-      return false;
-    if (isa<graph::StringType>(
-            cast<RankedTensorType>(v.getType()).getElementType()))
-      return true;
-    Operation *def = v.getDefiningOp();
-    return def && isValueShapedOp(def);
-  };
   auto target = options.target;
   WalkResult walk = entry.walk([&](Operation *op) {
     // A value sized at run time read by generated code, or by a view that
@@ -187,6 +401,26 @@ LogicalResult strata::verifyStaticShapes(ModuleOp module,
                                   << ", is not known at compile time (it "
                                      "depends on tensor values); the "
                                   << target << " target needs static shapes";
+        // The small inputs it depends on, whose values would make it static
+        // (CompileOptions::inputValues).
+        std::string names;
+        for (unsigned index :
+             inputsBehind(entry, llvm::to_vector(op->getOperands()))) {
+          auto argType =
+              dyn_cast<RankedTensorType>(entry.getArgument(index).getType());
+          if (!argType || !argType.hasStaticShape() ||
+              argType.getNumElements() >
+                  static_cast<int64_t>(
+                      strata::CompileOptions::kMaxValueElements) ||
+              !argType.getElementType().isIntOrFloat())
+            continue;
+          std::string name = getArgumentName(entry, index);
+          names += (names.empty() ? "" : ", ") + ("'" + name + "'");
+        }
+        if (!names.empty())
+          diag << "; it depends on the value of input " << names
+               << ": give it with --input-value NAME=V... (strata run and "
+                  "conformance pass the values of the inputs they are given)";
         // Say where a run-time size comes from when it flows into numbers.
         for (Value operand : op->getOperands())
           if (sizedAtRunTime(operand)) {

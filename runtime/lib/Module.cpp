@@ -133,6 +133,22 @@ TensorSignature readSignature(const fb::TensorSignature *sig, const char *kind,
   out.shape = vec<int64_t>(sig->shape());
   checkShape(out.shape, /*allowDynamic=*/true, r, where);
   out.buffer = sig->buffer();
+  if (sig->required_value()) {
+    out.requiredValue = vec<uint8_t>(sig->required_value());
+    if (std::string(kind) != "input")
+      r.fail(where + " has a required value, which only inputs may have");
+    if (out.dtype == DType::String)
+      r.fail(where + " is of strings and has a required value");
+    int64_t elements = 1;
+    for (int64_t d : out.shape)
+      elements = d < 0 ? -1 : elements * d;
+    if (elements < 0 ||
+        out.requiredValue.size() !=
+            static_cast<uint64_t>(elements) * dtypeSize(out.dtype))
+      r.fail(where + " has a required value of " +
+             std::to_string(out.requiredValue.size()) +
+             " bytes, which does not match its type");
+  }
   return out;
 }
 

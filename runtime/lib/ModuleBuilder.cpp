@@ -55,13 +55,15 @@ uint32_t ModuleBuilder::addBuffer(BufferInfo info,
 }
 
 uint32_t ModuleBuilder::addInput(std::string name, DType dtype,
-                                 std::vector<int64_t> shape) {
+                                 std::vector<int64_t> shape,
+                                 std::vector<uint8_t> requiredValue) {
   BufferInfo info;
   info.kind = BufferKind::Input;
   info.dtype = dtype;
   info.shape = shape;
   uint32_t id = addBuffer(std::move(info));
-  state_->inputs.push_back({std::move(name), dtype, std::move(shape), id});
+  state_->inputs.push_back(
+      {std::move(name), dtype, std::move(shape), id, std::move(requiredValue)});
   return id;
 }
 
@@ -177,7 +179,8 @@ std::vector<uint8_t> ModuleBuilder::finish() const {
     for (const TensorSignature &sig : sigs)
       out.push_back(fb::CreateTensorSignatureDirect(
           fbb, sig.name.c_str(), static_cast<fb::ElementType>(sig.dtype),
-          &sig.shape, sig.buffer));
+          &sig.shape, sig.buffer,
+          sig.requiredValue.empty() ? nullptr : &sig.requiredValue));
     return fbb.CreateVector(out);
   };
   auto inputs = signatures(s.inputs);

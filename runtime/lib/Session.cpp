@@ -24,6 +24,7 @@
 #include <chrono>
 #include <cstring>
 #include <new>
+#include <sstream>
 #include <unordered_map>
 
 namespace strata::rt {
@@ -469,6 +470,30 @@ void Session::setInput(size_t index, Tensor &&tensor) {
   bindInput(index);
 }
 
+/// A small tensor's values for a message: "4", or "[0.5, 2]" for more than
+/// one element ("(N bytes)" for types printed no other way).
+static std::string describeValue(DType dtype, const std::vector<int64_t> &shape,
+                                 const std::vector<uint8_t> &bytes) {
+  std::string text;
+  bool printed = kernels::dispatchNumeric(dtype, [&](auto zero) {
+    using T = decltype(zero);
+    size_t n = bytes.size() / sizeof(T);
+    for (size_t i = 0; i < n; ++i) {
+      T value;
+      std::memcpy(&value, bytes.data() + i * sizeof(T), sizeof(T));
+      std::ostringstream os;
+      if constexpr (sizeof(T) == 1)
+        os << static_cast<int>(value);
+      else
+        os << value;
+      text += (i ? ", " : "") + os.str();
+    }
+  });
+  if (!printed)
+    return "(" + std::to_string(bytes.size()) + " bytes)";
+  return shape.empty() ? text : "[" + text + "]";
+}
+
 void Session::checkInput(size_t index, const Tensor &tensor) const {
   const auto &inputs = module_->inputs();
   if (index >= inputs.size())
@@ -488,6 +513,19 @@ void Session::checkInput(size_t index, const Tensor &tensor) const {
   for (size_t d = 0; d < sig.shape.size(); ++d)
     if (sig.shape[d] != -1 && sig.shape[d] != tensor.shape()[d])
       throw Error(who + got + " (dimension " + std::to_string(d) + " differs)");
+  if (!sig.requiredValue.empty() &&
+      (tensor.byteSize() != sig.requiredValue.size() ||
+       std::memcmp(tensor.rawData(), sig.requiredValue.data(),
+                   sig.requiredValue.size()) != 0))
+    throw Error("strata module '" + module_->name() + "': input '" + sig.name +
+                "' sets a shape, and the module was compiled for its value " +
+                describeValue(sig.dtype, sig.shape, sig.requiredValue) +
+                ", not " +
+                describeValue(tensor.dtype(), tensor.shape(),
+                              {static_cast<const uint8_t *>(tensor.rawData()),
+                               static_cast<const uint8_t *>(tensor.rawData()) +
+                                   tensor.byteSize()}) +
+                "; compile it for this value (strata run and conformance do)");
 }
 
 void Session::bindInput(size_t index) {

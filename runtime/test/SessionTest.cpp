@@ -8,6 +8,8 @@
 
 #include "TestModules.h"
 
+#include <cstring>
+
 using namespace strata::rt;
 using namespace strata::rt::test;
 using ::testing::HasSubstr;
@@ -130,6 +132,44 @@ TEST(Session, DynamicDimensionsAcceptAnySize) {
                 session.setInput("x", Tensor::zeros(DType::I64, {3, 3}));
               }),
               HasSubstr("expects i64[?, 2], got i64[3, 3]"));
+}
+
+// An input the compiler specialized on (format 1.5, required_value): the
+// value it was compiled for runs, any other is refused with both values.
+TEST(Session, RequiredValueIsChecked) {
+  ModuleBuilder b;
+  int64_t four = 4;
+  std::vector<uint8_t> bytes(sizeof four);
+  std::memcpy(bytes.data(), &four, sizeof four);
+  uint32_t n = b.addInput("n", DType::I64, {}, bytes);
+  b.addOutput("n", n);
+  auto module = Module::loadFromMemory(b.finish(), "req.strata");
+  ASSERT_EQ(module->inputs()[0].requiredValue, bytes);
+  Session session(module);
+  Tensor t = Tensor::zeros(DType::I64, {});
+  t.data<int64_t>()[0] = 4;
+  session.setInput("n", t);
+  session.run();
+  EXPECT_EQ(session.output("n").data<int64_t>()[0], 4);
+  t.data<int64_t>()[0] = 5;
+  EXPECT_THAT(errorOf([&] { session.setInput("n", t); }),
+              HasSubstr("input 'n' sets a shape, and the module was compiled "
+                        "for its value 4, not 5"));
+  // The refused value did not replace the one bound.
+  session.run();
+  EXPECT_EQ(session.output("n").data<int64_t>()[0], 4);
+}
+
+// A required value whose size does not match the input's type is a
+// malformed module.
+TEST(Session, RequiredValueOfWrongSizeIsRefused) {
+  ModuleBuilder b;
+  uint32_t x = b.addInput("x", DType::F32, {2}, std::vector<uint8_t>(4));
+  b.addOutput("x", x);
+  EXPECT_THAT(
+      errorOf([&] { Module::loadFromMemory(b.finish(), "bad.strata"); }),
+      HasSubstr("has a required value of 4 bytes, which does not "
+                "match its type"));
 }
 
 TEST(Session, RunWithoutInput) {

@@ -8,8 +8,8 @@
 #       compiles every case of the suites (default: the four suites of
 #       libonnx-testdata) for --target=cuda (and --cpu=GPU, e.g. sm_90a;
 #       --no-libraries: every kernel generated) with
-#       `strata conformance --compile-only`, and packs the modules, the cases' data (model.onnx
-#       files are left empty: only the data sets are read), strata-run-cases
+#       `strata conformance --compile-only`, and packs the modules, the cases' data (the data sets
+#       and model.onnx, whose declared types say how each .pb is read), strata-run-cases
 #       with the shared libraries it needs beyond the C library, the CUDA
 #       expected failures and this script into <out-dir>/pack.tar.xz;
 #   device-conformance.sh run <pack.tar.xz> [strata-run-cases options]
@@ -43,12 +43,11 @@ pack)
   tail -1 "$stage/pack/compile.log"
   for suite in "${suites[@]}"; do
     name=$(basename "$suite")
-    # The data sets, and an empty model.onnx marking each case.
-    tar -C "$suite/.." --exclude=model.onnx -cf - "$name" |
-      tar -C "$stage/pack/data" -xf - || exit 1
-    (cd "$suite/.." && find "$name" -name model.onnx) | while read -r m; do
-      : >"$stage/pack/data/$m"
-    done
+    # The data sets and the models (0.5 MB in all), whose declared input and
+    # output types say how strata-run-cases reads each .pb (a tensor, a
+    # sequence or an optional).
+    tar -C "$suite/.." -cf - "$name" | tar -C "$stage/pack/data" -xf - ||
+      exit 1
   done
   bin=$build/bin/strata-run-cases
   cp "$bin" "$stage/pack/bin/" || exit 1

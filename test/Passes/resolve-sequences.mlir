@@ -7,9 +7,10 @@
 // position selects with graph.where (the position wrapped when negative),
 // SequenceLength becomes a constant, SplitToSequence a split,
 // ConcatFromSequence a concat; the sequence ops go and the function's
-// result types take the more precise types. A sequence returned by the
-// function, or read at a run-time position among elements of different
-// types, stays.
+// result types take the more precise types. A sequence or optional the
+// function returns becomes the tensors it holds (one result each). A
+// sequence whose elements are unknown, or read at a run-time position among
+// elements of different types, stays.
 
 // Constant position and length: the element itself and a constant; the
 // result type refined from tensor<?x3xf32>.
@@ -120,13 +121,32 @@ func.func @split_and_stack(%x: tensor<2x3xf32>) -> tensor<?x?xf32> {
 
 // -----
 
-// A sequence the function returns stays.
+// A sequence or optional the function returns becomes the tensors it
+// holds, named after the result: `y[i]` for element i, `z[0]` for what an
+// optional holds, nothing for an empty one.
 // CHECK-LABEL: func.func @returned
-// CHECK: %[[S:.*]] = graph.sequence_construct %arg0, %arg0
-// CHECK: return %[[S]] : !graph.seq<tensor<3xf32>>
-func.func @returned(%a: tensor<3xf32>) -> !graph.seq<tensor<3xf32>> {
-  %s = graph.sequence_construct %a, %a : (tensor<3xf32>, tensor<3xf32>) -> !graph.seq<tensor<3xf32>>
-  return %s : !graph.seq<tensor<3xf32>>
+// CHECK-SAME: -> (tensor<3xf32> {graph.name = "y[0]"}, tensor<2xf32> {graph.name = "y[1]"}, tensor<3xf32> {graph.name = "z[0]"}, tensor<i64> {graph.name = "n"})
+// CHECK-NOT: graph.sequence
+// CHECK-NOT: graph.optional
+// CHECK: return %arg0, %arg1, %arg0, %{{.*}} : tensor<3xf32>, tensor<2xf32>, tensor<3xf32>, tensor<i64>
+func.func @returned(%a: tensor<3xf32>, %b: tensor<2xf32>) -> (!graph.seq<tensor<?xf32>> {graph.name = "y"}, !graph.opt<tensor<3xf32>> {graph.name = "z"}, !graph.opt<tensor<3xf32>> {graph.name = "none"}, tensor<i64> {graph.name = "n"}) {
+  %s = graph.sequence_construct %a, %b : (tensor<3xf32>, tensor<2xf32>) -> !graph.seq<tensor<?xf32>>
+  %o = graph.optional %a : tensor<3xf32> -> !graph.opt<tensor<3xf32>>
+  %e = graph.optional {type = tensor<3xf32>} -> !graph.opt<tensor<3xf32>>
+  %n = graph.sequence_length %s : (!graph.seq<tensor<?xf32>>) -> tensor<i64>
+  return %s, %o, %e, %n : !graph.seq<tensor<?xf32>>, !graph.opt<tensor<3xf32>>, !graph.opt<tensor<3xf32>>, tensor<i64>
+}
+
+// -----
+
+// A returned sequence whose elements are not known (split at run-time
+// sizes: only the count is) stays, for the target to report.
+// CHECK-LABEL: func.func @returned_unknown
+// CHECK: %[[S:.*]] = graph.split_to_sequence
+// CHECK: return %[[S]] : !graph.seq<tensor<?xf32>>
+func.func @returned_unknown(%x: tensor<6xf32>, %sizes: tensor<2xi64>) -> !graph.seq<tensor<?xf32>> {
+  %s = graph.split_to_sequence %x split %sizes : (tensor<6xf32>, tensor<2xi64>) -> !graph.seq<tensor<?xf32>>
+  return %s : !graph.seq<tensor<?xf32>>
 }
 
 // -----

@@ -1,8 +1,11 @@
 //===- CaseRunner.h - running conformance cases -----------------*- C++ -*-===//
 //
 // What `strata conformance` and `strata-run-cases` share: reading a data
-// set's inputs, comparing a session's outputs with the stored ones (numpy
-// allclose; ONNX 1.12 stores bfloat16 and float16 tensors as uint16 bits),
+// set's inputs by the model's signature (tensors, sequences and optionals;
+// a module takes the tensors they flatten into, named `s[0]`, `o[0]`, ...:
+// tio::flattenValue), comparing a session's outputs, assembled the same way,
+// with the stored ones (numpy allclose; ONNX 1.12 stores bfloat16 and
+// float16 tensors as uint16 bits),
 // the expected-failures file, and running each case in a child process
 // (up to `jobs` at a time, with a time limit) so that a crash, a hang or a
 // GPU fault is one failed case rather than a lost run, with the table,
@@ -30,6 +33,7 @@
 #include <functional>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -71,60 +75,169 @@ inline std::string dataSetName(const tio::TestDataSet &set) {
   return set.dir.substr(set.dir.find_last_of('/') + 1);
 }
 
-/// Reads a data set's inputs for a model whose inputs have `dtypes`.
-/// Returns "" or what is wrong.
+/// One tensor a compiled module takes: a tensor input of the model, or a
+/// tensor inside a sequence or optional input, named by the leaf convention
+/// of tio::flattenValue (`s[1]`, `o[0]`, ...).
+struct Leaf {
+  std::string name;
+  tio::HostTensor tensor;
+  /// The model input (K of input_K.pb) it belongs to, and its file.
+  size_t input = 0;
+  std::string file;
+  /// Whether it is the whole input (a tensor input) rather than part of one.
+  bool whole = true;
+};
+
+/// A data set's inputs as a module takes them, and the bindings (input
+/// shapes, sequence lengths, optional presence) a model is compiled for.
+struct CaseInputs {
+  std::vector<Leaf> leaves;
+  std::map<std::string, std::vector<int64_t>> bindings;
+};
+
+/// The element type a module (or model) input of this name has; none when
+/// not known (the leaf is then taken as it is).
+using DTypeOf =
+    std::function<std::optional<rt::DType>(const std::string &leafName)>;
+
+/// Checks `leaf` against the type `dtypeOf` gives for its name: strings and
+/// numbers never convert; u16 data (ONNX 1.12 stores bfloat16 and float16
+/// tensors as uint16 bits) is bitcast to bf16 or f16. Returns "" or what is
+/// wrong.
+inline std::string matchLeafType(Leaf &leaf, const DTypeOf &dtypeOf) {
+  std::optional<rt::DType> dtype = dtypeOf(leaf.name);
+  if (!dtype)
+    return "";
+  if ((leaf.tensor.type == tio::ElementType::String) !=
+      (*dtype == rt::DType::String)) {
+    if (leaf.whole)
+      return leaf.file + ": holds " + leaf.tensor.describe() +
+             " but model input " + std::to_string(leaf.input) + " is of type " +
+             rt::dtypeName(*dtype);
+    return leaf.file + ": element '" + leaf.name + "' holds " +
+           leaf.tensor.describe() + " but the module input '" + leaf.name +
+           "' is of type " + rt::dtypeName(*dtype);
+  }
+  if (leaf.tensor.type == tio::ElementType::U16 &&
+      (*dtype == rt::DType::BF16 || *dtype == rt::DType::F16))
+    leaf.tensor = tio::bitcast(std::move(leaf.tensor),
+                               static_cast<tio::ElementType>(*dtype));
+  return "";
+}
+
+/// Reads a data set's inputs by the model's signature: input_K.pb holds the
+/// K-th declared input (a TensorProto, SequenceProto or OptionalProto), which
+/// is flattened into its leaves and bindings (tio::flattenValue). With
+/// `dtypeOf`, each leaf is checked and converted by matchLeafType right
+/// after its file is read. Returns "" or what is wrong.
 inline std::string readInputs(const tio::TestDataSet &set,
-                              const std::vector<rt::DType> &dtypes,
-                              std::vector<rt::Tensor> &inputs) {
-  if (set.inputs.size() != dtypes.size())
+                              const tio::ModelSignature &signature,
+                              CaseInputs &inputs,
+                              const DTypeOf &dtypeOf = nullptr) {
+  if (set.inputs.size() != signature.inputs.size())
     return dataSetName(set) + ": " + std::to_string(set.inputs.size()) +
-           " input files for " + std::to_string(dtypes.size()) +
+           " input files for " + std::to_string(signature.inputs.size()) +
            " model inputs";
-  inputs.clear();
-  for (size_t i = 0; i < dtypes.size(); ++i) {
-    tio::HostTensor tensor = tio::readTensorProto(set.inputs[i]).tensor;
-    if ((tensor.type == tio::ElementType::String) !=
-        (dtypes[i] == rt::DType::String))
-      return set.inputs[i] + ": holds " + tensor.describe() +
-             " but model input " + std::to_string(i) + " is of type " +
-             rt::dtypeName(dtypes[i]);
-    if (tensor.type == tio::ElementType::U16 &&
-        (dtypes[i] == rt::DType::BF16 || dtypes[i] == rt::DType::F16))
-      tensor = tio::bitcast(std::move(tensor),
-                            static_cast<tio::ElementType>(dtypes[i]));
-    inputs.push_back(toRuntimeTensor(tensor));
+  inputs = CaseInputs();
+  for (size_t i = 0; i < signature.inputs.size(); ++i) {
+    const auto &[name, type] = signature.inputs[i];
+    tio::HostValue value = tio::readValueProto(set.inputs[i], type);
+    std::vector<std::pair<std::string, tio::HostTensor>> leaves;
+    tio::flattenValue(name, value, leaves, inputs.bindings);
+    for (auto &[leafName, tensor] : leaves) {
+      Leaf leaf{leafName, std::move(tensor), i, set.inputs[i],
+                type.kind == tio::HostValue::Kind::Tensor};
+      if (dtypeOf) {
+        std::string problem = matchLeafType(leaf, dtypeOf);
+        if (!problem.empty())
+          return problem;
+      }
+      inputs.leaves.push_back(std::move(leaf));
+    }
   }
   return "";
 }
 
-/// Runs `module` on a data set's inputs and compares every output with the
-/// stored one. Returns "" when all match, else the first mismatch.
+/// Bitcasts the u16 tensors of a stored value to the bf16 or f16 type of
+/// the tensor at the same place of `actual` (see matchLeafType).
+inline void bitcastStored(tio::HostValue &expected,
+                          const tio::HostValue &actual) {
+  if (expected.kind != actual.kind)
+    return;
+  if (expected.kind == tio::HostValue::Kind::Tensor) {
+    if (expected.tensor.type == tio::ElementType::U16 &&
+        (actual.tensor.type == tio::ElementType::BF16 ||
+         actual.tensor.type == tio::ElementType::F16))
+      expected.tensor =
+          tio::bitcast(std::move(expected.tensor), actual.tensor.type);
+    return;
+  }
+  for (size_t i = 0; i < expected.elements.size() && i < actual.elements.size();
+       ++i)
+    bitcastStored(expected.elements[i], actual.elements[i]);
+}
+
+/// Runs `module` on a data set's inputs, each leaf set by its name, and
+/// compares every output of the model's signature, assembled from the
+/// module's outputs by their names (tio::assembleValue), with the stored
+/// one. Returns "" when all match, else the first mismatch.
 inline std::string runDataSet(std::shared_ptr<const rt::Module> module,
                               const tio::TestDataSet &set,
-                              const std::vector<rt::Tensor> &inputs,
-                              double rtol, double atol,
+                              const tio::ModelSignature &signature,
+                              CaseInputs inputs, double rtol, double atol,
                               const rt::SessionOptions &sessionOptions = {}) {
   std::string where = dataSetName(set);
+  std::map<std::string, rt::DType> inputTypes;
+  for (const rt::TensorSignature &input : module->inputs())
+    inputTypes[input.name] = input.dtype;
+  DTypeOf moduleType = [&](const std::string &name) {
+    auto it = inputTypes.find(name);
+    return it == inputTypes.end() ? std::nullopt
+                                  : std::optional<rt::DType>(it->second);
+  };
   rt::Session session(module, sessionOptions);
-  for (size_t i = 0; i < inputs.size(); ++i)
-    session.setInput(i, inputs[i]);
+  for (Leaf &leaf : inputs.leaves) {
+    std::string problem = matchLeafType(leaf, moduleType);
+    if (!problem.empty())
+      return problem;
+    session.setInput(leaf.name, toRuntimeTensor(leaf.tensor));
+  }
   session.run();
-  if (set.outputs.size() != module->outputs().size())
+  if (set.outputs.size() != signature.outputs.size())
     return where + ": " + std::to_string(set.outputs.size()) +
-           " expected outputs for " + std::to_string(module->outputs().size()) +
+           " expected outputs for " + std::to_string(signature.outputs.size()) +
            " model outputs";
+  std::map<std::string, size_t> outputIndex;
+  for (size_t i = 0; i < module->outputs().size(); ++i)
+    outputIndex[module->outputs()[i].name] = i;
+  std::map<std::string, tio::HostTensor> taken;
+  auto lookup = [&](const std::string &name) -> const tio::HostTensor * {
+    auto it = taken.find(name);
+    if (it != taken.end())
+      return &it->second;
+    auto index = outputIndex.find(name);
+    if (index == outputIndex.end())
+      return nullptr;
+    return &taken.emplace(name, toHostTensor(session.output(index->second)))
+                .first->second;
+  };
   for (size_t i = 0; i < set.outputs.size(); ++i) {
-    tio::HostTensor actual = toHostTensor(session.output(i));
-    tio::HostTensor expected = tio::readTensorProto(set.outputs[i]).tensor;
-    if (expected.type == tio::ElementType::U16 &&
-        (actual.type == tio::ElementType::BF16 ||
-         actual.type == tio::ElementType::F16))
-      expected = tio::bitcast(std::move(expected), actual.type);
+    const auto &[name, type] = signature.outputs[i];
+    if (type.kind == tio::HostValue::Kind::Tensor && !lookup(name))
+      return where + ": the module has no output '" + name + "'";
+    tio::HostValue actual = tio::assembleValue(name, type, lookup);
+    tio::HostValue expected = tio::readValueProto(set.outputs[i], type);
+    bitcastStored(expected, actual);
     tio::CompareResult result = tio::allClose(actual, expected, rtol, atol);
     if (!result.passed)
-      return where + " output '" + module->outputs()[i].name +
-             "': " + result.summary();
+      return where + " output '" + name + "': " + result.summary();
   }
+  // Every module output must be part of a model output (a leaf past a gap
+  // in a sequence's numbering would otherwise go unchecked).
+  for (const rt::TensorSignature &output : module->outputs())
+    if (!taken.count(output.name))
+      return where + ": module output '" + output.name +
+             "' is part of no output of the model";
   return "";
 }
 

@@ -8,7 +8,10 @@
 // (DIR/<suite>/<case>/<data set>.strata, or compile-error.txt) against the
 // cases' data (test_data_set_N/{input,output}_K.pb), with the conformance
 // runner's tolerances, comparison rules, expected failures, table, summary
-// line and JSON report (tools/common/CaseRunner.h). Each case runs in its
+// line and JSON report (tools/common/CaseRunner.h); inputs and outputs are
+// read as the case's model.onnx declares them (tensors, sequences,
+// optionals) and passed by the leaf names the module's inputs and outputs
+// carry (`s[0]`, `o[0]`: tio::flattenValue). Each case runs in its
 // own process, so a GPU fault, which poisons the process's CUDA context,
 // fails only its case.
 //
@@ -137,6 +140,8 @@ cases::Outcome runCase(const Flags &flags, const tio::TestCase &test) {
     outcome.message = text.empty() ? "compile failed" : text;
     return outcome;
   }
+  // Which files hold what: each input_K.pb is the K-th declared input.
+  tio::ModelSignature signature = tio::readModelSignature(test.modelPath);
   for (const tio::TestDataSet &set : test.dataSets) {
     fs::path path = dir / (cases::dataSetName(set) + ".strata");
     if (!fs::exists(path)) {
@@ -144,14 +149,22 @@ cases::Outcome runCase(const Flags &flags, const tio::TestCase &test) {
       return outcome;
     }
     std::shared_ptr<const rt::Module> module = rt::Module::load(path.string());
-    std::vector<rt::DType> dtypes;
+    std::map<std::string, rt::DType> dtypes;
     for (const rt::TensorSignature &input : module->inputs())
-      dtypes.push_back(input.dtype);
-    std::vector<rt::Tensor> inputs;
-    outcome.message = cases::readInputs(set, dtypes, inputs);
+      dtypes[input.name] = input.dtype;
+    cases::CaseInputs inputs;
+    outcome.message = cases::readInputs(
+        set, signature, inputs,
+        [&](const std::string &name) -> std::optional<rt::DType> {
+          auto it = dtypes.find(name);
+          if (it == dtypes.end())
+            return std::nullopt;
+          return it->second;
+        });
     if (outcome.message.empty())
-      outcome.message = cases::runDataSet(module, set, inputs, flags.rtol,
-                                          flags.atol, flags.session);
+      outcome.message =
+          cases::runDataSet(module, set, signature, std::move(inputs),
+                            flags.rtol, flags.atol, flags.session);
     if (!outcome.message.empty())
       return outcome;
   }

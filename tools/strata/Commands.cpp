@@ -128,8 +128,16 @@ std::string strata::driver::precisionFlag() { return precision; }
 
 static cl::list<std::string>
     inputShapes("input-shape",
-                cl::desc("Bind an input's shape: NAME=D0,D1,... (repeatable)"),
+                cl::desc("Bind an input's shape: NAME=D0,D1,... (repeatable); "
+                         "a sequence input S by S=N and S[0]=..., an "
+                         "optional O by O=0 or O=1 and O[0]=..."),
                 cl::sub(compileCmd), cl::sub(runCmd), cl::sub(benchCmd));
+static cl::list<std::string> inputValues(
+    "input-value",
+    cl::desc("Give a small input's value, NAME=V0,V1,... (repeatable): used "
+             "only where a shape or trip count depends on it, and then "
+             "required at run time"),
+    cl::sub(compileCmd));
 static cl::opt<bool> verbose("v", cl::desc("Report each compile stage"),
                              cl::sub(compileCmd), cl::sub(runCmd),
                              cl::sub(benchCmd));
@@ -211,6 +219,20 @@ static bool collectShapes(std::map<std::string, std::vector<int64_t>> &out) {
   return true;
 }
 
+static bool collectValues(std::map<std::string, std::vector<double>> &out) {
+  for (const std::string &text : inputValues) {
+    std::string name;
+    std::vector<double> values;
+    std::string error = parseValueBinding(text, name, values);
+    if (!error.empty()) {
+      fail("--input-value: " + error);
+      return false;
+    }
+    out[name] = values;
+  }
+  return true;
+}
+
 static bool compileFlags(CompileFlags &flags) {
   flags.allowNewerOpset = allowNewerOpset;
   flags.target = target;
@@ -233,7 +255,7 @@ static bool compileFlags(CompileFlags &flags) {
     fail("--decisions: no such file: " + flags.decisionsFile);
     return false;
   }
-  return collectShapes(flags.inputShapes);
+  return collectShapes(flags.inputShapes) && collectValues(flags.inputValues);
 }
 
 static tio::HostTensor readTensorFile(const std::string &path) {
@@ -337,8 +359,19 @@ static bool prepare(Prepared &prepared) {
     } else if (!readModelInputs(modelPath, infos, flags.allowNewerOpset)) {
       return false;
     }
+    // Random or .npy/.pb tensors stand for tensor inputs only.
+    for (const InputInfo &info : infos)
+      if (!info.container.empty()) {
+        fail("input '" + info.name + "' of " + modelPath + " is " +
+             (info.container == "optional" ? "an " : "a ") + info.container +
+             "; `run` and `bench` take tensor inputs only (`strata "
+             "conformance` runs models with sequence and optional inputs, "
+             "read from .pb files)");
+        return false;
+      }
 
     std::vector<std::optional<rt::Tensor>> given(infos.size());
+    std::vector<bool> fromFile(infos.size(), false);
     size_t positional = 0;
     for (const std::string &arg : inputFiles) {
       size_t eq = arg.find('=');
@@ -364,6 +397,7 @@ static bool prepare(Prepared &prepared) {
         return false;
       }
       given[index] = toRuntimeTensor(readTensorFile(file));
+      fromFile[index] = true;
       // Strings and numbers never convert: say so before compiling.
       if ((given[index]->dtype() == rt::DType::String) !=
           (infos[index].dtype == rt::DType::String)) {
@@ -401,6 +435,13 @@ static bool prepare(Prepared &prepared) {
           given[i]->shape() != infos[i].shape ||
           flags.inputShapes.count(infos[i].name))
         shapes[infos[i].name] = given[i]->shape();
+      // The value of a small input read from a file, for the compiler to
+      // use where a shape depends on it (generated inputs are random and
+      // offer none). It is part of the cache key.
+      if (fromFile[i] && !isModule && given[i]->dtype() != rt::DType::String)
+        if (std::optional<std::vector<double>> values =
+                smallInputValues(toHost(*given[i])))
+          flags.inputValues[infos[i].name] = std::move(*values);
       prepared.inputs.push_back(std::move(*given[i]));
     }
     if (!isModule) {

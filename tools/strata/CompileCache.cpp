@@ -220,6 +220,20 @@ computeKey(const std::string &path, const CompileFlags &flags,
   for (const auto &[name, shape] : shapes)
     shapePart.fields.push_back({name, rt::shapeToString(shape)});
   key.parts.push_back(std::move(shapePart));
+  // Only when given, so that every other key stays as it was.
+  if (!flags.inputValues.empty()) {
+    KeyPart valuePart{"input values", {}};
+    for (const auto &[name, values] : flags.inputValues) {
+      std::string text;
+      for (double v : values) {
+        char buffer[32];
+        std::snprintf(buffer, sizeof(buffer), "%.17g", v);
+        text += (text.empty() ? "" : ", ") + std::string(buffer);
+      }
+      valuePart.fields.push_back({name, "[" + text + "]"});
+    }
+    key.parts.push_back(std::move(valuePart));
+  }
   key.parts.push_back({"target", {{"target", flags.target}}});
   key.parts.push_back(
       {"cpu", {{"cpu", cpuDescription(flags.target, flags.cpu)}}});

@@ -7,7 +7,11 @@
 // test_data_set_N/{input,output}_K.pb) under the given directories: each
 // data set's inputs fix the shapes the model is compiled for, the module
 // runs, and each output must match at --rtol/--atol (numpy allclose; NaN
-// matches NaN).
+// matches NaN). input_K.pb and output_K.pb are read as the model declares
+// its K-th input and output: a TensorProto, or a SequenceProto or
+// OptionalProto, which the compiler specializes on (a sequence's length and
+// its elements' shapes, an optional's presence) and the module takes and
+// gives as tensors named `s[0]`, `s[1]`, `o[0]` (tio::flattenValue).
 //
 // Each case runs in a child process (up to -j at a time) with a time limit,
 // so that a crash or hang is one failed case, not a lost run. A case listed
@@ -93,13 +97,15 @@ static cl::opt<std::string> compileOnly(
              "(<suite>/<case>/<data set>.strata) for strata-run-cases"),
     cl::value_desc("dir"), cl::sub(conformanceCommand()));
 
-/// Compiles a case for every distinct set of input shapes among its data
-/// sets; `use` gets each data set with its module bytes and inputs.
-static cases::Outcome compileCase(
-    const tio::TestCase &test,
-    const std::function<std::string(const tio::TestDataSet &,
-                                    const std::vector<uint8_t> &,
-                                    const std::vector<rt::Tensor> &)> &use) {
+/// Compiles a case for every distinct set of input bindings (shapes, and
+/// the lengths of sequences and presence of optionals) among its data sets;
+/// `use` gets each data set with its module bytes, the model's signature
+/// and the data set's inputs.
+static cases::Outcome
+compileCase(const tio::TestCase &test,
+            const std::function<std::string(
+                const tio::TestDataSet &, const std::vector<uint8_t> &,
+                const tio::ModelSignature &, cases::CaseInputs &)> &use) {
   cases::Outcome outcome;
   CompileFlags flags;
   flags.target = conformanceTarget;
@@ -121,29 +127,57 @@ static cases::Outcome compileCase(
     outcome.message = "import failed";
     return outcome;
   }
-  std::vector<rt::DType> dtypes;
+  // The tensor inputs' element types, for the inputs' files to be checked
+  // (and u16 bitcast) before compiling; the tensors inside sequences and
+  // optionals are checked against the module's inputs when it runs.
+  std::map<std::string, rt::DType> dtypes;
   for (const InputInfo &info : infos)
-    dtypes.push_back(info.dtype);
-  std::map<std::map<std::string, std::vector<int64_t>>, std::vector<uint8_t>>
+    if (info.container.empty())
+      dtypes[info.name] = info.dtype;
+  cases::DTypeOf declaredType = [&](const std::string &name) {
+    auto it = dtypes.find(name);
+    return it == dtypes.end() ? std::nullopt
+                              : std::optional<rt::DType>(it->second);
+  };
+  // Which files hold what: each input_K.pb is the K-th declared input.
+  tio::ModelSignature signature;
+  try {
+    signature = tio::readModelSignature(test.modelPath);
+  } catch (const tio::TensorIOError &e) {
+    outcome.message = e.what();
+    return outcome;
+  }
+  // Bindings and the values of small inputs (which the compiler uses only
+  // where a shape depends on them) to the module compiled for them.
+  std::map<std::pair<std::map<std::string, std::vector<int64_t>>,
+                     std::map<std::string, std::vector<double>>>,
+           std::vector<uint8_t>>
       compiled;
   for (const tio::TestDataSet &set : test.dataSets) {
-    std::vector<rt::Tensor> inputs;
-    outcome.message = cases::readInputs(set, dtypes, inputs);
+    cases::CaseInputs inputs;
+    outcome.message = cases::readInputs(set, signature, inputs, declaredType);
     if (!outcome.message.empty())
       return outcome;
-    std::map<std::string, std::vector<int64_t>> shapes;
-    for (size_t i = 0; i < infos.size(); ++i)
-      shapes[infos[i].name] = inputs[i].shape();
-    auto it = compiled.find(shapes);
+    const std::map<std::string, std::vector<int64_t>> &bindings =
+        inputs.bindings;
+    flags.inputValues.clear();
+    for (const cases::Leaf &leaf : inputs.leaves)
+      if (std::optional<std::vector<double>> values =
+              smallInputValues(leaf.tensor))
+        flags.inputValues[leaf.name] = std::move(*values);
+    auto it = compiled.find({bindings, flags.inputValues});
     if (it == compiled.end()) {
       std::vector<uint8_t> bytes;
-      if (!compileOnnxBytes(test.modelPath, flags, shapes, bytes)) {
+      if (!compileOnnxBytes(test.modelPath, flags, bindings, bytes)) {
         outcome.message = "compile failed";
         return outcome;
       }
-      it = compiled.emplace(shapes, std::move(bytes)).first;
+      it = compiled
+               .emplace(std::make_pair(bindings, flags.inputValues),
+                        std::move(bytes))
+               .first;
     }
-    outcome.message = use(set, it->second, inputs);
+    outcome.message = use(set, it->second, signature, inputs);
     if (!outcome.message.empty())
       return outcome;
   }
@@ -155,10 +189,12 @@ static cases::Outcome compileCase(
 static cases::Outcome runCase(const tio::TestCase &test) {
   return compileCase(test, [&](const tio::TestDataSet &set,
                                const std::vector<uint8_t> &bytes,
-                               const std::vector<rt::Tensor> &inputs) {
+                               const tio::ModelSignature &signature,
+                               cases::CaseInputs &inputs) {
     std::shared_ptr<const rt::Module> module =
         rt::Module::loadFromMemory(bytes, test.modelPath);
-    return cases::runDataSet(module, set, inputs, relTol, absTol);
+    return cases::runDataSet(module, set, signature, std::move(inputs), relTol,
+                             absTol);
   });
 }
 
@@ -175,15 +211,15 @@ static cases::Outcome writeCase(const tio::TestCase &test) {
     outcome.message = "cannot create " + dir + ": " + ec.message();
     return outcome;
   }
-  return compileCase(test, [&](const tio::TestDataSet &set,
-                               const std::vector<uint8_t> &bytes,
-                               const std::vector<rt::Tensor> &) {
-    std::string path = dir + "/" + cases::dataSetName(set) + ".strata";
-    std::ofstream out(path, std::ios::binary);
-    out.write(reinterpret_cast<const char *>(bytes.data()), bytes.size());
-    out.close();
-    return out ? std::string() : "cannot write " + path;
-  });
+  return compileCase(
+      test, [&](const tio::TestDataSet &set, const std::vector<uint8_t> &bytes,
+                const tio::ModelSignature &, cases::CaseInputs &) {
+        std::string path = dir + "/" + cases::dataSetName(set) + ".strata";
+        std::ofstream out(path, std::ios::binary);
+        out.write(reinterpret_cast<const char *>(bytes.data()), bytes.size());
+        out.close();
+        return out ? std::string() : "cannot write " + path;
+      });
 }
 
 int runConformance() {

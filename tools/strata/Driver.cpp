@@ -9,6 +9,7 @@
 #include "Version.h"
 
 #include "strata/Compiler/Pipeline.h"
+#include "strata/Dialect/Graph/IR/GraphOps.h"
 #include "strata/Import/OnnxImporter.h"
 #include "strata/Plugin/Loader.h"
 #include "strata/Target/Target.h"
@@ -35,6 +36,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
@@ -72,6 +74,7 @@ toCompileOptions(const CompileFlags &flags,
   options.useLibraries = !flags.noLibraries;
   options.precision = flags.precision;
   options.inputShapes = shapes;
+  options.inputValues = flags.inputValues;
   options.dumpDir = flags.dumpDir;
   options.decisionsFile = flags.decisionsFile;
   options.reproducerDir = flags.reproducerDir;
@@ -96,6 +99,50 @@ std::string parseShapeBinding(const std::string &text, std::string &name,
     if (part.empty() || *end || value < 0)
       return "bad dimension '" + part + "' in '" + text + "'";
     shape.push_back(value);
+    if (comma == std::string::npos)
+      break;
+    pos = comma + 1;
+  }
+  return "";
+}
+
+std::optional<std::vector<double>> smallInputValues(const tio::HostTensor &t) {
+  if (t.type == tio::ElementType::String ||
+      t.numElements() > static_cast<int64_t>(CompileOptions::kMaxValueElements))
+    return std::nullopt;
+  bool isFloat = tio::isFloatingPoint(t.type);
+  if (isFloat && t.type != tio::ElementType::F32 &&
+      t.type != tio::ElementType::F64)
+    return std::nullopt; // f16/bf16: not worth a conversion of their own
+  std::vector<double> values;
+  for (int64_t i = 0; i < t.numElements(); ++i) {
+    double v = t.elementAsDouble(i);
+    // Integers beyond 2^53 would not come back exactly.
+    if (!isFloat && std::fabs(v) > 9007199254740992.0)
+      return std::nullopt;
+    values.push_back(v);
+  }
+  return values;
+}
+
+std::string parseValueBinding(const std::string &text, std::string &name,
+                              std::vector<double> &values) {
+  size_t eq = text.rfind('=');
+  if (eq == std::string::npos || eq == 0)
+    return "expected NAME=V0,V1,... in '" + text + "'";
+  name = text.substr(0, eq);
+  values.clear();
+  std::string list = text.substr(eq + 1);
+  size_t pos = 0;
+  while (pos < list.size()) {
+    size_t comma = list.find(',', pos);
+    std::string part = list.substr(
+        pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    char *end = nullptr;
+    double value = std::strtod(part.c_str(), &end);
+    if (part.empty() || *end)
+      return "bad value '" + part + "' in '" + text + "'";
+    values.push_back(value);
     if (comma == std::string::npos)
       break;
     pos = comma + 1;
@@ -145,6 +192,12 @@ bool readModelInputs(const std::string &path, std::vector<InputInfo> &inputs,
     for (BlockArgument arg : func.getArguments()) {
       InputInfo info;
       info.name = getArgumentName(func, arg.getArgNumber());
+      if (isa<graph::SequenceType, graph::OptionalType>(arg.getType())) {
+        info.container =
+            isa<graph::SequenceType>(arg.getType()) ? "sequence" : "optional";
+        inputs.push_back(std::move(info));
+        continue;
+      }
       auto type = dyn_cast<RankedTensorType>(arg.getType());
       if (!type) {
         llvm::errs() << path << ": error: input '" << info.name

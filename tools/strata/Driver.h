@@ -48,7 +48,20 @@ struct CompileFlags {
   /// ImportOptions::allowNewerOpset (--allow-newer-opset).
   bool allowNewerOpset = false;
   std::map<std::string, std::vector<int64_t>> inputShapes;
+  /// CompileOptions::inputValues: the values of small inputs, which the
+  /// compiler substitutes only where a shape depends on them.
+  std::map<std::string, std::vector<double>> inputValues;
 };
+
+/// The values of a small numeric tensor (at most
+/// CompileOptions::kMaxValueElements elements), when each converts to double
+/// and back unchanged (so that the compiled constant is exactly the input);
+/// none otherwise.
+std::optional<std::vector<double>> smallInputValues(const tio::HostTensor &t);
+
+/// Parses "name=v0,v1,..."; "" on success, else why.
+std::string parseValueBinding(const std::string &text, std::string &name,
+                              std::vector<double> &values);
 
 /// The compiler's options for `flags` and input shapes `shapes`.
 CompileOptions
@@ -92,6 +105,11 @@ struct InputInfo {
   std::string name;
   rt::DType dtype = rt::DType::F32;
   std::vector<int64_t> shape;
+  /// "" for a tensor; "sequence" or "optional" for an ONNX sequence or
+  /// optional input (dtype and shape then mean nothing), which a compiled
+  /// module takes as the tensors it holds, named `s[0]`, `o[0]`, ...
+  /// (tio::flattenValue).
+  std::string container;
 };
 
 /// The compile path's input: an ONNX model imported (from == Import and a
@@ -128,7 +146,8 @@ bool compileOnnxBytes(const std::string &path, const CompileFlags &flags,
                       const std::map<std::string, std::vector<int64_t>> &shapes,
                       std::vector<uint8_t> &bytes);
 
-/// The model's declared inputs (imports it; errors printed, false).
+/// The model's declared inputs (imports it; errors printed, false). A
+/// sequence or optional input is listed with its `container` set.
 bool readModelInputs(const std::string &path, std::vector<InputInfo> &inputs,
                      bool allowNewerOpset = false);
 

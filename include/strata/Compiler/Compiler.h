@@ -62,6 +62,16 @@ struct CompileOptions {
   /// Shapes for inputs with dynamic dimensions, by input name. Every
   /// dynamic dimension must be bound before code generation.
   std::map<std::string, std::vector<int64_t>> inputShapes;
+  /// Values of small inputs, by input name, row-major (docs/compiler.md,
+  /// "Values that set shapes"). The graph stage substitutes the value of an
+  /// input only when a shape or a loop's trip count depends on it, and the
+  /// module then requires that value at run time; other inputs stay
+  /// run-time inputs whatever is given here.
+  std::map<std::string, std::vector<double>> inputValues;
+  /// The most elements an input may have for its value to be taken:
+  /// shape-setting inputs are scalars and short lists (a window's size, a
+  /// Range's bounds, a trip count).
+  static constexpr size_t kMaxValueElements = 16;
   /// Hand matmul and convolution to oneDNN where the partitioner chooses to.
   bool useLibraries = true;
   /// How tensors are stored between kernels: "" or "fp32" (as the model

@@ -62,7 +62,8 @@ constexpr uint16_t kFormatMajor = 1;
 // constants) and Attribute.strs.
 // 1.3: Module.checksum, XXH3-64 of the file's bytes, checked on load.
 // 1.4: Host buffers of numbers (value-dependent shapes).
-constexpr uint16_t kFormatMinor = 4;
+// 1.5: TensorSignature.required_value (inputs specialized on their value).
+constexpr uint16_t kFormatMinor = 5;
 
 //===----------------------------------------------------------------------===//
 // Element types and tensors
@@ -273,6 +274,11 @@ struct TensorSignature {
   std::vector<int64_t> shape;
   /// The buffer that holds the tensor.
   uint32_t buffer = 0;
+  /// Inputs only (format 1.5): when not empty, the bytes the input must
+  /// hold. The compiler specialized the module on this value because a
+  /// shape depends on it (docs/compiler.md, "Values that set shapes");
+  /// Session::setInput refuses any other.
+  std::vector<uint8_t> requiredValue;
 };
 
 /// Host (format 1.2): a tensor that the session holds outside the arena;
@@ -405,7 +411,8 @@ public:
   void setVersion(uint16_t major, uint16_t minor);
   void setTarget(std::string target);
   /// Adds an Input buffer and the input signature that refers to it.
-  uint32_t addInput(std::string name, DType dtype, std::vector<int64_t> shape);
+  uint32_t addInput(std::string name, DType dtype, std::vector<int64_t> shape,
+                    std::vector<uint8_t> requiredValue = {});
   /// Adds an output signature for `buffer`, taking the buffer's type and
   /// shape (f32 and rank 0 when there is no such buffer).
   void addOutput(std::string name, uint32_t buffer);

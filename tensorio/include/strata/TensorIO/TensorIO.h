@@ -1,9 +1,11 @@
 //===- TensorIO.h - Host tensors, tensor files, allClose --------*- C++ -*-===//
 //
 // The tools-side tensor I/O library: a self-contained host tensor type, the
-// .npy and ONNX TensorProto (.pb) file formats, numpy-style allClose
-// comparison, discovery of ONNX conformance test cases, and the JSON report
-// that the conformance runner writes. Nothing here depends on LLVM or MLIR, so
+// .npy and ONNX TensorProto (.pb) file formats, ONNX sequences and optionals
+// (SequenceProto and OptionalProto files, a model's signature, and their
+// flattening into named tensors), numpy-style allClose comparison, discovery
+// of ONNX conformance test cases, and the JSON report that the conformance
+// runner writes. Nothing here depends on LLVM or MLIR, so
 // the runtime-side tools can link it; the ONNX protobuf types stay out of this
 // header so that users do not need the ONNX include paths.
 //
@@ -17,10 +19,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace strata::tio {
@@ -210,6 +215,119 @@ struct CompareResult {
 /// infinities matching only the same infinity. Integer, bool and string
 /// tensors are compared exactly. Type or shape mismatches give a failed result.
 CompareResult allClose(const HostTensor &actual, const HostTensor &expected,
+                       double rtol, double atol);
+
+//===----------------------------------------------------------------------===//
+// Sequences and optionals
+//===----------------------------------------------------------------------===//
+
+/// An ONNX value: a tensor, a sequence of values or an optional value (maps
+/// and sparse tensors are not supported).
+struct HostValue {
+  enum class Kind { Tensor, Sequence, Optional };
+  Kind kind = Kind::Tensor;
+  /// Kind::Tensor: the tensor.
+  HostTensor tensor;
+  /// Kind::Sequence: its elements; Kind::Optional: none (empty) or the one
+  /// value it holds.
+  std::vector<HostValue> elements;
+
+  static HostValue fromTensor(HostTensor tensor);
+  static HostValue sequence(std::vector<HostValue> elements);
+  /// An empty optional.
+  static HostValue optional();
+  /// An optional holding \p value.
+  static HostValue optional(HostValue value);
+
+  /// "f32[3x4]", "seq[i64[4], i64[3]]", "opt[]", "opt[seq[i32[4]]]" (a long
+  /// sequence lists its first 8 elements and its length).
+  std::string describe() const;
+};
+
+/// "tensor", "sequence", "optional".
+const char *valueKindName(HostValue::Kind kind);
+
+/// The structure of a declared value: a tensor, or a sequence or optional of
+/// `element[0]` (exactly one entry for those, none for a tensor). The tensor
+/// element type and shape are not kept.
+struct ValueType {
+  HostValue::Kind kind = HostValue::Kind::Tensor;
+  std::vector<ValueType> element;
+
+  static ValueType tensor();
+  static ValueType sequenceOf(ValueType element);
+  static ValueType optionalOf(ValueType element);
+
+  /// "tensor", "seq<tensor>", "opt<seq<tensor>>".
+  std::string describe() const;
+  bool operator==(const ValueType &other) const;
+  bool operator!=(const ValueType &other) const { return !(*this == other); }
+};
+
+/// A model's graph inputs (initializers left out: models before IR version
+/// 4 list them as inputs too) and outputs, by name in declaration order.
+struct ModelSignature {
+  std::vector<std::pair<std::string, ValueType>> inputs, outputs;
+};
+
+/// Reads the signature of the ONNX model (onnx.ModelProto) at \p modelPath.
+/// Throws TensorIOError naming the file when it cannot be read or parsed,
+/// or when an input or output is a map, a sparse tensor or has no type.
+ModelSignature readModelSignature(const std::string &modelPath);
+
+/// Reads a .pb file holding a value of \p type: an onnx.TensorProto for a
+/// tensor (as readTensorProto), an onnx.SequenceProto for a sequence
+/// (tensor_values, sequence_values or optional_values as its elem_type
+/// says) or an onnx.OptionalProto for an optional (elem_type UNDEFINED:
+/// empty). A malformed or truncated file, an element of another kind than
+/// \p type declares, maps and sparse tensors are TensorIOErrors naming
+/// \p path. The protobuf encodings overlap (an OptionalProto holding a
+/// tensor has the bytes of a SequenceProto of one tensor), so the kind is
+/// taken from \p type, not guessed from the file; what is checked is that
+/// the file agrees with it.
+HostValue readValueProto(const std::string &path, const ValueType &type);
+
+/// Parses the bytes of such a file; \p what names the source in errors.
+HostValue parseValueProto(const uint8_t *data, size_t size,
+                          const ValueType &type, const std::string &what);
+
+/// Flattens \p value, named \p name, into the tensors ("leaves") a compiled
+/// module takes, appended to \p leaves, and adds its entries to the
+/// compile-time \p bindings (name -> dims):
+///  - a tensor `x` is the leaf `x`; bindings[x] = its shape;
+///  - a sequence `s` of N values: bindings[s] = {N}, then each element i
+///    flattened under the name `s[i]` (an empty sequence has no leaves);
+///  - an optional `o`: bindings[o] = {0} when empty, else {1} and the value
+///    it holds flattened under `o[0]`.
+/// So a sequence of two sequences of tensors has the leaves `s[0][0]`,
+/// `s[0][1]`, `s[1][0]`, ... Throws TensorIOError for an optional holding
+/// more than one value.
+void flattenValue(const std::string &name, const HostValue &value,
+                  std::vector<std::pair<std::string, HostTensor>> &leaves,
+                  std::map<std::string, std::vector<int64_t>> &bindings);
+
+/// The inverse of flattenValue for a value of \p type named \p name, whose
+/// leaves \p lookup gives by name (null when there is no such leaf): a
+/// tensor is lookup(name) (a TensorIOError when missing); a sequence
+/// collects the elements `name[0]`, `name[1]`, ... up to the first that has
+/// no leaves; an optional holds a value exactly when `name[0]` has leaves.
+/// Leaves cannot say everything flattening dropped: an element with no
+/// leaves (an empty sequence or optional) ends a sequence, and an optional
+/// holding an empty sequence or an empty optional comes back as an empty
+/// optional.
+HostValue assembleValue(
+    const std::string &name, const ValueType &type,
+    const std::function<const HostTensor *(const std::string &)> &lookup);
+
+/// allClose of two values: their kinds, the lengths of sequences and the
+/// presence of optionals must match, then each tensor is compared by the
+/// tensor allClose.
+/// A failure about an element keeps that element's counts and worst element
+/// and names it in `message` ("element 2: 3 of 60 elements differ; ..."),
+/// so that summary() says "FAILED: element 2: ..."; the element's path
+/// follows the leaf names (element 1.0 is the leaf `y[1][0]` of output y).
+/// When all pass, the counts and errors are over all elements.
+CompareResult allClose(const HostValue &actual, const HostValue &expected,
                        double rtol, double atol);
 
 //===----------------------------------------------------------------------===//
