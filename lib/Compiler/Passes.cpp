@@ -56,90 +56,102 @@ using namespace mlir;
 namespace kernel = strata::kernel;
 namespace graph = strata::graph;
 
-std::string strata::encodeInputShapes(
-    const std::map<std::string, std::vector<int64_t>> &shapes) {
+/// "name:e0<sep>e1;name2:..." for pass options: the bindings of input
+/// shapes and of input values are written and read alike.
+template <typename T>
+static std::string
+encodeBindings(const std::map<std::string, std::vector<T>> &map, char separator,
+               std::string (*format)(T)) {
   std::string text;
-  for (const auto &[name, shape] : shapes) {
+  for (const auto &[name, list] : map) {
     if (!text.empty())
       text += ";";
     text += name + ":";
-    for (auto [i, d] : llvm::enumerate(shape))
-      text += (i ? "x" : "") + std::to_string(d);
+    for (auto [i, v] : llvm::enumerate(list))
+      text += (i ? std::string(1, separator) : "") + format(v);
   }
   return text;
+}
+
+/// The inverse of encodeBindings. `parse` reads one element (false when it
+/// is not one); `form` and `bad` word the errors.
+template <typename T>
+static LogicalResult decodeBindings(
+    llvm::StringRef text, std::map<std::string, std::vector<T>> &map,
+    char separator, llvm::StringRef form,
+    std::string (*bad)(llvm::StringRef part, llvm::StringRef binding),
+    bool (*parse)(llvm::StringRef, T &), std::string &error) {
+  llvm::SmallVector<llvm::StringRef> bindings;
+  text.split(bindings, ';', -1, /*KeepEmpty=*/false);
+  for (llvm::StringRef binding : bindings) {
+    size_t colon = binding.rfind(':');
+    if (colon == llvm::StringRef::npos) {
+      error = "'" + binding.str() + "' is not " + form.str();
+      return failure();
+    }
+    std::vector<T> &list = map[binding.take_front(colon).str()];
+    llvm::SmallVector<llvm::StringRef> parts;
+    binding.drop_front(colon + 1).split(parts, separator, -1,
+                                        /*KeepEmpty=*/false);
+    for (llvm::StringRef part : parts) {
+      T value;
+      if (!parse(part, value)) {
+        error = bad(part, binding);
+        return failure();
+      }
+      list.push_back(value);
+    }
+  }
+  return success();
+}
+
+std::string strata::encodeInputShapes(
+    const std::map<std::string, std::vector<int64_t>> &shapes) {
+  return encodeBindings<int64_t>(shapes, 'x',
+                                 [](int64_t d) { return std::to_string(d); });
 }
 
 LogicalResult
 strata::decodeInputShapes(llvm::StringRef text,
                           std::map<std::string, std::vector<int64_t>> &shapes,
                           std::string &error) {
-  llvm::SmallVector<llvm::StringRef> bindings;
-  text.split(bindings, ';', -1, /*KeepEmpty=*/false);
-  for (llvm::StringRef binding : bindings) {
-    size_t colon = binding.rfind(':');
-    if (colon == llvm::StringRef::npos) {
-      error = "'" + binding.str() + "' is not name:d0xd1x...";
-      return failure();
-    }
-    std::vector<int64_t> &shape = shapes[binding.take_front(colon).str()];
-    llvm::SmallVector<llvm::StringRef> dims;
-    binding.drop_front(colon + 1).split(dims, 'x', -1, /*KeepEmpty=*/false);
-    for (llvm::StringRef dim : dims) {
-      int64_t value;
-      if (dim.getAsInteger(10, value)) {
-        error = "bad dimension '" + dim.str() + "' in '" + binding.str() + "'";
-        return failure();
-      }
-      shape.push_back(value);
-    }
-  }
-  return success();
+  return decodeBindings<int64_t>(
+      text, shapes, 'x', "name:d0xd1x...",
+      [](llvm::StringRef part, llvm::StringRef binding) {
+        return "bad dimension '" + part.str() + "' in '" + binding.str() + "'";
+      },
+      [](llvm::StringRef part, int64_t &d) {
+        return !part.getAsInteger(10, d);
+      },
+      error);
 }
 
 std::string strata::encodeInputValues(
     const std::map<std::string, std::vector<double>> &values) {
-  std::string text;
-  for (const auto &[name, list] : values) {
-    if (!text.empty())
-      text += ";";
-    text += name + ":";
-    for (auto [i, v] : llvm::enumerate(list)) {
-      char buffer[32];
-      std::snprintf(buffer, sizeof(buffer), "%.17g", v);
-      text += (i ? "," : "") + std::string(buffer);
-    }
-  }
-  return text;
+  return encodeBindings<double>(values, ',', [](double v) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof(buffer), "%.17g", v);
+    return std::string(buffer);
+  });
 }
 
 LogicalResult
 strata::decodeInputValues(llvm::StringRef text,
                           std::map<std::string, std::vector<double>> &values,
                           std::string &error) {
-  llvm::SmallVector<llvm::StringRef> bindings;
-  text.split(bindings, ';', -1, /*KeepEmpty=*/false);
-  for (llvm::StringRef binding : bindings) {
-    size_t colon = binding.rfind(':');
-    if (colon == llvm::StringRef::npos) {
-      error = "'" + binding.str() + "' is not name:v0,v1,...";
-      return failure();
-    }
-    std::vector<double> &list = values[binding.take_front(colon).str()];
-    llvm::SmallVector<llvm::StringRef> parts;
-    binding.drop_front(colon + 1).split(parts, ',', -1, /*KeepEmpty=*/false);
-    for (llvm::StringRef part : parts) {
-      std::string number = part.trim().str();
-      char *end = nullptr;
-      double v = std::strtod(number.c_str(), &end);
-      if (number.empty() || *end) {
-        error =
-            "'" + part.str() + "' in '" + binding.str() + "' is not a number";
-        return failure();
-      }
-      list.push_back(v);
-    }
-  }
-  return success();
+  return decodeBindings<double>(
+      text, values, ',', "name:v0,v1,...",
+      [](llvm::StringRef part, llvm::StringRef binding) {
+        return "'" + part.str() + "' in '" + binding.str() +
+               "' is not a number";
+      },
+      [](llvm::StringRef part, double &v) {
+        std::string number = part.trim().str();
+        char *end = nullptr;
+        v = std::strtod(number.c_str(), &end);
+        return !number.empty() && !*end;
+      },
+      error);
 }
 
 namespace {

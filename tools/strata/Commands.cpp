@@ -205,30 +205,22 @@ static int fail(const std::string &message) {
   return 1;
 }
 
-static bool collectShapes(std::map<std::string, std::vector<int64_t>> &out) {
-  for (const std::string &text : inputShapes) {
+/// Parses each `--<flag>` binding of `texts` into `out` with `parse`
+/// (parseShapeBinding, parseValueBinding); false after reporting one.
+template <typename T>
+static bool collectBindings(
+    const cl::list<std::string> &texts, const char *flag,
+    std::string (*parse)(const std::string &, std::string &, std::vector<T> &),
+    std::map<std::string, std::vector<T>> &out) {
+  for (const std::string &text : texts) {
     std::string name;
-    std::vector<int64_t> shape;
-    std::string error = parseShapeBinding(text, name, shape);
+    std::vector<T> list;
+    std::string error = parse(text, name, list);
     if (!error.empty()) {
-      fail("--input-shape: " + error);
+      fail(std::string("--") + flag + ": " + error);
       return false;
     }
-    out[name] = shape;
-  }
-  return true;
-}
-
-static bool collectValues(std::map<std::string, std::vector<double>> &out) {
-  for (const std::string &text : inputValues) {
-    std::string name;
-    std::vector<double> values;
-    std::string error = parseValueBinding(text, name, values);
-    if (!error.empty()) {
-      fail("--input-value: " + error);
-      return false;
-    }
-    out[name] = values;
+    out[name] = list;
   }
   return true;
 }
@@ -255,7 +247,10 @@ static bool compileFlags(CompileFlags &flags) {
     fail("--decisions: no such file: " + flags.decisionsFile);
     return false;
   }
-  return collectShapes(flags.inputShapes) && collectValues(flags.inputValues);
+  return collectBindings(inputShapes, "input-shape", parseShapeBinding,
+                         flags.inputShapes) &&
+         collectBindings(inputValues, "input-value", parseValueBinding,
+                         flags.inputValues);
 }
 
 static tio::HostTensor readTensorFile(const std::string &path) {

@@ -81,29 +81,56 @@ toCompileOptions(const CompileFlags &flags,
   return options;
 }
 
-std::string parseShapeBinding(const std::string &text, std::string &name,
-                              std::vector<int64_t> &shape) {
+/// Splits "NAME=E0<sep>E1..." (the separators being any of `separators`)
+/// into `name` and the elements `parse` reads (false: not an element).
+/// Returns "" or why not, `form` and `kind` wording it.
+template <typename T, typename Parse>
+static std::string parseListBinding(const std::string &text, const char *form,
+                                    const char *kind, const char *separators,
+                                    std::string &name, std::vector<T> &values,
+                                    Parse parse) {
   size_t eq = text.rfind('=');
   if (eq == std::string::npos || eq == 0)
-    return "expected NAME=D0,D1,... in '" + text + "'";
+    return std::string("expected ") + form + " in '" + text + "'";
   name = text.substr(0, eq);
-  shape.clear();
-  std::string dims = text.substr(eq + 1);
+  values.clear();
+  std::string list = text.substr(eq + 1);
   size_t pos = 0;
-  while (pos < dims.size()) {
-    size_t comma = dims.find_first_of(",x", pos);
-    std::string part = dims.substr(
-        pos, comma == std::string::npos ? std::string::npos : comma - pos);
-    char *end = nullptr;
-    long long value = std::strtoll(part.c_str(), &end, 10);
-    if (part.empty() || *end || value < 0)
-      return "bad dimension '" + part + "' in '" + text + "'";
-    shape.push_back(value);
-    if (comma == std::string::npos)
+  while (pos < list.size()) {
+    size_t sep = list.find_first_of(separators, pos);
+    std::string part = list.substr(
+        pos, sep == std::string::npos ? std::string::npos : sep - pos);
+    T value;
+    if (part.empty() || !parse(part, value))
+      return std::string("bad ") + kind + " '" + part + "' in '" + text + "'";
+    values.push_back(value);
+    if (sep == std::string::npos)
       break;
-    pos = comma + 1;
+    pos = sep + 1;
   }
   return "";
+}
+
+std::string parseShapeBinding(const std::string &text, std::string &name,
+                              std::vector<int64_t> &shape) {
+  return parseListBinding<int64_t>(text, "NAME=D0,D1,...", "dimension", ",x",
+                                   name, shape,
+                                   [](const std::string &part, int64_t &d) {
+                                     char *end = nullptr;
+                                     d = std::strtoll(part.c_str(), &end, 10);
+                                     return !*end && d >= 0;
+                                   });
+}
+
+std::string parseValueBinding(const std::string &text, std::string &name,
+                              std::vector<double> &values) {
+  return parseListBinding<double>(text, "NAME=V0,V1,...", "value", ",", name,
+                                  values,
+                                  [](const std::string &part, double &v) {
+                                    char *end = nullptr;
+                                    v = std::strtod(part.c_str(), &end);
+                                    return !*end;
+                                  });
 }
 
 std::optional<std::vector<double>> smallInputValues(const tio::HostTensor &t) {
@@ -123,31 +150,6 @@ std::optional<std::vector<double>> smallInputValues(const tio::HostTensor &t) {
     values.push_back(v);
   }
   return values;
-}
-
-std::string parseValueBinding(const std::string &text, std::string &name,
-                              std::vector<double> &values) {
-  size_t eq = text.rfind('=');
-  if (eq == std::string::npos || eq == 0)
-    return "expected NAME=V0,V1,... in '" + text + "'";
-  name = text.substr(0, eq);
-  values.clear();
-  std::string list = text.substr(eq + 1);
-  size_t pos = 0;
-  while (pos < list.size()) {
-    size_t comma = list.find(',', pos);
-    std::string part = list.substr(
-        pos, comma == std::string::npos ? std::string::npos : comma - pos);
-    char *end = nullptr;
-    double value = std::strtod(part.c_str(), &end);
-    if (part.empty() || *end)
-      return "bad value '" + part + "' in '" + text + "'";
-    values.push_back(value);
-    if (comma == std::string::npos)
-      break;
-    pos = comma + 1;
-  }
-  return "";
 }
 
 static OwningOpRef<ModuleOp> importModel(MLIRContext &context,
