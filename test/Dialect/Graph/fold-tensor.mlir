@@ -284,3 +284,57 @@ func.func @compress_constant_condition(%x: tensor<2x3xf32>) -> (tensor<2x2xf32>,
   %1 = graph.compress %x, %d : (tensor<2x3xf32>, tensor<6xi1>) -> tensor<2xf32>
   return %0, %1 : tensor<2x2xf32>, tensor<2xf32>
 }
+
+// -----
+
+// A slice of a slice is one slice of the first's data: Swin's patch merging
+// (every second row, then every second column) reads x once, strided; the
+// composition holds for negative steps (a reversal, then a prefix of it:
+// rows 7, 5, 3 of x, down to an end before index 0 written as INT64_MIN).
+// CHECK-LABEL: func @slice_of_slice
+// CHECK-DAG: %[[ONE:.*]] = graph.constant dense<1> : tensor<2xi64>
+// CHECK-DAG: %[[EIGHT:.*]] = graph.constant dense<8> : tensor<2xi64>
+// CHECK-DAG: %[[AXES:.*]] = graph.constant dense<[1, 2]> : tensor<2xi64>
+// CHECK-DAG: %[[TWO:.*]] = graph.constant dense<2> : tensor<2xi64>
+// CHECK-DAG: %[[RSTART:.*]] = graph.constant dense<[7, 0]> : tensor<2xi64>
+// CHECK-DAG: %[[REND:.*]] = graph.constant dense<[2, 7]> : tensor<2xi64>
+// CHECK-DAG: %[[RSTEP:.*]] = graph.constant dense<[-2, 2]> : tensor<2xi64>
+// CHECK: %[[A:.*]] = graph.slice %arg0, %[[ONE]], %[[EIGHT]] axes %[[AXES]] steps %[[TWO]] : {{.*}} -> tensor<2x4x4x4xf32>
+// CHECK: %[[B:.*]] = graph.slice %arg0, %[[RSTART]], %[[REND]] axes %[[AXES]] steps %[[RSTEP]] : {{.*}} -> tensor<2x3x4x4xf32>
+// CHECK: return %[[A]], %[[B]]
+func.func @slice_of_slice(%x: tensor<2x8x8x4xf32>) -> (tensor<2x4x4x4xf32>, tensor<2x3x4x4xf32>) {
+  %s = graph.constant dense<[1]> : tensor<1xi64>
+  %e = graph.constant dense<[1000]> : tensor<1xi64>
+  %a1 = graph.constant dense<[1]> : tensor<1xi64>
+  %a2 = graph.constant dense<[2]> : tensor<1xi64>
+  %st = graph.constant dense<[2]> : tensor<1xi64>
+  %m1 = graph.constant dense<[-1]> : tensor<1xi64>
+  %z = graph.constant dense<[0]> : tensor<1xi64>
+  %big = graph.constant dense<[-1000]> : tensor<1xi64>
+  %0 = graph.slice %x, %s, %e axes %a1 steps %st : (tensor<2x8x8x4xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<2x4x8x4xf32>
+  %1 = graph.slice %0, %s, %e axes %a2 steps %st : (tensor<2x4x8x4xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<2x4x4x4xf32>
+  %2 = graph.slice %0, %m1, %big axes %a1 steps %m1 : (tensor<2x4x8x4xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<2x4x8x4xf32>
+  %3 = graph.slice %2, %z, %m1 axes %a1 : (tensor<2x4x8x4xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<2x3x8x4xf32>
+  %4 = graph.slice %3, %z, %e axes %a2 steps %st : (tensor<2x3x8x4xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<2x3x4x4xf32>
+  return %1, %4 : tensor<2x4x4x4xf32>, tensor<2x3x4x4xf32>
+}
+
+// -----
+
+// Down to index 0 with a negative step: the end is INT64_MIN, not -1
+// (which ONNX would read as the last index).
+// CHECK-LABEL: func @slice_reversed_to_zero
+// CHECK: %[[END:.*]] = graph.constant dense<-9223372036854775808> : tensor<1xi64>
+// CHECK: graph.slice %arg0, %{{.*}}, %[[END]]
+// CHECK-SAME: -> tensor<3xf32>
+func.func @slice_reversed_to_zero(%x: tensor<6xf32>) -> tensor<3xf32> {
+  %s = graph.constant dense<[4]> : tensor<1xi64>
+  %e = graph.constant dense<[-1000]> : tensor<1xi64>
+  %m1 = graph.constant dense<[-1]> : tensor<1xi64>
+  %z = graph.constant dense<[0]> : tensor<1xi64>
+  %two = graph.constant dense<[2]> : tensor<1xi64>
+  %five = graph.constant dense<[5]> : tensor<1xi64>
+  %0 = graph.slice %x, %s, %e axes %z steps %m1 : (tensor<6xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<5xf32>
+  %2 = graph.slice %0, %z, %five axes %z steps %two : (tensor<5xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<3xf32>
+  return %2 : tensor<3xf32>
+}

@@ -1205,6 +1205,71 @@ OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
                        });
 }
 
+/// Slice(Slice(x)) as one Slice of x, when both resolve to constant starts,
+/// steps and counts on a static x: Swin's patch merging takes every second
+/// row, then every second column, as two slices (x[:, 0::2, 0::2, :]), and
+/// the partitioner and the kernels then see one strided read. The
+/// composition on each axis reads x at s1 + st1 * (s2 + st2 * i).
+static LogicalResult composeSlices(SliceOp op, PatternRewriter &rewriter) {
+  auto inner = op.getData().getDefiningOp<SliceOp>();
+  if (!inner)
+    return failure();
+  auto x = rankedType(inner.getData());
+  auto middle = rankedType(op.getData());
+  auto result = rankedType(op.getOutput());
+  if (!x || !middle || !result || !x.hasStaticShape() ||
+      !middle.hasStaticShape() || !result.hasStaticShape())
+    return failure();
+  auto first = resolveSliceOp(inner, x.getShape());
+  auto second = resolveSliceOp(op, middle.getShape());
+  if (failed(first) || failed(second) || !*first || !*second)
+    return failure();
+  SmallVector<int64_t> axes, starts, ends, steps;
+  for (int64_t axis = 0; axis < x.getRank(); ++axis) {
+    const SliceDim &a = (**first)[axis], &b = (**second)[axis];
+    if (isDynamic(a.count) || isDynamic(b.count) || b.count == 0 ||
+        b.count != result.getDimSize(axis))
+      return failure();
+    int64_t start = a.start + a.step * b.start, step = a.step * b.step;
+    if (b.count == x.getDimSize(axis) && start == 0 && step == 1)
+      continue;
+    // One past the last element read, in the step's direction; a negative
+    // end below -dim reads down to index 0 (ONNX adds dim once, then
+    // clamps to -1).
+    int64_t last = start + (b.count - 1) * step;
+    int64_t end = step > 0   ? last + 1
+                  : last > 0 ? last - 1
+                             : std::numeric_limits<int64_t>::min();
+    axes.push_back(axis);
+    starts.push_back(start);
+    ends.push_back(end);
+    steps.push_back(step);
+  }
+  Location loc = op.getLoc();
+  auto list = [&](ArrayRef<int64_t> values) -> Value {
+    auto type =
+        RankedTensorType::get({int64_t(values.size())}, rewriter.getI64Type());
+    return ConstantOp::create(
+        rewriter, loc,
+        cast<ElementsAttr>(DenseElementsAttr::get(type, values)));
+  };
+  if (axes.empty()) {
+    if (inner.getData().getType() != op.getType())
+      return failure();
+    rewriter.replaceOp(op, inner.getData());
+    return success();
+  }
+  rewriter.replaceOpWithNewOp<SliceOp>(op, op.getType(), inner.getData(),
+                                       list(starts), list(ends), list(axes),
+                                       list(steps));
+  return success();
+}
+
+void SliceOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                          MLIRContext *context) {
+  patterns.add(composeSlices);
+}
+
 //===----------------------------------------------------------------------===//
 // Split
 //===----------------------------------------------------------------------===//
