@@ -711,6 +711,25 @@ static LogicalResult outline(ModuleOp module, func::FuncOp entry,
     // columns). The CPU's heuristic gathers rows up to kMinBlockElements
     // for a thread's worth of work.
     std::string gpuSource;
+    // The CPU's heuristic finds no block when no divisor of the rows gathers
+    // kMinBlockElements (ViT's 197 tokens, a prime, of 768 columns): on the
+    // CPU the kernel then runs whole on one thread, which costs little; on
+    // the GPU it would be one thread block for the whole tensor (a ViT-B
+    // LayerNorm at batch 1: 58 us instead of a few). There a row per block
+    // is right whatever the row's length: short rows are packed into warps,
+    // several to a block (strata-gpu-map's planPack). Only for persistent
+    // reductions (norms, softmax: several ops one after another in a
+    // block): a lone reduction or product kernel whole is already spread
+    // over the grid, one output point per thread.
+    if (gpu && !plan && !forced && group.category == "per")
+      if (std::optional<RowPlan> one = planRows(kernel, 1)) {
+        plan = one;
+        gpuSource = "the GPU's: one row per block (no divisor of the " +
+                    std::to_string(one->rows) +
+                    " rows gathers the CPU heuristic's " +
+                    std::to_string(kMinBlockElements) +
+                    " elements; short rows pack into warps)";
+      }
     if (gpu && plan && !forced && plan->block > 1 && group.category != "poi") {
       int64_t rowElements = 0;
       for (Type type : kernel.getFunctionType().getResults())
