@@ -36,7 +36,7 @@ namespace strata {
 std::vector<PassEntry> gpuStagePipeline(const TargetFacts &facts);
 std::vector<PassEntry> gpuLlvmPipeline(const CompileOptions &options);
 
-/// Registers strata-gpu-map and strata-gpu-to-nvvm.
+/// Registers strata-gpu-pull-fusion, strata-gpu-map and strata-gpu-to-nvvm.
 void registerGpuPasses();
 
 /// `values` (at least one) combined pairwise: a tree of depth log2(n)

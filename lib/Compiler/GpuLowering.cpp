@@ -76,7 +76,12 @@ strata::gpuStagePipeline(const TargetFacts &facts) {
   // it: they refuse gpu ops, whose memory effects they do not know). Buffers
   // allocated inside loops or branches stay allocations. The linalg ops the
   // mapping left (inside such code) become loops.
-  std::vector<strata::PassEntry> entries = strata::bufferizationPasses();
+  // Pointwise kernels of several ops become one all-parallel op first, while
+  // they are still on tensors (GpuPullFusion.cpp).
+  std::vector<strata::PassEntry> entries = {
+      strata::PassEntry{"strata-gpu-pull-fusion", "", false}};
+  std::vector<strata::PassEntry> bufferize = strata::bufferizationPasses();
+  entries.insert(entries.end(), bufferize.begin(), bufferize.end());
   entries.insert(
       entries.end(),
       {nested("canonicalize"), nested("strata-copy-to-linalg"),
@@ -235,6 +240,7 @@ struct GpuToNvvmPass : strata::impl::GpuToNvvmPassBase<GpuToNvvmPass> {
 
 void strata::registerGpuPasses() {
   static bool done = [] {
+    registerGpuPullFusionPass();
     registerGpuMapPass();
     registerGpuToNvvmPass();
     return true;

@@ -989,6 +989,9 @@ void KernelMapper::recordDecision() {
   if (globalScratchBytes)
     reason += "; temporaries in a " + std::to_string(globalScratchBytes) +
               "-byte global scratch buffer";
+  // A note an earlier pass left (strata-gpu-pull-fusion) follows.
+  if (auto earlier = kernel::get<kernel::GpuReason>(decl))
+    reason += "; " + earlier.getValue().str();
   kernel::set<kernel::GpuReason>(decl, StringAttr::get(context, reason));
 }
 

@@ -1032,6 +1032,35 @@ static bool staysOneParallelOp(const Group &group, Operation *op) {
   return true;
 }
 
+/// Graph ops whose lowering strata-gpu-pull-fusion reads through (all-parallel
+/// linalg ops, slices, inserts, pads; GpuPullFusion.cpp).
+static bool isPullableOnGpu(Operation *op) {
+  return strata::isLowerableElementwise(op) ||
+         isa<graph::GatherOp, graph::GatherElementsOp, graph::TransposeOp,
+             graph::SliceOp, graph::ConcatOp, graph::PadOp, graph::ExpandOp,
+             graph::TriluOp, graph::WhereOp>(op);
+}
+
+/// Whether `group` with `op` added is a pointwise kernel that
+/// strata-gpu-pull-fusion makes one all-parallel op: every op one it reads
+/// through, and every value but `op`'s read only inside the kernel, so that
+/// the kernel has one result. The GPU mapping then spreads it over the
+/// whole grid, whatever the row analysis says of its ops (a slice, a
+/// transpose and a pad: ViT's query, key and value heads, three kernels and
+/// two trips through memory each before).
+static bool staysPullable(const Group &group, Operation *op) {
+  if (!isPullableOnGpu(op) || op->getNumResults() != 1)
+    return false;
+  for (Operation *member : group.ops) {
+    if (!isPullableOnGpu(member) || member->getNumResults() != 1)
+      return false;
+    for (Operation *user : member->getResult(0).getUsers())
+      if (user != op && !group.members.contains(user))
+        return false;
+  }
+  return true;
+}
+
 /// Whether `group` with the reduction `op` added becomes one loop nest with
 /// a reduction once the kernel stage's elementwise fusion has run: the
 /// group is elementwise ops and fusible gathers (at least one gather: without
@@ -1245,7 +1274,7 @@ static std::string gpuJoinRefusal(const Group &group, Operation *op) {
            "dimensions its rows split over are not fused (" +
            strata::describeOp(resize) +
            "): fused, the kernel's rows could not split at all";
-  if (staysOneParallelOp(group, op))
+  if (staysOneParallelOp(group, op) || staysPullable(group, op))
     return "";
   if (isolatedOnGpu(op))
     return "on the GPU " + op->getName().stripDialect().str() +

@@ -176,6 +176,17 @@ def NumberConstantsPass : Pass<"strata-number-constants", "mlir::ModuleOp"> {
 // GPU kernels
 //===----------------------------------------------------------------------===//
 
+def GpuPullFusionPass : Pass<"strata-gpu-pull-fusion", "mlir::ModuleOp"> {
+  let summary = "Rewrite each generated pointwise kernel of several ops "
+                "(slices, concats, pads, transposes, elementwise ops) into "
+                "one all-parallel linalg.generic that reads through them";
+  let dependentDialects = [
+    "::mlir::affine::AffineDialect", "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect", "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
 def GpuMapPass : Pass<"strata-gpu-map", "mlir::ModuleOp"> {
   let summary = "Map each bufferized kernel onto a grid of thread blocks "
                 "(records strata.gpu_* on its declaration)";
