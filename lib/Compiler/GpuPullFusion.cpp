@@ -48,8 +48,6 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
-#include <memory>
-
 #include <map>
 #include <vector>
 
@@ -179,7 +177,7 @@ private:
                           function_ref<FailureOr<Value>()> then,
                           function_ref<FailureOr<Value>()> otherwise);
 
-  FailureOr<Value> leaf(Value tensor, ArrayRef<Value> at);
+  Value leaf(Value tensor, ArrayRef<Value> at);
   FailureOr<Value> pullLinalg(linalg::LinalgOp op, unsigned result,
                               ArrayRef<Value> at);
 
@@ -215,7 +213,7 @@ FailureOr<Value> Puller::choose(Value condition, Type type,
   return branch.getResult(0);
 }
 
-FailureOr<Value> Puller::leaf(Value tensor, ArrayRef<Value> at) {
+Value Puller::leaf(Value tensor, ArrayRef<Value> at) {
   auto type = cast<RankedTensorType>(tensor.getType());
   // At the top of the body (a read inside a branch must stay there), where
   // the position is the loop indices themselves or constants, each loop's
@@ -238,15 +236,14 @@ FailureOr<Value> Puller::leaf(Value tensor, ArrayRef<Value> at) {
       exprs.push_back(b.getAffineDimExpr(it - ivs.begin()));
   }
   if (!mapped)
-    return tensor::ExtractOp::create(b, loc, tensor, at).getResult();
+    return tensor::ExtractOp::create(b, loc, tensor, at);
   auto map = AffineMap::get(ivs.size(), 0, exprs, b.getContext());
   for (auto [i, input] : llvm::enumerate(inputs))
     if (input.first == tensor && input.second == map)
-      return Value(top->getArgument(i));
+      return top->getArgument(i);
   // Inputs come before the outputs' arguments.
   inputs.push_back({tensor, map});
-  return Value(
-      top->insertArgument(inputs.size() - 1, type.getElementType(), loc));
+  return top->insertArgument(inputs.size() - 1, type.getElementType(), loc);
 }
 
 FailureOr<Value> Puller::pull(Value tensor, ArrayRef<Value> at) {
@@ -461,9 +458,6 @@ bool pullFuse(func::FuncOp body) {
   OpBuilder b(ret);
   Location loc = body.getLoc();
   int64_t rank = type.getRank();
-  // A first generic whose body holds the pulled ops; its inputs are known
-  // only once they are pulled, so the final generic is built after, and the
-  // body moved into it.
   SmallVector<Value> inits;
   for (Value v : ret.getOperands()) {
     auto t = cast<RankedTensorType>(v.getType());

@@ -207,7 +207,8 @@ def Graph_SliceOp : Graph_OptOperandsOp<"slice", [AttrSizedOperandSegments]> {
     $data `,` $starts `,` $ends (`axes` $axes^)? (`steps` $steps^)? attr-dict
     `:` functional-type(operands, results)
   }];
-  let hasFolder = 1;  let hasCanonicalizer = 1;
+  let hasFolder = 1;
+  let hasCanonicalizer = 1;
 }
 
 def Graph_SplitOp : Graph_SimpleOp<"split"> {
