@@ -14,6 +14,7 @@
 #include "strata/Runtime/Runtime.h"
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 using namespace strata::rt;
@@ -30,6 +31,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (module->codeSize() != 0 || module->target() != "cpu" ||
       module->arenaSize() > (64u << 20))
     return 0;
+  // Host buffers of static shape are allocated when the session is created,
+  // as large as the module declares: a module asking for gigabytes gets
+  // them, or OutOfMemory, which is not a finding but exceeds libFuzzer's
+  // malloc limit. Keep them within the arena's bound.
+  uint64_t hostBytes = 0;
+  for (const BufferInfo &b : module->buffers()) {
+    if (b.kind != BufferKind::Host)
+      continue;
+    uint64_t bytes =
+        b.dtype == DType::String ? sizeof(std::string) : dtypeSize(b.dtype);
+    for (int64_t d : b.shape)
+      if (d > 0 && __builtin_mul_overflow(bytes, uint64_t(d), &bytes))
+        return 0;
+    if (__builtin_add_overflow(hostBytes, bytes, &hostBytes) ||
+        hostBytes > (64u << 20))
+      return 0;
+  }
   try {
     SessionOptions options;
     options.threads = 1;

@@ -20,6 +20,7 @@
 #include "ModuleChecksum.h"
 #include "module_generated.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <cstring>
@@ -139,12 +140,10 @@ TensorSignature readSignature(const fb::TensorSignature *sig, const char *kind,
       r.fail(where + " has a required value, which only inputs may have");
     if (out.dtype == DType::String)
       r.fail(where + " is of strings and has a required value");
-    int64_t elements = 1;
-    for (int64_t d : out.shape)
-      elements = d < 0 ? -1 : elements * d;
-    if (elements < 0 ||
-        out.requiredValue.size() !=
-            static_cast<uint64_t>(elements) * dtypeSize(out.dtype))
+    bool dynamic = std::any_of(out.shape.begin(), out.shape.end(),
+                               [](int64_t d) { return d < 0; });
+    if (dynamic ||
+        out.requiredValue.size() != byteSize(out.dtype, out.shape, r, where))
       r.fail(where + " has a required value of " +
              std::to_string(out.requiredValue.size()) +
              " bytes, which does not match its type");

@@ -172,6 +172,19 @@ TEST(Session, RequiredValueOfWrongSizeIsRefused) {
                 "match its type"));
 }
 
+// A required value on a shape whose element count overflows is refused,
+// not multiplied past int64 (found by fuzz-module): 7 * 0x6db6db6db6db6db7
+// wraps to 1, which would have matched the 4 bytes of one float.
+TEST(Session, RequiredValueOfOverflowingShapeIsRefused) {
+  ModuleBuilder b;
+  uint32_t x = b.addInput("x", DType::F32, {7, 0x6db6db6db6db6db7},
+                          std::vector<uint8_t>(4));
+  b.addOutput("x", x);
+  EXPECT_THAT(
+      errorOf([&] { Module::loadFromMemory(b.finish(), "bad.strata"); }),
+      HasSubstr("input 0 ('x')"));
+}
+
 TEST(Session, RunWithoutInput) {
   Session session(addModule());
   EXPECT_THAT(errorOf([&] { session.run(); }),
