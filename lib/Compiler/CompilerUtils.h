@@ -147,6 +147,12 @@ mlir::LogicalResult runExternalTool(mlir::Operation *anchor,
 mlir::LogicalResult verifyLoweredToLlvm(mlir::ModuleOp kernels,
                                         llvm::StringRef intrinsics);
 
+/// Puts each `llvm.loop_annotation` that scf-to-cf carried to a loop's
+/// back edge as a discardable attribute (cf-to-llvm leaves it so) into the
+/// branch's own loop_annotation, which the translation to LLVM IR reads as
+/// the loop's !llvm.loop metadata.
+void attachLoopAnnotations(mlir::ModuleOp kernels);
+
 /// LLVM's linker: ld.lld-22, ld.lld on the PATH, or LLVM 22's own; and the
 /// error when there is none.
 std::optional<std::string> findLdLld();

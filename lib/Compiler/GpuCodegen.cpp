@@ -190,21 +190,8 @@ LogicalResult strata::generateGpuCode(ModuleOp module,
                                  NVVM::NVVMDialect::getDialectNamespace())))
     return failure();
 
-  // Loop annotations (the GEMM kernel's "nounroll", GpuGemm.cpp) reach the
-  // back edges through scf-to-cf as the discardable llvm.loop_annotation,
-  // which cf-to-llvm leaves discardable; the translation reads the
-  // branches' own loop_annotation.
-  kernels.walk([](Operation *op) {
-    auto annotation =
-        op->getAttrOfType<LLVM::LoopAnnotationAttr>("llvm.loop_annotation");
-    if (!annotation)
-      return;
-    if (auto br = dyn_cast<LLVM::BrOp>(op))
-      br.setLoopAnnotationAttr(annotation);
-    else if (auto condBr = dyn_cast<LLVM::CondBrOp>(op))
-      condBr.setLoopAnnotationAttr(annotation);
-    op->removeAttr("llvm.loop_annotation");
-  });
+  // Loop annotations: the GEMM kernel's "nounroll" (GpuGemm.cpp).
+  attachLoopAnnotations(kernels);
 
   MLIRContext *context = module.getContext();
   registerBuiltinDialectTranslation(*context);

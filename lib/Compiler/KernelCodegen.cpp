@@ -253,6 +253,8 @@ LogicalResult strata::generateKernelCode(ModuleOp module,
     return kernels.emitError("the kernels are not in the LLVM dialect (the "
                              "module is not at the llvm stage)");
 
+  // strata-vectorize-inner-loops' "do not unroll" marks.
+  attachLoopAnnotations(kernels);
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =
       translateModuleToLLVMIR(kernels, llvmContext, "strata_kernels");

@@ -13,6 +13,7 @@
 //   strata-copy-to-linalg
 //   strata-approximate-math
 //   strata-collapse-dims
+//   strata-vectorize-inner-loops
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,11 +27,13 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
@@ -49,6 +52,7 @@ namespace strata {
 #define GEN_PASS_DEF_APPROXIMATEMATHPASS
 #define GEN_PASS_DEF_COLLAPSEDIMSPASS
 #define GEN_PASS_DEF_NUMBERCONSTANTSPASS
+#define GEN_PASS_DEF_VECTORIZEINNERLOOPSPASS
 #include "Passes.h.inc"
 } // namespace strata
 
@@ -453,6 +457,61 @@ struct CollapseDimsPass : strata::impl::CollapseDimsPassBase<CollapseDimsPass> {
   }
 };
 
+/// LLVM's loop vectorizer only vectorizes innermost loops, and its full
+/// unrolling runs first: an innermost loop of a few dozen iterations (the
+/// channels of a channels-last kernel, 32 in EfficientNet's first blocks)
+/// was unrolled whole, which made the loop around it (the image's columns,
+/// 128 bytes apart) the innermost one, vectorized with gathers and
+/// scatters: a squeeze-excite scale at 112x112x32 ran 7x slower than at
+/// 56x56x144 (bench/RESULTS.md). An innermost loop whose every store
+/// writes consecutive elements as it iterates (its induction variable is
+/// the last index) is the one to vectorize: it is marked so that LLVM does
+/// not unroll it (llvm.loop.unroll.disable), and the vectorizer, which
+/// still widens and interleaves it, takes it. Loops that carry a value or
+/// store elsewhere (reductions) keep LLVM's unrolling, which gives them
+/// their instruction-level parallelism; so do loops too short for a
+/// vector, and loops with no loop around them (nothing else to vectorize).
+constexpr int64_t kMinVectorizedTrip = 8;
+
+bool storesAlongInductionVariable(scf::ForOp loop) {
+  Value iv = loop.getInductionVar();
+  bool any = false, all = true;
+  loop.getBody()->walk([&](Operation *op) {
+    if (isa<scf::ForOp, scf::WhileOp, scf::ParallelOp>(op))
+      all = false;
+    if (auto store = dyn_cast<memref::StoreOp>(op)) {
+      any = true;
+      auto type = store.getMemRefType();
+      all &= !store.getIndices().empty() && store.getIndices().back() == iv &&
+             type.getLayout().isIdentity();
+    }
+  });
+  return any && all;
+}
+
+struct VectorizeInnerLoopsPass
+    : strata::impl::VectorizeInnerLoopsPassBase<VectorizeInnerLoopsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    MLIRContext *context = &getContext();
+    auto noUnroll = LLVM::LoopAnnotationAttr::get(
+        context, {}, {}, {},
+        LLVM::LoopUnrollAttr::get(context, BoolAttr::get(context, true), {}, {},
+                                  {}, {}, {}, {}),
+        {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {});
+    getOperation().walk([&](scf::ForOp loop) {
+      std::optional<APInt> trips = loop.getStaticTripCount();
+      if (loop.getNumResults() != 0 || !trips ||
+          trips->getSExtValue() < kMinVectorizedTrip ||
+          !loop->getParentOfType<scf::ForOp>() ||
+          !storesAlongInductionVariable(loop))
+        return;
+      loop->setAttr("llvm.loop_annotation", noUnroll);
+    });
+  }
+};
+
 /// One-shot bufferization turns each constant tensor into a memref.global
 /// named in the order it visits the functions, which for functions that do
 /// not call each other is a hash order: the same model compiled twice got
@@ -513,6 +572,20 @@ LogicalResult strata::verifyLoweredToLlvm(ModuleOp kernels,
   return success();
 }
 
+void strata::attachLoopAnnotations(ModuleOp kernels) {
+  kernels.walk([](Operation *op) {
+    auto annotation =
+        op->getAttrOfType<LLVM::LoopAnnotationAttr>("llvm.loop_annotation");
+    if (!annotation)
+      return;
+    if (auto br = dyn_cast<LLVM::BrOp>(op))
+      br.setLoopAnnotationAttr(annotation);
+    else if (auto condBr = dyn_cast<LLVM::CondBrOp>(op))
+      condBr.setLoopAnnotationAttr(annotation);
+    op->removeAttr("llvm.loop_annotation");
+  });
+}
+
 ModuleOp strata::getKernelsModule(ModuleOp module) {
   for (auto nested : module.getOps<ModuleOp>())
     if (nested.getSymName() && *nested.getSymName() == "kernels")
@@ -539,6 +612,7 @@ void strata::registerCompilerPasses() {
     registerCopyToLinalgPass();
     registerApproximateMathPass();
     registerNumberConstantsPass();
+    registerVectorizeInnerLoopsPass();
     return true;
   }();
   (void)done;

@@ -158,6 +158,14 @@ def CopyToLinalgPass : Pass<"strata-copy-to-linalg", "mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def VectorizeInnerLoopsPass
+    : Pass<"strata-vectorize-inner-loops", "mlir::ModuleOp"> {
+  let summary = "Mark innermost loops that store contiguously so that LLVM "
+                "vectorizes them instead of unrolling them whole (CPU "
+                "kernels)";
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 def ApproximateMathPass : Pass<"strata-approximate-math", "mlir::ModuleOp"> {
   let summary = "Expand exp, expm1, log, log1p, log2, tanh, erf and erfc into "
                 "vectorizable polynomials (CPU kernels)";

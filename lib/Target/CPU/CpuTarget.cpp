@@ -39,6 +39,7 @@ CpuTarget::mappingPipeline(const CompileOptions &) const {
   entries.insert(entries.end(), bufferize.begin(), bufferize.end());
   entries.push_back(PassEntry{"strata-copy-to-linalg", "", true});
   entries.push_back(PassEntry{"convert-linalg-to-loops", "", true});
+  entries.push_back(PassEntry{"strata-vectorize-inner-loops", "", true});
   return entries;
 }
 
