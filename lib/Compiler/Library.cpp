@@ -91,6 +91,10 @@ static std::optional<double> scalarConstant(Value v) {
   return strata::splatFloatConstant(v);
 }
 
+/// The elements from which an activation that oneDNN computes slowly is
+/// generated rather than fused (EpilogueBuilder::costlierThanGenerated).
+constexpr int64_t kMinGeneratedActivation = 16384;
+
 namespace {
 /// Grows a match's epilogue, recording why each reader of the step's value
 /// joined or did not.
@@ -338,12 +342,47 @@ struct EpilogueBuilder {
                   "sigmoid, tanh, gelu, clip, x * sigmoid(x), hard swish)";
   }
 
+  /// Whether oneDNN's post-op for `kind` costs more than computing it in a
+  /// kernel of strata's own: the activations oneDNN 2.6 evaluates through
+  /// its exp polynomial (sigmoid, tanh, GELU, swish) add 0.4-0.6 ns an
+  /// element to a convolution or matmul, where a separate generated kernel
+  /// (MLIR's polynomials, vectorized; its own read and write of the tensor
+  /// included) takes about 0.2 ns: EfficientNet-B0 1.1x faster at 1 thread,
+  /// 1.1-1.3x at 2 (bench/RESULTS.md, 2026-12-04). Below
+  /// kMinGeneratedActivation elements (a squeeze-excite's gate on [N, C, 1,
+  /// 1]) the post-op stays: there a step of its own costs more than the
+  /// exp. Relu, clip and hard swish are a few instructions in either.
+  std::string costlierThanGenerated(StringRef kind) {
+    if (kind != "swish" && kind != "sigmoid" && kind != "tanh" &&
+        kind != "gelu_erf" && kind != "gelu_tanh")
+      return "";
+    auto type = cast<RankedTensorType>(result().getType());
+    if (!type.hasStaticShape() ||
+        type.getNumElements() < kMinGeneratedActivation)
+      return "";
+    return kind.str() + " over " + std::to_string(type.getNumElements()) +
+           " elements: oneDNN's post-op evaluates it at several times the cost "
+           "of "
+           "a generated kernel's polynomial, that kernel's own read and "
+           "write included; generated instead";
+  }
+
   /// Adds the activation reading the current value if oneDNN has it.
   void activationEpilogue() {
     if (auto [gate, kind] = gatedActivation(); !gate.empty()) {
       for (Operation *op : gate)
         if (vetoed(op))
           return;
+      if (std::string why = costlierThanGenerated(kind); !why.empty()) {
+        // The more telling reason replaces the two-readers one that the
+        // search for an added input gave x's readers.
+        llvm::erase_if(match.refused, [&](const auto &entry) {
+          return llvm::is_contained(gate, entry.first);
+        });
+        for (Operation *op : gate)
+          refuse(op, why);
+        return;
+      }
       match.attrs.set("activation",
                       StringAttr::get(gate.front()->getContext(), kind));
       std::string why =
@@ -390,6 +429,10 @@ struct EpilogueBuilder {
       kind = "clip";
       setFloat("activation_alpha", lo.value_or(-3.4028234663852886e38));
       setFloat("activation_beta", hi.value_or(3.4028234663852886e38));
+    }
+    if (std::string why = costlierThanGenerated(kind); !why.empty()) {
+      refuse(user, why);
+      return;
     }
     set(kind);
     join(user, kind + " activation: a oneDNN post-op");

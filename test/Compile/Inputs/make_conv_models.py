@@ -8,7 +8,8 @@ channels-last; the last one, read by a generated kernel, does not.
 silu.onnx (test/Compile/swish.test): Conv -> x * sigmoid(x) -> depthwise
 Conv -> sigmoid(x) * x -> 1x1 Conv -> HardSwish -> GlobalAveragePool, the
 activations as exporters write them (SiLU as a Sigmoid and a Mul that both
-read the convolution), each a oneDNN post-op.
+read the convolution), each a oneDNN post-op. silu_wide.onnx: the same
+at 32x32, where the SiLUs (32768 elements) are generated kernels instead.
 
 inception.onnx (test/Compile/layouts.test): two convolution branches joined
 by a channel Concat, a ceil_mode MaxPool, a 1x1 Conv and a
@@ -74,7 +75,7 @@ def depthwise(x, w, b, pad):
     return out + b[None, :, None, None]
 
 
-def silu_model(out, rng):
+def silu_model(out, rng, name="silu", size=10):
     w1 = rng.standard_normal((16, 8, 3, 3)).astype(np.float32) * 0.3
     b1 = rng.standard_normal(16).astype(np.float32) * 0.1
     w2 = rng.standard_normal((16, 1, 3, 3)).astype(np.float32) * 0.4
@@ -94,21 +95,21 @@ def silu_model(out, rng):
         helper.make_node("HardSwish", ["c3"], ["a3"], name="hswish"),
         helper.make_node("GlobalAveragePool", ["a3"], ["y"], name="gap"),
     ]
-    save_model(out, "silu", nodes,
+    save_model(out, name, nodes,
                {"w1": w1, "b1": b1, "w2": w2,
                 "b2": b2, "w3": w3, "b3": b3},
-               [2, 8, 10, 10], [2, 12, 1, 1])
+               [2, 8, size, size], [2, 12, 1, 1])
 
     def silu(v):
         return v / (1.0 + np.exp(-v))
 
-    x = rng.standard_normal((2, 8, 10, 10)).astype(np.float32)
+    x = rng.standard_normal((2, 8, size, size)).astype(np.float32)
     a1 = silu(conv2d(x.astype(np.float64), w1, b1, 1))
     a2 = silu(depthwise(a1, w2, b2, 1))
     c3 = conv2d(a2, w3, b3, 0)
     a3 = c3 * np.clip(c3 / 6.0 + 0.5, 0.0, 1.0)
-    np.save(os.path.join(out, "silu_x.npy"), x)
-    np.save(os.path.join(out, "silu_y.npy"),
+    np.save(os.path.join(out, name + "_x.npy"), x)
+    np.save(os.path.join(out, name + "_y.npy"),
             a3.mean(axis=(2, 3), keepdims=True).astype(np.float32))
 
 
@@ -324,6 +325,7 @@ def main():
     dense_model(out, rng)
     se_model(out, rng)
     shared_model(out, rng)
+    silu_model(out, rng, "silu_wide", 32)
 
 
 if __name__ == "__main__":
