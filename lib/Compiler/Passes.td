@@ -166,6 +166,13 @@ def VectorizeInnerLoopsPass
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def ResultsInPlacePass : Pass<"strata-results-in-place", "mlir::ModuleOp"> {
+  let summary = "A kernel result computed into a temporary and copied out "
+                "through a view is computed into the out-parameter (CPU "
+                "kernels)";
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 def ApproximateMathPass : Pass<"strata-approximate-math", "mlir::ModuleOp"> {
   let summary = "Expand exp, expm1, log, log1p, log2, tanh, erf and erfc into "
                 "vectorizable polynomials (CPU kernels)";
