@@ -55,6 +55,7 @@
 #include "strata/Conversion/GraphToLinalg.h"
 #include "strata/Dialect/Graph/IR/GraphOps.h"
 #include "strata/Dialect/Graph/IR/GraphPatterns.h"
+#include "strata/Dialect/Kernel/IR/KernelDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Utils/IndexingUtils.h"
@@ -372,6 +373,27 @@ private:
     }
   }
 
+  /// What a windows constant holds (`kind`: "index", "mask" or "inside"),
+  /// for strata-gpu-window-indices, which computes it in the kernel instead
+  /// of loading it (GpuWindowIndices.cpp).
+  void markWindows(Value constant, StringRef kind) {
+    auto x = cast<RankedTensorType>(input.getType());
+    MLIRContext *context = builder.getContext();
+    auto ints = [&](ArrayRef<int64_t> v) {
+      return DenseI64ArrayAttr::get(context, v);
+    };
+    SmallVector<NamedAttribute> entries = {
+        builder.getNamedAttr("kind", builder.getStringAttr(kind)),
+        builder.getNamedAttr("input", ints(x.getShape().drop_front(2))),
+        builder.getNamedAttr("output", ints(out)),
+        builder.getNamedAttr("kernel", ints(kernel)),
+        builder.getNamedAttr("strides", ints(strides)),
+        builder.getNamedAttr("dilations", ints(dilations)),
+        builder.getNamedAttr("pads", ints(pads))};
+    strata::kernel::set<strata::kernel::Windows>(
+        constant.getDefiningOp(), DictionaryAttr::get(context, entries));
+  }
+
   /// The input channels-last, its spatial axes flattened: [N, Pin, C].
   Value channelsLastInput() {
     auto x = cast<RankedTensorType>(input.getType());
@@ -397,6 +419,7 @@ private:
         graph::ConstantOp::create(builder, loc,
                                   cast<ElementsAttr>(DenseElementsAttr::get(
                                       indexType, ArrayRef<int64_t>(index))));
+    markWindows(indices, "index");
     Value gathered = graph::GatherOp::create(
         builder, loc, tensor({batch, points, offsetCount, channels}), flat,
         indices, builder.getI64IntegerAttr(1));
@@ -413,6 +436,7 @@ private:
               RankedTensorType::get({points, offsetCount, 1},
                                     builder.getI1Type()),
               ArrayRef<bool>(inside))));
+      markWindows(condition, "inside");
       Value lowest = graph::ConstantOp::create(
           builder, loc,
           cast<ElementsAttr>(DenseElementsAttr::get(
@@ -434,6 +458,7 @@ private:
     Value maskValue = graph::ConstantOp::create(
         builder, loc,
         cast<ElementsAttr>(DenseElementsAttr::get(maskType, values)));
+    markWindows(maskValue, "mask");
     return graph::MulOp::create(builder, loc, gathered.getType(), gathered,
                                 maskValue);
   }

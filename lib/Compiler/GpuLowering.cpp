@@ -79,6 +79,7 @@ strata::gpuStagePipeline(const TargetFacts &facts) {
   // Pointwise kernels of several ops become one all-parallel op first, while
   // they are still on tensors (GpuPullFusion.cpp).
   std::vector<strata::PassEntry> entries = {
+      strata::PassEntry{"strata-gpu-window-indices", "", false},
       strata::PassEntry{"strata-gpu-pull-fusion", "", false}};
   std::vector<strata::PassEntry> bufferize = strata::bufferizationPasses();
   entries.insert(entries.end(), bufferize.begin(), bufferize.end());
@@ -241,6 +242,7 @@ struct GpuToNvvmPass : strata::impl::GpuToNvvmPassBase<GpuToNvvmPass> {
 void strata::registerGpuPasses() {
   static bool done = [] {
     registerGpuPullFusionPass();
+    registerGpuWindowIndicesPass();
     registerGpuMapPass();
     registerGpuToNvvmPass();
     return true;

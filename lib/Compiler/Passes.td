@@ -191,6 +191,13 @@ def NumberConstantsPass : Pass<"strata-number-constants", "mlir::ModuleOp"> {
 // GPU kernels
 //===----------------------------------------------------------------------===//
 
+def GpuWindowIndicesPass : Pass<"strata-gpu-window-indices", "mlir::ModuleOp"> {
+  let summary = "GPU: a convolution's or pooling's window index and padding "
+                "mask computed in the kernel from its loops, not loaded";
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect"];
+}
+
 def GpuPullFusionPass : Pass<"strata-gpu-pull-fusion", "mlir::ModuleOp"> {
   let summary = "Rewrite each generated pointwise kernel of several ops "
                 "(slices, concats, pads, transposes, elementwise ops) into "

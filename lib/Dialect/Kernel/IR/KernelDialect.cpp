@@ -300,7 +300,8 @@ LogicalResult AttributeChecker::check() {
     return expect<StringAttr>("a string");
   if (llvm::is_contained({"nodes", "fused_because", "not_fused"}, key))
     return strings();
-  if (llvm::is_contained({"tile", "attrs", "gemm", "attention"}, key))
+  if (llvm::is_contained({"tile", "attrs", "gemm", "attention", "windows"},
+                         key))
     return expect<DictionaryAttr>("a dictionary");
   if (key == "parallel_rows" || key == "parallel_dims")
     return count(/*positive=*/false);

@@ -71,6 +71,11 @@ def Kernel_Dialect : Dialect {
     // On an attention block's first product (graph.matmul), before the
     // partitioner: what strata-pad-attention padded, or why it did not.
     "::mlir::StringAttr":$attention_padding,
+    // On a graph.constant strata-conv-to-gemm made: the windows whose
+    // index, padding mask or padding condition it holds (kind, input,
+    // output, kernel, strides, dilations, pads), which strata-gpu-window-
+    // indices computes in the kernel instead of loading.
+    "::mlir::DictionaryAttr":$windows,
     // On the module: the precision the compile was asked for.
     "::mlir::StringAttr":$precision,
     // The GPU stage: the launch, the choice in words, and on the loops of

@@ -54,6 +54,7 @@ using GpuDistribute = KernelDialect::GpuDistributeAttrHelper;
 using MaxThreads = KernelDialect::MaxThreadsAttrHelper;
 using PtxKernel = KernelDialect::PtxKernelAttrHelper;
 using PtxLaunch = KernelDialect::PtxLaunchAttrHelper;
+using Windows = KernelDialect::WindowsAttrHelper;
 
 /// The attribute `H` of `op`, or null when it is absent or not of its type.
 template <typename H> auto get(mlir::Operation *op) {
