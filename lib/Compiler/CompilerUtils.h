@@ -153,6 +153,11 @@ mlir::LogicalResult verifyLoweredToLlvm(mlir::ModuleOp kernels,
 /// the loop's !llvm.loop metadata.
 void attachLoopAnnotations(mlir::ModuleOp kernels);
 
+/// `llvm.loop.unroll.disable` as an `llvm.loop_annotation`, for an scf.for
+/// that LLVM must not unroll (attachLoopAnnotations carries it to the
+/// loop's back edge).
+mlir::Attribute noUnrollAnnotation(mlir::MLIRContext *context);
+
 /// LLVM's linker: ld.lld-22, ld.lld on the PATH, or LLVM 22's own; and the
 /// error when there is none.
 std::optional<std::string> findLdLld();

@@ -55,6 +55,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CompilerUtils.h"
 #include "Gemm.h"
 #include "Gpu.h"
 #include "GpuTensorCore.h"
@@ -959,16 +960,10 @@ LogicalResult GemmEmitter::emitWarpSpecialized(Value shared, Value tid) {
           // 23 s, for 0.6% on gelu(x@w+b) 8192x4096x4096 (bench/RESULTS.md,
           // 2026-12-01 08:25). The narrow form's, which ptxas unrolls in part
           // and quickly, are left to it.
-          if (wideTiles) {
-            MLIRContext *context = b.getContext();
+          if (wideTiles)
             done.front().getDefiningOp()->setAttr(
                 "llvm.loop_annotation",
-                LLVM::LoopAnnotationAttr::get(
-                    context, {}, {}, {},
-                    LLVM::LoopUnrollAttr::get(context, b.getBoolAttr(true), {},
-                                              {}, {}, {}, {}, {}),
-                    {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}));
-          }
+                strata::noUnrollAnnotation(b.getContext()));
           SmallVector<Value> acc =
               step(c32(kSteps - 1), done.back(), done.drop_back(), true);
           // Wide: accumulator 4 t + 2 h + e is column 8 t + 2 (lane mod 4) +

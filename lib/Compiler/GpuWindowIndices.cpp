@@ -148,15 +148,13 @@ struct WindowSpec {
 
 /// Replaces the reads of `arg` (a kernel argument holding `windows`) by
 /// generic ops that take it as an input indexed by (point, offset[, 0]);
-/// true when every reader was replaced.
-bool computeInPlaceOfLoads(BlockArgument arg, const WindowSpec &windows) {
-  bool all = true;
+/// returns how many it replaced.
+int computeInPlaceOfLoads(BlockArgument arg, const WindowSpec &windows) {
+  int replaced = 0;
   for (OpOperand &use : llvm::make_early_inc_range(arg.getUses())) {
     auto generic = dyn_cast<linalg::GenericOp>(use.getOwner());
-    if (!generic || !generic.isDpsInput(&use)) {
-      all = false;
+    if (!generic || !generic.isDpsInput(&use))
       continue;
-    }
     AffineMap map = generic.getMatchingIndexingMap(&use);
     auto type = cast<RankedTensorType>(arg.getType());
     // (point, offset) or (point, offset, 0), each a loop of its own.
@@ -166,10 +164,8 @@ bool computeInPlaceOfLoads(BlockArgument arg, const WindowSpec &windows) {
         llvm::any_of(map.getResults().drop_front(2), [](AffineExpr e) {
           auto constant = dyn_cast<AffineConstantExpr>(e);
           return !constant || constant.getValue() != 0;
-        })) {
-      all = false;
+        }))
       continue;
-    }
     Block &body = generic.getRegion().front();
     BlockArgument in = body.getArgument(use.getOperandNumber());
     OpBuilder b(&body, body.begin());
@@ -180,8 +176,9 @@ bool computeInPlaceOfLoads(BlockArgument arg, const WindowSpec &windows) {
         b, loc, cast<AffineDimExpr>(map.getResult(1)).getPosition());
     in.replaceAllUsesWith(
         windows.build(b, loc, point, offset, type.getElementType()));
+    ++replaced;
   }
-  return all;
+  return replaced;
 }
 
 struct GpuWindowIndicesPass
@@ -213,9 +210,9 @@ struct GpuWindowIndicesPass
         // A kernel split into row blocks sees a block of the constant, and
         // its loops count within the block: only whole ones are rewritten.
         if (!windows || i >= body.getNumArguments() ||
-            body.getArgument(i).getType() != operand.getType())
+            body.getArgument(i).getType() != operand.getType() ||
+            computeInPlaceOfLoads(body.getArgument(i), *windows) == 0)
           continue;
-        computeInPlaceOfLoads(body.getArgument(i), *windows);
         changed.insert(body);
         std::string note = "its windows' index and padding computed from "
                            "the loops, not loaded (strata-gpu-window-"

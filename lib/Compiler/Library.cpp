@@ -361,10 +361,9 @@ struct EpilogueBuilder {
         type.getNumElements() < kMinGeneratedActivation)
       return "";
     return kind.str() + " over " + std::to_string(type.getNumElements()) +
-           " elements: oneDNN's post-op evaluates it at several times the cost "
-           "of "
-           "a generated kernel's polynomial, that kernel's own read and "
-           "write included; generated instead";
+           " elements: oneDNN's post-op evaluates it at several times the "
+           "cost of a generated kernel's polynomial, that kernel's own read "
+           "and write included; generated instead";
   }
 
   /// Adds the activation reading the current value if oneDNN has it.

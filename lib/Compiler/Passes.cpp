@@ -496,12 +496,7 @@ struct VectorizeInnerLoopsPass
   using Base::Base;
 
   void runOnOperation() override {
-    MLIRContext *context = &getContext();
-    auto noUnroll = LLVM::LoopAnnotationAttr::get(
-        context, {}, {}, {},
-        LLVM::LoopUnrollAttr::get(context, BoolAttr::get(context, true), {}, {},
-                                  {}, {}, {}, {}),
-        {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {});
+    Attribute noUnroll = strata::noUnrollAnnotation(&getContext());
     getOperation().walk([&](scf::ForOp loop) {
       std::optional<APInt> trips = loop.getStaticTripCount();
       if (loop.getNumResults() != 0 || !trips ||
@@ -651,6 +646,14 @@ void strata::attachLoopAnnotations(ModuleOp kernels) {
       condBr.setLoopAnnotationAttr(annotation);
     op->removeAttr("llvm.loop_annotation");
   });
+}
+
+Attribute strata::noUnrollAnnotation(MLIRContext *context) {
+  return LLVM::LoopAnnotationAttr::get(
+      context, {}, {}, {},
+      LLVM::LoopUnrollAttr::get(context, BoolAttr::get(context, true), {}, {},
+                                {}, {}, {}, {}),
+      {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {});
 }
 
 ModuleOp strata::getKernelsModule(ModuleOp module) {

@@ -251,7 +251,7 @@ static std::string quoteOption(const std::string &value) {
   return "\"" + value + "\"";
 }
 
-std::vector<PassEntry> strata::bufferizationPasses() {
+std::vector<PassEntry> strata::bufferizationPasses(bool resultsInPlace) {
   auto nested = [](std::string name, std::string opts = "") {
     return PassEntry{std::move(name), std::move(opts), true};
   };
@@ -261,18 +261,21 @@ std::vector<PassEntry> strata::bufferizationPasses() {
   // result) back to the allocation they view, so that the allocation is
   // replaced by the out-parameter; otherwise the kernel computes into a
   // temporary heap buffer and copies it out on every call.
-  return {nested("one-shot-bufferize",
-                 "bufferize-function-boundaries "
-                 "function-boundary-type-conversion=identity-layout-map"),
-          nested("strata-number-constants"),
-          nested("canonicalize"),
-          nested("buffer-results-to-out-params",
-                 "hoist-static-allocs=true modify-public-functions=true"),
-          nested("canonicalize"),
-          nested("ownership-based-buffer-deallocation"),
-          nested("canonicalize"),
-          nested("buffer-deallocation-simplification"),
-          nested("bufferization-lower-deallocations")};
+  std::vector<PassEntry> entries = {
+      nested("one-shot-bufferize",
+             "bufferize-function-boundaries "
+             "function-boundary-type-conversion=identity-layout-map"),
+      nested("strata-number-constants"), nested("canonicalize"),
+      nested("buffer-results-to-out-params",
+             "hoist-static-allocs=true modify-public-functions=true")};
+  if (resultsInPlace)
+    entries.push_back(nested("strata-results-in-place"));
+  for (const char *name :
+       {"canonicalize", "ownership-based-buffer-deallocation", "canonicalize",
+        "buffer-deallocation-simplification",
+        "bufferization-lower-deallocations"})
+    entries.push_back(nested(name));
+  return entries;
 }
 
 std::vector<PassEntry> strata::llvmConversionTail() {

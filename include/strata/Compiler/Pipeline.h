@@ -127,8 +127,10 @@ void addDialectRegistration(std::function<void(mlir::DialectRegistry &)> fn);
 void applyDialectRegistrations(mlir::DialectRegistry &registry);
 
 /// The kernels' bufferization (on `module @kernels`), which the cpu and
-/// gpu stages begin with.
-std::vector<PassEntry> bufferizationPasses();
+/// gpu stages begin with. `resultsInPlace`: a result returned through a view
+/// of a temporary is computed into its out-parameter
+/// (strata-results-in-place, before the deallocations are placed).
+std::vector<PassEntry> bufferizationPasses(bool resultsInPlace = false);
 
 /// The end of both llvm stages: memrefs, arith, index, functions (with the
 /// bare-pointer calling convention the kernel ABIs use) and control flow to

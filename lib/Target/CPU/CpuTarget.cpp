@@ -35,15 +35,10 @@ CpuTarget::mappingPipeline(const CompileOptions &) const {
       PassEntry{"strata-apply-layouts", "", false},
       PassEntry{"strata-collapse-dims", "", true},
       PassEntry{"canonicalize", "", true}};
-  std::vector<PassEntry> bufferize = bufferizationPasses();
-  // A result returned through a view is computed into its out-parameter
-  // (strata-results-in-place), before deallocations are placed.
-  auto outParams = llvm::find_if(bufferize, [](const PassEntry &e) {
-    return e.name == "buffer-results-to-out-params";
-  });
-  if (outParams != bufferize.end())
-    bufferize.insert(outParams + 1,
-                     PassEntry{"strata-results-in-place", "", true});
+  // A result returned through a view of a temporary is computed into its
+  // out-parameter (strata-results-in-place).
+  std::vector<PassEntry> bufferize =
+      bufferizationPasses(/*resultsInPlace=*/true);
   entries.insert(entries.end(), bufferize.begin(), bufferize.end());
   entries.push_back(PassEntry{"strata-copy-to-linalg", "", true});
   entries.push_back(PassEntry{"convert-linalg-to-loops", "", true});
