@@ -77,6 +77,35 @@ Type withElement(Type type, Type element) {
   return cast<RankedTensorType>(type).clone(element);
 }
 
+/// gather(cast(x)) -> cast(gather(x)) for each gather reading the widened
+/// parameter `widened` as its data: the kernel then reads the elements it
+/// picks in the low type and widens them one by one, inside the loop that
+/// consumes them. Left as it was, the cast widens the whole parameter into
+/// a temporary first (a gather reads its data through tensor.extract, which
+/// linalg's fusion does not follow): an embedding table cast whole per run,
+/// a depthwise convolution's windows split from their sum into ops over a
+/// scratch buffer, one block for the kernel.
+void sinkBelowGathers(graph::CastOp widened) {
+  OpBuilder builder(widened->getContext());
+  Value arg = widened.getInput();
+  Type low = cast<RankedTensorType>(arg.getType()).getElementType();
+  for (OpOperand &use : llvm::make_early_inc_range(widened->getUses())) {
+    Operation *gather = use.getOwner();
+    if (use.getOperandNumber() != 0 ||
+        !isa<graph::GatherOp, graph::GatherElementsOp, graph::GatherNDOp>(
+            gather))
+      continue;
+    Value result = gather->getResult(0);
+    Type wide = result.getType();
+    builder.setInsertionPointAfter(gather);
+    auto widenedResult =
+        graph::CastOp::create(builder, gather->getLoc(), wide, result);
+    result.replaceAllUsesExcept(widenedResult.getResult(), widenedResult);
+    result.setType(withElement(wide, low));
+    use.set(arg);
+  }
+}
+
 /// "0, 2 and 3".
 std::string listText(ArrayRef<unsigned> items) {
   std::string text;
@@ -208,6 +237,7 @@ void LowerPrecision::lowerGenerated(func::FuncOp kernel,
     arg.setType(withElement(f32Type, low));
     auto widened = graph::CastOp::create(builder, arg.getLoc(), f32Type, arg);
     arg.replaceAllUsesExcept(widened.getResult(), widened);
+    sinkBelowGathers(widened);
     // A cast of the widened value back to the low type (the model stored it
     // in that type itself) reads the parameter as it is.
     for (Operation *user : llvm::make_early_inc_range(widened->getUsers()))
@@ -216,6 +246,8 @@ void LowerPrecision::lowerGenerated(func::FuncOp kernel,
           narrow.replaceAllUsesWith(arg);
           narrow.erase();
         }
+    if (widened->use_empty())
+      widened->erase();
   }
   Operation *ret = body.getTerminator();
   builder.setInsertionPoint(ret);
