@@ -254,11 +254,12 @@ private:
                     pool.getDilations(), pool.getPads()) ||
         offsetCount > kMaxDepthwiseOffsets)
       return false;
-    Value windows = gatherWindows(/*padWithLowest=*/true);
+    Value windows =
+        gatherWindows(/*padWithLowest=*/true, /*splitOffsets=*/true);
     Value largest = graph::ReduceMaxOp::create(
         builder, loc, tensor({batch, points, channels}), windows,
-        builder.getDenseI64ArrayAttr({2}), builder.getI64IntegerAttr(0),
-        builder.getI64IntegerAttr(0));
+        builder.getDenseI64ArrayAttr(offsetAxes()),
+        builder.getI64IntegerAttr(0), builder.getI64IntegerAttr(0));
     return replaceChannelsLast(largest);
   }
 
@@ -302,6 +303,11 @@ private:
 
   RankedTensorType tensor(ArrayRef<int64_t> shape) {
     return RankedTensorType::get(shape, element);
+  }
+
+  /// The axes of the offsets in split windows [N, P, K0, K1, .., C].
+  SmallVector<int64_t> offsetAxes() const {
+    return llvm::to_vector(llvm::seq<int64_t>(2, 2 + spatial));
   }
 
   /// Every kernel offset, row-major.
@@ -407,22 +413,36 @@ private:
   /// input: [N, P, KK, C], zero where a window reaches into the padding. One
   /// gather (and a multiply by the mask when there is padding) reads the
   /// input in place: the ops fuse into one loop nest spread over the whole
-  /// GPU, consecutive threads on consecutive channels.
-  Value gatherWindows(bool padWithLowest = false) {
+  /// GPU, consecutive threads on consecutive channels. With `splitOffsets`
+  /// the offsets keep one axis per kernel dimension, [N, P, K0, K1, .., C]:
+  /// a sum over them (a depthwise convolution, a pooling) is then one loop
+  /// per kernel dimension, whose indices are the offset's coordinates as
+  /// they are (strata-gpu-window-indices then divides nothing per tap, and
+  /// LLVM unrolls the short innermost loop).
+  Value gatherWindows(bool padWithLowest = false, bool splitOffsets = false) {
     Value flat = channelsLastInput();
     SmallVector<int64_t> index;
     SmallVector<double> mask;
     windows(index, mask);
-    SmallVector<int64_t> shape = {points, offsetCount};
+    SmallVector<int64_t> offsetShape = {offsetCount};
+    if (splitOffsets)
+      offsetShape.assign(kernel.begin(), kernel.end());
+    SmallVector<int64_t> shape = {points};
+    shape.append(offsetShape);
+    SmallVector<int64_t> gatheredShape = {batch, points};
+    gatheredShape.append(offsetShape);
+    gatheredShape.push_back(channels);
+    SmallVector<int64_t> maskShape = shape;
+    maskShape.push_back(1);
     auto indexType = RankedTensorType::get(shape, builder.getI64Type());
     Value indices =
         graph::ConstantOp::create(builder, loc,
                                   cast<ElementsAttr>(DenseElementsAttr::get(
                                       indexType, ArrayRef<int64_t>(index))));
     markWindows(indices, "index");
-    Value gathered = graph::GatherOp::create(
-        builder, loc, tensor({batch, points, offsetCount, channels}), flat,
-        indices, builder.getI64IntegerAttr(1));
+    Value gathered =
+        graph::GatherOp::create(builder, loc, tensor(gatheredShape), flat,
+                                indices, builder.getI64IntegerAttr(1));
     if (llvm::all_of(mask, [](double m) { return m == 1.0; }))
       return gathered;
     if (padWithLowest) {
@@ -433,8 +453,7 @@ private:
       Value condition = graph::ConstantOp::create(
           builder, loc,
           cast<ElementsAttr>(DenseElementsAttr::get(
-              RankedTensorType::get({points, offsetCount, 1},
-                                    builder.getI1Type()),
+              RankedTensorType::get(maskShape, builder.getI1Type()),
               ArrayRef<bool>(inside))));
       markWindows(condition, "inside");
       Value lowest = graph::ConstantOp::create(
@@ -446,7 +465,7 @@ private:
       return graph::WhereOp::create(builder, loc, gathered.getType(), condition,
                                     gathered, lowest);
     }
-    auto maskType = RankedTensorType::get({points, offsetCount, 1}, element);
+    auto maskType = RankedTensorType::get(maskShape, element);
     SmallVector<APFloat> values;
     for (double m : mask) {
       APFloat v(m);
@@ -521,17 +540,20 @@ private:
     // each GPU thread computes whole output points from the input in place,
     // as a direct depthwise convolution does; the windows are never
     // written to memory.
-    Value windows = gatherWindows();
+    Value windows = gatherWindows(/*padWithLowest=*/false,
+                                  /*splitOffsets=*/true);
+    SmallVector<int64_t> weightShape = {1, 1};
+    weightShape.append(kernel.begin(), kernel.end());
+    weightShape.push_back(channels);
     Value weight = reshape(
         transpose(reshape(conv.getWeight(), {channels, offsetCount}), {1, 0}),
-        {1, 1, offsetCount, channels});
-    Value terms = graph::MulOp::create(
-        builder, loc, tensor({batch, points, offsetCount, channels}), windows,
-        weight);
+        weightShape);
+    Value terms =
+        graph::MulOp::create(builder, loc, windows.getType(), windows, weight);
     Value sum = graph::ReduceSumOp::create(
         builder, loc, tensor({batch, points, channels}), terms,
-        builder.getDenseI64ArrayAttr({2}), builder.getI64IntegerAttr(0),
-        builder.getI64IntegerAttr(0));
+        builder.getDenseI64ArrayAttr(offsetAxes()),
+        builder.getI64IntegerAttr(0), builder.getI64IntegerAttr(0));
     // The bias is added by the kernel after it, with the ops that follow
     // the convolution (an activation, a residual).
     if (Value bias = conv.getBias())

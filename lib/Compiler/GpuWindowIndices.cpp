@@ -14,7 +14,9 @@
 // dilations, pads). This pass, the gpu stage's first, finds each marked
 // constant passed to a generated kernel and, where the kernel's
 // linalg.generic reads it as an input indexed by two of its loops (the
-// output point and the offset), computes the value from those loops'
+// output point and the offset), or by one loop per kernel dimension for
+// the offset (a depthwise convolution's and a pooling's windows, whose sum
+// runs one loop per kernel dimension), computes the value from those loops'
 // indices instead: the output point's and the offset's coordinates, the
 // input position at * stride - pad + offset * dilation, and whether it lies
 // inside the input, in 32-bit arithmetic (a division by a constant is then
@@ -99,7 +101,9 @@ struct WindowSpec {
 
   /// The value at (point, offset), built at `b`'s insertion point, of
   /// `type` (i64 for an index, the mask's float type, i1 for inside).
-  Value build(OpBuilder &b, Location loc, Value point, Value offset,
+  /// `offset` is the flat kernel offset, or its coordinates, one per kernel
+  /// dimension (windows whose offsets keep an axis each).
+  Value build(OpBuilder &b, Location loc, Value point, ValueRange offset,
               Type type) const {
     Type i32 = b.getI32Type();
     auto c = [&](int64_t v) {
@@ -108,11 +112,16 @@ struct WindowSpec {
     // Row-major coordinates of the output point and of the offset.
     size_t spatial = in.size();
     SmallVector<Value> at(spatial), off(spatial);
+    bool split = offset.size() == spatial && spatial > 1;
     Value restP = arith::IndexCastUIOp::create(b, loc, i32, point);
-    Value restK = arith::IndexCastUIOp::create(b, loc, i32, offset);
+    Value restK = arith::IndexCastUIOp::create(b, loc, i32, offset[0]);
     for (size_t i = spatial; i-- > 0;) {
       at[i] = arith::RemUIOp::create(b, loc, restP, c(out[i]));
       restP = arith::DivUIOp::create(b, loc, restP, c(out[i]));
+      if (split) {
+        off[i] = arith::IndexCastUIOp::create(b, loc, i32, offset[i]);
+        continue;
+      }
       off[i] = arith::RemUIOp::create(b, loc, restK, c(kernel[i]));
       restK = arith::DivUIOp::create(b, loc, restK, c(kernel[i]));
     }
@@ -147,21 +156,29 @@ struct WindowSpec {
 };
 
 /// Replaces the reads of `arg` (a kernel argument holding `windows`) by
-/// generic ops that take it as an input indexed by (point, offset[, 0]);
-/// returns how many it replaced.
+/// generic ops that take it as an input indexed by (point, offset[, 0]), or
+/// by (point, offset_0, .., offset_k-1[, 0]) where the windows keep an axis
+/// per kernel dimension (ConvToGemm's splitOffsets); returns how many it
+/// replaced.
 int computeInPlaceOfLoads(BlockArgument arg, const WindowSpec &windows) {
   int replaced = 0;
+  size_t spatial = windows.in.size();
   for (OpOperand &use : llvm::make_early_inc_range(arg.getUses())) {
     auto generic = dyn_cast<linalg::GenericOp>(use.getOwner());
     if (!generic || !generic.isDpsInput(&use))
       continue;
     AffineMap map = generic.getMatchingIndexingMap(&use);
     auto type = cast<RankedTensorType>(arg.getType());
-    // (point, offset) or (point, offset, 0), each a loop of its own.
-    if (map.getNumResults() != type.getRank() || map.getNumResults() < 2 ||
-        !isa<AffineDimExpr>(map.getResult(0)) ||
-        !isa<AffineDimExpr>(map.getResult(1)) ||
-        llvm::any_of(map.getResults().drop_front(2), [](AffineExpr e) {
+    // The leading results are loops, each its own; the rest are zeros.
+    ArrayRef<AffineExpr> results = map.getResults();
+    size_t loops = 0;
+    while (loops < results.size() && isa<AffineDimExpr>(results[loops]))
+      ++loops;
+    bool shaped = loops == 2 || (loops == 1 + spatial &&
+                                 type.getShape().slice(1, spatial) ==
+                                     ArrayRef<int64_t>(windows.kernel));
+    if (map.getNumResults() != type.getRank() || !shaped ||
+        llvm::any_of(results.drop_front(loops), [](AffineExpr e) {
           auto constant = dyn_cast<AffineConstantExpr>(e);
           return !constant || constant.getValue() != 0;
         }))
@@ -170,12 +187,13 @@ int computeInPlaceOfLoads(BlockArgument arg, const WindowSpec &windows) {
     BlockArgument in = body.getArgument(use.getOperandNumber());
     OpBuilder b(&body, body.begin());
     Location loc = generic.getLoc();
-    Value point = linalg::IndexOp::create(
-        b, loc, cast<AffineDimExpr>(map.getResult(0)).getPosition());
-    Value offset = linalg::IndexOp::create(
-        b, loc, cast<AffineDimExpr>(map.getResult(1)).getPosition());
-    in.replaceAllUsesWith(
-        windows.build(b, loc, point, offset, type.getElementType()));
+    SmallVector<Value> index;
+    for (AffineExpr e : results.take_front(loops))
+      index.push_back(linalg::IndexOp::create(
+          b, loc, cast<AffineDimExpr>(e).getPosition()));
+    in.replaceAllUsesWith(windows.build(b, loc, index.front(),
+                                        ArrayRef<Value>(index).drop_front(),
+                                        type.getElementType()));
     ++replaced;
   }
   return replaced;

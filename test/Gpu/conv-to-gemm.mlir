@@ -86,26 +86,26 @@ func.func @chain(%x: tensor<2x4x8x8xf32>, %b1: tensor<8xf32>) -> tensor<2x8x1x1x
   return %p : tensor<2x8x1x1xf32>
 }
 
-// Max pooling after a convolution: the windows gathered channels-last, the
-// padding's offsets -inf, the largest kept.
+// Max pooling after a convolution: the windows gathered channels-last, an
+// axis per kernel dimension, the padding's offsets -inf, the largest kept.
 // CHECK-LABEL: func.func @max_pool
-// CHECK: graph.gather %{{.*}}, %{{.*}} {axis = 1 : i64} : (tensor<1x64x4xf32>, tensor<16x9xi64>) -> tensor<1x16x9x4xf32>
-// CHECK: graph.where %{{.*}}, %{{.*}}, %{{.*}} : (tensor<16x9x1xi1>, tensor<1x16x9x4xf32>, tensor<1xf32>) -> tensor<1x16x9x4xf32>
-// CHECK: graph.reduce_max %{{.*}} {axes = array<i64: 2>, keepdims = 0 : i64} : (tensor<1x16x9x4xf32>) -> tensor<1x16x4xf32>
+// CHECK: graph.gather %{{.*}}, %{{.*}} {axis = 1 : i64} : (tensor<1x64x4xf32>, tensor<16x3x3xi64>) -> tensor<1x16x3x3x4xf32>
+// CHECK: graph.where %{{.*}}, %{{.*}}, %{{.*}} : (tensor<16x3x3x1xi1>, tensor<1x16x3x3x4xf32>, tensor<1xf32>) -> tensor<1x16x3x3x4xf32>
+// CHECK: graph.reduce_max %{{.*}} {axes = array<i64: 2, 3>, keepdims = 0 : i64} : (tensor<1x16x3x3x4xf32>) -> tensor<1x16x4xf32>
 func.func @max_pool(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x1x1xf32>) -> tensor<1x4x4x4xf32> {
   %c = graph.conv %x, %w : (tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x8x8xf32>
   %p, %i = graph.max_pool %c {kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x4x8x8xf32>) -> (tensor<1x4x4x4xf32>, tensor<1x4x4x4xi64>)
   return %p : tensor<1x4x4x4xf32>
 }
 
-// Depthwise (group = channels): the windows [N, P, KK, C] times the weight
-// per offset and channel, summed over the offsets.
+// Depthwise (group = channels): the windows [N, P, K0, K1, C] times the
+// weight per offset and channel, summed over the offsets' two axes.
 // CHECK-LABEL: func.func @depthwise
 // CHECK-NOT: graph.gemm
-// CHECK: graph.gather %{{.*}}, %{{.*}} {axis = 1 : i64} : (tensor<1x36x3xf32>, tensor<36x9xi64>) -> tensor<1x36x9x3xf32>
-// CHECK: graph.mul %{{.*}}, %{{.*}} : (tensor<1x36x9x3xf32>, tensor<36x9x1xf32>) -> tensor<1x36x9x3xf32>
-// CHECK: graph.mul %{{.*}}, %{{.*}} : (tensor<1x36x9x3xf32>, tensor<1x1x9x3xf32>) -> tensor<1x36x9x3xf32>
-// CHECK: graph.reduce_sum %{{.*}} {axes = array<i64: 2>, keepdims = 0 : i64} : (tensor<1x36x9x3xf32>) -> tensor<1x36x3xf32>
+// CHECK: graph.gather %{{.*}}, %{{.*}} {axis = 1 : i64} : (tensor<1x36x3xf32>, tensor<36x3x3xi64>) -> tensor<1x36x3x3x3xf32>
+// CHECK: graph.mul %{{.*}}, %{{.*}} : (tensor<1x36x3x3x3xf32>, tensor<36x3x3x1xf32>) -> tensor<1x36x3x3x3xf32>
+// CHECK: graph.mul %{{.*}}, %{{.*}} : (tensor<1x36x3x3x3xf32>, tensor<1x1x3x3x3xf32>) -> tensor<1x36x3x3x3xf32>
+// CHECK: graph.reduce_sum %{{.*}} {axes = array<i64: 2, 3>, keepdims = 0 : i64} : (tensor<1x36x3x3x3xf32>) -> tensor<1x36x3xf32>
 // CHECK: graph.reshape %{{.*}} -> tensor<1x6x6x3xf32>
 func.func @depthwise(%x: tensor<1x3x6x6xf32>, %w: tensor<3x1x3x3xf32>) -> tensor<1x3x6x6xf32> {
   %y = graph.conv %x, %w {group = 3 : i64, kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x3x6x6xf32>, tensor<3x1x3x3xf32>) -> tensor<1x3x6x6xf32>
