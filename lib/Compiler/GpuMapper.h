@@ -65,6 +65,11 @@ constexpr int64_t kSharedReservedPerBlock = 1024;
 constexpr int64_t kThreadsPerSM = 2048;
 /// Bytes one thread moves per vector access.
 constexpr int64_t kVectorBytes = 16;
+/// A reduction with one thread per output point takes several consecutive
+/// points per thread (pointLanes) only while the grid keeps at least this
+/// many threads: a block of 256 for each SM of an H100 or H200 (132), so
+/// that no SM idles on a small kernel.
+constexpr int64_t kPointLaneThreads = 32768;
 /// Copies one thread of a staging loop issues before it stores any: the
 /// loads of a row are in flight together.
 constexpr int64_t kStageUnroll = 8;
@@ -286,6 +291,9 @@ struct LanePoints {
 
 enum class Access { Vector, Broadcast, Gather };
 
+/// Values given to each lane for an operand, instead of reading it.
+using LaneValues = llvm::SmallDenseMap<Value, SmallVector<Value>, 2>;
+
 /// block_ops with the row in registers (planRegisters): a block computes one
 /// row of `row` elements; thread t owns the groups t, t + threads, ... of
 /// `group` consecutive elements, in every op that runs over the row. The
@@ -418,6 +426,7 @@ private:
                                          ArrayRef<Value> initial = {});
   void emitPointReduction(linalg::LinalgOp op, Value linear);
   bool pointPerThread(linalg::LinalgOp fill, linalg::LinalgOp op);
+  int64_t pointLanes(linalg::LinalgOp op);
   bool pointEpilogue(linalg::LinalgOp op, linalg::LinalgOp epilogue,
                      Operation *temp);
   Value combine(const Combiner &c, Value acc, Value x);
@@ -440,7 +449,8 @@ private:
   Access accessOf(linalg::LinalgOp op, OpOperand &operand, int64_t vector);
   ArrayRef<Value> lanePoint(LanePoints &points, int64_t lane);
   SmallVector<IRMapping> emitLanes(linalg::LinalgOp op, LanePoints &points,
-                                   int64_t vector, Operation *skip);
+                                   int64_t vector, Operation *skip,
+                                   const LaneValues *given = nullptr);
   void storeLanes(linalg::LinalgOp op, LanePoints &points, int64_t vector,
                   ArrayRef<IRMapping> lanes);
 

@@ -267,6 +267,26 @@ bool KernelMapper::pointPerThread(linalg::LinalgOp fill, linalg::LinalgOp op) {
   return pointsAndReduced(op).first > kMaxThreads;
 }
 
+/// How many consecutive output points of the reduction `op` one thread
+/// computes under pointPerThread: where the innermost loop is parallel (a
+/// depthwise convolution's channels), the points along it share everything
+/// the reduced loops compute but the element itself (the window's input
+/// position, its padding test, the loop), so a thread takes up to 16 bytes
+/// of the narrowest operand along it (innermostVector) and the shared work
+/// is done once for them, the inputs along it read as vectors. Halved while
+/// the grid would have fewer than kPointLaneThreads threads: a small kernel
+/// keeps its parallelism.
+int64_t KernelMapper::pointLanes(linalg::LinalgOp op) {
+  SmallVector<utils::IteratorType> kinds = op.getIteratorTypesArray();
+  if (kinds.empty() || !isParallel(kinds.back()))
+    return 1;
+  int64_t vector = innermostVector(op, /*narrowest=*/true);
+  int64_t points = pointsAndReduced(op).first;
+  while (vector > 1 && points / vector < kPointLaneThreads)
+    vector /= 2;
+  return vector;
+}
+
 /// Whether `epilogue` can run in the thread that computed each output point
 /// of the reduction `op`: it is all-parallel over the reduction's output
 /// points in their order, reads the temporary `temp` (the reduction's
@@ -860,6 +880,11 @@ LogicalResult KernelMapper::run() {
       vector = innermostVector(elementwise);
       if (vector == 1 && (vector = flatVector(elementwise)) > 1)
         plan.flat = true;
+    } else if ((vector = pointLanes(elementwise)) > 1) {
+      plan.notes.push_back("each thread " + std::to_string(vector) +
+                           " consecutive output points, their " +
+                           std::to_string(reduced) +
+                           " reduced elements in one loop");
     } else {
       plan.notes.push_back("each thread one output point, its " +
                            std::to_string(reduced) +

@@ -959,59 +959,77 @@ void KernelMapper::emitElementwise(linalg::LinalgOp op) {
 
 /// The output point `linear` (row-major over the parallel loops) of a
 /// reduction, its accumulator starting from the fill's value: the fill is
-/// not run, as no thread reads another's point.
+/// not run, as no thread reads another's point. With plan.vector lanes the
+/// thread computes that many consecutive points of the innermost loop (a
+/// parallel one, pointLanes): one loop nest over the reduced loops carries
+/// an accumulator per lane, and what the lanes share (a depthwise
+/// convolution's window index and padding test) is computed once.
 void KernelMapper::emitPointReduction(linalg::LinalgOp op, Value linear) {
   SmallVector<int64_t> parallelRanges;
-  SmallVector<unsigned> parallel;
-  for (auto [i, kind] : llvm::enumerate(op.getIteratorTypesArray()))
+  SmallVector<unsigned> parallel, reduced;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  for (auto [i, kind] : llvm::enumerate(op.getIteratorTypesArray())) {
     if (isParallel(kind)) {
       parallel.push_back(i);
-      parallelRanges.push_back(op.getStaticLoopRanges()[i]);
+      parallelRanges.push_back(ranges[i]);
+    } else {
+      reduced.push_back(i);
     }
+  }
   SmallVector<Value> ivs(op.getNumLoops());
   for (auto [d, iv] : llvm::zip(parallel, delinearize(linear, parallelRanges)))
     ivs[d] = iv;
+  int64_t vector = plan.vector;
   Value initial = plan.fill.getInputs()[0];
-  SmallVector<Value> values = emitSequentialPoint(op, ivs, {initial});
   OpOperand *init = op.getDpsInitOperand(0);
+  Operation *yield = op.getBlock()->getTerminator();
+  // The reduced loops, carrying one accumulator per lane.
+  SmallVector<Value> lbs, ubs, steps;
+  for (unsigned d : reduced) {
+    lbs.push_back(constIndex(b, loc, 0));
+    ubs.push_back(constIndex(b, loc, ranges[d]));
+    steps.push_back(constIndex(b, loc, 1));
+  }
+  SmallVector<Value> accs(vector, initial);
+  scf::LoopNest nest = scf::buildLoopNest(
+      b, loc, lbs, ubs, steps, accs,
+      [&](OpBuilder &nested, Location, ValueRange redIvs,
+          ValueRange iters) -> scf::ValueVector {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(nested.getInsertionBlock(),
+                            nested.getInsertionPoint());
+        LanePoints points{ivs, {}};
+        for (auto [d, iv] : llvm::zip(reduced, redIvs))
+          points.first[d] = iv;
+        LaneValues given;
+        given[init->get()] = SmallVector<Value>(iters);
+        scf::ValueVector next;
+        for (IRMapping &lane : emitLanes(op, points, vector, nullptr, &given))
+          next.push_back(lane.lookupOrDefault(yield->getOperand(0)));
+        return next;
+      });
+  SmallVector<Value> values =
+      reduced.empty() ? accs : SmallVector<Value>(nest.results);
+  SmallVector<IRMapping> results(vector);
+  for (int64_t l = 0; l < vector; ++l)
+    results[l].map(yield->getOperand(0), values[l]);
+  for (unsigned d : reduced)
+    ivs[d] = constIndex(b, loc, 0);
   if (!plan.epilogue) {
-    memref::StoreOp::create(b, loc, values[0], init->get(),
-                            applyMap(op.getMatchingIndexingMap(init), ivs));
+    LanePoints points{ivs, {}};
+    storeLanes(op, points, vector, results);
     op->erase();
     plan.fill->erase();
     return;
   }
-  // The epilogue at the same point (pointEpilogue), its read of the
-  // temporary replaced by the value just computed.
+  // The epilogue at the same points (pointEpilogue), its read of the
+  // temporary replaced by the values just computed.
   linalg::LinalgOp epilogue = plan.epilogue;
-  SmallVector<Value> points =
-      delinearize(linear, epilogue.getStaticLoopRanges());
-  IRMapping mapping;
-  for (OpOperand *input : epilogue.getDpsInputOperands()) {
-    BlockArgument arg = epilogue.getMatchingBlockArgument(input);
-    if (input->get() == init->get())
-      mapping.map(arg, values[0]);
-    else if (!isa<MemRefType>(input->get().getType()))
-      mapping.map(arg, input->get());
-    else if (!arg.use_empty())
-      mapping.map(
-          arg, memref::LoadOp::create(
-                   b, loc, input->get(),
-                   applyMap(epilogue.getMatchingIndexingMap(input), points)));
-  }
-  for (Operation &inner : epilogue.getBlock()->without_terminator()) {
-    if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
-      mapping.map(index.getResult(), points[index.getDim()]);
-      continue;
-    }
-    b.clone(inner, mapping);
-  }
-  Operation *yield = epilogue.getBlock()->getTerminator();
-  for (auto [value, out] :
-       llvm::zip(yield->getOperands(), epilogue.getDpsInitsMutable()))
-    memref::StoreOp::create(
-        b, loc, mapping.lookupOrDefault(value), out.get(),
-        applyMap(epilogue.getMatchingIndexingMap(&out), points));
+  LanePoints points{delinearize(linear, epilogue.getStaticLoopRanges()), {}};
+  LaneValues given;
+  given[init->get()] = values;
+  storeLanes(epilogue, points, vector,
+             emitLanes(epilogue, points, vector, nullptr, &given));
   epilogue->erase();
   op->erase();
   plan.fill->erase();
@@ -1191,14 +1209,22 @@ ArrayRef<Value> KernelMapper::lanePoint(LanePoints &points, int64_t lane) {
 /// The payload of `op` at `vector` consecutive iterations of its innermost
 /// loop: each operand read once per accessOf, then the body once per lane
 /// (without `skip`, a reduction's combiner, whose accumulator is then not
-/// read). Returns each lane's values.
+/// read). An operand in `given` is not read: each lane takes its value
+/// there (a running accumulator, a result computed before). Returns each
+/// lane's values.
 SmallVector<IRMapping> KernelMapper::emitLanes(linalg::LinalgOp op,
                                                LanePoints &points,
-                                               int64_t vector,
-                                               Operation *skip) {
+                                               int64_t vector, Operation *skip,
+                                               const LaneValues *given) {
   SmallVector<IRMapping> lanes(vector);
   for (OpOperand &operand : op->getOpOperands()) {
     BlockArgument arg = op.getMatchingBlockArgument(&operand);
+    if (given)
+      if (auto it = given->find(operand.get()); it != given->end()) {
+        for (int64_t l = 0; l < vector; ++l)
+          lanes[l].map(arg, it->second[l]);
+        continue;
+      }
     bool accumulator = op.isDpsInit(&operand) && skip;
     if (arg.use_empty() ||
         (accumulator && llvm::all_of(arg.getUsers(), [&](Operation *user) {

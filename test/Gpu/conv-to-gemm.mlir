@@ -145,6 +145,7 @@ func.func @grouped(%x: tensor<1x4x6x6xf32>, %w: tensor<4x2x3x3xf32>) -> tensor<1
 // DW: dw7_convnext: 0 graph.conv, 0 graph.gemm, 1 graph.gather
 //
 // On the GPU the gather, the mask, the weight and the sum are one kernel,
-// one thread per output point (docs/gpu.md, "Reductions of many points").
+// each thread 4 consecutive channels of an output point (docs/gpu.md,
+// "Reductions of many points").
 // RUN: strata compile %t/dw/dw7_convnext/model.onnx --target=cuda --compile-to=gpu --no-cache -o - | FileCheck %s --check-prefix=DWGPU
-// DWGPU: func.func private @strata_per_fused_gather_mul_reduce_sum_{{[0-9]+}}({{.*}}gpu_reason = "one reduction: 1176 block(s) of 256 threads per kernel; each thread one output point, its 49 reduced elements in a loop; its windows' index and padding computed from the loops, not loaded (strata-gpu-window-indices)"{{.*}}strata.launch = #strata.launch<elementwise, grid = [1176, 1, 1]
+// DWGPU: func.func private @strata_per_fused_gather_mul_reduce_sum_{{[0-9]+}}({{.*}}gpu_reason = "one reduction: 294 block(s) of 256 threads per kernel; each thread 4 consecutive output points, their 49 reduced elements in one loop; its windows' index and padding computed from the loops, not loaded (strata-gpu-window-indices)"{{.*}}strata.launch = #strata.launch<elementwise, grid = [294, 1, 1]

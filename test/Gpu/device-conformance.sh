@@ -4,10 +4,11 @@
 # (docs/gpu.md, "Running the conformance suites on a GPU").
 #
 #   test/Gpu/device-conformance.sh pack <build-dir> <out-dir> [--cpu=GPU]
-#                                       [--no-libraries] [suite dir...]
+#                        [--no-libraries] [--precision=P] [suite dir...]
 #       compiles every case of the suites (default: the four suites of
 #       libonnx-testdata) for --target=cuda (and --cpu=GPU, e.g. sm_90a;
-#       --no-libraries: every kernel generated) with
+#       --no-libraries: every kernel generated; --precision=fp16|bf16: run
+#       them with a tolerance to match, `run PACK --rtol R --atol A`) with
 #       `strata conformance --compile-only`, and packs the modules, the cases' data (the data sets
 #       and model.onnx, whose declared types say how each .pb is read), strata-run-cases
 #       with the shared libraries it needs beyond the C library, the CUDA
@@ -26,7 +27,7 @@ pack)
   shift 3
   flags=()
   while :; do
-    case "${1:-}" in --cpu=* | --no-libraries) flags+=("$1"); shift ;; *) break ;; esac
+    case "${1:-}" in --cpu=* | --no-libraries | --precision=*) flags+=("$1"); shift ;; *) break ;; esac
   done
   data=/usr/share/libonnx-testdata/data
   suites=("$@")
