@@ -22,6 +22,11 @@ namespace strata {
 /// The function strata runs: the public func.func (the importer makes one).
 mlir::func::FuncOp getEntryFunction(mlir::ModuleOp module);
 
+/// `v` viewed with `shape` (a graph.reshape to a constant shape), built at
+/// `b`'s insertion point.
+mlir::Value viewAs(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
+                   llvm::ArrayRef<int64_t> shape);
+
 /// The ONNX name of the entry function's result `index` (`graph.name`), or
 /// "output<N>" when it has none (getArgumentName: Compiler.h).
 std::string getResultName(mlir::func::FuncOp func, unsigned index);

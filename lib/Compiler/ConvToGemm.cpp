@@ -75,7 +75,20 @@ namespace strata {
 } // namespace strata
 
 using namespace mlir;
+using strata::viewAs;
 namespace graph = strata::graph;
+
+Value strata::viewAs(OpBuilder &b, Location loc, Value v,
+                     ArrayRef<int64_t> shape) {
+  auto type = cast<RankedTensorType>(v.getType());
+  auto shapeType =
+      RankedTensorType::get({int64_t(shape.size())}, b.getIntegerType(64));
+  Value target = graph::ConstantOp::create(
+      b, loc, cast<ElementsAttr>(DenseElementsAttr::get(shapeType, shape)));
+  return graph::ReshapeOp::create(
+      b, loc, RankedTensorType::get(shape, type.getElementType()), v, target,
+      b.getI64IntegerAttr(0));
+}
 
 namespace {
 
@@ -143,18 +156,6 @@ struct Created : OpBuilder::Listener {
   /// the cleanup composes.
   llvm::DenseSet<Operation *> products;
 };
-
-/// `v` viewed with `shape` (a graph.reshape).
-Value viewAs(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> shape) {
-  auto type = cast<RankedTensorType>(v.getType());
-  auto shapeType =
-      RankedTensorType::get({int64_t(shape.size())}, b.getIntegerType(64));
-  Value target = graph::ConstantOp::create(
-      b, loc, cast<ElementsAttr>(DenseElementsAttr::get(shapeType, shape)));
-  return graph::ReshapeOp::create(
-      b, loc, RankedTensorType::get(shape, type.getElementType()), v, target,
-      b.getI64IntegerAttr(0));
-}
 
 class ConvRewriter {
 public:

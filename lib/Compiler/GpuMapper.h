@@ -428,7 +428,7 @@ private:
   bool pointPerThread(linalg::LinalgOp fill, linalg::LinalgOp op);
   int64_t pointLanes(linalg::LinalgOp op);
   bool pointEpilogue(linalg::LinalgOp op, linalg::LinalgOp epilogue,
-                     Operation *temp);
+                     Value buffer, bool inPlace);
   Value combine(const Combiner &c, Value acc, Value x);
   Value warpReduce(const Combiner &c, Value v);
   Value shuffleXor(Value v, int32_t offset);

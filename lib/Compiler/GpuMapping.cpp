@@ -204,9 +204,10 @@ LogicalResult KernelMapper::analyze() {
       return success();
     }
   }
-  if (distributed == 3 && scratch == 1 && thread0 == 0) {
+  if (distributed == 3 && scratch <= 1 && thread0 == 0) {
     // The same with an elementwise op after the reduction (the cast of an
-    // f32 accumulator back to f16 or bf16): each thread finishes its point.
+    // f32 accumulator back to f16 or bf16, through a temporary; a mean's
+    // division, in place on the output): each thread finishes its point.
     SmallVector<linalg::LinalgOp, 3> ops;
     Operation *temp = nullptr;
     for (auto [op, role] : plan.ops) {
@@ -215,13 +216,18 @@ LogicalResult KernelMapper::analyze() {
       if (role == Role::Scratch)
         temp = op;
     }
-    if (pointPerThread(ops[0], ops[1]) && pointEpilogue(ops[1], ops[2], temp)) {
+    Value buffer = temp ? temp->getResult(0)
+                   : ops[1].getNumDpsInits() == 1
+                       ? ops[1].getDpsInitOperand(0)->get()
+                       : Value();
+    if (buffer && pointPerThread(ops[0], ops[1]) &&
+        pointEpilogue(ops[1], ops[2], buffer, /*inPlace=*/!temp)) {
       plan.mapping = "elementwise";
       plan.fill = cast<linalg::FillOp>(ops[0].getOperation());
       plan.epilogue = ops[2];
       plan.epilogueTemp = temp;
       for (auto &[op, role] : plan.ops)
-        if (op == temp)
+        if (temp && op == temp)
           role = Role::Uniform; // erased once the epilogue has run
       plan.notes.push_back("the reduction's result finished by one "
                            "elementwise op in the same thread");
@@ -289,13 +295,15 @@ int64_t KernelMapper::pointLanes(linalg::LinalgOp op) {
 
 /// Whether `epilogue` can run in the thread that computed each output point
 /// of the reduction `op`: it is all-parallel over the reduction's output
-/// points in their order, reads the temporary `temp` (the reduction's
-/// result, used by nothing else but the fill) at its own point, and writes
-/// only its outputs.
+/// points in their order, reads `buffer` (the reduction's result) at its own
+/// point, and writes only its outputs. `buffer` is a temporary that nothing
+/// else but the fill uses, or, `inPlace`, the kernel's output, which the
+/// epilogue then overwrites at the same point (a mean's division after its
+/// sum; the kernel holds nothing else).
 bool KernelMapper::pointEpilogue(linalg::LinalgOp op, linalg::LinalgOp epilogue,
-                                 Operation *temp) {
-  if (!temp || !epilogue.isAllParallelLoops() || op.getNumDpsInits() != 1 ||
-      op.getDpsInitOperand(0)->get() != temp->getResult(0))
+                                 Value buffer, bool inPlace) {
+  if (!buffer || !epilogue.isAllParallelLoops() || op.getNumDpsInits() != 1 ||
+      op.getDpsInitOperand(0)->get() != buffer)
     return false;
   // The reduction writes its parallel loops in order (the reduced ones
   // dropped), and the epilogue iterates over the same points.
@@ -320,20 +328,22 @@ bool KernelMapper::pointEpilogue(linalg::LinalgOp op, linalg::LinalgOp epilogue,
     return false;
   int reads = 0;
   for (OpOperand *input : epilogue.getDpsInputOperands())
-    if (input->get() == temp->getResult(0)) {
+    if (input->get() == buffer) {
       if (!epilogue.getMatchingIndexingMap(input).isIdentity())
         return false;
       ++reads;
     }
   for (OpOperand &out : epilogue.getDpsInitsMutable())
-    if (out.get() == temp->getResult(0) ||
+    if ((out.get() == buffer &&
+         (!inPlace || !epilogue.getMatchingIndexingMap(&out).isIdentity())) ||
         !epilogue.getMatchingBlockArgument(&out).use_empty())
       return false;
   // Nothing else reads the temporary.
-  for (Operation *user : temp->getResult(0).getUsers())
-    if (user != op && user != epilogue && user != plan.fill &&
-        !isa<linalg::FillOp>(user))
-      return false;
+  if (!inPlace)
+    for (Operation *user : buffer.getUsers())
+      if (user != op && user != epilogue && user != plan.fill &&
+          !isa<linalg::FillOp>(user))
+        return false;
   return reads == 1;
 }
 

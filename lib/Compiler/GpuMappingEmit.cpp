@@ -1033,7 +1033,7 @@ void KernelMapper::emitPointReduction(linalg::LinalgOp op, Value linear) {
   epilogue->erase();
   op->erase();
   plan.fill->erase();
-  if (plan.epilogueTemp->use_empty())
+  if (plan.epilogueTemp && plan.epilogueTemp->use_empty())
     plan.epilogueTemp->erase();
 }
 

@@ -1234,6 +1234,23 @@ static Operation *resizeLimitingRows(const Group &group, Operation *op) {
   return firstLimiting(group, op, limits);
 }
 
+/// Whether `op` is a reduce_* op over static axes that all come before its
+/// input's last axis.
+static bool isColumnReduction(Operation *op) {
+  auto axes = op->getAttrOfType<DenseI64ArrayAttr>("axes");
+  auto input = op->getNumOperands() == 1
+                   ? dyn_cast<RankedTensorType>(op->getOperand(0).getType())
+                   : RankedTensorType();
+  if (!op->getName().stripDialect().starts_with("reduce_") || !axes ||
+      axes.empty() || !input)
+    return false;
+  int64_t rank = input.getRank();
+  return llvm::all_of(axes.asArrayRef(), [&](int64_t a) {
+    a = a < 0 ? a + rank : a;
+    return a >= 0 && a < rank - 1;
+  });
+}
+
 /// Why `op` may not join `group` on the GPU, or "". A GPU kernel whose body
 /// is several ops that are not one elementwise chain runs them one after
 /// another in thread blocks, one block per row block; when the row analysis
@@ -1245,6 +1262,19 @@ static std::string gpuJoinRefusal(const Group &group, Operation *op) {
   // its output points over the grid.
   if (becomesOneReduction(group, op))
     return "";
+  // A column reduction (over axes the last follows: a stage of
+  // strata-split-reductions, a mean over points) after another reduction:
+  // fused, the kernel's rows split only over the axes before the first
+  // reduced one (one block for a whole batch-1 tensor). Apart, each is one
+  // reduction that the mapping spreads over the grid.
+  if (isColumnReduction(op))
+    for (Operation *member : group.ops)
+      if (reductionOf(member).kind != Reduction::None)
+        return "on the GPU a reduction over axes before the last does not "
+               "join a kernel holding another reduction (" +
+               strata::describeOp(member) +
+               "): fused, the kernel's rows could split only over the axes "
+               "before the reduced ones";
   // A reduction after an op that reads a partly broadcast operand: fused,
   // its rows could split only over the dimensions before the broadcast one
   // (GPT-2's token + position embedding and first LayerNorm: 8 blocks for

@@ -674,6 +674,7 @@ void strata::registerCompilerPasses() {
     registerConvToGemmPass();
     registerPadAttentionPass();
     registerGatherSlicesPass();
+    registerSplitReductionsPass();
     registerPartitionPass();
     registerChannelsLastPass();
     registerOutlineKernelsPass();

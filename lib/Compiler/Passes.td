@@ -93,6 +93,13 @@ def PadAttentionPass : Pass<"strata-pad-attention", "mlir::ModuleOp"> {
                            "::strata::kernel::KernelDialect"];
 }
 
+def SplitReductionsPass : Pass<"strata-split-reductions", "mlir::ModuleOp"> {
+  let summary = "GPU: a long sum, mean, max or min over axes before the "
+                "last as a chain of reductions over chunks of rows, each "
+                "spread over the grid";
+  let dependentDialects = ["::strata::graph::GraphDialect"];
+}
+
 def GatherSlicesPass : Pass<"strata-gather-slices", "mlir::ModuleOp"> {
   let summary = "GPU: a concat of slices of one tensor along its axis "
                 "(torch.roll) as one gather, which spreads over the whole "

@@ -38,10 +38,13 @@ CudaTarget::beforePartition(const CompileOptions &options) const {
   // No convolution library on the GPU: convolutions become im2col +
   // products and depthwise ones elementwise sums (ConvToGemm.cpp).
   // Rolls (a concat of slices) as gathers, one all-parallel op each
-  // (GatherSlices.cpp).
+  // (GatherSlices.cpp). Long column reductions (the means of pooling and
+  // squeeze-and-excitation) in stages that spread over the grid
+  // (SplitReductions.cpp).
   std::vector<PassEntry> entries = {
       PassEntry{"strata-conv-to-gemm", "", false},
-      PassEntry{"strata-gather-slices", "", false}};
+      PassEntry{"strata-gather-slices", "", false},
+      PassEntry{"strata-split-reductions", "", false}};
   // Attention blocks the flash kernel (mma.sync, sm_80 on) takes once
   // padded to its tile and head dimensions (AttentionPadding.cpp).
   if (facts(options).tensorCores)

@@ -102,9 +102,11 @@ std::vector<PassEntry>
 RocmTarget::beforePartition(const CompileOptions &) const {
   // Convolutions as products and gathers, as on the cuda target
   // (ConvToGemm.cpp): their generated kernels then map onto blocks; rolls
-  // as gathers (GatherSlices.cpp).
+  // as gathers (GatherSlices.cpp); long column reductions in stages
+  // (SplitReductions.cpp).
   return {PassEntry{"strata-conv-to-gemm", "", false},
-          PassEntry{"strata-gather-slices", "", false}};
+          PassEntry{"strata-gather-slices", "", false},
+          PassEntry{"strata-split-reductions", "", false}};
 }
 
 std::vector<PassEntry>
