@@ -31,6 +31,11 @@ mlir::Value viewAs(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
 /// "output<N>" when it has none (getArgumentName: Compiler.h).
 std::string getResultName(mlir::func::FuncOp func, unsigned index);
 
+/// The axes of a reduce_* op (its `axes` attribute, made non-negative and
+/// sorted) when they all come before its input's last axis: a column
+/// reduction, as over the points of [N, P, C]. Empty for any other op.
+llvm::SmallVector<int64_t> columnReductionAxes(mlir::Operation *op);
+
 /// Ops whose result is their operand's bytes under another static shape
 /// (reshape, flatten, squeeze, unsqueeze, identity): the partitioner leaves
 /// them outside kernels and the plan makes them buffer views.

@@ -424,11 +424,14 @@ private:
   SmallVector<Value> emitSequentialPoint(linalg::LinalgOp op,
                                          SmallVector<Value> ivs,
                                          ArrayRef<Value> initial = {});
+  SmallVector<Value> emitReducedLoops(
+      linalg::LinalgOp op, SmallVector<Value> ivs, ArrayRef<Value> accs,
+      function_ref<SmallVector<Value>(ArrayRef<Value>, ValueRange)> body);
   void emitPointReduction(linalg::LinalgOp op, Value linear);
   bool pointPerThread(linalg::LinalgOp fill, linalg::LinalgOp op);
   int64_t pointLanes(linalg::LinalgOp op);
   bool pointEpilogue(linalg::LinalgOp op, linalg::LinalgOp epilogue,
-                     Value buffer, bool inPlace);
+                     Operation *temp);
   Value combine(const Combiner &c, Value acc, Value x);
   Value warpReduce(const Combiner &c, Value v);
   Value shuffleXor(Value v, int32_t offset);

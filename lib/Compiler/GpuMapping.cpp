@@ -216,12 +216,7 @@ LogicalResult KernelMapper::analyze() {
       if (role == Role::Scratch)
         temp = op;
     }
-    Value buffer = temp ? temp->getResult(0)
-                   : ops[1].getNumDpsInits() == 1
-                       ? ops[1].getDpsInitOperand(0)->get()
-                       : Value();
-    if (buffer && pointPerThread(ops[0], ops[1]) &&
-        pointEpilogue(ops[1], ops[2], buffer, /*inPlace=*/!temp)) {
+    if (pointPerThread(ops[0], ops[1]) && pointEpilogue(ops[1], ops[2], temp)) {
       plan.mapping = "elementwise";
       plan.fill = cast<linalg::FillOp>(ops[0].getOperation());
       plan.epilogue = ops[2];
@@ -295,16 +290,18 @@ int64_t KernelMapper::pointLanes(linalg::LinalgOp op) {
 
 /// Whether `epilogue` can run in the thread that computed each output point
 /// of the reduction `op`: it is all-parallel over the reduction's output
-/// points in their order, reads `buffer` (the reduction's result) at its own
-/// point, and writes only its outputs. `buffer` is a temporary that nothing
-/// else but the fill uses, or, `inPlace`, the kernel's output, which the
-/// epilogue then overwrites at the same point (a mean's division after its
-/// sum; the kernel holds nothing else).
+/// points in their order, reads the reduction's result at its own point,
+/// and writes only its outputs. The result is the temporary `temp`, which
+/// nothing else but the fill uses, or, without one, the kernel's output,
+/// which the epilogue then overwrites in place at the same point (a mean's
+/// division after its sum; the kernel holds nothing else).
 bool KernelMapper::pointEpilogue(linalg::LinalgOp op, linalg::LinalgOp epilogue,
-                                 Value buffer, bool inPlace) {
-  if (!buffer || !epilogue.isAllParallelLoops() || op.getNumDpsInits() != 1 ||
-      op.getDpsInitOperand(0)->get() != buffer)
+                                 Operation *temp) {
+  if (!epilogue.isAllParallelLoops() || op.getNumDpsInits() != 1 ||
+      (temp && op.getDpsInitOperand(0)->get() != temp->getResult(0)))
     return false;
+  bool inPlace = !temp;
+  Value buffer = op.getDpsInitOperand(0)->get();
   // The reduction writes its parallel loops in order (the reduced ones
   // dropped), and the epilogue iterates over the same points.
   AffineMap init = op.getMatchingIndexingMap(op.getDpsInitOperand(0));

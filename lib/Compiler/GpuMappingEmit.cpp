@@ -303,12 +303,6 @@ IRMapping KernelMapper::emitPayload(linalg::LinalgOp op, ArrayRef<Value> ivs,
 SmallVector<Value> KernelMapper::emitSequentialPoint(linalg::LinalgOp op,
                                                      SmallVector<Value> ivs,
                                                      ArrayRef<Value> initial) {
-  SmallVector<utils::IteratorType> kinds = op.getIteratorTypesArray();
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  SmallVector<unsigned> reduced;
-  for (auto [i, kind] : llvm::enumerate(kinds))
-    if (!isParallel(kind))
-      reduced.push_back(i);
   Operation *yield = op.getBlock()->getTerminator();
   auto yielded = [&](IRMapping &mapping) {
     SmallVector<Value> values;
@@ -316,7 +310,7 @@ SmallVector<Value> KernelMapper::emitSequentialPoint(linalg::LinalgOp op,
       values.push_back(mapping.lookupOrDefault(v));
     return values;
   };
-  if (reduced.empty()) {
+  if (op.isAllParallelLoops()) {
     IRMapping mapping = emitPayload(op, ivs, {}, nullptr);
     return yielded(mapping);
   }
@@ -327,8 +321,28 @@ SmallVector<Value> KernelMapper::emitSequentialPoint(linalg::LinalgOp op,
     for (OpOperand &init : op.getDpsInitsMutable())
       accs.push_back(memref::LoadOp::create(
           b, loc, init.get(), applyMap(op.getMatchingIndexingMap(&init), ivs)));
+  return emitReducedLoops(
+      op, ivs, accs, [&](ArrayRef<Value> point, ValueRange iters) {
+        IRMapping mapping =
+            emitPayload(op, point, SmallVector<Value>(iters), nullptr);
+        return yielded(mapping);
+      });
+}
+
+/// A loop nest over `op`'s reduced loops (each from 0 by 1), carrying
+/// `accs`: `body` gets the iteration point (`ivs` with the reduced loops'
+/// indices set) and the carried values, at the innermost loop's insertion
+/// point, and returns the next values. Returns the last ones.
+SmallVector<Value> KernelMapper::emitReducedLoops(
+    linalg::LinalgOp op, SmallVector<Value> ivs, ArrayRef<Value> accs,
+    function_ref<SmallVector<Value>(ArrayRef<Value>, ValueRange)> body) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  SmallVector<unsigned> reduced;
   SmallVector<Value> lbs, ubs, steps;
-  for (unsigned d : reduced) {
+  for (auto [d, kind] : llvm::enumerate(op.getIteratorTypesArray())) {
+    if (isParallel(kind))
+      continue;
+    reduced.push_back(d);
     lbs.push_back(constIndex(b, loc, 0));
     ubs.push_back(constIndex(b, loc, ranges[d]));
     steps.push_back(constIndex(b, loc, 1));
@@ -342,9 +356,7 @@ SmallVector<Value> KernelMapper::emitSequentialPoint(linalg::LinalgOp op,
                                                nested.getInsertionPoint());
                            for (auto [d, iv] : llvm::zip(reduced, redIvs))
                              ivs[d] = iv;
-                           IRMapping mapping = emitPayload(
-                               op, ivs, SmallVector<Value>(iters), nullptr);
-                           return yielded(mapping);
+                           return body(ivs, iters);
                          });
   return SmallVector<Value>(nest.results);
 }
@@ -966,55 +978,35 @@ void KernelMapper::emitElementwise(linalg::LinalgOp op) {
 /// convolution's window index and padding test) is computed once.
 void KernelMapper::emitPointReduction(linalg::LinalgOp op, Value linear) {
   SmallVector<int64_t> parallelRanges;
-  SmallVector<unsigned> parallel, reduced;
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  for (auto [i, kind] : llvm::enumerate(op.getIteratorTypesArray())) {
+  SmallVector<unsigned> parallel;
+  for (auto [i, kind] : llvm::enumerate(op.getIteratorTypesArray()))
     if (isParallel(kind)) {
       parallel.push_back(i);
-      parallelRanges.push_back(ranges[i]);
-    } else {
-      reduced.push_back(i);
+      parallelRanges.push_back(op.getStaticLoopRanges()[i]);
     }
-  }
   SmallVector<Value> ivs(op.getNumLoops());
   for (auto [d, iv] : llvm::zip(parallel, delinearize(linear, parallelRanges)))
     ivs[d] = iv;
   int64_t vector = plan.vector;
-  Value initial = plan.fill.getInputs()[0];
   OpOperand *init = op.getDpsInitOperand(0);
   Operation *yield = op.getBlock()->getTerminator();
-  // The reduced loops, carrying one accumulator per lane.
-  SmallVector<Value> lbs, ubs, steps;
-  for (unsigned d : reduced) {
-    lbs.push_back(constIndex(b, loc, 0));
-    ubs.push_back(constIndex(b, loc, ranges[d]));
-    steps.push_back(constIndex(b, loc, 1));
-  }
-  SmallVector<Value> accs(vector, initial);
-  scf::LoopNest nest = scf::buildLoopNest(
-      b, loc, lbs, ubs, steps, accs,
-      [&](OpBuilder &nested, Location, ValueRange redIvs,
-          ValueRange iters) -> scf::ValueVector {
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPoint(nested.getInsertionBlock(),
-                            nested.getInsertionPoint());
-        LanePoints points{ivs, {}};
-        for (auto [d, iv] : llvm::zip(reduced, redIvs))
-          points.first[d] = iv;
+  // One accumulator per lane, carried through the reduced loops.
+  SmallVector<Value> values = emitReducedLoops(
+      op, ivs, SmallVector<Value>(vector, plan.fill.getInputs()[0]),
+      [&](ArrayRef<Value> point, ValueRange iters) {
+        LanePoints points{SmallVector<Value>(point), {}};
         LaneValues given;
         given[init->get()] = SmallVector<Value>(iters);
-        scf::ValueVector next;
+        SmallVector<Value> next;
         for (IRMapping &lane : emitLanes(op, points, vector, nullptr, &given))
           next.push_back(lane.lookupOrDefault(yield->getOperand(0)));
         return next;
       });
-  SmallVector<Value> values =
-      reduced.empty() ? accs : SmallVector<Value>(nest.results);
   SmallVector<IRMapping> results(vector);
   for (int64_t l = 0; l < vector; ++l)
     results[l].map(yield->getOperand(0), values[l]);
-  for (unsigned d : reduced)
-    ivs[d] = constIndex(b, loc, 0);
+  // The output's map is a projected permutation of the parallel loops
+  // (pointPerThread): the reduced loops' entries of `ivs` stay unset.
   if (!plan.epilogue) {
     LanePoints points{ivs, {}};
     storeLanes(op, points, vector, results);

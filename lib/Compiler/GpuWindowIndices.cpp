@@ -114,7 +114,8 @@ struct WindowSpec {
     SmallVector<Value> at(spatial), off(spatial);
     bool split = offset.size() == spatial && spatial > 1;
     Value restP = arith::IndexCastUIOp::create(b, loc, i32, point);
-    Value restK = arith::IndexCastUIOp::create(b, loc, i32, offset[0]);
+    Value restK =
+        split ? Value() : arith::IndexCastUIOp::create(b, loc, i32, offset[0]);
     for (size_t i = spatial; i-- > 0;) {
       at[i] = arith::RemUIOp::create(b, loc, restP, c(out[i]));
       restP = arith::DivUIOp::create(b, loc, restP, c(out[i]));

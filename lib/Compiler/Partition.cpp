@@ -1234,21 +1234,24 @@ static Operation *resizeLimitingRows(const Group &group, Operation *op) {
   return firstLimiting(group, op, limits);
 }
 
-/// Whether `op` is a reduce_* op over static axes that all come before its
-/// input's last axis.
-static bool isColumnReduction(Operation *op) {
+SmallVector<int64_t> strata::columnReductionAxes(Operation *op) {
   auto axes = op->getAttrOfType<DenseI64ArrayAttr>("axes");
   auto input = op->getNumOperands() == 1
                    ? dyn_cast<RankedTensorType>(op->getOperand(0).getType())
                    : RankedTensorType();
   if (!op->getName().stripDialect().starts_with("reduce_") || !axes ||
       axes.empty() || !input)
-    return false;
+    return {};
   int64_t rank = input.getRank();
-  return llvm::all_of(axes.asArrayRef(), [&](int64_t a) {
+  SmallVector<int64_t> normalized;
+  for (int64_t a : axes.asArrayRef()) {
     a = a < 0 ? a + rank : a;
-    return a >= 0 && a < rank - 1;
-  });
+    if (a < 0 || a >= rank - 1)
+      return {};
+    normalized.push_back(a);
+  }
+  llvm::sort(normalized);
+  return normalized;
 }
 
 /// Why `op` may not join `group` on the GPU, or "". A GPU kernel whose body
@@ -1267,7 +1270,7 @@ static std::string gpuJoinRefusal(const Group &group, Operation *op) {
   // fused, the kernel's rows split only over the axes before the first
   // reduced one (one block for a whole batch-1 tensor). Apart, each is one
   // reduction that the mapping spreads over the grid.
-  if (isColumnReduction(op))
+  if (!strata::columnReductionAxes(op).empty())
     for (Operation *member : group.ops)
       if (reductionOf(member).kind != Reduction::None)
         return "on the GPU a reduction over axes before the last does not "

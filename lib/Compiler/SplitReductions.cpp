@@ -76,22 +76,15 @@ int64_t chunkFor(int64_t extent) {
 }
 
 /// The reduction `op`'s axes when it reduces one contiguous run of axes of
-/// a static input that the last axis follows; empty otherwise.
+/// a static float input that the last axis follows; empty otherwise.
 SmallVector<int64_t> columnAxes(Operation *op) {
-  auto input = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
-  auto axesAttr = op->getAttrOfType<DenseI64ArrayAttr>("axes");
-  if (op->getNumOperands() != 1 || !input || !input.hasStaticShape() ||
-      input.getRank() < 2 || !axesAttr || axesAttr.empty() ||
-      !isa<FloatType>(input.getElementType()))
+  SmallVector<int64_t> axes = columnReductionAxes(op);
+  if (axes.empty())
     return {};
-  int64_t rank = input.getRank();
-  SmallVector<int64_t> axes;
-  for (int64_t a : axesAttr.asArrayRef())
-    axes.push_back(a < 0 ? a + rank : a);
-  llvm::sort(axes);
-  for (size_t i = 0; i < axes.size(); ++i)
-    if (axes[i] < 0 || axes[i] >= rank - 1 || (i && axes[i] != axes[i - 1] + 1))
-      return {};
+  auto input = cast<RankedTensorType>(op->getOperand(0).getType());
+  if (!input.hasStaticShape() || !isa<FloatType>(input.getElementType()) ||
+      axes.back() - axes.front() + 1 != int64_t(axes.size()))
+    return {};
   return axes;
 }
 
