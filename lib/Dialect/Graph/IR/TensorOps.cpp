@@ -501,6 +501,71 @@ OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
   return reshapeConstant(adaptor.getData(), getType());
 }
 
+static bool isPermutation(ArrayRef<int64_t> perm);
+
+/// reshape(transpose(reshape(x))) as transpose(reshape(x)), the transpose
+/// last: the inner reshape gives x trailing dimensions T after some leading
+/// ones, the transpose permutes only T, and the outer reshape regroups only
+/// the leading ones (its result ends in the permuted T). Each element keeps
+/// its trailing index and its flattened leading one, so reshaping x straight
+/// to the outer leading dimensions and T, then permuting T, is the same.
+/// torch's exporters write a batched product's transposed operand so
+/// (attention's K^T as [B*H, T, D] -> [B*H, D, T] -> [B, H, D, T], with
+/// grouped-query attention's repeated heads merged into B*H): after the
+/// rewrite K^T is one transpose of K (an identity reshape folds away), which
+/// the attention matcher reads, and the repeat's merge a reshape of its own.
+static LogicalResult transposeAfterReshapes(ReshapeOp op,
+                                            PatternRewriter &rewriter) {
+  auto transpose = op.getData().getDefiningOp<TransposeOp>();
+  auto inner =
+      transpose ? transpose.getInput().getDefiningOp<ReshapeOp>() : ReshapeOp();
+  if (!inner || !transpose->hasOneUse())
+    return failure();
+  auto x = rankedType(inner.getData());
+  auto a = rankedType(inner.getOutput());
+  auto b = rankedType(transpose.getOutput());
+  auto c = rankedType(op.getOutput());
+  if (!x || !a || !b || !c || !x.hasStaticShape() || !a.hasStaticShape() ||
+      !b.hasStaticShape() || !c.hasStaticShape())
+    return failure();
+  SmallVector<int64_t> perm = transposePermutation(transpose, a.getRank());
+  if (int64_t(perm.size()) != a.getRank() || !isPermutation(perm))
+    return failure();
+  // The transpose keeps a's first `kept` dimensions in place and permutes
+  // the `tail` after them; c ends in the same permuted dimensions.
+  int64_t kept = 0;
+  while (kept < a.getRank() && perm[kept] == kept)
+    ++kept;
+  int64_t tail = a.getRank() - kept;
+  int64_t lead = c.getRank() - tail;
+  if (tail == 0 || lead < 0 ||
+      c.getShape().drop_front(lead) != b.getShape().drop_front(kept))
+    return failure();
+  SmallVector<int64_t> grouped(c.getShape().take_front(lead));
+  grouped.append(a.getShape().begin() + kept, a.getShape().end());
+  auto groupedType = RankedTensorType::get(grouped, x.getElementType());
+  auto shapeType =
+      RankedTensorType::get({int64_t(grouped.size())}, rewriter.getI64Type());
+  Value source = inner.getData();
+  if (groupedType != x)
+    source = ReshapeOp::create(
+        rewriter, op.getLoc(), groupedType, source,
+        ConstantOp::create(rewriter, op.getLoc(),
+                           cast<ElementsAttr>(DenseElementsAttr::get(
+                               shapeType, ArrayRef<int64_t>(grouped)))));
+  SmallVector<int64_t> composed = llvm::to_vector(llvm::seq<int64_t>(0, lead));
+  for (int64_t i = kept; i < a.getRank(); ++i)
+    composed.push_back(lead + perm[i] - kept);
+  rewriter.replaceOpWithNewOp<TransposeOp>(
+      op, op.getType(), source, rewriter.getDenseI64ArrayAttr(composed));
+  return success();
+}
+
+void ReshapeOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                            MLIRContext *context) {
+  patterns.add(transposeAfterReshapes);
+}
+
 //===----------------------------------------------------------------------===//
 // Flatten, Squeeze, Unsqueeze
 //===----------------------------------------------------------------------===//
@@ -819,6 +884,40 @@ OpFoldResult TransposeOp::fold(FoldAdaptor adaptor) {
                            source[p] = index[i];
                          return linearize(source, input.getShape());
                        });
+}
+
+/// A transpose that moves only dimensions of size 1 as a reshape: its
+/// elements keep their order ([1, S, E] -> [S, 1, E], the batch-first
+/// switch of a batch of one). A reshape is a view, a transpose a kernel.
+static LogicalResult transposeOfUnitDims(TransposeOp op,
+                                         PatternRewriter &rewriter) {
+  auto input = rankedType(op.getInput());
+  auto result = rankedType(op.getOutput());
+  if (!input || !result || !input.hasStaticShape() || !result.hasStaticShape())
+    return failure();
+  SmallVector<int64_t> perm = transposePermutation(op, input.getRank());
+  SmallVector<int64_t> moved;
+  for (int64_t p : perm)
+    if (input.getDimSize(p) != 1)
+      moved.push_back(p);
+  if (!llvm::is_sorted(moved))
+    return failure();
+  if (input == result) {
+    rewriter.replaceOp(op, op.getInput());
+    return success();
+  }
+  auto shapeType =
+      RankedTensorType::get({result.getRank()}, rewriter.getI64Type());
+  Value shape = ConstantOp::create(
+      rewriter, op.getLoc(),
+      cast<ElementsAttr>(DenseElementsAttr::get(shapeType, result.getShape())));
+  rewriter.replaceOpWithNewOp<ReshapeOp>(op, result, op.getInput(), shape);
+  return success();
+}
+
+void TransposeOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                              MLIRContext *context) {
+  patterns.add(transposeOfUnitDims);
 }
 
 //===----------------------------------------------------------------------===//

@@ -96,11 +96,18 @@ def Graph_EyeLikeOp : Graph_SimpleOp<"eye_like"> {
 
 def Graph_ReshapeOp : Graph_SimpleOp<"reshape"> {
   let summary = "reshape to `shape` (ONNX: 0 copies a dimension, -1 infers)";
+  let description = [{
+    Canonicalization turns reshape(transpose(reshape(x))), where the reshapes
+    only merge and split again the leading dimensions that the transpose
+    keeps in place, into one transpose of x (a batched product's operand
+    transposed as [B*H, T, D], as torch's exporters write attention's K^T).
+  }];
   let arguments = (ins AnyTensor:$data, TensorOf<[I64]>:$shape,
                        DefaultValuedAttr<I64Attr, "0">:$allowzero);
   let results = (outs AnyTensor:$output);
   let hasVerifier = 1;
   let hasFolder = 1;
+  let hasCanonicalizer = 1;
 }
 
 def Graph_FlattenOp : Graph_SimpleOp<"flatten"> {
@@ -160,10 +167,16 @@ def Graph_UnsqueezeOp : Graph_SimpleOp<"unsqueeze"> {
 
 def Graph_TransposeOp : Graph_SimpleOp<"transpose"> {
   let summary = "permute dimensions (`perm` absent: reverse them)";
+  let description = [{
+    Canonicalization turns a transpose that moves only dimensions of size 1
+    (the other dimensions keep their order) into a reshape: the elements
+    keep their order, so it is a view, not a copy.
+  }];
   let arguments = (ins AnyTensor:$input, OptionalAttr<DenseI64ArrayAttr>:$perm);
   let results = (outs AnyTensor:$output);
   let hasVerifier = 1;
   let hasFolder = 1;
+  let hasCanonicalizer = 1;
 }
 
 def Graph_DepthToSpaceOp : Graph_SimpleOp<"depth_to_space"> {

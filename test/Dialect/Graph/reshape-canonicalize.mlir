@@ -1,0 +1,128 @@
+// RUN: strata-opt %s -split-input-file --canonicalize | FileCheck %s
+// reshape(transpose(reshape(x))) is transpose(reshape(x)) when the reshapes
+// only regroup the leading dimensions the transpose keeps (the reshape folds
+// away when it gives x's own shape); a transpose of unit dimensions alone is
+// a reshape.
+
+// torch's dynamo exporter's K^T of attention: [B, H, T, D] -> [B*H, T, D],
+// transposed, back to [B, H, D, T].
+// CHECK-LABEL: func @batched_transpose
+// CHECK-SAME: (%[[K:.*]]: tensor<2x12x16x8xf16>)
+// CHECK-NEXT: %[[T:.*]] = graph.transpose %[[K]] {perm = array<i64: 0, 1, 3, 2>} : (tensor<2x12x16x8xf16>) -> tensor<2x12x8x16xf16>
+// CHECK-NEXT: return %[[T]]
+func.func @batched_transpose(%k: tensor<2x12x16x8xf16>) -> tensor<2x12x8x16xf16> {
+  %s3 = graph.constant dense<[24, 16, 8]> : tensor<3xi64>
+  %s4 = graph.constant dense<[2, 12, 8, 16]> : tensor<4xi64>
+  %0 = graph.reshape %k, %s3 : (tensor<2x12x16x8xf16>, tensor<3xi64>) -> tensor<24x16x8xf16>
+  %1 = graph.transpose %0 {perm = array<i64: 0, 2, 1>} : (tensor<24x16x8xf16>) -> tensor<24x8x16xf16>
+  %2 = graph.reshape %1, %s4 : (tensor<24x8x16xf16>, tensor<4xi64>) -> tensor<2x12x8x16xf16>
+  return %2 : tensor<2x12x8x16xf16>
+}
+
+// -----
+
+// The inner reshape splits a leading dimension; the outer merges it back.
+// CHECK-LABEL: func @split_leading
+// CHECK-NEXT: graph.transpose %{{.*}} {perm = array<i64: 0, 2, 1>} : (tensor<6x4x5xf32>) -> tensor<6x5x4xf32>
+// CHECK-NEXT: return
+func.func @split_leading(%x: tensor<6x4x5xf32>) -> tensor<6x5x4xf32> {
+  %s4 = graph.constant dense<[2, 3, 4, 5]> : tensor<4xi64>
+  %s3 = graph.constant dense<[6, 5, 4]> : tensor<3xi64>
+  %0 = graph.reshape %x, %s4 : (tensor<6x4x5xf32>, tensor<4xi64>) -> tensor<2x3x4x5xf32>
+  %1 = graph.transpose %0 {perm = array<i64: 0, 1, 3, 2>} : (tensor<2x3x4x5xf32>) -> tensor<2x3x5x4xf32>
+  %2 = graph.reshape %1, %s3 : (tensor<2x3x5x4xf32>, tensor<3xi64>) -> tensor<6x5x4xf32>
+  return %2 : tensor<6x5x4xf32>
+}
+
+// -----
+
+// Grouped-query attention's K^T: the repeat [1, 4, 8, T, D] merged straight
+// into the product's batch [32, T, D]. The merge becomes a reshape to
+// [1, 32, T, D] (the form of transformers' repeat_kv), then one transpose.
+// CHECK-LABEL: func @grouped_transpose
+// CHECK-SAME: (%[[K:.*]]: tensor<1x4x8x16x8xf16>)
+// CHECK: %[[S:.*]] = graph.constant dense<[1, 32, 16, 8]> : tensor<4xi64>
+// CHECK-NEXT: %[[R:.*]] = graph.reshape %[[K]], %[[S]] : (tensor<1x4x8x16x8xf16>, tensor<4xi64>) -> tensor<1x32x16x8xf16>
+// CHECK-NEXT: %[[T:.*]] = graph.transpose %[[R]] {perm = array<i64: 0, 1, 3, 2>} : (tensor<1x32x16x8xf16>) -> tensor<1x32x8x16xf16>
+// CHECK-NEXT: return %[[T]]
+func.func @grouped_transpose(%k: tensor<1x4x8x16x8xf16>) -> tensor<1x32x8x16xf16> {
+  %s3 = graph.constant dense<[32, 16, 8]> : tensor<3xi64>
+  %s4 = graph.constant dense<[1, 32, 8, 16]> : tensor<4xi64>
+  %0 = graph.reshape %k, %s3 : (tensor<1x4x8x16x8xf16>, tensor<3xi64>) -> tensor<32x16x8xf16>
+  %1 = graph.transpose %0 {perm = array<i64: 0, 2, 1>} : (tensor<32x16x8xf16>) -> tensor<32x8x16xf16>
+  %2 = graph.reshape %1, %s4 : (tensor<32x8x16xf16>, tensor<4xi64>) -> tensor<1x32x8x16xf16>
+  return %2 : tensor<1x32x8x16xf16>
+}
+
+// -----
+
+// The outer reshape merges dimensions the transpose moved: kept as it is.
+// CHECK-LABEL: func @merges_moved
+// CHECK: graph.reshape
+// CHECK: graph.transpose
+// CHECK: graph.reshape
+func.func @merges_moved(%x: tensor<2x3x4x5xf32>) -> tensor<6x20xf32> {
+  %s3 = graph.constant dense<[6, 4, 5]> : tensor<3xi64>
+  %s2 = graph.constant dense<[6, 20]> : tensor<2xi64>
+  %0 = graph.reshape %x, %s3 : (tensor<2x3x4x5xf32>, tensor<3xi64>) -> tensor<6x4x5xf32>
+  %1 = graph.transpose %0 {perm = array<i64: 0, 2, 1>} : (tensor<6x4x5xf32>) -> tensor<6x5x4xf32>
+  %2 = graph.reshape %1, %s2 : (tensor<6x5x4xf32>, tensor<2xi64>) -> tensor<6x20xf32>
+  return %2 : tensor<6x20xf32>
+}
+
+// -----
+
+// The inner reshape regroups the dimensions the transpose moves ([6, 4] is
+// not [2, 12]): kept.
+// CHECK-LABEL: func @regroups_moved
+// CHECK: graph.reshape
+// CHECK: graph.transpose
+// CHECK: graph.reshape
+func.func @regroups_moved(%x: tensor<2x12xf32>) -> tensor<2x12xf32> {
+  %s2 = graph.constant dense<[6, 4]> : tensor<2xi64>
+  %s3 = graph.constant dense<[2, 12]> : tensor<2xi64>
+  %0 = graph.reshape %x, %s2 : (tensor<2x12xf32>, tensor<2xi64>) -> tensor<6x4xf32>
+  %1 = graph.transpose %0 {perm = array<i64: 1, 0>} : (tensor<6x4xf32>) -> tensor<4x6xf32>
+  %2 = graph.reshape %1, %s3 : (tensor<4x6xf32>, tensor<2xi64>) -> tensor<2x12xf32>
+  return %2 : tensor<2x12xf32>
+}
+
+// -----
+
+// The transpose has another reader: one transpose, not two.
+// CHECK-LABEL: func @shared_transpose
+// CHECK-COUNT-1: graph.transpose
+// CHECK-NOT: graph.transpose
+func.func @shared_transpose(%k: tensor<2x3x4x5xf32>) -> (tensor<2x3x5x4xf32>, tensor<6x5x4xf32>) {
+  %s3 = graph.constant dense<[6, 4, 5]> : tensor<3xi64>
+  %s4 = graph.constant dense<[2, 3, 5, 4]> : tensor<4xi64>
+  %0 = graph.reshape %k, %s3 : (tensor<2x3x4x5xf32>, tensor<3xi64>) -> tensor<6x4x5xf32>
+  %1 = graph.transpose %0 {perm = array<i64: 0, 2, 1>} : (tensor<6x4x5xf32>) -> tensor<6x5x4xf32>
+  %2 = graph.reshape %1, %s4 : (tensor<6x5x4xf32>, tensor<4xi64>) -> tensor<2x3x5x4xf32>
+  return %2, %1 : tensor<2x3x5x4xf32>, tensor<6x5x4xf32>
+}
+
+// -----
+
+// A transpose that moves only dimensions of size 1 is a reshape (a view).
+// CHECK-LABEL: func @unit_transpose
+// CHECK-NOT: graph.transpose
+// CHECK: %[[S:.*]] = graph.constant dense<[197, 1, 768]> : tensor<3xi64>
+// CHECK: graph.reshape %{{.*}}, %[[S]] : (tensor<1x197x768xf16>, tensor<3xi64>) -> tensor<197x1x768xf16>
+// CHECK-NOT: graph.transpose
+// CHECK: return
+func.func @unit_transpose(%x: tensor<1x197x768xf16>, %y: tensor<1x1x5xf32>) -> (tensor<197x1x768xf16>, tensor<1x1x5xf32>) {
+  %0 = graph.transpose %x {perm = array<i64: 1, 0, 2>} : (tensor<1x197x768xf16>) -> tensor<197x1x768xf16>
+  %1 = graph.transpose %y {perm = array<i64: 1, 0, 2>} : (tensor<1x1x5xf32>) -> tensor<1x1x5xf32>
+  return %0, %1 : tensor<197x1x768xf16>, tensor<1x1x5xf32>
+}
+
+// -----
+
+// Dimensions larger than 1 change their order: a transpose.
+// CHECK-LABEL: func @real_transpose
+// CHECK: graph.transpose
+func.func @real_transpose(%x: tensor<1x197x12x64xf16>) -> tensor<1x12x197x64xf16> {
+  %0 = graph.transpose %x {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x197x12x64xf16>) -> tensor<1x12x197x64xf16>
+  return %0 : tensor<1x12x197x64xf16>
+}
