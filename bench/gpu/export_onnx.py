@@ -122,7 +122,7 @@ def main():
         if w.group == "real":
             import real_models as R
             path = os.path.join(a.out, f"{n}.onnx")
-            nodes = R.export(n.rsplit("_b", 1)[0], w.dims["B"], path)
+            nodes = R.export(w, path)
             print(f"{os.path.relpath(path)}: {nodes} nodes, "
                   f"{os.path.getsize(path) / 2**20:.1f} MiB", flush=True)
             continue

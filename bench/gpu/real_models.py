@@ -80,14 +80,95 @@ ARCHS = {
     "swin_t": ("swin_t", False),
 }
 
+# Text and audio models: built from transformers (and, for the decode step, the plain-torch
+# decoder of models/zoo/export_zoo.py: hand-written serving code's form, the KV cache passed in
+# and returned through Concat). transformers is on the GPU machine only, so these are exported
+# there (`export_onnx.py --suite real --only ...`, torch 2.11's dynamo exporter: export_text),
+# in float16 on the GPU: a float32 export turned into float16 afterwards would carry float32's
+# finfo.min from the masks into float16 as -inf, and 0 * -inf is NaN. Their inputs are token
+# ids, masks and caches, so the function the peers run takes the compute type as a keyword.
+LLAMA = dict(d=2048, heads=32, kv_heads=4, ff=5632, layers=4, vocab=32000)
+
+
+def _zoo():
+    import os
+    import sys
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                    "models", "zoo"))
+    import export_zoo
+    return export_zoo
+
+
+class _Keyword(torch.nn.Module):
+    """A transformers model called with its inputs by keyword, returning its first output."""
+
+    def __init__(self, m, names):
+        super().__init__()
+        self.m, self.names = m, names
+
+    def forward(self, *args):
+        out = self.m(**dict(zip(self.names, args)))
+        if isinstance(out, (tuple, list)):
+            return out[0]
+        if getattr(out, "logits", None) is not None:
+            return out.logits
+        return out.last_hidden_state
+
+
+class _DecodeStep(torch.nn.Module):
+    """One Llama-style decode step with its LM head: ids [b, 1] and the cache in, the logits
+    and the grown cache out."""
+
+    def __init__(self):
+        super().__init__()
+        c = LLAMA
+        self.body = _zoo().LlamaWithCache(vocab=c["vocab"], d=c["d"], heads=c["heads"],
+                                          kv_heads=c["kv_heads"], ff=c["ff"],
+                                          layers=c["layers"])
+        self.lm_head = torch.nn.Linear(c["d"], c["vocab"], bias=False)
+
+    def forward(self, ids, *cache):
+        h, *kv = self.body(ids, *cache)
+        return (self.lm_head(h), *kv)
+
+
+def _text(arch):
+    if arch == "llama_decode":
+        return _DecodeStep()
+    import transformers as T
+    c = LLAMA
+    if arch == "bert_base":
+        return _Keyword(T.BertModel(T.BertConfig(), add_pooling_layer=False),
+                        ["input_ids", "attention_mask"])
+    if arch == "gpt2":
+        return _Keyword(T.GPT2LMHeadModel(T.GPT2Config(use_cache=False)), ["input_ids"])
+    if arch == "llama_prefill":
+        cfg = T.LlamaConfig(hidden_size=c["d"], intermediate_size=c["ff"],
+                            num_hidden_layers=c["layers"], num_attention_heads=c["heads"],
+                            num_key_value_heads=c["kv_heads"], vocab_size=c["vocab"],
+                            max_position_embeddings=4096, use_cache=False)
+        return _Keyword(T.LlamaModel(cfg), ["input_ids", "attention_mask"])
+    if arch == "whisper_encoder":
+        from transformers.models.whisper.modeling_whisper import WhisperEncoder
+        cfg = T.WhisperConfig(d_model=512, encoder_layers=6, encoder_attention_heads=8,
+                              encoder_ffn_dim=2048, num_mel_bins=80, max_source_positions=1500)
+        return _Keyword(WhisperEncoder(cfg), ["input_features"])
+    raise ValueError(arch)
+
+
+# name -> the builder's family; every entry of TEXT is exported on the GPU machine.
+TEXT = ("bert_base", "gpt2", "llama_prefill", "llama_decode", "whisper_encoder")
+
 _BUILT = {}
 
 
 def build(arch):
-    """The float32 torchvision module, filled (CPU)."""
+    """The float32 module, filled (CPU)."""
+    torch.manual_seed(0)  # construction draws weights we overwrite; keep it quiet and fixed
+    if arch in TEXT:
+        return fill(_text(arch))
     import torchvision
     ctor, _ = ARCHS[arch]
-    torch.manual_seed(0)  # construction draws weights we overwrite; keep it quiet and fixed
     return fill(getattr(torchvision.models, ctor)(weights=None))
 
 
@@ -96,23 +177,49 @@ def module_for(arch, dtype, device):
     built once per (arch, dtype, device)."""
     key = (arch, dtype, str(device))
     if key not in _BUILT:
-        m = build(arch).to(device=device, dtype=dtype)
-        if ARCHS[arch][1]:
+        m = typed(build(arch), device, dtype)
+        if arch in ARCHS and ARCHS[arch][1]:
             m = m.to(memory_format=torch.channels_last)
         _BUILT[key] = m
     return _BUILT[key]
 
 
-def forward_fn(arch):
-    """A function of the image alone, as the benchmark's torch_fn: the module in the input's
-    type and device."""
-    conv = ARCHS[arch][1]
+def typed(m, device, dtype):
+    """`m` on `device` in `dtype`, but for RoPE's frequencies (buffers named inv_freq), which stay
+    float32: transformers computes the angles in float32 from them, and a frequency rounded to
+    float16 puts the angle at position 1,000 off by up to half a radian, far from what the float32
+    reference computes (and from what the model means)."""
+    keep = {n: b.detach().clone() for n, b in m.named_buffers() if n.endswith("inv_freq")}
+    m = m.to(device=device, dtype=dtype)
+    for name, b in keep.items():
+        owner, _, attr = name.rpartition(".")
+        setattr(m.get_submodule(owner) if owner else m, attr, b.to(device))
+    return m
 
-    def fn(x):
-        m = module_for(arch, x.dtype, x.device)
+
+def _module_outside_compile(arch, dtype, device):
+    return module_for(arch, dtype, device)
+
+
+# torch.compile would trace the module's construction, the first time a peer calls for a type
+# (transformers' GPT-2 fails in dynamo there, BERT's took 110 s): the module is built eagerly.
+if hasattr(torch, "compiler") and hasattr(torch.compiler, "disable"):
+    _module_outside_compile = torch.compiler.disable(_module_outside_compile)
+
+
+def forward_fn(arch):
+    """The benchmark's torch_fn: the module on the inputs' device, in `dtype` (the reference
+    passes its own), else in the first floating input's type (float16 when there is none)."""
+    conv = arch in ARCHS and ARCHS[arch][1]
+
+    def fn(*args, dtype=None):
+        floats = [a for a in args if a.is_floating_point()]
+        dtype = dtype or (floats[0].dtype if floats else torch.float16)
+        m = _module_outside_compile(arch, dtype, args[0].device)
+        args = [a.to(dtype) if a.is_floating_point() else a for a in args]
         if conv:
-            x = x.contiguous(memory_format=torch.channels_last)
-        return m(x)
+            args = [a.contiguous(memory_format=torch.channels_last) for a in args]
+        return m(*args)
     fn.__name__ = f"{arch}_forward"
     return fn
 
@@ -152,12 +259,45 @@ def to_f16(model):
     return model
 
 
-def export(arch, batch, path):
-    """Exports `arch` at `batch` (static shapes) to `path` in float16; returns the node count."""
+def export_text(w, arch, path):
+    """Exports the text or audio model of workload `w` (static shapes) to `path`, in float16 on
+    the GPU, by torch's default exporter since 2.9 (dynamo). Returns the node count.
+
+    Not by the TorchScript exporter, as the torchvision models are (torch 1.13 here has no
+    other): on torch 2.11 and transformers 5 it has no symbolic for GPT-2's mask (aten::diff),
+    its constant folding leaves folded weights of a float16 module in float32 (a MatMul of
+    float16 by float32, which ONNX's type check rejects), its attention (SDPA) symbolic computes
+    in float32 for float16 inputs, and its folding fails on the decode step's mask, made on the
+    GPU, as it folds on the CPU."""
+    import warnings
+
+    import onnx
+    dev = torch.device("cuda")
+    model = typed(build(arch), dev, torch.float16)
+    inputs = w.make_inputs(dev)
+    with warnings.catch_warnings(), torch.no_grad():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(model, tuple(inputs), path, dynamo=True, external_data=False,
+                          input_names=[i.name for i in w.inputs],
+                          output_names=[o.name for o in w.outputs])
+    proto = onnx.load(path)
+    proto.producer_name = "strata bench/gpu/real_models.py"
+    proto.doc_string = (f"{arch} ({w.title}), float16, torch {torch.__version__}'s dynamo "
+                        "exporter, weights filled by bench/gpu/real_models.py:fill")
+    onnx.save(proto, path)
+    return len(proto.graph.node)
+
+
+def export(w, path):
+    """Exports workload `w`'s architecture at its batch (static shapes) to `path` in float16;
+    returns the node count."""
     import io
     import warnings
 
     import onnx
+    arch, batch = w.name.rsplit("_b", 1)[0], w.dims["B"]
+    if arch in TEXT:
+        return export_text(w, arch, path)
     model = build(arch)
     x = torch.zeros(batch, 3, 224, 224)
     buf = io.BytesIO()

@@ -120,20 +120,22 @@ class LlamaWithCache(nn.Module):
         self.layers = nn.ModuleList(DecoderLayer(d, heads, kv_heads, ff) for _ in range(layers))
         self.norm = RMSNorm(d)
         self.hd = d // heads
-        inv = 1.0 / (10000 ** (torch.arange(0, self.hd, 2).float() / self.hd))
-        self.register_buffer("inv_freq", inv, persistent=False)
 
     def forward(self, ids, *cache):
         b, s = ids.shape
         past = cache[0].shape[2]
-        pos = torch.arange(past, past + s, device=ids.device).to(self.inv_freq.dtype)
-        freqs = pos[:, None] * self.inv_freq[None, :]
+        # The angles in float32 whatever the module's type (as transformers computes them): in
+        # float16, position 1024 times a frequency is off by up to half a radian.
+        pos = torch.arange(past, past + s, device=ids.device).float()
+        inv = 1.0 / (10000 ** (torch.arange(0, self.hd, 2, device=ids.device).float() / self.hd))
+        freqs = pos[:, None] * inv[None, :]
         emb = torch.cat([freqs, freqs], dim=-1)
         cos, sin = emb.cos().to(self.emb.weight.dtype), emb.sin().to(self.emb.weight.dtype)
         total = past + s
         i = torch.arange(s, device=ids.device)[:, None] + past
         j = torch.arange(total, device=ids.device)[None, :]
-        mask = torch.where(j > i, torch.tensor(float("-inf")), torch.tensor(0.0))
+        mask = torch.where(j > i, torch.tensor(float("-inf"), device=ids.device),
+                           torch.tensor(0.0, device=ids.device))
         mask = mask.to(self.emb.weight.dtype)
         x = self.emb(ids)
         out = []
