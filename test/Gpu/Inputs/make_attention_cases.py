@@ -75,6 +75,13 @@ pad_s100_t150_learned    100 queries over 150 keys and a learned [1, H, S, T]
                          bias, padded with 0 along rows, -inf along keys
 pad_s100_keymask         transformers' padding mask at S=T=100
 pad_sdpa_s100_boolmask   torch's SDPA export with a boolean mask, S=T=100
+
+torch's dynamo exporter writes Kᵀ through the batched product's reshapes
+(graph canonicalization makes it one transpose of K, TensorOps.cpp):
+f16_dynamo_boolmask       its SDPA with a boolean mask, S=T=128
+f16_dynamo_gqa4_boolmask  the same with 8 query heads over 2 K/V heads,
+                          the repeat merged straight into the product's
+                          batch
 pad_gqa2_s100_causal     grouped-query attention at S=T=100, causal
 pad_packed_s100          the packed QKV split at S=T=100
 
@@ -140,7 +147,11 @@ class Case:
         self.bias = bias
         # torch's export of scaled_dot_product_attention: Q and Kᵀ each
         # multiplied by the scale's square root before the product, and K
-        # given as [B, T, H, D], transposed to [B, H, D, T] at once.
+        # given as [B, T, H, D], transposed to [B, H, D, T] at once (True);
+        # or, as the dynamo exporter writes it ("batched"), K [B, H, T, D]
+        # reshaped to [B*H, T, D], transposed and reshaped to [B, H, D, T]
+        # (with gqa, the repeat's [B, Hkv, gqa, T, D] merged straight
+        # into B*H).
         self.sdpa = sdpa
         # Grouped-query attention: k and v [B, Hkv, T, D] with Hkv = H / gqa,
         # each head repeated gqa times as transformers' repeat_kv writes it,
@@ -244,6 +255,11 @@ def cases(small):
              [2, 2, 1152, 64], bias=("left", [300, 0])),
         Case("bf16_gqa2_causal", BF16, [1, 4, 256, 64], [1, 2, 256, 64],
              mask=causal, gqa=2),
+        Case("f16_dynamo_boolmask", F16, [2, 2, 128, 64], [2, 2, 128, 64],
+             scale=None, sdpa="batched", bias=("bool", 0.8)),
+        Case("f16_dynamo_gqa4_boolmask", F16, [1, 8, 128, 64],
+             [1, 2, 128, 64], scale=None, sdpa="batched",
+             bias=("bool", 0.8), gqa=4),
         Case("bf16_d128_gqa4_keymask", BF16, [2, 4, 384, 128],
              [2, 1, 384, 128], scale=("Mul", r), bias=("keys", [384, 200]),
              gqa=4),
@@ -378,6 +394,25 @@ def build_model(c):
             helper.make_node("MatMul", ["q_scaled", "kt"], ["scores"],
                              name="qk"),
         ]
+        if c.sdpa == "batched":
+            bsz, heads, _, dim = c.q_shape
+            nodes[2:3] = [
+                helper.make_node(
+                    "Constant", [], ["bt_shape"], name="bt_shape",
+                    value=numpy_helper.from_array(
+                        np.array([bsz * heads, c.t, dim], np.int64),
+                        "bt_shape")),
+                helper.make_node(
+                    "Constant", [], ["kt_shape"], name="kt_shape",
+                    value=numpy_helper.from_array(
+                        np.array([bsz, heads, dim, c.t], np.int64),
+                        "kt_shape")),
+                helper.make_node("Reshape", ["k", "bt_shape"], ["k3"],
+                                 name="batch_k"),
+                helper.make_node("Transpose", ["k3"], ["kt3"],
+                                 name="transpose_k", perm=[0, 2, 1]),
+                helper.make_node("Reshape", ["kt3", "kt_shape"], ["kt_raw"],
+                                 name="unbatch_k")]
     else:
         nodes = [
             helper.make_node("Transpose", ["k"], ["kt"], name="transpose_k",
@@ -470,10 +505,14 @@ def build_model(c):
         for n in nodes:
             for i, name in enumerate(n.input):
                 if name in ("k", "v"):
-                    n.input[i] = name + "_rep"
+                    # The batched Kᵀ merges the repeat itself.
+                    n.input[i] = name + ("_x" if n.name == "batch_k"
+                                         else "_rep")
+        if c.sdpa == "batched":
+            repeat = [n for n in repeat if n.name != "repeat_k"]
         nodes = repeat + nodes
     k_shape = c.kv_shape
-    if c.sdpa:
+    if c.sdpa is True:
         k_shape = [k_shape[0], k_shape[2], k_shape[1], k_shape[3]]
     inputs = [helper.make_tensor_value_info("q", c.dtype, c.q_shape),
               helper.make_tensor_value_info("k", c.dtype, k_shape),
@@ -668,7 +707,7 @@ def write_case(out, c, seed):
         write_pb(os.path.join(data, "output_0.pb"),
                  tensor(round_to(y, c.dtype), "y", c.dtype))
         return checked
-    k_stored = k.transpose(0, 2, 1, 3) if c.sdpa else k
+    k_stored = k.transpose(0, 2, 1, 3) if c.sdpa is True else k
     for i, (name, x) in enumerate((("q", q), ("k", k_stored), ("v", v))):
         write_pb(os.path.join(data, f"input_{i}.pb"),
                  tensor(x, name, c.dtype))
