@@ -672,6 +672,7 @@ void strata::registerCompilerPasses() {
     registerResolveSequencesPass();
     registerLowerPrecisionPass();
     registerConvToGemmPass();
+    registerCausalMasksPass();
     registerPadAttentionPass();
     registerGatherSlicesPass();
     registerSplitReductionsPass();

@@ -86,6 +86,13 @@ def ConvToGemmPass : Pass<"strata-conv-to-gemm", "mlir::ModuleOp"> {
   let dependentDialects = ["::strata::graph::GraphDialect"];
 }
 
+def CausalMasksPass : Pass<"strata-causal-masks", "mlir::ModuleOp"> {
+  let summary = "GPU: an attention block's additive causal mask computed "
+                "from constants as the causal Where, whose key steps the "
+                "flash kernel skips";
+  let dependentDialects = ["::strata::graph::GraphDialect"];
+}
+
 def PadAttentionPass : Pass<"strata-pad-attention", "mlir::ModuleOp"> {
   let summary = "GPU: pad attention blocks whose sequence lengths or head "
                 "dimension the flash kernel does not take to shapes it does";

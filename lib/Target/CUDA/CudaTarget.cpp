@@ -46,9 +46,12 @@ CudaTarget::beforePartition(const CompileOptions &options) const {
       PassEntry{"strata-gather-slices", "", false},
       PassEntry{"strata-split-reductions", "", false}};
   // Attention blocks the flash kernel (mma.sync, sm_80 on) takes once
-  // padded to its tile and head dimensions (AttentionPadding.cpp).
-  if (facts(options).tensorCores)
+  // their additive causal masks are the causal Where (CausalMasks.cpp) and
+  // once padded to its tile and head dimensions (AttentionPadding.cpp).
+  if (facts(options).tensorCores) {
+    entries.push_back(PassEntry{"strata-causal-masks", "", false});
     entries.push_back(PassEntry{"strata-pad-attention", "", false});
+  }
   return entries;
 }
 

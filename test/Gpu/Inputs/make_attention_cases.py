@@ -82,6 +82,11 @@ f16_dynamo_boolmask       its SDPA with a boolean mask, S=T=128
 f16_dynamo_gqa4_boolmask  the same with 8 query heads over 2 K/V heads,
                           the repeat merged straight into the product's
                           batch
+f16_dynamo_causal         its causal mask built from constant positions
+                          (LessOrEqual, And, Where(c, 0, lowest)) and added,
+                          which strata-causal-masks makes the causal Where
+f16_dynamo_causal_k1      the same keeping one key past the diagonal
+pad_f16_dynamo_causal_s100 the same at S=T=100, then padded
 pad_gqa2_s100_causal     grouped-query attention at S=T=100, causal
 pad_packed_s100          the packed QKV split at S=T=100
 
@@ -260,6 +265,13 @@ def cases(small):
         Case("f16_dynamo_gqa4_boolmask", F16, [1, 8, 128, 64],
              [1, 2, 128, 64], scale=None, sdpa="batched",
              bias=("bool", 0.8), gqa=4),
+        Case("f16_dynamo_causal", F16, [2, 2, 256, 64], [2, 2, 256, 64],
+             scale=None, sdpa="batched", bias=("positions", 0)),
+        Case("f16_dynamo_causal_k1", F16, [1, 2, 192, 64], [1, 2, 192, 64],
+             scale=None, sdpa="batched", bias=("positions", 1)),
+        Case("pad_f16_dynamo_causal_s100", F16, [1, 2, 100, 64],
+             [1, 2, 100, 64], scale=None, sdpa="batched",
+             bias=("positions", 0)),
         Case("bf16_d128_gqa4_keymask", BF16, [2, 4, 384, 128],
              [2, 1, 384, 128], scale=("Mul", r), bias=("keys", [384, 200]),
              gqa=4),
@@ -348,6 +360,30 @@ def bias_nodes(c, x):
             helper.make_node("Where", ["mask", "zero", "bias_inf"], ["bias"],
                              name="mask_where"),
         ]
+    elif form == "positions":
+        # The dynamo exporter's causal mask: positions from constants
+        # compared, And-ed with a constant condition, Where(c, 0, lowest).
+        def const(name, array):
+            return helper.make_node("Constant", [], [name], name=name,
+                                    value=numpy_helper.from_array(array, name))
+        nodes += [
+            const("pos_k", np.arange(c.t, dtype=np.int64).reshape(1, 1, 1, -1)),
+            const("pos_q", np.arange(c.s, dtype=np.int64).reshape(1, 1, -1, 1)),
+            const("pos_off", np.array(c.bias[1], np.int64)),
+            helper.make_node("Add", ["pos_q", "pos_off"], ["pos_last"],
+                             name="pos_last"),
+            helper.make_node("LessOrEqual", ["pos_k", "pos_last"], ["seen"],
+                             name="pos_seen"),
+            const("pos_true", np.array(True)),
+            helper.make_node("And", ["pos_true", "seen"], ["keep"],
+                             name="pos_keep"),
+            helper.make_node("Constant", [], ["zero"], name="zero",
+                             value=tensor(np.array(0.0), "zero", st)),
+            helper.make_node("Constant", [], ["lowest"], name="lowest",
+                             value=tensor(np.array(lowest(st)), "lowest", st)),
+            helper.make_node("Where", ["keep", "zero", "lowest"], ["bias"],
+                             name="mask_where"),
+        ]
     else:
         inputs.append(helper.make_tensor_value_info(
             "bias", st, [1, c.q_shape[1], c.s, c.t]))
@@ -367,6 +403,10 @@ def bias_input(c, rng):
         mask = (t < edge) if form == "keys" else (t >= edge)
         added = (1.0 - mask[:, None, None, :]) * round_to(lowest(st), st)
         return numpy_helper.from_array(mask.astype(np.int64), "mask"), added
+    if form == "positions":
+        i = np.arange(c.s)[:, None]
+        added = np.where(t <= i + arg, 0.0, round_to(lowest(st), st))
+        return None, added[None, None]
     if form == "bool":
         mask = rng.random([c.q_shape[0], 1, c.s, c.t]) < arg
         mask[0, 0, 1, :] = False
