@@ -69,52 +69,6 @@ std::optional<double> scalarFactor(Operation *op, OpOperand *&input) {
   return std::nullopt;
 }
 
-/// Grouped-query attention's repeat of K's or V's heads, as transformers
-/// writes it (repeat_kv): Reshape(Expand(Unsqueeze(x))) from x [..., Hkv, T,
-/// D] through [..., Hkv, 1, T, D] and [..., Hkv, rep, T, D] to [..., Hkv *
-/// rep, T, D], each op read once. The kernel reads x in place, each of its
-/// heads for `rep` heads of Q.
-struct HeadRepeat {
-  OpOperand *source = nullptr;
-  int64_t rep = 1;
-  SmallVector<Operation *, 3> ops;
-};
-
-std::optional<HeadRepeat> matchHeadRepeat(Value v) {
-  auto merge = v.getDefiningOp<graph::ReshapeOp>();
-  auto expand = merge ? merge->getOperand(0).getDefiningOp<graph::ExpandOp>()
-                      : graph::ExpandOp();
-  Operation *unit = expand ? expand->getOperand(0).getDefiningOp() : nullptr;
-  if (!expand || !isa_and_nonnull<graph::UnsqueezeOp, graph::ReshapeOp>(unit) ||
-      !merge->hasOneUse() || !expand->hasOneUse() || !unit->hasOneUse())
-    return std::nullopt;
-  auto x = rankedStatic(unit->getOperand(0));
-  auto unitType = rankedStatic(unit->getResult(0));
-  auto expanded = rankedStatic(expand.getResult());
-  auto merged = rankedStatic(merge.getResult());
-  if (!x || !unitType || !expanded || !merged || x.getRank() < 3)
-    return std::nullopt;
-  int64_t r = x.getRank();
-  ArrayRef<int64_t> xs = x.getShape();
-  int64_t rep = expanded.getDimSize(r - 2);
-  SmallVector<int64_t> withUnit(xs.take_front(r - 2)), withRep, heads;
-  withUnit.push_back(1);
-  withUnit.append(xs.begin() + r - 2, xs.end());
-  withRep = withUnit;
-  withRep[r - 2] = rep;
-  heads.assign(xs.begin(), xs.end());
-  heads[r - 3] *= rep;
-  if (rep < 2 || unitType.getShape() != ArrayRef<int64_t>(withUnit) ||
-      expanded.getShape() != ArrayRef<int64_t>(withRep) ||
-      merged.getShape() != ArrayRef<int64_t>(heads))
-    return std::nullopt;
-  HeadRepeat repeat;
-  repeat.source = &unit->getOpOperand(0);
-  repeat.rep = rep;
-  repeat.ops = {unit, expand, merge};
-  return repeat;
-}
-
 /// A fill that masks a score out: -inf, or a value so negative that exp of
 /// it is 0 next to any unmasked score (exporters use the type's lowest).
 bool isMaskFill(Value v) {
@@ -233,6 +187,41 @@ viewThrough(OpOperand *use, ArrayRef<Operation *> chain, int64_t elementBytes,
 }
 
 } // namespace
+
+std::optional<strata::HeadRepeat> strata::matchHeadRepeat(Value v) {
+  auto merge = v.getDefiningOp<graph::ReshapeOp>();
+  auto expand = merge ? merge->getOperand(0).getDefiningOp<graph::ExpandOp>()
+                      : graph::ExpandOp();
+  Operation *unit = expand ? expand->getOperand(0).getDefiningOp() : nullptr;
+  if (!expand || !isa_and_nonnull<graph::UnsqueezeOp, graph::ReshapeOp>(unit) ||
+      !merge->hasOneUse() || !expand->hasOneUse() || !unit->hasOneUse())
+    return std::nullopt;
+  auto x = rankedStatic(unit->getOperand(0));
+  auto unitType = rankedStatic(unit->getResult(0));
+  auto expanded = rankedStatic(expand.getResult());
+  auto merged = rankedStatic(merge.getResult());
+  if (!x || !unitType || !expanded || !merged || x.getRank() < 3)
+    return std::nullopt;
+  int64_t r = x.getRank();
+  ArrayRef<int64_t> xs = x.getShape();
+  int64_t rep = expanded.getDimSize(r - 2);
+  SmallVector<int64_t> withUnit(xs.take_front(r - 2)), withRep, heads;
+  withUnit.push_back(1);
+  withUnit.append(xs.begin() + r - 2, xs.end());
+  withRep = withUnit;
+  withRep[r - 2] = rep;
+  heads.assign(xs.begin(), xs.end());
+  heads[r - 3] *= rep;
+  if (rep < 2 || unitType.getShape() != ArrayRef<int64_t>(withUnit) ||
+      expanded.getShape() != ArrayRef<int64_t>(withRep) ||
+      merged.getShape() != ArrayRef<int64_t>(heads))
+    return std::nullopt;
+  HeadRepeat repeat;
+  repeat.source = &unit->getOpOperand(0);
+  repeat.rep = rep;
+  repeat.ops = {unit, expand, merge};
+  return repeat;
+}
 
 DictionaryAttr strata::AttentionMatch::toAttr(Builder &b,
                                               ArrayRef<Value> inputs) const {

@@ -12,6 +12,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/ADT/SmallVector.h"
 
 #include <optional>
 #include <string>
@@ -129,6 +130,23 @@ struct AttentionMatch {
   /// anything else).
   std::string describe() const;
 };
+
+/// Grouped-query attention's repeat of K's or V's heads, as transformers
+/// writes it (repeat_kv): Reshape(Expand(Unsqueeze(x))) from x [..., Hkv, T,
+/// D] through [..., Hkv, 1, T, D] and [..., Hkv, rep, T, D] to [..., Hkv *
+/// rep, T, D], each op read once. The flash kernel reads x in place, each of
+/// its heads for `rep` heads of Q; strata-fold-head-repeats folds the repeat
+/// into the query rows of a block the kernel does not take.
+struct HeadRepeat {
+  /// The operand that reads x (the Unsqueeze's).
+  mlir::OpOperand *source = nullptr;
+  int64_t rep = 1;
+  /// The Unsqueeze, the Expand and the Reshape.
+  llvm::SmallVector<mlir::Operation *, 3> ops;
+};
+
+/// The repeat that makes `v`, or nullopt.
+std::optional<HeadRepeat> matchHeadRepeat(mlir::Value v);
 
 /// The attention block whose first product is `op` (a graph.matmul), on the
 /// cuda target. nullopt when `op` does not start one; then `whyNot` is ""

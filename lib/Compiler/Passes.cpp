@@ -674,6 +674,7 @@ void strata::registerCompilerPasses() {
     registerConvToGemmPass();
     registerCausalMasksPass();
     registerPadAttentionPass();
+    registerFoldHeadRepeatsPass();
     registerGatherSlicesPass();
     registerSplitReductionsPass();
     registerPartitionPass();

@@ -93,6 +93,13 @@ def CausalMasksPass : Pass<"strata-causal-masks", "mlir::ModuleOp"> {
   let dependentDialects = ["::strata::graph::GraphDialect"];
 }
 
+def FoldHeadRepeatsPass : Pass<"strata-fold-head-repeats", "mlir::ModuleOp"> {
+  let summary = "GPU: in attention the flash kernel does not take (a decode "
+                "step), grouped-query attention's K/V repeat folded into the "
+                "other operand's rows instead of copied";
+  let dependentDialects = ["::strata::graph::GraphDialect"];
+}
+
 def PadAttentionPass : Pass<"strata-pad-attention", "mlir::ModuleOp"> {
   let summary = "GPU: pad attention blocks whose sequence lengths or head "
                 "dimension the flash kernel does not take to shapes it does";

@@ -47,10 +47,13 @@ CudaTarget::beforePartition(const CompileOptions &options) const {
       PassEntry{"strata-split-reductions", "", false}};
   // Attention blocks the flash kernel (mma.sync, sm_80 on) takes once
   // their additive causal masks are the causal Where (CausalMasks.cpp) and
-  // once padded to its tile and head dimensions (AttentionPadding.cpp).
+  // once padded to its tile and head dimensions (AttentionPadding.cpp); in
+  // the others (a decode step), grouped-query attention's K/V repeat folded
+  // into the query rows (FoldHeadRepeats.cpp).
   if (facts(options).tensorCores) {
     entries.push_back(PassEntry{"strata-causal-masks", "", false});
     entries.push_back(PassEntry{"strata-pad-attention", "", false});
+    entries.push_back(PassEntry{"strata-fold-head-repeats", "", false});
   }
   return entries;
 }

@@ -87,6 +87,11 @@ f16_dynamo_causal         its causal mask built from constant positions
                           which strata-causal-masks makes the causal Where
 f16_dynamo_causal_k1      the same keeping one key past the diagonal
 pad_f16_dynamo_causal_s100 the same at S=T=100, then padded
+
+fallback_decode_gqa4      one query row of 8 heads over 2 K/V heads, as
+                          transformers repeats them: the kernel does not take
+                          it; strata-fold-head-repeats folds the repeat into
+                          the query rows of the two products
 pad_gqa2_s100_causal     grouped-query attention at S=T=100, causal
 pad_packed_s100          the packed QKV split at S=T=100
 
@@ -301,6 +306,11 @@ def cases(small):
         # One query row against 256 keys (a decode step): padding would
         # multiply the work by 64, so the block stays separate kernels.
         Case("fallback_decode", BF16, b + [1, 64], b + [256, 64]),
+        # The same with grouped-query attention (8 query heads over 2 K/V
+        # heads): the products read K and V once, the repeat folded into the
+        # query rows (strata-fold-head-repeats).
+        Case("fallback_decode_gqa4", F16, [2, 8, 1, 64], [2, 2, 256, 64],
+             gqa=4),
         Case("fallback_f32", F32, [1, b[1], 128, 64], [1, b[1], 128, 64],
              cast=False),
         Case("fallback_bcast", BF16, b + [128, 64], [1, b[1], 128, 64]),
