@@ -220,12 +220,23 @@ TEST(CudaLt, F32TransposedBiasRelu) {
   runCase(k, 1e-5);
 }
 
+// A batch of products sharing B runs as one product of all its rows.
 TEST(CudaLt, Bf16BatchBiasResidualGelu) {
   STRATA_REQUIRE_CUDA();
   Case k{DType::BF16, {3, 2, 33, 40}, {40, 24}, false, false, true};
   k.c = {3, 2, 33, 24};
   k.activation = "gelu_tanh";
-  runCase(k, 1e-2);
+  EXPECT_THAT(runCase(k, 1e-2), HasSubstr("as one product of 198 rows"));
+}
+
+// Transposed A ([batch, K, M]) keeps the strided batch: its rows do not
+// follow on across the batch.
+TEST(CudaLt, Bf16BatchTransposedAStaysBatched) {
+  STRATA_REQUIRE_CUDA();
+  Case k{DType::BF16, {3, 40, 33}, {40, 24}, true, false};
+  std::string call = runCase(k, 1e-2);
+  EXPECT_THAT(call, HasSubstr("3 x 33x40x24"));
+  EXPECT_THAT(call, ::testing::Not(HasSubstr("as one product")));
 }
 
 // Rows of 37 bf16 values (74 bytes): every row but the first starts off a

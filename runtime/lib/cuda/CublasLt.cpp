@@ -521,6 +521,20 @@ void LtMatmul::prepare(const Module &module, const Step &step,
                   " aligned addresses per run";
     return;
   }
+  // A batch of products that share B (a linear layer on [..., M, K]
+  // activations: ViT's [197, 1, 768] at batch 1, ConvNeXt's pointwise
+  // convolutions as [N * 56, 56, 96], a decode step's [8, 1, 2048]) is one
+  // product of batch x M rows: A, C and D are contiguous [batch, M, .], so
+  // their rows follow on across the batch. As a strided batch, cuBLASLt ran
+  // one small product per batch entry, each reading all of B (8 products of
+  // one row for the decode step's projections, 197 for ViT's).
+  if (batch > 1 && foldable && !transA) {
+    addPart({stepB, transB ? k : n, transB ? n : k, transB ? k : n, 0},
+            {stepA, k, rowsAll, k, 0}, {cOrD, n, rowsAll, n, 0},
+            {stepD, n, rowsAll, n, 0}, 1, bias);
+    summary_ += ", as one product of " + std::to_string(rowsAll) + " rows";
+    return;
+  }
   // cuBLASLt's A is the step's B, and its B the step's A (the file comment).
   addPart({stepB, transB ? k : n, transB ? n : k, transB ? k : n, strideB},
           {stepA, transA ? m : k, transA ? k : m, transA ? m : k, strideA},
