@@ -964,6 +964,19 @@ static std::optional<LibraryMatch> matchCublasLt(Operation *op,
              "fp32 product)"
            : "cuBLASLt's tensor-core kernels with fp32 accumulation") +
       "; generated GPU matrix products compute one output per thread";
+  // A batch that shares B (a linear layer on [..., M, K] activations): the
+  // runtime runs it as one product of all its rows (CublasLt.cpp), which
+  // reads B once, rather than one product per batch entry.
+  int64_t batch = outType.getNumElements() / (m * n);
+  bool cShared =
+      hasC &&
+      batchDims(cast<RankedTensorType>(match.inputs.back()->get().getType()))
+          .empty();
+  if (batch > 1 && !transA && batchDims(bType).empty() &&
+      !batchDims(aType).empty() && !cShared)
+    match.reason += "; its batch shares B: the runtime runs it as one "
+                    "product of " +
+                    std::to_string(batch * m) + " rows";
   // Output rows that are not 16-byte aligned (GPT-2's 50257 logits): the
   // runtime's row classes, or cuBLASLt's slower kernels (docs/gpu.md,
   // "Output rows that are not 16-byte aligned").
