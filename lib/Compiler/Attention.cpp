@@ -33,6 +33,7 @@
 
 using namespace mlir;
 namespace graph = strata::graph;
+using strata::staticTensorType;
 
 namespace {
 
@@ -41,11 +42,6 @@ Operation *soleUser(Value v) {
   if (!v.hasOneUse())
     return nullptr;
   return *v.getUsers().begin();
-}
-
-RankedTensorType rankedStatic(Value v) {
-  auto type = dyn_cast<RankedTensorType>(v.getType());
-  return type && type.hasStaticShape() ? type : RankedTensorType();
 }
 
 /// The scalar a Mul or Div by a splat float constant multiplies its other
@@ -115,9 +111,9 @@ SmallVector<int64_t> permutationOf(graph::TransposeOp t) {
 /// constant index (a slice that drops its axis).
 bool isLayoutOp(Operation *op) {
   if (auto t = dyn_cast_or_null<graph::TransposeOp>(op))
-    return rankedStatic(t.getInput()) != RankedTensorType();
+    return staticTensorType(t.getInput()) != RankedTensorType();
   auto g = dyn_cast_or_null<graph::GatherOp>(op);
-  if (!g || !rankedStatic(g.getData()))
+  if (!g || !staticTensorType(g.getData()))
     return false;
   auto indices = dyn_cast<RankedTensorType>(g.getIndices().getType());
   return indices && indices.getRank() == 0 &&
@@ -196,10 +192,10 @@ std::optional<strata::HeadRepeat> strata::matchHeadRepeat(Value v) {
   if (!expand || !isa_and_nonnull<graph::UnsqueezeOp, graph::ReshapeOp>(unit) ||
       !merge->hasOneUse() || !expand->hasOneUse() || !unit->hasOneUse())
     return std::nullopt;
-  auto x = rankedStatic(unit->getOperand(0));
-  auto unitType = rankedStatic(unit->getResult(0));
-  auto expanded = rankedStatic(expand.getResult());
-  auto merged = rankedStatic(merge.getResult());
+  auto x = staticTensorType(unit->getOperand(0));
+  auto unitType = staticTensorType(unit->getResult(0));
+  auto expanded = staticTensorType(expand.getResult());
+  auto merged = staticTensorType(merge.getResult());
   if (!x || !unitType || !expanded || !merged || x.getRank() < 3)
     return std::nullopt;
   int64_t r = x.getRank();
@@ -406,7 +402,7 @@ strata::matchAttention(Operation *op, std::string &whyNot, bool anyShape) {
   auto transpose = kt.getDefiningOp<graph::TransposeOp>();
   SmallVector<int64_t> kPerm;
   if (transpose && transpose.getOutput().hasOneUse() &&
-      rankedStatic(transpose.getInput())) {
+      staticTensorType(transpose.getInput())) {
     kPerm = permutationOf(transpose);
     int64_t r = int64_t(kPerm.size());
     if (r >= 2) {
@@ -421,10 +417,10 @@ strata::matchAttention(Operation *op, std::string &whyNot, bool anyShape) {
     whyNot = "K^T is not a transpose of K read only by the product";
     return std::nullopt;
   }
-  auto qType = rankedStatic(qUse->get()),
-       xType = rankedStatic(transpose.getInput()),
-       vType = rankedStatic(second.getRhs()),
-       oType = rankedStatic(second.getOutput());
+  auto qType = staticTensorType(qUse->get()),
+       xType = staticTensorType(transpose.getInput()),
+       vType = staticTensorType(second.getRhs()),
+       oType = staticTensorType(second.getOutput());
   if (!qType || !xType || !vType || !oType) {
     whyNot = "a shape is not static";
     return std::nullopt;
@@ -482,7 +478,7 @@ strata::matchAttention(Operation *op, std::string &whyNot, bool anyShape) {
     Value scores = dropMarked ? where.getY() : where.getX();
     Value fill = dropMarked ? where.getX() : where.getY();
     auto trilu = where.getCondition().getDefiningOp<graph::TriluOp>();
-    auto maskType = rankedStatic(where.getCondition());
+    auto maskType = staticTensorType(where.getCondition());
     std::optional<int64_t> diagonal =
         trilu ? (trilu.getK() ? strata::splatIntConstant(trilu.getK()) : 0)
               : std::nullopt;
@@ -515,7 +511,7 @@ strata::matchAttention(Operation *op, std::string &whyNot, bool anyShape) {
   if (biasUse) {
     // The bias broadcasts to the scores [batch..., S, T]: a dimension it
     // lacks or holds once has stride 0.
-    auto biasType = rankedStatic(biasUse->get());
+    auto biasType = staticTensorType(biasUse->get());
     Type element = biasType ? biasType.getElementType() : Type();
     std::string type = !element          ? ""
                        : element.isF32() ? "f32"

@@ -66,13 +66,6 @@ struct Values {
   std::vector<double> data;
 };
 
-int64_t count(ArrayRef<int64_t> shape) {
-  int64_t n = 1;
-  for (int64_t d : shape)
-    n *= d;
-  return n;
-}
-
 /// `v` read at `index` of a shape it broadcasts to (numpy's rules).
 double at(const Values &v, ArrayRef<int64_t> index) {
   int64_t offset = 0, lead = int64_t(index.size()) - int64_t(v.shape.size());
@@ -147,7 +140,7 @@ private:
     } else {
       return std::nullopt;
     }
-    int64_t n = count(out.shape);
+    int64_t n = ShapedType::getNumElements(out.shape);
     out.data.resize(n);
     SmallVector<int64_t> index(out.shape.size(), 0);
     SmallVector<double, 3> args(in.size());
@@ -227,9 +220,9 @@ public:
   }
 };
 
-/// Erases the graph ops that computed `v` and that nothing reads any more.
-/// True if it erased any.
-bool eraseDeadDefs(Value v) {
+} // namespace
+
+bool strata::eraseDeadDefs(Value v) {
   SmallVector<Operation *> work;
   if (Operation *def = v.getDefiningOp())
     work.push_back(def);
@@ -248,6 +241,8 @@ bool eraseDeadDefs(Value v) {
   return !erased.empty();
 }
 
+namespace {
+
 /// The causal mask's offset when `bias` (already evaluated, broadcast to
 /// scores [..., rows, keys]) keeps key j of row i exactly when
 /// j <= i + offset, with 0, and drops the others with a fill at most
@@ -264,7 +259,8 @@ std::optional<int64_t> causalOffset(const Values &bias, int64_t rows,
   if (kept == 0)
     return std::nullopt;
   int64_t offset = kept - 1;
-  int64_t planes = count(ArrayRef<int64_t>(bias.shape).drop_back(2));
+  int64_t planes =
+      ShapedType::getNumElements(ArrayRef<int64_t>(bias.shape).drop_back(2));
   for (int64_t p = 0; p < planes; ++p)
     for (int64_t i = 0; i < rows; ++i)
       for (int64_t j = 0; j < keys; ++j) {

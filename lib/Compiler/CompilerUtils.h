@@ -19,6 +19,17 @@
 
 namespace strata {
 
+/// `v`'s type when it is a ranked tensor of static shape, else null.
+inline mlir::RankedTensorType staticTensorType(mlir::Value v) {
+  auto type = llvm::dyn_cast<mlir::RankedTensorType>(v.getType());
+  return type && type.hasStaticShape() ? type : mlir::RankedTensorType();
+}
+
+/// Erases the graph ops that computed `v` and that nothing reads any more,
+/// and so on up their operands (a rewrite's leftovers: the passes before the
+/// partitioner run no dead-code elimination). True if it erased any.
+bool eraseDeadDefs(mlir::Value v);
+
 /// The function strata runs: the public func.func (the importer makes one).
 mlir::func::FuncOp getEntryFunction(mlir::ModuleOp module);
 

@@ -622,8 +622,7 @@ RankedTensorType elementwiseResult(Operation *op) {
   if (op->getNumResults() != 1 || op->getNumRegions() != 0 ||
       !strata::isLowerableElementwise(op))
     return {};
-  auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
-  return type && type.hasStaticShape() ? type : RankedTensorType();
+  return strata::staticTensorType(op->getResult(0));
 }
 
 /// `op` again, on `operands`, its result of `shape`.

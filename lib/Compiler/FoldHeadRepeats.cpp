@@ -46,14 +46,9 @@ namespace graph = strata::graph;
 
 namespace {
 
-RankedTensorType staticType(Value v) {
-  auto type = dyn_cast<RankedTensorType>(v.getType());
-  return type && type.hasStaticShape() ? type : RankedTensorType();
-}
-
 /// Whether `t` swaps the last two dimensions and keeps the others.
 bool swapsLastTwo(graph::TransposeOp t) {
-  auto type = staticType(t.getInput());
+  auto type = staticTensorType(t.getInput());
   if (!type || type.getRank() < 2)
     return false;
   SmallVector<int64_t> perm = graph::transposePermutation(t, type.getRank());
@@ -73,13 +68,13 @@ bool fold(graph::MatMulOp product) {
     return false;
   std::optional<HeadRepeat> repeat =
       matchHeadRepeat(transpose ? transpose.getInput() : rhs);
-  auto lhsType = staticType(product.getLhs());
-  auto outType = staticType(product.getOutput());
+  auto lhsType = staticTensorType(product.getLhs());
+  auto outType = staticTensorType(product.getOutput());
   if (!repeat || !lhsType || !outType ||
       !repeat->ops.back()->getResult(0).hasOneUse())
     return false;
   Value x = repeat->source->get();
-  auto xType = staticType(x);
+  auto xType = staticTensorType(x);
   int64_t r = lhsType.getRank();
   if (!xType || xType.getRank() != r || outType.getRank() != r || r < 3)
     return false;
@@ -114,11 +109,7 @@ bool fold(graph::MatMulOp product) {
   Value result = viewAs(b, loc, folds.getOutput(), outType.getShape());
   product.getOutput().replaceAllUsesWith(result);
   product.erase();
-  if (transpose)
-    transpose.erase();
-  for (Operation *op : llvm::reverse(repeat->ops))
-    if (op->use_empty())
-      op->erase();
+  eraseDeadDefs(rhs);
   return true;
 }
 

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "RowParallel.h"
+#include "CompilerUtils.h"
 #include "Decisions.h"
 
 #include "strata/Conversion/GraphToLinalg.h"
@@ -21,15 +22,11 @@
 using namespace mlir;
 namespace kernel = strata::kernel;
 namespace graph = strata::graph;
+using strata::staticTensorType;
 
 namespace {
 enum class Use { Rows, Whole };
 } // namespace
-
-static RankedTensorType staticTensor(Value v) {
-  auto type = dyn_cast<RankedTensorType>(v.getType());
-  return type && type.hasStaticShape() ? type : RankedTensorType();
-}
 
 static int64_t normalize(int64_t axis, int64_t rank) {
   return axis < 0 ? axis + rank : axis;
@@ -56,14 +53,14 @@ static bool broadcastOverLead(RankedTensorType type, int64_t rank, int64_t k) {
 /// not independent.
 static bool classify(Operation *op, ArrayRef<int64_t> lead,
                      SmallVectorImpl<Use> &uses, std::string &why) {
-  auto result = staticTensor(op->getResult(0));
+  auto result = staticTensorType(op->getResult(0));
   int64_t rank = result.getRank();
   int64_t k = lead.size();
   std::string dims =
       k == 1 ? "dimension 0" : "dimensions 0 to " + std::to_string(k - 1);
   auto allRows = [&] {
     for (Value operand : op->getOperands()) {
-      auto type = staticTensor(operand);
+      auto type = staticTensorType(operand);
       if (!type || type.getRank() != rank || !hasLead(type.getShape(), lead)) {
         why = "an operand does not have the kernel's rows";
         return false;
@@ -78,7 +75,7 @@ static bool classify(Operation *op, ArrayRef<int64_t> lead,
   };
   if (strata::isLowerableElementwise(op)) {
     for (Value operand : op->getOperands()) {
-      auto type = staticTensor(operand);
+      auto type = staticTensorType(operand);
       if (!type) {
         why = "an operand has no static shape";
         return false;
@@ -97,13 +94,13 @@ static bool classify(Operation *op, ArrayRef<int64_t> lead,
   if (isa<graph::SoftmaxOp, graph::LogSoftmaxOp, graph::HardmaxOp,
           graph::ArgMaxOp, graph::ArgMinOp>(op)) {
     auto axis = op->getAttrOfType<IntegerAttr>("axis");
-    int64_t inputRank = staticTensor(op->getOperand(0)).getRank();
+    int64_t inputRank = staticTensorType(op->getOperand(0)).getRank();
     if (!axis || !axisPastRows(axis.getInt(), inputRank)) {
       why = "it reduces along " + dims;
       return false;
     }
     if (op->getNumOperands() != 1 ||
-        !hasLead(staticTensor(op->getOperand(0)).getShape(), lead)) {
+        !hasLead(staticTensorType(op->getOperand(0)).getShape(), lead)) {
       why = "its operand does not have the kernel's rows";
       return false;
     }
@@ -111,7 +108,7 @@ static bool classify(Operation *op, ArrayRef<int64_t> lead,
     return true;
   }
   if (auto norm = dyn_cast<graph::LayerNormOp>(op)) {
-    int64_t inputRank = staticTensor(norm->getOperand(0)).getRank();
+    int64_t inputRank = staticTensorType(norm->getOperand(0)).getRank();
     if (!axisPastRows(static_cast<int64_t>(norm.getAxis()), inputRank)) {
       why = "it normalizes over " + dims;
       return false;
@@ -127,7 +124,7 @@ static bool classify(Operation *op, ArrayRef<int64_t> lead,
       why = "it reduces over every dimension or over axes known at run time";
       return false;
     }
-    int64_t inputRank = staticTensor(op->getOperand(0)).getRank();
+    int64_t inputRank = staticTensorType(op->getOperand(0)).getRank();
     for (int64_t axis : axes.asArrayRef())
       if (!axisPastRows(axis, inputRank)) {
         why = "it reduces along " + dims;
@@ -136,8 +133,8 @@ static bool classify(Operation *op, ArrayRef<int64_t> lead,
     return allRows();
   }
   if (auto matmul = dyn_cast<graph::MatMulOp>(op)) {
-    auto lhs = staticTensor(matmul.getLhs());
-    auto rhs = staticTensor(matmul.getRhs());
+    auto lhs = staticTensorType(matmul.getLhs());
+    auto rhs = staticTensorType(matmul.getRhs());
     // The rows are the left operand's batch dimensions and at most its M.
     if (!lhs || !rhs || lhs.getRank() < 2 || lhs.getRank() < rhs.getRank() ||
         lhs.getRank() != rank || k > rank - 1 ||
@@ -219,7 +216,7 @@ planRowsFor(func::FuncOp kernel, int64_t k, std::optional<int64_t> rowsPerBlock,
     why = "the kernel has no results";
     return std::nullopt;
   }
-  auto first = staticTensor(ret->getOperand(0));
+  auto first = staticTensorType(ret->getOperand(0));
   if (!first || first.getRank() == 0) {
     why = "the kernel's first result is a scalar (no rows)";
     return std::nullopt;
@@ -245,7 +242,7 @@ planRowsFor(func::FuncOp kernel, int64_t k, std::optional<int64_t> rowsPerBlock,
       (k == 1 ? "" : " (dimensions 0 to " + std::to_string(k - 1) + ")");
   llvm::DenseSet<Value> whole;
   auto isRowValue = [&](Value v) {
-    auto type = staticTensor(v);
+    auto type = staticTensorType(v);
     return type && hasLead(type.getShape(), plan.lead);
   };
   for (Operation &op : body.without_terminator()) {
@@ -269,7 +266,7 @@ planRowsFor(func::FuncOp kernel, int64_t k, std::optional<int64_t> rowsPerBlock,
     bool cheapWhole =
         op.getNumOperands() > 0 && llvm::all_of(op.getOperands(), readWhole);
     for (Value result : op.getResults()) {
-      auto type = staticTensor(result);
+      auto type = staticTensorType(result);
       cheapWhole &=
           type && !isRowValue(result) && type.getNumElements() <= rowCost;
     }
@@ -282,7 +279,7 @@ planRowsFor(func::FuncOp kernel, int64_t k, std::optional<int64_t> rowsPerBlock,
     }
     for (Value result : op.getResults())
       if (!isRowValue(result)) {
-        auto type = staticTensor(result);
+        auto type = staticTensorType(result);
         why = describe(&op) + "'s result " +
               (type && type.getRank() >= 1
                    ? "has dimension 0 of " + std::to_string(type.getDimSize(0))
@@ -335,7 +332,7 @@ planRowsFor(func::FuncOp kernel, int64_t k, std::optional<int64_t> rowsPerBlock,
   int64_t rowElements = 1;
   for (Value v : plan.rowValues)
     rowElements =
-        std::max(rowElements, staticTensor(v).getNumElements() / plan.rows);
+        std::max(rowElements, staticTensorType(v).getNumElements() / plan.rows);
   // A block lies within dimension k - 1, so that it is a box: [1, ..., 1,
   // block, rest...].
   int64_t inner = plan.lead.back();
@@ -374,7 +371,7 @@ planRowsFor(func::FuncOp kernel, int64_t k, std::optional<int64_t> rowsPerBlock,
   auto stride = [&](Value v) -> int64_t {
     if (!plan.rowValues.contains(v))
       return 0;
-    auto type = staticTensor(v);
+    auto type = staticTensorType(v);
     return plan.block * (type.getNumElements() / plan.rows) *
            strata::rowElementBytes(type.getElementType());
   };
@@ -409,7 +406,7 @@ strata::planRows(func::FuncOp kernel, std::optional<int64_t> rowsPerBlock,
   Operation *ret = body.getTerminator();
   int64_t maxDims = 1;
   if (ret->getNumOperands())
-    if (auto first = staticTensor(ret->getOperand(0)))
+    if (auto first = staticTensorType(ret->getOperand(0)))
       maxDims = std::max<int64_t>(1, first.getRank());
   // A forced block that fits no rows says so for the most dimensions whose
   // rows were independent (its message starts with the block) too.

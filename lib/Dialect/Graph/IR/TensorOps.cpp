@@ -503,6 +503,16 @@ OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
 
 static bool isPermutation(ArrayRef<int64_t> perm);
 
+/// `v` reshaped to `type` (a static shape, given as a constant operand).
+static Value reshapeTo(OpBuilder &b, Location loc, Value v,
+                       RankedTensorType type) {
+  auto shapeType = RankedTensorType::get({type.getRank()}, b.getI64Type());
+  Value shape = ConstantOp::create(
+      b, loc,
+      cast<ElementsAttr>(DenseElementsAttr::get(shapeType, type.getShape())));
+  return ReshapeOp::create(b, loc, type, v, shape);
+}
+
 /// reshape(transpose(reshape(x))) as transpose(reshape(x)), the transpose
 /// last: the inner reshape gives x trailing dimensions T after some leading
 /// ones, the transpose permutes only T, and the outer reshape regroups only
@@ -544,15 +554,9 @@ static LogicalResult transposeAfterReshapes(ReshapeOp op,
   SmallVector<int64_t> grouped(c.getShape().take_front(lead));
   grouped.append(a.getShape().begin() + kept, a.getShape().end());
   auto groupedType = RankedTensorType::get(grouped, x.getElementType());
-  auto shapeType =
-      RankedTensorType::get({int64_t(grouped.size())}, rewriter.getI64Type());
   Value source = inner.getData();
   if (groupedType != x)
-    source = ReshapeOp::create(
-        rewriter, op.getLoc(), groupedType, source,
-        ConstantOp::create(rewriter, op.getLoc(),
-                           cast<ElementsAttr>(DenseElementsAttr::get(
-                               shapeType, ArrayRef<int64_t>(grouped)))));
+    source = reshapeTo(rewriter, op.getLoc(), source, groupedType);
   SmallVector<int64_t> composed = llvm::to_vector(llvm::seq<int64_t>(0, lead));
   for (int64_t i = kept; i < a.getRank(); ++i)
     composed.push_back(lead + perm[i] - kept);
@@ -906,12 +910,8 @@ static LogicalResult transposeOfUnitDims(TransposeOp op,
     rewriter.replaceOp(op, op.getInput());
     return success();
   }
-  auto shapeType =
-      RankedTensorType::get({result.getRank()}, rewriter.getI64Type());
-  Value shape = ConstantOp::create(
-      rewriter, op.getLoc(),
-      cast<ElementsAttr>(DenseElementsAttr::get(shapeType, result.getShape())));
-  rewriter.replaceOpWithNewOp<ReshapeOp>(op, result, op.getInput(), shape);
+  rewriter.replaceOp(op,
+                     reshapeTo(rewriter, op.getLoc(), op.getInput(), result));
   return success();
 }
 
@@ -2136,13 +2136,8 @@ struct CompressOfConstantCondition : OpRewritePattern<CompressOp> {
     auto i64 = rewriter.getI64Type();
     Value data = op.getInput();
     if (!op.getAxis()) {
-      auto flat = RankedTensorType::get({extent}, input.getElementType());
-      data = ReshapeOp::create(
-          rewriter, loc, flat, data,
-          ConstantOp::create(rewriter, loc,
-                             cast<ElementsAttr>(DenseElementsAttr::get(
-                                 RankedTensorType::get({1}, i64),
-                                 ArrayRef<int64_t>{extent}))));
+      data = reshapeTo(rewriter, loc, data,
+                       RankedTensorType::get({extent}, input.getElementType()));
     }
     auto indexType = RankedTensorType::get({int64_t(indices.size())}, i64);
     Value positions =
