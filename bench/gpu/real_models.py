@@ -99,22 +99,6 @@ def _zoo():
     return export_zoo
 
 
-class _Keyword(torch.nn.Module):
-    """A transformers model called with its inputs by keyword, returning its first output."""
-
-    def __init__(self, m, names):
-        super().__init__()
-        self.m, self.names = m, names
-
-    def forward(self, *args):
-        out = self.m(**dict(zip(self.names, args)))
-        if isinstance(out, (tuple, list)):
-            return out[0]
-        if getattr(out, "logits", None) is not None:
-            return out.logits
-        return out.last_hidden_state
-
-
 class _DecodeStep(torch.nn.Module):
     """One Llama-style decode step with its LM head: ids [b, 1] and the cache in, the logits
     and the grown cache out."""
@@ -137,22 +121,25 @@ def _text(arch):
         return _DecodeStep()
     import transformers as T
     c = LLAMA
+    # The model called with its inputs by keyword, its first output returned (parameter
+    # names "m.*", which fill orders by).
+    wrap = _zoo().HFWrap
     if arch == "bert_base":
-        return _Keyword(T.BertModel(T.BertConfig(), add_pooling_layer=False),
+        return wrap(T.BertModel(T.BertConfig(), add_pooling_layer=False),
                         ["input_ids", "attention_mask"])
     if arch == "gpt2":
-        return _Keyword(T.GPT2LMHeadModel(T.GPT2Config(use_cache=False)), ["input_ids"])
+        return wrap(T.GPT2LMHeadModel(T.GPT2Config(use_cache=False)), ["input_ids"])
     if arch == "llama_prefill":
         cfg = T.LlamaConfig(hidden_size=c["d"], intermediate_size=c["ff"],
                             num_hidden_layers=c["layers"], num_attention_heads=c["heads"],
                             num_key_value_heads=c["kv_heads"], vocab_size=c["vocab"],
                             max_position_embeddings=4096, use_cache=False)
-        return _Keyword(T.LlamaModel(cfg), ["input_ids", "attention_mask"])
+        return wrap(T.LlamaModel(cfg), ["input_ids", "attention_mask"])
     if arch == "whisper_encoder":
         from transformers.models.whisper.modeling_whisper import WhisperEncoder
         cfg = T.WhisperConfig(d_model=512, encoder_layers=6, encoder_attention_heads=8,
                               encoder_ffn_dim=2048, num_mel_bins=80, max_source_positions=1500)
-        return _Keyword(WhisperEncoder(cfg), ["input_features"])
+        return wrap(WhisperEncoder(cfg), ["input_features"])
     raise ValueError(arch)
 
 

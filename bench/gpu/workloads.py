@@ -585,20 +585,27 @@ REAL_GMACS = {"resnet50": 4.09, "convnext_tiny": 4.46, "efficientnet_b0": 0.39,
 REAL_BATCHES = (1, 32)
 
 
+def real(arch, batch, **fields):
+    """The real-model workload `arch`_b`batch` (real_models.py): the module's forward as the
+    peers' function, checked within the bf16 tolerance, against eager torch and
+    torch.compile."""
+    import real_models as R
+    return Workload(name=f"{arch}_b{batch}", group="real", torch_fn=R.forward_fn(arch),
+                    jax_builder=None, tol=3e-2, peers=("eager", "compile", "graphs"),
+                    goal=">= 1.0x the fastest torch.compile mode", **fields)
+
+
 def real_workloads():
     import real_models as R
     ws = []
     for arch in R.ARCHS:
         for b in REAL_BATCHES:
-            ws.append(Workload(
-                name=f"{arch}_b{b}", group="real",
+            ws.append(real(
+                arch, b,
                 title=f"torchvision {arch} f16 b{b} (224x224, weights as initializers)",
                 inputs=[Input("x", ("B", 3, 224, 224), F16)],
                 outputs=[Output("y", ("B", 1000), F16)],
-                dims={"B": b}, torch_fn=R.forward_fn(arch), jax_builder=None, tol=3e-2,
-                peers=("eager", "compile", "graphs"),
-                flops=int(2 * REAL_GMACS[arch] * 1e9 * b),
-                goal=">= 1.0x the fastest torch.compile mode",
+                dims={"B": b}, flops=int(2 * REAL_GMACS[arch] * 1e9 * b),
                 note="real_models.py: BatchNorm folded by the exporter; peers channels-last"
                 if R.ARCHS[arch][1] else "real_models.py"))
     ws += _real_text_workloads(R)
@@ -622,75 +629,65 @@ def _real_text_workloads(R):
     kvd = L["kv_heads"] * hd
     for b in (1, 32):
         s, d = 128, 768
-        ws.append(Workload(
-            name=f"bert_base_b{b}", group="real",
+        ws.append(real(
+            "bert_base", b,
             title=f"transformers BERT-base f16 b{b} s{s} with a padding mask",
             inputs=[Input("input_ids", ("B", "S"), I64, ("tokens", 30522)),
                     Input("attention_mask", ("B", "S"), I64, ("padding", 0.5))],
             outputs=[Output("last_hidden_state", ("B", "S", d), F16)],
-            dims={"B": b, "S": s}, torch_fn=R.forward_fn("bert_base"), jax_builder=None,
-            tol=3e-2, peers=("eager", "compile", "graphs"),
+            dims={"B": b, "S": s},
             flops=12 * (_layer_flops(b * s, d, 4 * d) + _attention_flops(b, 12, s, 64, False)),
-            goal=">= 1.0x the fastest torch.compile mode",
             note="real_models.py: transformers BertModel, exported on the GPU machine"))
     for b in (1, 8):
         s, d, vocab = 1024, 768, 50257
-        ws.append(Workload(
-            name=f"gpt2_b{b}", group="real",
+        ws.append(real(
+            "gpt2", b,
             title=f"transformers GPT-2 small f16 b{b} s{s} prefill (logits)",
             inputs=[Input("input_ids", ("B", "S"), I64, ("tokens", vocab))],
             outputs=[Output("logits", ("B", "S", vocab), F16)],
-            dims={"B": b, "S": s}, torch_fn=R.forward_fn("gpt2"), jax_builder=None,
-            tol=3e-2, peers=("eager", "compile", "graphs"),
+            dims={"B": b, "S": s},
             flops=12 * (_layer_flops(b * s, d, 4 * d) + _attention_flops(b, 12, s, 64, True))
             + _linear_flops(b * s, (d, vocab)),
-            goal=">= 1.0x the fastest torch.compile mode",
             note="real_models.py: transformers GPT2LMHeadModel, exported on the GPU machine"))
     for b in (1, 4):
         s = 1024
-        ws.append(Workload(
-            name=f"llama_prefill_b{b}", group="real",
+        ws.append(real(
+            "llama_prefill", b,
             title=f"transformers Llama-style f16 b{b} s{s} prefill with a padding mask "
                   f"({L['layers']} layers, d {L['d']}, GQA {L['heads']}/{L['kv_heads']})",
             inputs=[Input("input_ids", ("B", "S"), I64, ("tokens", L["vocab"])),
                     Input("attention_mask", ("B", "S"), I64, ("padding", 0.5))],
             outputs=[Output("last_hidden_state", ("B", "S", L["d"]), F16)],
-            dims={"B": b, "S": s}, torch_fn=R.forward_fn("llama_prefill"), jax_builder=None,
-            tol=3e-2, peers=("eager", "compile", "graphs"),
+            dims={"B": b, "S": s},
             flops=L["layers"] * (_layer_flops(b * s, L["d"], L["ff"], kvd, True)
                                  + _attention_flops(b, L["heads"], s, hd, True)),
-            goal=">= 1.0x the fastest torch.compile mode",
             note="real_models.py: transformers LlamaModel, exported on the GPU machine"))
     for b in (1, 8):
         past = 1024
         cache = [f"{kv}_{n}" for n in range(L["layers"]) for kv in "kv"]
-        ws.append(Workload(
-            name=f"llama_decode_b{b}", group="real",
+        ws.append(real(
+            "llama_decode", b,
             title=f"Llama-style f16 decode step b{b}, KV cache of {past} positions in and out "
                   f"({L['layers']} layers, d {L['d']}, GQA {L['heads']}/{L['kv_heads']})",
             inputs=[Input("ids", ("B", 1), I64, ("tokens", L["vocab"]))]
             + [Input(f"past_{c}", ("B", L["kv_heads"], "P", hd), F16) for c in cache],
             outputs=[Output("logits", ("B", 1, L["vocab"]), F16)]
             + [Output(f"present_{c}", ("B", L["kv_heads"], "T", hd), F16) for c in cache],
-            dims={"B": b, "P": past, "T": past + 1}, torch_fn=R.forward_fn("llama_decode"),
-            jax_builder=None, tol=3e-2, peers=("eager", "compile", "graphs"),
+            dims={"B": b, "P": past, "T": past + 1},
             flops=L["layers"] * (_layer_flops(b, L["d"], L["ff"], kvd, True)
                                  + 4 * b * L["heads"] * (past + 1) * hd)
             + _linear_flops(b, (L["d"], L["vocab"])),
-            goal=">= 1.0x the fastest torch.compile mode",
             note="real_models.py: models/zoo's plain-torch decoder with an LM head"))
     for b in (1, 16):
         frames, d = 3000, 512
-        ws.append(Workload(
-            name=f"whisper_encoder_b{b}", group="real",
+        ws.append(real(
+            "whisper_encoder", b,
             title=f"transformers Whisper-base encoder f16 b{b} (80 x {frames} features)",
             inputs=[Input("input_features", ("B", 80, frames), F16)],
             outputs=[Output("last_hidden_state", ("B", frames // 2, d), F16)],
-            dims={"B": b}, torch_fn=R.forward_fn("whisper_encoder"), jax_builder=None,
-            tol=3e-2, peers=("eager", "compile", "graphs"),
+            dims={"B": b},
             flops=6 * (_layer_flops(b * frames // 2, d, 4 * d)
                        + _attention_flops(b, 8, frames // 2, 64, False)),
-            goal=">= 1.0x the fastest torch.compile mode",
             note="real_models.py: transformers WhisperEncoder, exported on the GPU machine"))
     return ws
 

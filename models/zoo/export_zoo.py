@@ -163,8 +163,9 @@ def padding_mask(b, s):
 
 
 class HFWrap(nn.Module):
-    """Returns the first output of a transformers model as a plain tensor; the inputs are
-    passed by keyword when `names` are given."""
+    """Returns the first output of a transformers model as a plain tensor (a language-model
+    head's logits, a base model's hidden state); the inputs are passed by keyword when `names`
+    are given."""
 
     def __init__(self, m, names=None):
         super().__init__()
@@ -173,7 +174,10 @@ class HFWrap(nn.Module):
 
     def forward(self, *args):
         out = self.m(**dict(zip(self.names, args))) if self.names else self.m(*args)
-        return out[0] if isinstance(out, (tuple, list)) else out.last_hidden_state
+        if isinstance(out, (tuple, list)):
+            return out[0]
+        logits = getattr(out, "logits", None)
+        return out.last_hidden_state if logits is None else logits
 
 
 def bert(gen):
