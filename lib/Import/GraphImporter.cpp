@@ -247,7 +247,8 @@ bool GraphImporter::importInitializers(const onnx::GraphProto &graph) {
 
 bool GraphImporter::importNodes(const onnx::GraphProto &graph) {
   bool ok = true;
-  for (auto [index, node] : llvm::enumerate(graph.node())) {
+  for (auto [index, item] : llvm::enumerate(graph.node())) {
+    const onnx::NodeProto &node = item;
     Location loc = nodeLocation(node, index);
     NodeImporter importer(*this, node, loc, opset);
     auto poisonOutputs = [&] {

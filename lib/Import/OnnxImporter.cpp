@@ -105,6 +105,9 @@ LogicalResult loadExternalData(onnx::TensorProto &tensor, StringRef modelDir,
   };
   if (location.empty())
     return reject("has no location");
+  if (modelDir.empty())
+    return reject("cannot be read: the model was given as bytes, without a "
+                  "folder to read its external data from");
   if (llvm::sys::path::is_absolute(location) || location[0] == '/' ||
       location[0] == '\\')
     return reject("is an absolute path; only files inside the model's "
@@ -223,6 +226,36 @@ bool hasNonTensorValues(const onnx::GraphProto &graph) {
   return false;
 }
 
+/// The first output of `graph` (or of a subgraph inside it) that no node,
+/// input or initializer of its scope defines, or null. ONNX's checker lets
+/// such a model through, and its IR builder (used by the version converter)
+/// crashes on it.
+const std::string *undefinedOutput(const onnx::GraphProto &graph,
+                                   llvm::StringSet<> scope) {
+  for (const auto &in : graph.input())
+    scope.insert(in.name());
+  for (const auto &init : graph.initializer())
+    scope.insert(init.name());
+  for (const auto &init : graph.sparse_initializer())
+    scope.insert(init.values().name());
+  for (const auto &node : graph.node()) {
+    for (const auto &attr : node.attribute()) {
+      if (attr.has_g())
+        if (const std::string *name = undefinedOutput(attr.g(), scope))
+          return name;
+      for (const auto &g : attr.graphs())
+        if (const std::string *name = undefinedOutput(g, scope))
+          return name;
+    }
+    for (const auto &out : node.output())
+      scope.insert(out);
+  }
+  for (const auto &out : graph.output())
+    if (!scope.contains(out.name()))
+      return &out.name();
+  return nullptr;
+}
+
 int64_t defaultOpset(const onnx::ModelProto &model) {
   for (const auto &op : model.opset_import())
     if (op.domain().empty() || op.domain() == "ai.onnx")
@@ -240,25 +273,50 @@ void registerImportDialects(DialectRegistry &registry) {
 
 OwningOpRef<ModuleOp> importOnnxFile(MLIRContext &context, StringRef path,
                                      const ImportOptions &options) {
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/true);
+  if (!buffer) {
+    context.loadDialect<graph::GraphDialect, func::FuncDialect>();
+    emitError(FileLineColLoc::get(&context, path, 0, 0))
+        << "cannot read '" << path << "': " << buffer.getError().message();
+    return nullptr;
+  }
+  SmallString<256> dir(path);
+  llvm::sys::path::remove_filename(dir);
+  if (dir.empty())
+    dir = ".";
+  OnnxSource source{(*buffer)->getBuffer(), path, dir,
+                    path.ends_with(".onnxtxt")};
+  return importOnnx(context, source, options);
+}
+
+OwningOpRef<ModuleOp> importOnnx(MLIRContext &context, const OnnxSource &source,
+                                 const ImportOptions &options) {
   context.loadDialect<graph::GraphDialect, func::FuncDialect>();
+  StringRef path = source.name;
   Location fileLoc = FileLineColLoc::get(&context, path, 0, 0);
   auto fail = [&](const Twine &message) -> OwningOpRef<ModuleOp> {
     emitError(fileLoc) << message;
     return nullptr;
   };
 
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                            /*RequiresNullTerminator=*/true);
-  if (!buffer)
-    return fail("cannot read '" + path + "': " + buffer.getError().message());
-  StringRef bytes = (*buffer)->getBuffer();
-
+  StringRef bytes = source.bytes;
   onnx::ModelProto model;
-  bool text = path.ends_with(".onnxtxt");
-  if (text) {
-    auto status = onnx::OnnxParser::Parse(model, bytes.data());
-    if (!status.IsOK())
-      return fail("not a valid ONNX text model: " + status.ErrorMessage());
+  if (source.text) {
+    // The parser reads up to a NUL, and throws where a number does not
+    // parse (std::stol's std::invalid_argument and std::out_of_range).
+    std::string text = bytes.str();
+    try {
+      auto status = onnx::OnnxParser::Parse(model, text.c_str());
+      if (!status.IsOK())
+        return fail("not a valid ONNX text model: " + status.ErrorMessage());
+    } catch (const std::logic_error &e) {
+      return fail("not a valid ONNX text model: a number in it does not "
+                  "parse or is out of range (" +
+                  oneLine(e.what()) + ")");
+    } catch (const std::exception &e) {
+      return fail("not a valid ONNX text model: " + oneLine(e.what()));
+    }
   } else if (bytes.size() > size_t(INT_MAX) ||
              !model.ParseFromArray(bytes.data(), int(bytes.size()))) {
     return fail("not a valid ONNX model (the protobuf does not parse; the "
@@ -268,12 +326,12 @@ OwningOpRef<ModuleOp> importOnnxFile(MLIRContext &context, StringRef path,
     return fail("the model has no graph");
   if (model.graph().node_size() == 0 && model.graph().output_size() == 0)
     return fail("the model's graph is empty");
+  if (const std::string *name = undefinedOutput(model.graph(), {}))
+    return fail("graph output '" + *name +
+                "' is not produced by any node, input or initializer");
 
-  SmallString<256> dir(path);
-  llvm::sys::path::remove_filename(dir);
-  if (dir.empty())
-    dir = ".";
-  if (failed(loadAllExternalData(*model.mutable_graph(), dir, fileLoc)))
+  if (failed(
+          loadAllExternalData(*model.mutable_graph(), source.dataDir, fileLoc)))
     return nullptr;
 
   // IR versions after the library's (9: float8 types, 10: int4 and function

@@ -36,10 +36,31 @@ struct ImportOptions {
   bool allowNewerOpset = false;
 };
 
-/// Imports the model at `path`. Returns null after reporting errors.
+/// Imports the model at `path` (ONNX's textual syntax when it ends in
+/// `.onnxtxt`); external data is read from the file's folder. Returns null
+/// after reporting errors.
 mlir::OwningOpRef<mlir::ModuleOp> importOnnxFile(mlir::MLIRContext &context,
                                                  llvm::StringRef path,
                                                  const ImportOptions &options);
+
+/// A model already in memory.
+struct OnnxSource {
+  /// The serialized ModelProto, or the text of an `.onnxtxt` model.
+  llvm::StringRef bytes;
+  /// What messages and the module's `graph.source` call the model.
+  llvm::StringRef name;
+  /// The folder that external data locations are relative to; empty: a
+  /// tensor with external data is refused.
+  llvm::StringRef dataDir;
+  /// ONNX's textual syntax instead of a protobuf.
+  bool text = false;
+};
+
+/// Imports a model from memory (what importOnnxFile does after reading the
+/// file). Returns null after reporting errors.
+mlir::OwningOpRef<mlir::ModuleOp> importOnnx(mlir::MLIRContext &context,
+                                             const OnnxSource &source,
+                                             const ImportOptions &options);
 
 /// Registers the dialects an imported module uses.
 void registerImportDialects(mlir::DialectRegistry &registry);
