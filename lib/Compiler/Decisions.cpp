@@ -8,9 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Decisions.h"
-#include "Library.h"
 
-#include "strata/Conversion/GraphToLinalg.h"
 #include "strata/Dialect/Graph/IR/GraphOps.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -61,6 +59,20 @@ InFlightDiagnostic Decisions::error(Operation *at, const Twine &entry) const {
   InFlightDiagnostic diag = at->emitError();
   diag << "decisions file '" << path << "': " << entry.str() << ": ";
   return diag;
+}
+
+/// A node list's entries in the file's order: "library[10]: ..." after
+/// "library[9]: ...".
+static SmallVector<std::pair<Operation *, std::string>>
+inFileOrder(const DenseMap<Operation *, std::string> &map) {
+  SmallVector<std::pair<Operation *, std::string>> list(map.begin(), map.end());
+  auto key = [](const std::string &entry) {
+    std::string index = entry.substr(0, entry.find(':'));
+    return std::make_pair(index.size(), index);
+  };
+  llvm::sort(list,
+             [&](auto &a, auto &b) { return key(a.second) < key(b.second); });
+  return list;
 }
 
 namespace {
@@ -138,18 +150,26 @@ public:
 } // namespace
 
 FailureOr<Decisions> Decisions::load(StringRef path, func::FuncOp entry) {
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (!buffer) {
+    Operation *at = entry->getParentOfType<ModuleOp>();
+    (at ? at : entry.getOperation())->emitError()
+        << "decisions file '" << path
+        << "': cannot read it: " << buffer.getError().message();
+    return failure();
+  }
+  return parse((*buffer)->getBuffer(), path, entry);
+}
+
+FailureOr<Decisions> Decisions::parse(StringRef text, StringRef path,
+                                      func::FuncOp entry) {
   Decisions decisions;
   decisions.path = path.str();
   Operation *at = entry->getParentOfType<ModuleOp>();
   if (!at)
     at = entry;
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
-  if (!buffer) {
-    at->emitError() << "decisions file '" << path
-                    << "': cannot read it: " << buffer.getError().message();
-    return failure();
-  }
-  llvm::Expected<json::Value> parsed = json::parse((*buffer)->getBuffer());
+  decisions.at = at;
+  llvm::Expected<json::Value> parsed = json::parse(text);
   if (!parsed) {
     at->emitError() << "decisions file '" << path << "': malformed JSON: "
                     << llvm::toString(parsed.takeError());
@@ -224,38 +244,13 @@ FailureOr<Decisions> Decisions::load(StringRef path, func::FuncOp entry) {
     if (failed(reader.readNodeList(*codegen, "codegen", decisions.codegen)))
       return failure();
 
-  // Conflicts and impossible requests that need no kernels to see.
-  // In the file's order, so that the first error reported is the first
-  // bad entry.
-  auto inOrder = [](const DenseMap<Operation *, std::string> &map) {
-    SmallVector<std::pair<Operation *, std::string>> list(map.begin(),
-                                                          map.end());
-    // "library[10]: ..." after "library[9]: ...".
-    auto key = [](const std::string &entry) {
-      std::string index = entry.substr(0, entry.find(':'));
-      return std::make_pair(index.size(), index);
-    };
-    llvm::sort(list,
-               [&](auto &a, auto &b) { return key(a.second) < key(b.second); });
-    return list;
-  };
-  for (auto &[op, entry] : inOrder(decisions.library)) {
+  // A node forced both ways, in the file's order, so that the first error
+  // reported is the first bad entry.
+  for (auto &[op, entry] : inFileOrder(decisions.library))
     if (decisions.codegen.count(op))
       return decisions.error(at, entry)
              << "also forced to generated code by "
              << decisions.codegen.lookup(op) << "; choose one";
-    if (!isLibraryAnchor(op))
-      return decisions.error(at, entry)
-             << "no library kernel can take this node ("
-             << op->getName().getStringRef()
-             << "); library calls exist for MatMul and Gemm (dnnl.matmul) and "
-                "Conv (dnnl.conv)";
-  }
-  for (auto &[op, entry] : inOrder(decisions.codegen))
-    if (!isLowerableToLinalg(op))
-      return decisions.error(at, entry)
-             << "this node (" << op->getName().getStringRef()
-             << ") has no generated implementation with its types";
 
   if (const json::Value *tile = root->get("tile")) {
     const json::Object *byNode = tile->getAsObject();
@@ -338,4 +333,22 @@ SmallVector<std::pair<Operation *, std::string>> Decisions::tiledOps() const {
   for (const auto &[op, tile] : tiles)
     ops.push_back({op, tile.node});
   return ops;
+}
+
+LogicalResult
+Decisions::checkForced(function_ref<bool(Operation *)> libraryTakes,
+                       function_ref<bool(Operation *)> generatorTakes) const {
+  for (auto &[op, entry] : inFileOrder(library))
+    if (!libraryTakes(op))
+      return error(at, entry)
+             << "no library kernel can take this node ("
+             << op->getName().getStringRef()
+             << "); library calls exist for MatMul and Gemm (dnnl.matmul) and "
+                "Conv (dnnl.conv)";
+  for (auto &[op, entry] : inFileOrder(codegen))
+    if (!generatorTakes(op))
+      return error(at, entry)
+             << "this node (" << op->getName().getStringRef()
+             << ") has no generated implementation with its types";
+  return success();
 }

@@ -55,6 +55,18 @@ public:
   /// what is wrong".
   static mlir::FailureOr<Decisions> load(llvm::StringRef path,
                                          mlir::func::FuncOp entry);
+  /// The same for a file's text already read (`path` names it in messages).
+  static mlir::FailureOr<Decisions>
+  parse(llvm::StringRef text, llvm::StringRef path, mlir::func::FuncOp entry);
+
+  /// Checks that every forced op can be what it is forced to be: a library
+  /// call where `libraryTakes` holds, generated code where
+  /// `generatorTakes` does (the partitioner's own tests, passed in so that
+  /// the file format stays apart from the kernel decisions and can be read,
+  /// and fuzzed, with the graph dialect alone).
+  mlir::LogicalResult
+  checkForced(llvm::function_ref<bool(mlir::Operation *)> libraryTakes,
+              llvm::function_ref<bool(mlir::Operation *)> generatorTakes) const;
 
   bool empty() const { return path.empty(); }
   llvm::StringRef getPath() const { return path; }
@@ -84,6 +96,8 @@ public:
 
 private:
   std::string path;
+  /// Where errors are reported (the entry's module).
+  mlir::Operation *at = nullptr;
   llvm::DenseMap<mlir::Operation *, std::string> library, codegen;
   /// Pairs of ops never to share a kernel, with their node names.
   struct Apart {

@@ -1387,7 +1387,8 @@ LogicalResult strata::partitionIntoKernels(ModuleOp module,
   Decisions decisions;
   if (!options.decisionsFile.empty()) {
     FailureOr<Decisions> loaded = Decisions::load(options.decisionsFile, entry);
-    if (failed(loaded))
+    if (failed(loaded) ||
+        failed(loaded->checkForced(isLibraryAnchor, isLowerableToLinalg)))
       return failure();
     decisions = std::move(*loaded);
   }
