@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CacheManifest.h"
 #include "Driver.h"
 #include "Version.h"
 
@@ -24,13 +25,11 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/SHA256.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/xxhash.h"
 #include "llvm/TargetParser/Host.h"
 
 #include <algorithm>
-#include <array>
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
@@ -54,13 +53,6 @@ std::string cacheDirectory() {
 
 namespace {
 
-/// One part of a cache key ("input shapes") and its fields ("x" -> "[3, 8]"),
-/// in a fixed order.
-struct KeyPart {
-  std::string name;
-  std::vector<std::pair<std::string, std::string>> fields;
-};
-
 /// A compilation's cache key: its parts and their digest.
 struct CacheKey {
   std::string digest;
@@ -71,43 +63,7 @@ struct CacheKey {
   std::vector<KeyPart> parts;
 };
 
-/// What a manifest says.
-struct Manifest {
-  std::string key;
-  std::string modelPath;
-  std::string created;
-  std::string moduleHash;
-  uint64_t moduleBytes = 0;
-  std::vector<KeyPart> parts;
-
-  const KeyPart *part(llvm::StringRef name) const {
-    for (const KeyPart &p : parts)
-      if (p.name == name)
-        return &p;
-    return nullptr;
-  }
-  std::string modelHash() const {
-    if (const KeyPart *model = part("model"))
-      for (const auto &[field, value] : model->fields)
-        if (field == "sha256")
-          return value;
-    return "";
-  }
-};
-
 } // namespace
-
-constexpr int kManifestFormat = 1;
-
-static std::string sha256Hex(llvm::ArrayRef<uint8_t> data) {
-  std::array<uint8_t, 32> digest = llvm::SHA256::hash(data);
-  return llvm::toHex(digest, /*LowerCase=*/true);
-}
-
-static std::string sha256Hex(llvm::StringRef data) {
-  return sha256Hex(llvm::ArrayRef<uint8_t>(
-      reinterpret_cast<const uint8_t *>(data.data()), data.size()));
-}
 
 /// "2026-11-29 13:17:05 UTC".
 static std::string formatUtc(std::time_t time) {
@@ -310,59 +266,13 @@ static llvm::json::Value manifestJson(const CacheKey &key,
       {"parts", std::move(parts)}};
 }
 
-/// Reads a manifest; "" on success, else what is wrong with it.
+/// Reads a manifest file; "" on success, else what is wrong with it.
 static std::string readManifest(const std::string &file, Manifest &manifest) {
   auto buffer = llvm::MemoryBuffer::getFile(file, /*IsText=*/true);
   if (!buffer)
     return "cannot read the manifest " + file + ": " +
            buffer.getError().message();
-  llvm::Expected<llvm::json::Value> value =
-      llvm::json::parse((*buffer)->getBuffer());
-  if (!value)
-    return "the manifest " + file +
-           " is not valid JSON: " + llvm::toString(value.takeError());
-  std::string bad = "the manifest " + file + " is malformed";
-  const llvm::json::Object *root = value->getAsObject();
-  if (!root)
-    return bad + " (not an object)";
-  if (root->getInteger("format") != kManifestFormat)
-    return bad + " (unknown format)";
-  auto key = root->getString("key");
-  auto modelPath = root->getString("model_path");
-  auto created = root->getString("created");
-  const llvm::json::Object *module = root->getObject("module");
-  const llvm::json::Object *parts = root->getObject("parts");
-  if (!key || !modelPath || !created || !module || !parts)
-    return bad + " (a field is missing)";
-  manifest.key = key->str();
-  manifest.modelPath = modelPath->str();
-  manifest.created = created->str();
-  auto moduleHash = module->getString("sha256");
-  auto moduleBytes = module->getInteger("bytes");
-  if (!moduleHash || !moduleBytes || *moduleBytes < 0)
-    return bad + " (no module size and hash)";
-  manifest.moduleHash = moduleHash->str();
-  manifest.moduleBytes = static_cast<uint64_t>(*moduleBytes);
-  for (const auto &[name, partValue] : *parts) {
-    const llvm::json::Object *fields = partValue.getAsObject();
-    if (!fields)
-      return bad + " (key part '" + name.str() + "' is not an object)";
-    KeyPart part{name.str(), {}};
-    for (const auto &[field, value] : *fields) {
-      std::optional<llvm::StringRef> text = value.getAsString();
-      if (!text)
-        return bad + " ('" + name.str() + "." + field.str() +
-               "' is not a string)";
-      part.fields.push_back({field.str(), text->str()});
-    }
-    // Sorted, for stable messages (a json::Object's order is its hash's).
-    llvm::sort(part.fields);
-    manifest.parts.push_back(std::move(part));
-  }
-  llvm::sort(manifest.parts, [](const KeyPart &a, const KeyPart &b) {
-    return a.name < b.name;
-  });
-  return "";
+  return parseManifest((*buffer)->getBuffer(), file, manifest);
 }
 
 /// Reads a whole file into `bytes`; false when it cannot be read.
@@ -678,19 +588,7 @@ private:
       return "the manifest " + manifestPath + " is for another key";
     if (!hasModule || !readBytes(modulePath, bytes))
       return "the module " + modulePath + " is missing";
-    if (bytes.size() < manifest.moduleBytes)
-      return modulePath + ": the module is truncated (" +
-             std::to_string(bytes.size()) + " of " +
-             std::to_string(manifest.moduleBytes) + " bytes)";
-    if (bytes.size() != manifest.moduleBytes)
-      return modulePath + ": the module has " + std::to_string(bytes.size()) +
-             " bytes, its manifest says " +
-             std::to_string(manifest.moduleBytes);
-    if (sha256Hex(bytes) != manifest.moduleHash)
-      return modulePath +
-             ": the module is corrupted (its SHA-256 differs from the "
-             "manifest's)";
-    return "";
+    return checkModuleBytes(manifest, bytes, modulePath);
   }
 
   const CompileFlags &flags;
