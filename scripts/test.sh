@@ -22,7 +22,7 @@ cmake --build "$build" -j "$jobs"
 # The sanitizer build only needs the importer driver; -O1 keeps it quick.
 echo "== sanitizer build ($asan)"
 cmake -S "$root" -B "$asan" -G Ninja -DSTRATA_ENABLE_SANITIZERS=ON \
-  -DSTRATA_BUILD_PYTHON=OFF \
+  -DSTRATA_BUILD_PYTHON=OFF -DSTRATA_BUILD_COMPILER_LIBRARY=OFF \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1"
 cmake --build "$asan" -j "$jobs" --target strata
 

@@ -14,20 +14,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "strata/Compiler/Compiler.h"
-#include "strata/Compiler/Explain.h"
-#include "strata/Compiler/Pipeline.h"
-#include "strata/Import/OnnxImporter.h"
-#include "strata/InitAll.h"
-#include "strata/Plugin/Loader.h"
+#include "strata/Compile.h"
 #include "strata/Runtime/Runtime.h"
 #include "strata/Version.h"
-
-#include "mlir/IR/Diagnostics.h"
-#include "mlir/IR/DialectRegistry.h"
-#include "mlir/IR/MLIRContext.h"
-#include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/raw_ostream.h"
 
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -41,100 +30,12 @@ using namespace strata;
 
 namespace {
 
-/// Raised for a model strata cannot compile; the message lists the
-/// diagnostics.
-struct CompileError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-/// Registers the passes (the stage pipelines are parsed from text) and
-/// loads the plugins of STRATA_PLUGIN_PATHS, once per process.
-void initializeCompiler() {
-  static std::once_flag once;
-  static std::string pluginError;
-  std::call_once(once, [] {
-    registerAllPasses();
-    plugin::loadPluginsFromEnvironment(pluginError);
-  });
-  if (!pluginError.empty())
-    throw CompileError("strata: " + pluginError);
-}
-
-/// Collects diagnostics as the CLI prints them, naming `file`.
-void collectDiagnostics(mlir::MLIRContext &context, const std::string &file,
-                        std::string &out) {
-  context.getDiagEngine().registerHandler([&out, file](mlir::Diagnostic &d) {
-    out += formatDiagnostic(d, file);
-    return mlir::success();
-  });
-}
-
-/// Imports the ONNX model at `path` and runs `work` on it (the compile
-/// path's stages); throws CompileError with the diagnostics when either
-/// fails. `warnings` receives the warnings of a success.
-template <typename Work>
-void withImportedModel(const std::string &path, const CompileOptions &options,
-                       bool allowNewerOpset, std::string &warnings,
-                       Work &&work) {
-  initializeCompiler();
-  if (std::string bad = checkTargetOptions(options); !bad.empty())
-    throw CompileError("strata: " + bad);
-  mlir::DialectRegistry registry;
-  registerCompilerDialects(registry);
-  mlir::MLIRContext context(registry);
-  context.loadAllAvailableDialects();
-  context.printOpOnDiagnostic(false);
-  std::string diagnostics;
-  collectDiagnostics(context, path, diagnostics);
-  ImportOptions importOptions;
-  importOptions.allowNewerOpset = allowNewerOpset;
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      importOnnxFile(context, path, importOptions);
-  if (!module || mlir::failed(work(*module))) {
-    if (!diagnostics.empty() && diagnostics.back() == '\n')
-      diagnostics.pop_back();
-    throw CompileError(diagnostics.empty()
-                           ? path + ": error: the compile failed"
-                           : diagnostics);
-  }
-  warnings = diagnostics;
-}
-
-/// The model at `path` compiled into a module's bytes.
-std::vector<uint8_t> compileFile(const std::string &path,
-                                 const CompileOptions &options,
-                                 bool allowNewerOpset, std::string &warnings) {
-  std::vector<uint8_t> bytes;
-  withImportedModel(path, options, allowNewerOpset, warnings,
-                    [&](mlir::ModuleOp module) {
-                      return compileModule(module, options, bytes);
-                    });
-  return bytes;
-}
-
-/// `strata explain --json` of the model at `path`, as text.
-std::string explainFile(const std::string &path, const CompileOptions &options,
-                        bool allowNewerOpset, std::string &warnings) {
-  std::string json;
-  withImportedModel(
-      path, options, allowNewerOpset, warnings, [&](mlir::ModuleOp module) {
-        if (mlir::failed(
-                runStages(module, options, Stage::Import, Stage::Fused)))
-          return mlir::failure();
-        mlir::FailureOr<Explanation> e = explainFusedModule(module, options);
-        if (mlir::failed(e))
-          return mlir::failure();
-        json = llvm::formatv("{0}", explanationJson(*e, path, options)).str();
-        return mlir::success();
-      });
-  return json;
-}
-
 CompileOptions
 makeOptions(const std::string &target, const std::string &cpu,
             const std::map<std::string, std::vector<int64_t>> &inputShapes,
             const std::string &precision, bool useLibraries,
-            const std::string &decisions, const std::string &dumpDir) {
+            const std::string &decisions, const std::string &dumpDir,
+            bool allowNewerOpset) {
   CompileOptions options;
   options.target = target;
   options.cpu = cpu;
@@ -143,8 +44,7 @@ makeOptions(const std::string &target, const std::string &cpu,
   options.useLibraries = useLibraries;
   options.decisionsFile = decisions;
   options.dumpDir = dumpDir;
-  // A model the compiler refuses is the user's to fix: no crash reproducer.
-  options.reproducerDir = "off";
+  options.allowNewerOpset = allowNewerOpset;
   return options;
 }
 
@@ -335,17 +235,16 @@ PYBIND11_MODULE(_strata, m) {
          bool allowNewerOpset) {
         CompileOptions options =
             makeOptions(target, cpu, inputShapes, precision, useLibraries,
-                        decisions, dumpDir);
-        std::string warnings;
-        std::vector<uint8_t> bytes;
+                        decisions, dumpDir, allowNewerOpset);
+        CompileResult result;
         {
           py::gil_scoped_release release;
-          bytes = compileFile(path, options, allowNewerOpset, warnings);
+          result = compileOnnxFile(path, options);
         }
         return py::make_tuple(
-            py::bytes(reinterpret_cast<const char *>(bytes.data()),
-                      bytes.size()),
-            warnings);
+            py::bytes(reinterpret_cast<const char *>(result.module.data()),
+                      result.module.size()),
+            result.warnings);
       },
       py::arg("path"), py::arg("target") = "cpu", py::arg("cpu") = "native",
       py::arg("input_shapes") = std::map<std::string, std::vector<int64_t>>{},
@@ -361,12 +260,13 @@ PYBIND11_MODULE(_strata, m) {
          const std::map<std::string, std::vector<int64_t>> &inputShapes,
          const std::string &precision, bool useLibraries,
          const std::string &decisions, bool allowNewerOpset) {
-        CompileOptions options = makeOptions(
-            target, cpu, inputShapes, precision, useLibraries, decisions, "");
+        CompileOptions options =
+            makeOptions(target, cpu, inputShapes, precision, useLibraries,
+                        decisions, "", allowNewerOpset);
         std::string warnings, json;
         {
           py::gil_scoped_release release;
-          json = explainFile(path, options, allowNewerOpset, warnings);
+          json = explainOnnxFile(path, options, &warnings);
         }
         return py::make_tuple(json, warnings);
       },

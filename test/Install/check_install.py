@@ -14,6 +14,9 @@
 - The installed strata compiles models/resnet_small; every program runs the
   module on the model's stored test input, and each output is compared with
   the model's stored output (the ONNX test-data layout).
+- compile_and_run compiles the model in its own process through the
+  installed compiler library (strata::compiler) and runs it; a model with an
+  unsupported op gives strata::CompileError's one-line message.
 - A truncated module gives the C API's one-line error and exit status 1.
 - The installed Python package (when built) compiles and runs the model.
 
@@ -129,6 +132,38 @@ def main():
                 sys.exit(f"check_install: {os.path.basename(program)}: "
                          f"output '{name}' differs from the stored output\n"
                          f"{text}")
+
+    # The compiler as a library: compile_and_run compiles the model in its
+    # own process (strata::compiler) and runs it.
+    compile_and_run = os.path.join(embed, "compile_and_run")
+    if os.path.exists(os.path.join(build, "lib", "Api")) and \
+            not os.path.exists(compile_and_run):
+        sys.exit("check_install: examples/embed did not build compile_and_run "
+                 "although the build has the compiler library")
+    if os.path.exists(compile_and_run):
+        outputs = os.path.join(work, "out-compile_and_run")
+        os.makedirs(outputs)
+        text = run("compile_and_run",
+                   [compile_and_run, os.path.join(model_dir, "model.onnx"),
+                    "--inputs", inputs, "--outputs", outputs], env=env)
+        for name, want in expected.items():
+            got = np.fromfile(os.path.join(outputs, name + ".bin"),
+                              dtype=want.dtype)
+            if got.size != want.size or not np.allclose(
+                    got, want.reshape(-1), rtol=1e-3, atol=1e-4):
+                sys.exit(f"check_install: compile_and_run: output '{name}' "
+                         f"differs from the stored output\n{text}")
+        programs.append(compile_and_run)
+        # A model the compiler refuses: strata::CompileError, one line
+        # naming the file and the node.
+        bad = os.path.join(source, "test", "BadInput",
+                           "unknown-onnx-op.onnxtxt")
+        text = run("compile_and_run on an unsupported op",
+                   [compile_and_run, bad], env=env, expect=1)
+        want = f"compile_and_run: {bad}: error: "
+        if want not in text or "reproducer" in text:
+            sys.exit(f"check_install: compile_and_run's error is\n{text}\n"
+                     f"and does not contain\n{want}")
 
     truncated = os.path.join(work, "truncated.strata")
     with open(module, "rb") as f:
