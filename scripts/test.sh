@@ -33,13 +33,14 @@ cmake -S "$root/runtime" -B "$tsan" -G Ninja -DSTRATA_ENABLE_TSAN=ON \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1"
 cmake --build "$tsan" -j "$jobs" --target strata-runtime-stress
 
-# libFuzzer targets (fuzz/): the runtime and tensorio again, with clang,
-# AddressSanitizer and UBSan (a minute on two cores); CTest runs each for
-# STRATA_FUZZ_SECONDS.
+# libFuzzer targets (fuzz/): the runtime, tensorio and the compiler's front
+# (graph dialect, importer) again, with clang, AddressSanitizer and UBSan
+# (about 4 minutes on two cores); CTest runs each for STRATA_FUZZ_SECONDS.
 echo "== fuzz targets ($fuzz)"
 cmake -S "$root/fuzz" -B "$fuzz" -G Ninja -DCMAKE_C_COMPILER=clang-22 \
   -DCMAKE_CXX_COMPILER=clang++-22
-cmake --build "$fuzz" -j "$jobs" --target fuzz-module fuzz-npy fuzz-tensorproto
+cmake --build "$fuzz" -j "$jobs" --target fuzz-module fuzz-npy fuzz-tensorproto \
+  fuzz-import fuzz-decisions fuzz-cache
 
 echo "== tests"
 cd "$build"
