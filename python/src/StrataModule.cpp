@@ -117,15 +117,21 @@ py::dtype numpyDtype(rt::DType type) {
   throw rt::Error("unknown element type");
 }
 
-/// A tensor holding a copy of `array` in element type `want` (the module's):
-/// NumPy's own dtype must match it, except that bf16 takes 16-bit integers
-/// as its bits (NumPy has no bfloat16).
-rt::Tensor toTensor(const std::string &name, py::array array, rt::DType want) {
+/// The element type `array` is taken as for an input of type `want` (the
+/// module's): NumPy's own, except that bf16 takes 16-bit integers as its
+/// bits (NumPy has no bfloat16).
+rt::DType inputType(const py::array &array, rt::DType want) {
   char kind = array.dtype().kind();
-  rt::DType have = want == rt::DType::BF16 && (kind == 'u' || kind == 'i') &&
-                           array.dtype().itemsize() == 2
-                       ? rt::DType::BF16
-                       : dtypeOf(array);
+  return want == rt::DType::BF16 && (kind == 'u' || kind == 'i') &&
+                 array.dtype().itemsize() == 2
+             ? rt::DType::BF16
+             : dtypeOf(array);
+}
+
+/// A tensor holding a copy of `array` in element type `want`, which NumPy's
+/// own dtype must match (inputType).
+rt::Tensor toTensor(const std::string &name, py::array array, rt::DType want) {
+  rt::DType have = inputType(array, want);
   std::vector<int64_t> shape(array.shape(), array.shape() + array.ndim());
   if (have == rt::DType::String) {
     std::vector<std::string> values;
@@ -182,18 +188,50 @@ struct PySession {
   std::shared_ptr<const rt::Module> module;
   std::unique_ptr<rt::Session> session;
 
-  /// Binds `feeds` (name -> array; every input), runs, and returns the
-  /// outputs by name.
+  /// Binds `feeds` (name -> array; every input, each run), runs, and
+  /// returns the outputs by name.
   py::dict run(const py::dict &feeds) {
     const auto &inputs = module->inputs();
+    // Arrays already laid out as the module reads them (C order, its
+    // element type) are read in place for this run (Session::
+    // setInputView): `held` keeps them alive, and the bindings are dropped
+    // when the run ends, so that no later run reads memory Python may have
+    // freed. Others are copied.
+    std::vector<py::array> held;
+    std::vector<size_t> viewed;
+    struct Unbind {
+      rt::Session &session;
+      std::vector<size_t> &viewed;
+      ~Unbind() {
+        for (size_t index : viewed)
+          session.unsetInput(index);
+      }
+    } unbind{*session, viewed};
     for (auto item : feeds) {
       std::string name = py::str(item.first);
       size_t index = session->inputIndex(name);
       py::array array = py::array::ensure(item.second);
       if (!array)
         throw rt::Error("input '" + name + "' is not an array");
-      session->setInput(index, toTensor(name, array, inputs[index].dtype));
+      rt::DType want = inputs[index].dtype;
+      bool inPlace = want != rt::DType::String &&
+                     inputType(array, want) == want &&
+                     (array.flags() & py::array::c_style);
+      if (!inPlace) {
+        session->setInput(index, toTensor(name, array, want));
+        continue;
+      }
+      std::vector<int64_t> shape(array.shape(), array.shape() + array.ndim());
+      session->setInputView(index,
+                            rt::TensorView{want, std::move(shape),
+                                           const_cast<void *>(array.data())});
+      held.push_back(std::move(array));
+      viewed.push_back(index);
     }
+    for (const rt::TensorSignature &sig : inputs)
+      if (!feeds.contains(sig.name))
+        throw rt::Error("strata module '" + module->name() + "': input '" +
+                        sig.name + "' was not set");
     {
       py::gil_scoped_release release;
       session->run();

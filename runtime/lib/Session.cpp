@@ -449,7 +449,7 @@ void Session::setInput(const std::string &name, const Tensor &tensor) {
 }
 
 void Session::setInput(size_t index, const Tensor &tensor) {
-  checkInput(index, tensor);
+  checkInput(index, tensor.view());
   // The copy is made before the bound tensor is replaced: when it cannot be
   // made, the input keeps what it had.
   try {
@@ -465,9 +465,48 @@ void Session::setInput(size_t index, const Tensor &tensor) {
 }
 
 void Session::setInput(size_t index, Tensor &&tensor) {
-  checkInput(index, tensor);
+  checkInput(index, tensor.view());
   inputs_[index] = std::move(tensor);
   bindInput(index);
+}
+
+void Session::unsetInput(size_t index) {
+  if (index >= inputSet_.size())
+    throw Error("strata module '" + module_->name() + "' has no input " +
+                std::to_string(index) + " (it has " +
+                std::to_string(inputSet_.size()) + ")");
+  inputSet_[index] = false;
+  inputs_[index] = Tensor();
+  if (!cuda_)
+    views_[module_->inputs()[index].buffer].data = nullptr;
+}
+
+void Session::setInputView(const std::string &name, const TensorView &view) {
+  setInputView(inputIndex(name), view);
+}
+
+void Session::setInputView(size_t index, const TensorView &view) {
+  checkInput(index, view);
+  size_t elementSize = view.dtype == DType::String ? 0 : dtypeSize(view.dtype);
+  bool inPlace = !cuda_ && elementSize != 0 &&
+                 reinterpret_cast<uintptr_t>(view.data) % elementSize == 0;
+  if (!inPlace) {
+    Tensor copy = Tensor::zeros(view.dtype, view.shape);
+    if (view.dtype == DType::String)
+      std::copy_n(static_cast<const std::string *>(view.data),
+                  copy.numElements(), copy.strings().begin());
+    else if (copy.byteSize())
+      std::memcpy(copy.rawData(), view.data, copy.byteSize());
+    inputs_[index] = std::move(copy);
+    bindInput(index);
+    return;
+  }
+  // The bound tensor's storage is not needed any more.
+  inputs_[index] = Tensor();
+  inputSet_[index] = true;
+  TensorView &v = views_[module_->inputs()[index].buffer];
+  v.shape = view.shape;
+  v.data = view.data;
 }
 
 /// A small tensor's values for a message: "4", or "[0.5, 2]" for more than
@@ -494,7 +533,7 @@ static std::string describeValue(DType dtype, const std::vector<int64_t> &shape,
   return shape.empty() ? text : "[" + text + "]";
 }
 
-void Session::checkInput(size_t index, const Tensor &tensor) const {
+void Session::checkInput(size_t index, const TensorView &tensor) const {
   const auto &inputs = module_->inputs();
   if (index >= inputs.size())
     throw Error("strata module '" + module_->name() + "' has no input " +
@@ -505,25 +544,31 @@ void Session::checkInput(size_t index, const Tensor &tensor) const {
                     sig.name + "' expects " + dtypeName(sig.dtype) +
                     shapeToString(sig.shape) + ", got ";
   std::string got =
-      std::string(dtypeName(tensor.dtype())) + shapeToString(tensor.shape());
-  if (tensor.dtype() != sig.dtype)
+      std::string(dtypeName(tensor.dtype)) + shapeToString(tensor.shape);
+  if (tensor.dtype != sig.dtype)
     throw Error(who + got + " (element type differs)");
-  if (tensor.shape().size() != sig.shape.size())
+  if (tensor.shape.size() != sig.shape.size())
     throw Error(who + got + " (rank differs)");
-  for (size_t d = 0; d < sig.shape.size(); ++d)
-    if (sig.shape[d] != -1 && sig.shape[d] != tensor.shape()[d])
+  for (size_t d = 0; d < sig.shape.size(); ++d) {
+    if (tensor.shape[d] < 0)
+      throw Error(who + got + " (dimension " + std::to_string(d) +
+                  " is negative)");
+    if (sig.shape[d] != -1 && sig.shape[d] != tensor.shape[d])
       throw Error(who + got + " (dimension " + std::to_string(d) + " differs)");
+  }
+  if (tensor.data == nullptr && tensor.numElements() != 0)
+    throw Error(who + got + " (no data)");
   if (!sig.requiredValue.empty() &&
       (tensor.byteSize() != sig.requiredValue.size() ||
-       std::memcmp(tensor.rawData(), sig.requiredValue.data(),
+       std::memcmp(tensor.data, sig.requiredValue.data(),
                    sig.requiredValue.size()) != 0))
     throw Error("strata module '" + module_->name() + "': input '" + sig.name +
                 "' sets a shape, and the module was compiled for its value " +
                 describeValue(sig.dtype, sig.shape, sig.requiredValue) +
                 ", not " +
-                describeValue(tensor.dtype(), tensor.shape(),
-                              {static_cast<const uint8_t *>(tensor.rawData()),
-                               static_cast<const uint8_t *>(tensor.rawData()) +
+                describeValue(tensor.dtype, tensor.shape,
+                              {static_cast<const uint8_t *>(tensor.data),
+                               static_cast<const uint8_t *>(tensor.data) +
                                    tensor.byteSize()}) +
                 "; compile it for this value (strata run and conformance do)");
 }

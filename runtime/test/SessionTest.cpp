@@ -185,6 +185,41 @@ TEST(Session, RequiredValueOfOverflowingShapeIsRefused) {
       HasSubstr("input 0 ('x')"));
 }
 
+// setInputView reads the caller's memory in place: a change made after
+// binding is what the run sees. Memory not aligned to its element type is
+// copied instead; unsetInput forgets the binding.
+TEST(Session, InputViewsAreReadInPlace) {
+  Session session(addModule(), {2});
+  alignas(64) float x[6] = {1, 2, 3, 4, 5, 6};
+  session.setInputView("x", TensorView{DType::F32, {2, 3}, x});
+  x[0] = -10.f;
+  session.run();
+  std::vector<float> got(session.output("y").data<float>(),
+                         session.output("y").data<float>() + 6);
+  EXPECT_EQ(got, (std::vector<float>{0, 22, 33, 44, 55, 66}));
+
+  alignas(64) unsigned char bytes[6 * sizeof(float) + 1];
+  float ones[6] = {1, 1, 1, 1, 1, 1};
+  std::memcpy(bytes + 1, ones, sizeof ones);
+  session.setInputView(size_t(0), TensorView{DType::F32, {2, 3}, bytes + 1});
+  std::memset(bytes, 0, sizeof bytes); // the copy already holds the ones
+  session.run();
+  EXPECT_EQ(session.output("y").data<float>()[5], 61.f);
+
+  session.unsetInput(0);
+  EXPECT_THAT(errorOf([&] { session.run(); }),
+              HasSubstr("input 'x' was not set"));
+  EXPECT_THAT(errorOf([&] {
+                session.setInputView("x", TensorView{DType::F32, {3, 2}, x});
+              }),
+              HasSubstr("expects f32[2, 3], got f32[3, 2]"));
+  EXPECT_THAT(
+      errorOf([&] {
+        session.setInputView("x", TensorView{DType::F32, {2, 3}, nullptr});
+      }),
+      HasSubstr("(no data)"));
+}
+
 TEST(Session, RunWithoutInput) {
   Session session(addModule());
   EXPECT_THAT(errorOf([&] { session.run(); }),

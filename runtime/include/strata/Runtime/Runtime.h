@@ -661,6 +661,16 @@ public:
   void setInput(size_t index, const Tensor &tensor);
   /// The same, taking the tensor over instead of copying it.
   void setInput(size_t index, Tensor &&tensor);
+  /// Binds an input to memory the caller owns, without a copy: run() reads
+  /// `view.data` in place, so it must hold the input, unchanged, until the
+  /// input is set again or the session is destroyed. Memory not aligned to
+  /// its element type, strings and CUDA sessions (which upload inputs) are
+  /// copied as setInput copies. Throws Error as setInput does.
+  void setInputView(size_t index, const TensorView &view);
+  void setInputView(const std::string &name, const TensorView &view);
+  /// Forgets input `index` (and the memory a view bound): run() refuses to
+  /// start until it is set again.
+  void unsetInput(size_t index);
   /// The index of input `name`; throws Error naming the inputs when the
   /// module has no such input. Likewise for outputs.
   size_t inputIndex(const std::string &name) const;
@@ -687,8 +697,9 @@ private:
   /// run()'s parts on the CPU: one step, then the copies of the outputs.
   void runStep(size_t index);
   void collectOutputs();
-  /// Checks `tensor` against input `index`'s signature.
-  void checkInput(size_t index, const Tensor &tensor) const;
+  /// Checks a tensor (its element type, shape and, for strings, elements)
+  /// against input `index`'s signature.
+  void checkInput(size_t index, const TensorView &tensor) const;
   void bindInput(size_t index);
 
   void runGenerated(size_t index);
