@@ -320,13 +320,33 @@ private:
                            "; they must be equal");
   }
 
+  /// A window's strides, dilations and kernel sizes: the shape functions
+  /// divide by them (SIGFPE on a stride of 0).
+  static void positiveWindow(onnx::InferenceContext &ctx) {
+    for (const char *name : {"strides", "dilations", "kernel_shape"})
+      if (const onnx::AttributeProto *attr = ctx.getAttribute(name))
+        for (int64_t value : attr->ints())
+          if (value < 1)
+            fail_shape_inference("attribute ", name, " holds ", value,
+                                 "; every value must be at least 1");
+  }
+
+  template <size_t X, size_t W>
+  static void convolution(onnx::InferenceContext &ctx) {
+    positiveWindow(ctx);
+    convolutionRanks<X, W>(ctx);
+  }
+
   static Guard guardFor(const std::string &domain, const std::string &op) {
     if (!domain.empty() && domain != "ai.onnx")
       return nullptr;
     if (op == "Conv" || op == "ConvInteger" || op == "ConvTranspose")
-      return convolutionRanks<0, 1>;
+      return convolution<0, 1>;
     if (op == "QLinearConv")
-      return convolutionRanks<0, 3>;
+      return convolution<0, 3>;
+    if (op == "AveragePool" || op == "MaxPool" || op == "LpPool" ||
+        op == "MaxUnpool")
+      return positiveWindow;
     return nullptr;
   }
 
