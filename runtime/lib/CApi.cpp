@@ -259,11 +259,14 @@ strata_status strata_session_create(const strata_module *module,
 
 void strata_session_free(strata_session *session) { delete session; }
 
-strata_status strata_session_set_input(strata_session *session,
-                                       const char *name, strata_dtype dtype,
-                                       const int64_t *shape, size_t rank,
-                                       const void *data, size_t size) {
-  const char *function = "strata_session_set_input";
+/// strata_session_set_input and strata_session_bind_input: checks the
+/// arguments and the byte count, then binds the input by a copy or by a
+/// view of the caller's memory.
+static strata_status setOrBindInput(const char *function,
+                                    strata_session *session, const char *name,
+                                    strata_dtype dtype, const int64_t *shape,
+                                    size_t rank, const void *data, size_t size,
+                                    bool copy) {
   if (!session)
     return nullArgument(function, "session");
   if (!name)
@@ -297,11 +300,35 @@ strata_status strata_session_set_input(strata_session *session,
                   " bytes, " + std::to_string(size) + " were given");
     if (size && !data)
       throw Error(std::string(function) + ": data is NULL");
+    if (!copy) {
+      // An empty tensor reads nothing: any address will do.
+      static const uint64_t empty = 0;
+      s.setInputView(index,
+                     TensorView{type, std::move(dims),
+                                const_cast<void *>(size ? data : &empty)});
+      return;
+    }
     Tensor tensor = Tensor::zeros(type, std::move(dims));
     if (size)
       std::memcpy(tensor.rawData(), data, size);
     s.setInput(index, std::move(tensor));
   });
+}
+
+strata_status strata_session_set_input(strata_session *session,
+                                       const char *name, strata_dtype dtype,
+                                       const int64_t *shape, size_t rank,
+                                       const void *data, size_t size) {
+  return setOrBindInput("strata_session_set_input", session, name, dtype, shape,
+                        rank, data, size, /*copy=*/true);
+}
+
+strata_status strata_session_bind_input(strata_session *session,
+                                        const char *name, strata_dtype dtype,
+                                        const int64_t *shape, size_t rank,
+                                        const void *data, size_t size) {
+  return setOrBindInput("strata_session_bind_input", session, name, dtype,
+                        shape, rank, data, size, /*copy=*/false);
 }
 
 strata_status strata_session_run(strata_session *session) {

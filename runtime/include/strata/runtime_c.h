@@ -38,7 +38,7 @@ extern "C" {
 #endif
 
 /* Bumped when a function is added; existing functions keep their meaning. */
-#define STRATA_C_API_VERSION 1
+#define STRATA_C_API_VERSION 2
 
 typedef enum strata_status {
   STRATA_OK = 0,
@@ -146,6 +146,14 @@ STRATA_C_EXPORT void strata_session_free(strata_session *session);
  * `dtype` and `shape`; its element type and static dimensions must match
  * the module's, and `size` must be exactly the tensor's bytes. */
 STRATA_C_EXPORT strata_status strata_session_set_input(
+    strata_session *session, const char *name, strata_dtype dtype,
+    const int64_t *shape, size_t rank, const void *data, size_t size);
+/* Binds input `name` as strata_session_set_input does, without a copy: the
+ * runs read the `size` bytes at `data` in place, so they must hold the
+ * input, unchanged, until the input is set or bound again or the session is
+ * freed. (Memory not aligned to its element type, and CUDA sessions, which
+ * upload their inputs, take a copy.) */
+STRATA_C_EXPORT strata_status strata_session_bind_input(
     strata_session *session, const char *name, strata_dtype dtype,
     const int64_t *shape, size_t rank, const void *data, size_t size);
 /* Runs the module on the bound inputs; every input must be bound. */
