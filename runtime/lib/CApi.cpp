@@ -241,6 +241,16 @@ strata_session_options_set_cuda_graphs(strata_session_options *options,
   return STRATA_OK;
 }
 
+strata_status
+strata_session_options_set_cuda_library_tuning(strata_session_options *options,
+                                               int enabled) {
+  if (!options)
+    return nullArgument("strata_session_options_set_cuda_library_tuning",
+                        "options");
+  options->options.cuda.tuneLibrary = enabled != 0;
+  return STRATA_OK;
+}
+
 strata_status strata_session_create(const strata_module *module,
                                     const strata_session_options *options,
                                     strata_session **session) {

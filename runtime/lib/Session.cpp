@@ -22,6 +22,8 @@
 #include "kernels/Kernels.h"
 
 #include <chrono>
+#include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <new>
 #include <sstream>
@@ -255,6 +257,68 @@ void KernelContext::setStringOutput(size_t i, std::vector<int64_t> shape,
 //===----------------------------------------------------------------------===//
 // Session
 //===----------------------------------------------------------------------===//
+
+SessionOptions::Cuda SessionOptions::Cuda::resolved() const {
+  Cuda r = *this;
+  auto env = [](const char *name) -> const char * {
+    const char *value = std::getenv(name);
+    return value && *value ? value : nullptr;
+  };
+  // "0" turns a switch off; anything else leaves it on.
+  auto flag = [&](std::optional<bool> &field, const char *name) {
+    if (!field) {
+      const char *value = env(name);
+      field = !(value && std::string(value) == "0");
+    }
+  };
+  auto number = [&](std::optional<double> &field, const char *name,
+                    double fallback) {
+    if (field)
+      return;
+    field = fallback;
+    if (const char *value = env(name)) {
+      char *end = nullptr;
+      double v = std::strtod(value, &end);
+      if (*end || !(v >= 0))
+        throw Error(std::string(name) + " must be a number >= 0, not '" +
+                    value + "'");
+      field = v;
+    }
+  };
+  auto count = [&](const char *name, unsigned long low,
+                   unsigned long high) -> std::optional<unsigned long> {
+    const char *value = env(name);
+    if (!value)
+      return std::nullopt;
+    char *end = nullptr;
+    unsigned long n = std::strtoul(value, &end, 10);
+    if (*end || value[0] == '-' || n < low || n > high)
+      throw Error(std::string(name) + " must be a whole number from " +
+                  std::to_string(low) + " to " + std::to_string(high) +
+                  ", not '" + value + "'");
+    return n;
+  };
+  flag(r.tuneLibrary, "STRATA_CUBLASLT_TUNE");
+  number(r.tuneMinFlops, "STRATA_CUBLASLT_TUNE_MIN_FLOPS", 1e9);
+  if (!r.libraryCandidates)
+    r.libraryCandidates = static_cast<int>(
+        count("STRATA_CUBLASLT_CANDIDATES", 1, 64).value_or(32));
+  number(r.splitMinFlops, "STRATA_CUBLASLT_SPLIT_MIN_FLOPS", 4e9);
+  flag(r.classBatch, "STRATA_CUBLASLT_CLASS_BATCH");
+  if (!r.persistentBlocks)
+    r.persistentBlocks = static_cast<unsigned>(
+        count("STRATA_CUDA_PERSISTENT_BLOCKS", 1, UINT_MAX).value_or(0));
+  flag(r.gridDependency, "STRATA_CUDA_PDL");
+  if (!r.ptxOnly) {
+    const char *image = env("STRATA_CUDA_IMAGE");
+    r.ptxOnly = image && std::string(image) == "ptx";
+  }
+  if (*r.libraryCandidates < 1 || *r.libraryCandidates > 64)
+    throw Error("SessionOptions::Cuda::libraryCandidates must be from 1 to "
+                "64, not " +
+                std::to_string(*r.libraryCandidates));
+  return r;
+}
 
 Session::Session(std::shared_ptr<const Module> module, SessionOptions options)
     : module_(std::move(module)),

@@ -50,6 +50,9 @@ TEST(CApi, RunsAdd) {
   strata_session_options *options = nullptr;
   ASSERT_EQ(strata_session_options_create(&options), STRATA_OK);
   ASSERT_EQ(strata_session_options_set_threads(options, 2), STRATA_OK);
+  // A CPU module ignores the CUDA options.
+  ASSERT_EQ(strata_session_options_set_cuda_library_tuning(options, 0),
+            STRATA_OK);
   strata_session *session = nullptr;
   ASSERT_EQ(strata_session_create(module, options, &session), STRATA_OK);
   strata_session_options_free(options);

@@ -220,6 +220,42 @@ TEST(Session, InputViewsAreReadInPlace) {
       HasSubstr("(no data)"));
 }
 
+// The CUDA options' knobs: unset ones take their environment variable,
+// else the default; set ones win; a bad variable is an error naming it.
+// (Resolved without a GPU: CUDA sessions call resolved() when made.)
+TEST(Session, CudaOptionsTakeTheEnvironmentWhenUnset) {
+  SessionOptions::Cuda defaults = SessionOptions::Cuda().resolved();
+  EXPECT_TRUE(*defaults.tuneLibrary);
+  EXPECT_EQ(*defaults.tuneMinFlops, 1e9);
+  EXPECT_EQ(*defaults.libraryCandidates, 32);
+  EXPECT_EQ(*defaults.splitMinFlops, 4e9);
+  EXPECT_TRUE(*defaults.classBatch);
+  EXPECT_EQ(*defaults.persistentBlocks, 0u);
+  EXPECT_TRUE(*defaults.gridDependency);
+  EXPECT_FALSE(*defaults.ptxOnly);
+  withEnv("STRATA_CUBLASLT_TUNE", "0", [] {
+    withEnv("STRATA_CUDA_IMAGE", "ptx", [] {
+      SessionOptions::Cuda fromEnv = SessionOptions::Cuda().resolved();
+      EXPECT_FALSE(*fromEnv.tuneLibrary);
+      EXPECT_TRUE(*fromEnv.ptxOnly);
+      SessionOptions::Cuda pinned;
+      pinned.tuneLibrary = true;
+      pinned.ptxOnly = false;
+      EXPECT_TRUE(*pinned.resolved().tuneLibrary);
+      EXPECT_FALSE(*pinned.resolved().ptxOnly);
+    });
+  });
+  withEnv("STRATA_CUBLASLT_CANDIDATES", "many", [] {
+    EXPECT_THAT(errorOf([] { SessionOptions::Cuda().resolved(); }),
+                HasSubstr("STRATA_CUBLASLT_CANDIDATES must be a whole number "
+                          "from 1 to 64, not 'many'"));
+  });
+  withEnv("STRATA_CUBLASLT_TUNE_MIN_FLOPS", "-1", [] {
+    EXPECT_THAT(errorOf([] { SessionOptions::Cuda().resolved(); }),
+                HasSubstr("STRATA_CUBLASLT_TUNE_MIN_FLOPS must be a number"));
+  });
+}
+
 TEST(Session, RunWithoutInput) {
   Session session(addModule());
   EXPECT_THAT(errorOf([&] { session.run(); }),

@@ -136,6 +136,12 @@ STRATA_C_EXPORT strata_status strata_session_options_set_cuda_device(
     strata_session_options *options, int device);
 STRATA_C_EXPORT strata_status strata_session_options_set_cuda_graphs(
     strata_session_options *options, int enabled);
+/* 0: run cuBLASLt's heuristic pick for every product, the same in every
+ * session, instead of timing its candidates when the session is made
+ * (SessionOptions::Cuda::tuneLibrary; unset, STRATA_CUBLASLT_TUNE decides).
+ * API version 2. */
+STRATA_C_EXPORT strata_status strata_session_options_set_cuda_library_tuning(
+    strata_session_options *options, int enabled);
 
 /* Sessions: the memory of one run at a time. */
 STRATA_C_EXPORT strata_status strata_session_create(

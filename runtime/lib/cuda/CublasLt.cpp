@@ -141,8 +141,9 @@ std::string statusText(const BlasLt &lt, cublasStatus_t status) {
 LtMatmul::LtMatmul(const BlasLt &lt, const Driver &driver,
                    cublasLtHandle_t handle, const Module &module,
                    const Step &step, const std::vector<CUdeviceptr> &pointers,
-                   size_t workspaceBytes, const std::string &who)
-    : lt_(lt), driver_(driver), handle_(handle) {
+                   size_t workspaceBytes, const LtOptions &options,
+                   const std::string &who)
+    : lt_(lt), driver_(driver), handle_(handle), options_(options) {
   // A failure gives back what was made so far: no destructor runs then.
   try {
     prepare(module, step, pointers, workspaceBytes, who);
@@ -362,9 +363,7 @@ void LtMatmul::prepare(const Module &module, const Step &step,
     for (int i = 0; i < 4 && s == CUBLAS_STATUS_SUCCESS; ++i)
       s = lt_.cublasLtMatmulPreferenceSetAttribute(
           preference, alignKeys[i], &alignments[i], sizeof(alignments[i]));
-    int wanted = kCandidates;
-    if (const char *env = std::getenv("STRATA_CUBLASLT_CANDIDATES"))
-      wanted = std::clamp(std::atoi(env), 1, kMaxCandidates);
+    int wanted = std::clamp(options_.candidates, 1, kMaxCandidates);
     cublasLtMatmulHeuristicResult_t results[kMaxCandidates] = {};
     int found = 0;
     if (s == CUBLAS_STATUS_SUCCESS)
@@ -402,9 +401,8 @@ void LtMatmul::prepare(const Module &module, const Step &step,
   // (BiasCopy in the header).
   int64_t u = static_cast<int64_t>(16 / element);
   int64_t rowsAll = batch * m;
-  double minFlops = 4e9; // about 10 microseconds of misaligned product
-  if (const char *env = std::getenv("STRATA_CUBLASLT_SPLIT_MIN_FLOPS"))
-    minFlops = std::strtod(env, nullptr);
+  // By default 4e9, about 10 microseconds of misaligned product.
+  double minFlops = options_.splitMinFlops;
   bool foldable =
       batch == 1 || (strideB == 0 && strideA != 0 && (!hasC || strideC != 0));
   bool split = (n * int64_t(element)) % 16 != 0 && u > 1 && !transA && transB &&
@@ -434,12 +432,12 @@ void LtMatmul::prepare(const Module &module, const Step &step,
   // class ends in range) and the same rows (every u-th). One launch
   // instead of u: no ramp and tail per class (GPT-2's LM head, 8 classes).
   // Not with a bias, whose classes would start unaligned (7 elements
-  // apart for bf16); STRATA_CUBLASLT_CLASS_BATCH=0 keeps the class calls.
+  // apart for bf16); LtOptions::classBatch off (STRATA_CUBLASLT_CLASS_BATCH
+  // =0) keeps the class calls.
   int64_t s = u - n % u;
   int64_t batchedColumns = (n - (u - 1) * s) / u * u;
-  const char *classBatch = std::getenv("STRATA_CUBLASLT_CLASS_BATCH");
   if (split && !hasBias && rowsAll % u == 0 && batchedColumns >= u &&
-      !(classBatch && std::string(classBatch) == "0")) {
+      options_.classBatch) {
     int64_t rows = rowsAll / u, left = (u - 1) * s;
     // Columns [0, left) and [batchedColumns, n) of every row, in D's own
     // (unaligned) rows; the classes write some of those again, with the

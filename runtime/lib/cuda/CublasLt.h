@@ -85,6 +85,16 @@ std::string statusText(const BlasLt &lt, cublasStatus_t status);
 /// the class's first aligned column and span a multiple of 16 bytes; two
 /// more products write the columns before and after those (fewer than u on
 /// each side), for every row.
+/// What SessionOptions::Cuda says of a product's algorithms and parts.
+struct LtOptions {
+  /// Candidates asked of the heuristic (1 to LtMatmul::kMaxCandidates).
+  int candidates = 32;
+  /// Products of rows not 16-byte aligned split from this many operations.
+  double splitMinFlops = 4e9;
+  /// A split's classes of rows as one batched call.
+  bool classBatch = true;
+};
+
 class LtMatmul {
 public:
   /// Checks the step against its buffers and prepares it; `pointers` are the
@@ -94,7 +104,7 @@ public:
   LtMatmul(const BlasLt &lt, const Driver &driver, cublasLtHandle_t handle,
            const Module &module, const Step &step,
            const std::vector<CUdeviceptr> &pointers, size_t workspaceBytes,
-           const std::string &who);
+           const LtOptions &options, const std::string &who);
   ~LtMatmul();
   LtMatmul(const LtMatmul &) = delete;
   LtMatmul &operator=(const LtMatmul &) = delete;
@@ -113,7 +123,7 @@ public:
   /// heuristic's, best first (at most the number asked for). run() uses each
   /// part's chosen one, the first until choose(). The session times them on the
   /// step's own buffers (CudaSession.cpp, tuneLibrarySteps): the heuristic's
-  /// first pick is not always the fastest. $STRATA_CUBLASLT_CANDIDATES
+  /// first pick is not always the fastest. LtOptions::candidates
   /// (1 to kMaxCandidates) asks the heuristic for another number. cuBLASLt
   /// 13 returns 8 for the benchmarks' products on the H200 (6 were asked
   /// for before): bench/RESULTS.md, 2026-11-30 10:22.
@@ -175,6 +185,7 @@ private:
   const BlasLt &lt_;
   const Driver &driver_;
   cublasLtHandle_t handle_;
+  LtOptions options_;
   std::vector<BiasCopy> biasCopies_;
   CUdeviceptr biasCopyMemory_ = 0;
   std::vector<Part> parts_;

@@ -235,6 +235,11 @@ CudaSession::CudaSession(const Module &module, const SessionOptions &options)
     : module_(module), options_(options.cuda),
       prefix_("strata module '" + module.name() + "'") {
   useGraph_ = options_.graphs;
+  try {
+    options_ = options_.resolved();
+  } catch (const Error &e) {
+    failPlan(e.what());
+  }
   checkPlan();
   d_ = &cuda::driver();
   try {
@@ -478,20 +483,12 @@ void CudaSession::initialize() {
         "cuDeviceGetAttribute", where);
   info_.deviceArch = "sm_" + std::to_string(major) + std::to_string(minor);
   // At most this many blocks of a persistent kernel (tests; resolveKernels).
-  if (const char *blocks = std::getenv("STRATA_CUDA_PERSISTENT_BLOCKS")) {
-    char *end = nullptr;
-    unsigned long n = std::strtoul(blocks, &end, 10);
-    if (!*blocks || *end || n < 1 || n > UINT_MAX)
-      failPlan("STRATA_CUDA_PERSISTENT_BLOCKS must be a number of blocks "
-               ">= 1, not '" +
-               std::string(blocks) + "'");
-    persistentBlocks_ = static_cast<unsigned>(n);
-  }
+  persistentBlocks_ = *options_.persistentBlocks;
   // Programmatic dependent launch: Hopper on, with cuLaunchKernelEx (CUDA
-  // 12 drivers); STRATA_CUDA_PDL=0 turns it off, to measure what it gives.
-  const char *pdl = std::getenv("STRATA_CUDA_PDL");
+  // 12 drivers); off by option (STRATA_CUDA_PDL=0), to measure what it
+  // gives.
   gridDependency_ =
-      major >= 9 && d.cuLaunchKernelEx && !(pdl && std::string(pdl) == "0");
+      major >= 9 && d.cuLaunchKernelEx && *options_.gridDependency;
   // The primary context is the one the CUDA runtime (and so PyTorch and
   // the vendor libraries) uses: sharing it keeps one context per device.
   check(d, d.cuDevicePrimaryCtxRetain(&context_, device_),
@@ -512,10 +509,10 @@ void CudaSession::loadImage() {
     return; // No kernel steps (checkPlan): nothing to load.
   std::string cubinArch =
       m.gpuArch().empty() ? "an unnamed architecture" : m.gpuArch();
-  // STRATA_CUDA_IMAGE=ptx loads the PTX even where the cubin would run: the
-  // path later GPUs take (the portable PTX, docs/gpu.md), tested on this one.
-  const char *image = std::getenv("STRATA_CUDA_IMAGE");
-  bool ptxOnly = image && std::string(image) == "ptx" && m.gpuPtx();
+  // ptxOnly (STRATA_CUDA_IMAGE=ptx) loads the PTX even where the cubin
+  // would run: the path later GPUs take (the portable PTX, docs/gpu.md),
+  // tested on this one.
+  bool ptxOnly = *options_.ptxOnly && m.gpuPtx();
   if (ptxOnly) {
     info_.cubinRejected = "STRATA_CUDA_IMAGE=ptx";
   } else if (m.gpuCubin()) {
@@ -930,6 +927,8 @@ void CudaSession::prepareLibrarySteps() {
       continue;
     launches_[i].lt = std::make_unique<cuda::LtMatmul>(
         lt, *d_, handle, m, step, launches_[i].args, kLtWorkspaceBytes,
+        cuda::LtOptions{*options_.libraryCandidates, *options_.splitMinFlops,
+                        *options_.classBatch},
         stepWhere(i));
   }
   tuneLibrarySteps();
@@ -948,19 +947,17 @@ void CudaSession::prepareLibrarySteps() {
 /// within 10% of the best, are then timed again over about 2 ms of runs
 /// each (3 to 20), twice in turn, and the fastest of those is kept: among
 /// 8 or more candidates, three runs alone let a lucky measurement win.
-/// Products below $STRATA_CUBLASLT_TUNE_MIN_FLOPS (default 1e9 operations,
-/// a few microseconds, where one measurement cannot tell them apart) keep
-/// the heuristic's pick; STRATA_CUBLASLT_TUNE=0 keeps it for all. The buffers
+/// Products below SessionOptions::Cuda::tuneMinFlops (default 1e9
+/// operations, a few microseconds, where one measurement cannot tell them
+/// apart) keep the heuristic's pick; tuneLibrary off
+/// (STRATA_CUBLASLT_TUNE=0) keeps it for all. The buffers
 /// hold no model data yet: the products read what is there, at the same
 /// cost. A candidate that fails is skipped.
 void CudaSession::tuneLibrarySteps() {
 #if STRATA_HAVE_CUBLASLT
-  if (const char *tune = std::getenv("STRATA_CUBLASLT_TUNE");
-      tune && std::string(tune) == "0")
+  if (!*options_.tuneLibrary)
     return;
-  double minFlops = 1e9;
-  if (const char *env = std::getenv("STRATA_CUBLASLT_TUNE_MIN_FLOPS"))
-    minFlops = std::strtod(env, nullptr);
+  double minFlops = *options_.tuneMinFlops;
   const Driver &d = *d_;
   std::string where = prefix_ + ": timing cuBLASLt's algorithms";
   EventSet events(d, 2, where);

@@ -23,6 +23,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -628,6 +629,43 @@ struct SessionOptions {
     /// Stage inputs and outputs in page-locked host memory, so that the
     /// copies between host and device are asynchronous DMA transfers.
     bool pinnedStaging = true;
+
+    // What follows is for measuring and for pinning what a session runs.
+    // Unset, each takes its environment variable (read when the session is
+    // made), else the default; set, it wins over the environment.
+
+    /// Time cuBLASLt's candidate algorithms for each large product when the
+    /// session is made, and keep the fastest; false keeps cuBLASLt's
+    /// heuristic pick, the same in every session (a deployment that must
+    /// run what was tested). STRATA_CUBLASLT_TUNE (0: off); default on.
+    std::optional<bool> tuneLibrary;
+    /// Products of fewer operations keep the heuristic's pick:
+    /// STRATA_CUBLASLT_TUNE_MIN_FLOPS; default 1e9.
+    std::optional<double> tuneMinFlops;
+    /// Candidates asked of cuBLASLt's heuristic per product (1 to 64):
+    /// STRATA_CUBLASLT_CANDIDATES; default 32.
+    std::optional<int> libraryCandidates;
+    /// A product whose output rows are not 16-byte aligned is split into
+    /// aligned parts from this many operations:
+    /// STRATA_CUBLASLT_SPLIT_MIN_FLOPS; default 4e9.
+    std::optional<double> splitMinFlops;
+    /// Such a split's classes of rows as one batched call (false: a call
+    /// each): STRATA_CUBLASLT_CLASS_BATCH (0: off); default on.
+    std::optional<bool> classBatch;
+    /// At most this many blocks of a persistent kernel (0: as many as are
+    /// resident): STRATA_CUDA_PERSISTENT_BLOCKS; default 0.
+    std::optional<unsigned> persistentBlocks;
+    /// Programmatic dependent launch where the GPU has it (sm_90 on):
+    /// STRATA_CUDA_PDL (0: off); default on.
+    std::optional<bool> gridDependency;
+    /// Load the module's portable PTX even where its cubin would run (the
+    /// path later GPUs take): STRATA_CUDA_IMAGE=ptx; default off.
+    std::optional<bool> ptxOnly;
+
+    /// These options with every unset one taken from its environment
+    /// variable or its default; throws Error naming a variable whose value
+    /// is not what it should be.
+    Cuda resolved() const;
   } cuda;
 };
 
