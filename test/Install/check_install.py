@@ -115,44 +115,38 @@ def main():
         else:
             expected[tensor_name] = array
 
+    def run_and_compare(program, args, env=None):
+        """Runs `program` ARGS --inputs ... --outputs DIR and compares every
+        output it writes with the stored one."""
+        label = os.path.basename(program)
+        outputs = os.path.join(work, "out-" + label)
+        os.makedirs(outputs)
+        text = run(label, [program] + args + ["--inputs", inputs,
+                                              "--outputs", outputs], env=env)
+        for name, want in expected.items():
+            got = np.fromfile(os.path.join(outputs, name + ".bin"),
+                              dtype=want.dtype)
+            if got.size != want.size or not np.allclose(
+                    got, want.reshape(-1), rtol=1e-3, atol=1e-4):
+                sys.exit(f"check_install: {label}: output '{name}' differs "
+                         f"from the stored output\n{text}")
+
     programs = [os.path.join(embed, p) for p in
                 ("run_module", "run_module_cpp", "run_module_static")]
     programs.append(pc_program)
     for program in programs:
-        outputs = os.path.join(work, "out-" + os.path.basename(program))
-        os.makedirs(outputs)
-        text = run(os.path.basename(program),
-                   [program, module, "--threads", "2", "--inputs", inputs,
-                    "--outputs", outputs])
-        for name, want in expected.items():
-            got = np.fromfile(os.path.join(outputs, name + ".bin"),
-                              dtype=want.dtype)
-            if got.size != want.size or not np.allclose(
-                    got, want.reshape(-1), rtol=1e-3, atol=1e-4):
-                sys.exit(f"check_install: {os.path.basename(program)}: "
-                         f"output '{name}' differs from the stored output\n"
-                         f"{text}")
+        run_and_compare(program, [module, "--threads", "2"])
 
     # The compiler as a library: compile_and_run compiles the model in its
     # own process (strata::compiler) and runs it.
     compile_and_run = os.path.join(embed, "compile_and_run")
-    if os.path.exists(os.path.join(build, "lib", "Api")) and \
+    if glob.glob(os.path.join(prefix, "lib*", "libstrata_compiler.so*")) and \
             not os.path.exists(compile_and_run):
         sys.exit("check_install: examples/embed did not build compile_and_run "
-                 "although the build has the compiler library")
+                 "although the prefix has the compiler library")
     if os.path.exists(compile_and_run):
-        outputs = os.path.join(work, "out-compile_and_run")
-        os.makedirs(outputs)
-        text = run("compile_and_run",
-                   [compile_and_run, os.path.join(model_dir, "model.onnx"),
-                    "--inputs", inputs, "--outputs", outputs], env=env)
-        for name, want in expected.items():
-            got = np.fromfile(os.path.join(outputs, name + ".bin"),
-                              dtype=want.dtype)
-            if got.size != want.size or not np.allclose(
-                    got, want.reshape(-1), rtol=1e-3, atol=1e-4):
-                sys.exit(f"check_install: compile_and_run: output '{name}' "
-                         f"differs from the stored output\n{text}")
+        run_and_compare(compile_and_run,
+                        [os.path.join(model_dir, "model.onnx")], env=env)
         programs.append(compile_and_run)
         # A model the compiler refuses: strata::CompileError, one line
         # naming the file and the node.
