@@ -159,7 +159,8 @@ static std::vector<std::pair<std::string, std::string>> pluginFields() {
 /// the decisions file) cannot be read: the compiler then reports it.
 static std::optional<CacheKey>
 computeKey(const std::string &path, const CompileFlags &flags,
-           const std::map<std::string, std::vector<int64_t>> &shapes) {
+           const std::map<std::string, std::vector<int64_t>> &shapes,
+           bool withValues = true) {
   auto model = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                            /*RequiresNullTerminator=*/false);
   if (!model)
@@ -177,7 +178,7 @@ computeKey(const std::string &path, const CompileFlags &flags,
     shapePart.fields.push_back({name, rt::shapeToString(shape)});
   key.parts.push_back(std::move(shapePart));
   // Only when given, so that every other key stays as it was.
-  if (!flags.inputValues.empty()) {
+  if (withValues && !flags.inputValues.empty()) {
     KeyPart valuePart{"input values", {}};
     for (const auto &[name, values] : flags.inputValues) {
       std::string text;
@@ -492,9 +493,14 @@ public:
     key = computeKey(path, flags, shapes);
     if (!key)
       return;
+    // Values offered for small inputs (strata run reads them from the
+    // input files) are in the key, but a module that requires none of
+    // them is the same for every value: such modules are stored under
+    // the key without values, which lookups try first (valueFreeKey).
+    if (!flags.inputValues.empty())
+      valueFreeKey = computeKey(path, flags, shapes, /*withValues=*/false);
     dir = cacheDirectory();
-    modulePath = dir + "/" + key->digest + ".strata";
-    manifestPath = dir + "/" + key->digest + ".json";
+    usePaths(*key);
   }
 
   bool enabled() const { return key.has_value(); }
@@ -505,6 +511,27 @@ public:
   bool lookup(std::vector<uint8_t> &bytes) {
     if (!enabled())
       return false;
+    if (valueFreeKey) {
+      // A module stored without the values requires none of them.
+      usePaths(*valueFreeKey);
+      Manifest manifest;
+      if (llvm::sys::fs::exists(modulePath) &&
+          llvm::sys::fs::exists(manifestPath) &&
+          check(*valueFreeKey, manifest, bytes, true, true).empty() &&
+          requiresNoValues(bytes)) {
+        touchCacheEntry(manifestPath);
+        if (flags.explainCache)
+          llvm::errs() << "strata: cache hit: entry "
+                       << shortKey(valueFreeKey->digest) << " (" << modulePath
+                       << ", written " << manifest.created
+                       << "; the module requires none of the input values)\n";
+        else if (flags.verbose)
+          llvm::errs() << "strata: using the cached " << modulePath << "\n";
+        return true;
+      }
+      bytes.clear();
+      usePaths(*key);
+    }
     bool hasModule = llvm::sys::fs::exists(modulePath);
     bool hasManifest = llvm::sys::fs::exists(manifestPath);
     if (!hasModule && !hasManifest) {
@@ -513,7 +540,7 @@ public:
       return false;
     }
     Manifest manifest;
-    std::string problem = check(manifest, bytes, hasModule, hasManifest);
+    std::string problem = check(*key, manifest, bytes, hasModule, hasManifest);
     if (!problem.empty()) {
       reject(problem);
       return false;
@@ -548,6 +575,9 @@ public:
   void store(const std::vector<uint8_t> &bytes) {
     if (!enabled())
       return;
+    const CacheKey &storeKey =
+        valueFreeKey && requiresNoValues(bytes) ? *valueFreeKey : *key;
+    usePaths(storeKey);
     if (std::error_code ec = llvm::sys::fs::create_directories(dir)) {
       llvm::errs() << "strata: warning: cannot create the compile cache "
                    << "directory " << dir << " (" << ec.message()
@@ -559,7 +589,7 @@ public:
                          bytes.size());
     std::string manifest;
     llvm::raw_string_ostream os(manifest);
-    os << llvm::formatv("{0:2}", manifestJson(*key, bytes)) << "\n";
+    os << llvm::formatv("{0:2}", manifestJson(storeKey, bytes)) << "\n";
     std::string problem = writeAtomically(dir, modulePath, data);
     if (problem.empty())
       problem = writeAtomically(dir, manifestPath, manifest);
@@ -573,18 +603,40 @@ public:
                    << "); the module is not cached\n";
       return;
     }
-    enforceCacheLimit(dir, key->digest, flags.verbose);
+    enforceCacheLimit(dir, storeKey.digest, flags.verbose);
   }
 
 private:
-  std::string check(Manifest &manifest, std::vector<uint8_t> &bytes,
-                    bool hasModule, bool hasManifest) {
+  void usePaths(const CacheKey &k) {
+    modulePath = dir + "/" + k.digest + ".strata";
+    manifestPath = dir + "/" + k.digest + ".json";
+  }
+
+  /// Whether a module's inputs carry no required values (Module.cpp reads
+  /// them with the signature; a module that does not load requires
+  /// something, as far as the cache can tell).
+  static bool requiresNoValues(const std::vector<uint8_t> &bytes) {
+    try {
+      std::shared_ptr<const rt::Module> module =
+          rt::Module::loadFromMemory(bytes, "cache entry");
+      for (const rt::TensorSignature &input : module->inputs())
+        if (!input.requiredValue.empty())
+          return false;
+      return true;
+    } catch (const rt::Error &) {
+      return false;
+    }
+  }
+
+  std::string check(const CacheKey &k, Manifest &manifest,
+                    std::vector<uint8_t> &bytes, bool hasModule,
+                    bool hasManifest) {
     if (!hasManifest)
       return modulePath + " has no manifest";
     if (std::string problem = readManifest(manifestPath, manifest);
         !problem.empty())
       return problem;
-    if (manifest.key != key->digest)
+    if (manifest.key != k.digest)
       return "the manifest " + manifestPath + " is for another key";
     if (!hasModule || !readBytes(modulePath, bytes))
       return "the module " + modulePath + " is missing";
@@ -593,6 +645,8 @@ private:
 
   const CompileFlags &flags;
   std::optional<CacheKey> key;
+  /// The key without the offered input values, when values were offered.
+  std::optional<CacheKey> valueFreeKey;
   std::string dir, modulePath, manifestPath;
 };
 } // namespace

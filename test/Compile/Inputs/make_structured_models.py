@@ -11,7 +11,9 @@ seq_concat: a sequence input xs and a tensor t: outputs the concatenation
   of xs's tensors, its length, and the sequence with t inserted at the
   front (a sequence output). The data sets hold 2 and 3 tensors of
   different lengths.
-Also writes n4.npy, n5.npy and s2.npy for running range_scale by hand.
+Also writes n4.npy, n5.npy and s2.npy for running range_scale by hand, and
+scale_by.onnx (y = x * s: a small input that sets no shape) with x4.npy and
+s3.npy for the compile cache's handling of values.
 """
 
 import os
@@ -75,6 +77,18 @@ def main(out):
     np.save(os.path.join(out, "n4.npy"), np.array(4, np.int64))
     np.save(os.path.join(out, "n5.npy"), np.array(5, np.int64))
     np.save(os.path.join(out, "s2.npy"), np.array(2, np.float32))
+    np.save(os.path.join(out, "s3.npy"), np.array(3, np.float32))
+    np.save(os.path.join(out, "x4.npy"), np.arange(4, dtype=np.float32))
+    # scale_by.onnx: y = x * s, whose small input s sets no shape.
+    graph = helper.make_graph(
+        [helper.make_node("Mul", ["x", "s"], ["y"], name="scale")], "scale_by",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4]),
+         helper.make_tensor_value_info("s", TensorProto.FLOAT, [])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])])
+    model = helper.make_model(graph,
+                              opset_imports=[helper.make_opsetid("", 15)])
+    model.ir_version = 8
+    onnx.save(model, os.path.join(out, "scale_by.onnx"))
 
     seq_type = helper.make_sequence_type_proto(
         helper.make_tensor_type_proto(TensorProto.FLOAT, ["len"]))
