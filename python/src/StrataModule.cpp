@@ -342,11 +342,12 @@ PYBIND11_MODULE(_strata, m) {
       .def(
           "session",
           [](const PyModule &self, unsigned threads, int cudaDevice,
-             bool cudaGraphs) {
+             bool cudaGraphs, std::optional<bool> cudaLibraryTuning) {
             rt::SessionOptions options;
             options.threads = threads;
             options.cuda.device = cudaDevice;
             options.cuda.graphs = cudaGraphs;
+            options.cuda.tuneLibrary = cudaLibraryTuning;
             auto session = std::make_unique<PySession>();
             session->module = self.module;
             session->session =
@@ -354,12 +355,14 @@ PYBIND11_MODULE(_strata, m) {
             return session;
           },
           py::arg("threads") = 1, py::arg("cuda_device") = 0,
-          py::arg("cuda_graphs") = true);
+          py::arg("cuda_graphs") = true,
+          py::arg("cuda_library_tuning") = std::optional<bool>());
 
   py::class_<PySession>(m, "Session")
       .def("run", &PySession::run, py::arg("feeds"),
-           "Binds every input (name -> array, copied), runs, and returns "
-           "the outputs (name -> new NumPy array).");
+           "Binds every input (name -> array; read in place when laid out "
+           "as the module reads it, else copied), runs, and returns the "
+           "outputs (name -> new NumPy array).");
 
   m.def(
       "load_bytes",

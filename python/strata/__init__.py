@@ -114,11 +114,17 @@ class Module:
         with open(path, "wb") as f:
             f.write(self.to_bytes())
 
-    def session(self, threads=1, cuda_device=0, cuda_graphs=True):
+    def session(self, threads=1, cuda_device=0, cuda_graphs=True,
+                cuda_library_tuning=None):
         """A new session: ``threads`` for the CPU pool (0: one per hardware
-        thread), the GPU and CUDA graphs for CUDA modules."""
+        thread), the GPU and CUDA graphs for CUDA modules.
+        ``cuda_library_tuning=False`` runs cuBLASLt's heuristic pick for
+        every product, the same in every session, instead of timing its
+        candidates when the session is made (None: STRATA_CUBLASLT_TUNE
+        decides, else on)."""
         return Session(self, self._native.session(threads, cuda_device,
-                                                  cuda_graphs))
+                                                  cuda_graphs,
+                                                  cuda_library_tuning))
 
     def run(self, feeds):
         """Runs on a session of one thread kept by the module (not for
