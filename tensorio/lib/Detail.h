@@ -28,6 +28,13 @@ void writeFileBytes(const std::string &path, const void *data, size_t size);
 int64_t checkedNumElements(const std::vector<int64_t> &shape,
                            const std::string &what);
 
+/// Throws a TensorIOError "<what>: cannot allocate <forWhat> (N bytes, more
+/// than this machine's M)" when \p bytes exceed the machine's physical
+/// memory: a size a file sets without holding the bytes (strings of width
+/// 0) is refused before any allocation.
+void checkFitsInMemory(uint64_t bytes, const std::string &what,
+                       const std::string &forWhat);
+
 /// numElements * elementSize(type), or throws on overflow.
 uint64_t checkedByteSize(int64_t numElements, ElementType type,
                          const std::string &what);

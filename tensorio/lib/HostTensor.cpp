@@ -10,6 +10,7 @@
 #include "Detail.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -381,6 +382,23 @@ strata::tio::detail::checkedNumElements(const std::vector<int64_t> &shape,
                           " has too many elements");
   }
   return count;
+}
+
+void strata::tio::detail::checkFitsInMemory(uint64_t bytes,
+                                            const std::string &what,
+                                            const std::string &forWhat) {
+  static const uint64_t memory = [] {
+    long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || pageSize <= 0)
+      return std::numeric_limits<uint64_t>::max();
+    return static_cast<uint64_t>(pages) * static_cast<uint64_t>(pageSize);
+  }();
+  if (bytes > memory)
+    throw TensorIOError(what + ": cannot allocate " + forWhat + " (" +
+                        std::to_string(bytes) +
+                        " bytes, more than this "
+                        "machine's " +
+                        std::to_string(memory) + ")");
 }
 
 uint64_t strata::tio::detail::checkedByteSize(int64_t numElements,

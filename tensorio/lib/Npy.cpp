@@ -17,10 +17,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "Detail.h"
+
 #include "strata/Runtime/Utf8.h"
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <map>
 
 using namespace strata::tio;
@@ -365,9 +367,17 @@ static HostTensor parseNpyBytes(const uint8_t *data, size_t size,
                           tensor.describe() + " of '" + descr + "' needs " +
                           std::to_string(dataSize));
     const uint8_t *p = data + prefix + headerLen;
-    detail::allocateOrThrow(
-        what, std::to_string(count) + " strings for " + tensor.describe(),
-        [&] { tensor.strings.resize(count); });
+    // Strings of width 0 hold no bytes, so the file does not bound their
+    // count: the strings themselves must fit (found by fuzz-npy).
+    std::string forWhat =
+        std::to_string(count) + " strings for " + tensor.describe();
+    uint64_t objectBytes;
+    if (__builtin_mul_overflow(static_cast<uint64_t>(count),
+                               uint64_t(sizeof(std::string)), &objectBytes))
+      objectBytes = std::numeric_limits<uint64_t>::max();
+    detail::checkFitsInMemory(objectBytes, what, forWhat);
+    detail::allocateOrThrow(what, forWhat,
+                            [&] { tensor.strings.resize(count); });
     for (int64_t i = 0; i < count; ++i, p += width) {
       std::string &s = tensor.strings[i];
       if (strings.kind == 'S') {

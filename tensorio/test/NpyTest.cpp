@@ -274,6 +274,17 @@ TEST(Npy, MalformedHeadersAreErrors) {
         << c.dict << " -> " << message;
   }
   EXPECT_NE(errorOf({'x', 'y'}).find("not a .npy file"), std::string::npos);
+  // Strings of width 0 hold no bytes: a count the file does not bound is
+  // refused before the strings are allocated (found by fuzz-npy).
+  std::string zeroWidth = errorOf(withHeader(
+      "{'descr': '<U0', 'fortran_order': False, 'shape': (1, 1000000, "
+      "1000000, 1000000)}",
+      {}));
+  EXPECT_NE(zeroWidth.find("cannot allocate 1000000000000000000 strings"),
+            std::string::npos)
+      << zeroWidth;
+  EXPECT_NE(zeroWidth.find("more than this machine's"), std::string::npos)
+      << zeroWidth;
   std::vector<uint8_t> v4 = withHeader("{}", {});
   v4[6] = 4;
   EXPECT_NE(errorOf(v4).find("unsupported .npy format version 4.0"),
