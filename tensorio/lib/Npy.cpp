@@ -357,6 +357,12 @@ static HostTensor parseNpyBytes(const uint8_t *data, size_t size,
     tensor.shape = get("shape", PyValue::Tuple).ints;
     int64_t count = detail::checkedNumElements(tensor.shape, what);
     uint64_t width = strings.units * strings.unitBytes;
+    // NumPy makes 'U0' and 'S0' arrays 'U1' and 'S1': a width of 0 holds no
+    // bytes, so nothing in the file would bound the count (found by
+    // fuzz-npy: a 128-byte file asking for 2^44 strings).
+    if (width == 0)
+      throw TensorIOError(what + ": .npy string dtype '" + descr +
+                          "' has width 0, which NumPy never writes");
     uint64_t dataSize;
     if (__builtin_mul_overflow(static_cast<uint64_t>(count), width, &dataSize))
       throw TensorIOError(what + ": .npy string data size overflows");
@@ -367,8 +373,8 @@ static HostTensor parseNpyBytes(const uint8_t *data, size_t size,
                           tensor.describe() + " of '" + descr + "' needs " +
                           std::to_string(dataSize));
     const uint8_t *p = data + prefix + headerLen;
-    // Strings of width 0 hold no bytes, so the file does not bound their
-    // count: the strings themselves must fit (found by fuzz-npy).
+    // The strings themselves must fit too (their bytes are in the file,
+    // but each is an object).
     std::string forWhat =
         std::to_string(count) + " strings for " + tensor.describe();
     uint64_t objectBytes;

@@ -274,16 +274,15 @@ TEST(Npy, MalformedHeadersAreErrors) {
         << c.dict << " -> " << message;
   }
   EXPECT_NE(errorOf({'x', 'y'}).find("not a .npy file"), std::string::npos);
-  // Strings of width 0 hold no bytes: a count the file does not bound is
-  // refused before the strings are allocated (found by fuzz-npy).
+  // Strings of width 0 hold no bytes, so the file would not bound their
+  // count (found by fuzz-npy); NumPy never writes them.
   std::string zeroWidth = errorOf(withHeader(
       "{'descr': '<U0', 'fortran_order': False, 'shape': (1, 1000000, "
       "1000000, 1000000)}",
       {}));
-  EXPECT_NE(zeroWidth.find("cannot allocate 1000000000000000000 strings"),
+  EXPECT_NE(zeroWidth.find("dtype '<U0' has width 0, which NumPy never "
+                           "writes"),
             std::string::npos)
-      << zeroWidth;
-  EXPECT_NE(zeroWidth.find("more than this machine's"), std::string::npos)
       << zeroWidth;
   std::vector<uint8_t> v4 = withHeader("{}", {});
   v4[6] = 4;
