@@ -292,6 +292,37 @@ PYBIND11_MODULE(_strata, m) {
       "Compiles the ONNX model at `path`; returns (module bytes, warnings).");
 
   m.def(
+      "compile_bytes",
+      [](const py::bytes &model, const std::string &name,
+         const std::string &target, const std::string &cpu,
+         const std::map<std::string, std::vector<int64_t>> &inputShapes,
+         const std::string &precision, bool useLibraries,
+         const std::string &decisions, const std::string &dumpDir,
+         bool allowNewerOpset) {
+        CompileOptions options =
+            makeOptions(target, cpu, inputShapes, precision, useLibraries,
+                        decisions, dumpDir, allowNewerOpset);
+        std::string_view bytes = model;
+        CompileResult result;
+        {
+          py::gil_scoped_release release;
+          result = compileOnnx(bytes, name, options);
+        }
+        return py::make_tuple(
+            py::bytes(reinterpret_cast<const char *>(result.module.data()),
+                      result.module.size()),
+            result.warnings);
+      },
+      py::arg("model"), py::arg("name") = "<model bytes>",
+      py::arg("target") = "cpu", py::arg("cpu") = "native",
+      py::arg("input_shapes") = std::map<std::string, std::vector<int64_t>>{},
+      py::arg("precision") = "", py::arg("use_libraries") = true,
+      py::arg("decisions") = "", py::arg("dump_dir") = "",
+      py::arg("allow_newer_opset") = false,
+      "Compiles a serialized ONNX ModelProto (external data refused); "
+      "returns (module bytes, warnings).");
+
+  m.def(
       "explain_file",
       [](const std::string &path, const std::string &target,
          const std::string &cpu,

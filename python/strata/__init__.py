@@ -25,8 +25,8 @@ import tempfile
 
 import numpy as np
 
-from ._strata import (CompileError, Error, __version__, compile_file,
-                      explain_file, load_bytes)
+from ._strata import (CompileError, Error, __version__, compile_bytes,
+                      compile_file, explain_file, load_bytes)
 
 __all__ = ["CompileError", "Error", "Module", "Session", "compile", "explain",
            "load", "__version__"]
@@ -178,7 +178,8 @@ def compile(model, target="cpu", *, input_shapes=None, precision=None,
             warnings=None, allow_newer_opset=False):
     """Compiles an ONNX model into a :class:`Module`.
 
-    ``model`` is a path or the model's bytes (an ``onnx.ModelProto`` too).
+    ``model`` is a path or the model's bytes (an ``onnx.ModelProto`` too;
+    a model in memory cannot keep its tensors in external data files).
     ``input_shapes`` binds dynamic dimensions: ``{"x": [4, 64]}``.
     ``precision`` is None/"fp32", "fp16" or "bf16"; ``cpu`` the processor
     (``strata compile --cpu``); ``libraries=False`` generates every kernel;
@@ -190,9 +191,16 @@ def compile(model, target="cpu", *, input_shapes=None, precision=None,
     """
     args = _options(target, input_shapes, precision, cpu, libraries,
                     decisions, allow_newer_opset)
-    with _model_path(model) as (path, name):
-        data, text = compile_file(
-            path, dump_dir=os.fspath(dump_dir) if dump_dir else "", **args)
+    dump = os.fspath(dump_dir) if dump_dir else ""
+    if hasattr(model, "SerializeToString"):
+        model = model.SerializeToString()
+    if isinstance(model, (bytes, bytearray, memoryview)):
+        # In memory: messages name "<model bytes>", no temporary file.
+        name = "<model bytes>"
+        data, text = compile_bytes(bytes(model), name, dump_dir=dump, **args)
+    else:
+        name = os.fspath(model)
+        data, text = compile_file(name, dump_dir=dump, **args)
     if warnings is not None and text:
         warnings.extend(text.splitlines())
     return Module(load_bytes(data, name))

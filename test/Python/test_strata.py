@@ -178,8 +178,11 @@ class Errors(unittest.TestCase):
                 r"model.onnx: error: input 'x' has the dynamic shape "
                 r"\[\?, 64\]"):
             strata.compile(path)
+        # Bytes are compiled in memory: the message names them, not a
+        # temporary file.
         with self.assertRaisesRegex(strata.CompileError,
-                                    "not a valid ONNX model"):
+                                    "^<model bytes>: error: not a valid "
+                                    "ONNX model"):
             strata.compile(b"\x08\x07garbage")
         with self.assertRaisesRegex(strata.CompileError, "unknown CPU 'bogus'"):
             strata.compile(path, cpu="bogus", input_shapes={"x": [1, 64]})
