@@ -48,6 +48,19 @@ makeOptions(const std::string &target, const std::string &cpu,
   return options;
 }
 
+/// Runs `compile` without the GIL; returns (module bytes, warnings).
+template <typename Compile> py::tuple compiled(Compile &&compile) {
+  CompileResult result;
+  {
+    py::gil_scoped_release release;
+    result = compile();
+  }
+  return py::make_tuple(
+      py::bytes(reinterpret_cast<const char *>(result.module.data()),
+                result.module.size()),
+      result.warnings);
+}
+
 /// Element types between NumPy and the runtime (bf16 has no NumPy type: its
 /// tensors travel as uint16 bits).
 rt::DType dtypeOf(const py::array &array) {
@@ -274,15 +287,7 @@ PYBIND11_MODULE(_strata, m) {
         CompileOptions options =
             makeOptions(target, cpu, inputShapes, precision, useLibraries,
                         decisions, dumpDir, allowNewerOpset);
-        CompileResult result;
-        {
-          py::gil_scoped_release release;
-          result = compileOnnxFile(path, options);
-        }
-        return py::make_tuple(
-            py::bytes(reinterpret_cast<const char *>(result.module.data()),
-                      result.module.size()),
-            result.warnings);
+        return compiled([&] { return compileOnnxFile(path, options); });
       },
       py::arg("path"), py::arg("target") = "cpu", py::arg("cpu") = "native",
       py::arg("input_shapes") = std::map<std::string, std::vector<int64_t>>{},
@@ -303,15 +308,7 @@ PYBIND11_MODULE(_strata, m) {
             makeOptions(target, cpu, inputShapes, precision, useLibraries,
                         decisions, dumpDir, allowNewerOpset);
         std::string_view bytes = model;
-        CompileResult result;
-        {
-          py::gil_scoped_release release;
-          result = compileOnnx(bytes, name, options);
-        }
-        return py::make_tuple(
-            py::bytes(reinterpret_cast<const char *>(result.module.data()),
-                      result.module.size()),
-            result.warnings);
+        return compiled([&] { return compileOnnx(bytes, name, options); });
       },
       py::arg("model"), py::arg("name") = "<model bytes>",
       py::arg("target") = "cpu", py::arg("cpu") = "native",
