@@ -356,6 +356,37 @@ private:
       guarded;
 };
 
+/// How deep graphs nest in an ONNX text model: the deepest nesting of braces
+/// outside strings and comments. ONNX's parser recurses for every level
+/// (a stack overflow at some tens of thousands); a binary model cannot nest
+/// deeper than protobuf's recursion limit lets it parse (100 messages).
+size_t textNestingDepth(StringRef text) {
+  size_t depth = 0, deepest = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '#') {
+      i = text.find('\n', i);
+      if (i == StringRef::npos)
+        break;
+    } else if (c == '"') {
+      for (++i; i < text.size() && text[i] != '"'; ++i)
+        if (text[i] == '\\')
+          ++i;
+    } else if (c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if (c == '}' && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+/// The deepest text model read: far more than any model nests (a binary
+/// one cannot nest past about 33 graphs), far less than overflows the stack
+/// (an ASan build of strata overflows its 8 MiB between 600 and 1000
+/// levels, in the importer's own recursion).
+constexpr size_t kMaxTextNesting = 256;
+
 int64_t defaultOpset(const onnx::ModelProto &model) {
   for (const auto &op : model.opset_import())
     if (op.domain().empty() || op.domain() == "ai.onnx")
@@ -405,6 +436,10 @@ OwningOpRef<ModuleOp> importOnnx(MLIRContext &context, const OnnxSource &source,
   if (source.text) {
     // The parser reads up to a NUL, and throws where a number does not
     // parse (std::stol's std::invalid_argument and std::out_of_range).
+    if (size_t depth = textNestingDepth(bytes); depth > kMaxTextNesting)
+      return fail("not a valid ONNX text model: its graphs nest " +
+                  Twine(depth) + " deep, more than the " +
+                  Twine(kMaxTextNesting) + " strata reads");
     std::string text = bytes.str();
     try {
       auto status = onnx::OnnxParser::Parse(model, text.c_str());
