@@ -65,6 +65,11 @@ std::string explainOnnxFile(const std::string &path,
                             const CompileOptions &options = {},
                             std::string *warnings = nullptr);
 
+/// The same for a serialized ModelProto in memory (as compileOnnx).
+std::string explainOnnx(std::string_view model, const std::string &name,
+                        const CompileOptions &options = {},
+                        std::string *warnings = nullptr);
+
 } // namespace strata
 
 #endif // STRATA_COMPILE_H

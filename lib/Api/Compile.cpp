@@ -131,13 +131,14 @@ CompileResult strata::compileOnnx(std::string_view model,
   return compileSource(source, options);
 }
 
-std::string strata::explainOnnxFile(const std::string &path,
-                                    const CompileOptions &options,
-                                    std::string *warnings) {
-  ModelFile file = readModelFile(path);
+/// The explanation of `source`'s model as JSON text.
+static std::string explainSource(const OnnxSource &source,
+                                 const CompileOptions &options,
+                                 std::string *warnings) {
   std::string json;
+  std::string name = source.name.str();
   std::string text = withImportedModel(
-      file.source(path), options,
+      source, options,
       [&](mlir::ModuleOp module, const CompileOptions &effective) {
         if (mlir::failed(
                 runStages(module, effective, Stage::Import, Stage::Fused)))
@@ -145,10 +146,25 @@ std::string strata::explainOnnxFile(const std::string &path,
         mlir::FailureOr<Explanation> e = explainFusedModule(module, effective);
         if (mlir::failed(e))
           return mlir::failure();
-        json = llvm::formatv("{0}", explanationJson(*e, path, effective)).str();
+        json = llvm::formatv("{0}", explanationJson(*e, name, effective)).str();
         return mlir::success();
       });
   if (warnings)
     *warnings = std::move(text);
   return json;
+}
+
+std::string strata::explainOnnxFile(const std::string &path,
+                                    const CompileOptions &options,
+                                    std::string *warnings) {
+  ModelFile file = readModelFile(path);
+  return explainSource(file.source(path), options, warnings);
+}
+
+std::string strata::explainOnnx(std::string_view model, const std::string &name,
+                                const CompileOptions &options,
+                                std::string *warnings) {
+  OnnxSource source{llvm::StringRef(model.data(), model.size()), name, "",
+                    false};
+  return explainSource(source, options, warnings);
 }

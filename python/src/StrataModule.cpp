@@ -343,6 +343,32 @@ PYBIND11_MODULE(_strata, m) {
       "`strata explain --json` of the model at `path`; returns (JSON text, "
       "warnings).");
 
+  m.def(
+      "explain_bytes",
+      [](const py::bytes &model, const std::string &name,
+         const std::string &target, const std::string &cpu,
+         const std::map<std::string, std::vector<int64_t>> &inputShapes,
+         const std::string &precision, bool useLibraries,
+         const std::string &decisions, bool allowNewerOpset) {
+        CompileOptions options =
+            makeOptions(target, cpu, inputShapes, precision, useLibraries,
+                        decisions, "", allowNewerOpset);
+        std::string_view bytes = model;
+        std::string warnings, json;
+        {
+          py::gil_scoped_release release;
+          json = explainOnnx(bytes, name, options, &warnings);
+        }
+        return py::make_tuple(json, warnings);
+      },
+      py::arg("model"), py::arg("name") = "<model bytes>",
+      py::arg("target") = "cpu", py::arg("cpu") = "native",
+      py::arg("input_shapes") = std::map<std::string, std::vector<int64_t>>{},
+      py::arg("precision") = "", py::arg("use_libraries") = true,
+      py::arg("decisions") = "", py::arg("allow_newer_opset") = false,
+      "`strata explain --json` of a serialized ModelProto; returns (JSON "
+      "text, warnings).");
+
   py::class_<PyModule>(m, "Module")
       .def_property_readonly(
           "name", [](const PyModule &self) { return self.module->name(); })

@@ -18,15 +18,13 @@ diagnostic as ``strata`` prints it, naming the node). docs/python.md has the
 whole API; :mod:`strata.torch_backend` is the torch.compile backend.
 """
 
-import contextlib
 import json
 import os
-import tempfile
 
 import numpy as np
 
 from ._strata import (CompileError, Error, __version__, compile_bytes,
-                      compile_file, explain_file, load_bytes)
+                      compile_file, explain_bytes, explain_file, load_bytes)
 
 __all__ = ["CompileError", "Error", "Module", "Session", "compile", "explain",
            "load", "__version__"]
@@ -147,20 +145,15 @@ def load(path):
     return Module(load_bytes(data, os.fspath(path)))
 
 
-@contextlib.contextmanager
-def _model_path(model):
-    """A path for ``model``: a path as it is, bytes or an onnx.ModelProto
-    written to a temporary file."""
+def _in_memory(model):
+    """(bytes, "<model bytes>") for a model in memory (bytes or an
+    onnx.ModelProto), compiled without a file (messages name it so); else
+    (None, its path)."""
     if hasattr(model, "SerializeToString"):
         model = model.SerializeToString()
     if isinstance(model, (bytes, bytearray, memoryview)):
-        with tempfile.TemporaryDirectory(prefix="strata-") as tmp:
-            path = os.path.join(tmp, "model.onnx")
-            with open(path, "wb") as f:
-                f.write(model)
-            yield path, "<model bytes>"
-    else:
-        yield os.fspath(model), os.fspath(model)
+        return bytes(model), "<model bytes>"
+    return None, os.fspath(model)
 
 
 def _options(target, input_shapes, precision, cpu, libraries, decisions,
@@ -192,14 +185,10 @@ def compile(model, target="cpu", *, input_shapes=None, precision=None,
     args = _options(target, input_shapes, precision, cpu, libraries,
                     decisions, allow_newer_opset)
     dump = os.fspath(dump_dir) if dump_dir else ""
-    if hasattr(model, "SerializeToString"):
-        model = model.SerializeToString()
-    if isinstance(model, (bytes, bytearray, memoryview)):
-        # In memory: messages name "<model bytes>", no temporary file.
-        name = "<model bytes>"
-        data, text = compile_bytes(bytes(model), name, dump_dir=dump, **args)
+    model_bytes, name = _in_memory(model)
+    if model_bytes is not None:
+        data, text = compile_bytes(model_bytes, name, dump_dir=dump, **args)
     else:
-        name = os.fspath(model)
         data, text = compile_file(name, dump_dir=dump, **args)
     if warnings is not None and text:
         warnings.extend(text.splitlines())
@@ -216,8 +205,11 @@ def explain(model, target="cpu", *, input_shapes=None, precision=None,
     a ``"summary"``. Takes :func:`compile`'s arguments."""
     args = _options(target, input_shapes, precision, cpu, libraries,
                     decisions, allow_newer_opset)
-    with _model_path(model) as (path, name):
-        text, _ = explain_file(path, **args)
+    data, name = _in_memory(model)
+    if data is not None:
+        text, _ = explain_bytes(data, name, **args)
+    else:
+        text, _ = explain_file(name, **args)
     result = json.loads(text)
     result["model"] = name
     return result

@@ -146,6 +146,11 @@ class Explain(unittest.TestCase):
         e = strata.explain(path, libraries=False)
         self.assertEqual(e["summary"]["library_calls"], {})
         self.assertTrue(all(k["kind"] == "codegen" for k in e["kernels"]))
+        # A ModelProto is explained in memory: the same kernels.
+        in_memory = strata.explain(model)
+        self.assertEqual(in_memory["model"], "<model bytes>")
+        self.assertEqual([k["nodes"] for k in in_memory["kernels"]],
+                         [k["nodes"] for k in kernels])
 
 
 class Errors(unittest.TestCase):
