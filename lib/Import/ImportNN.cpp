@@ -376,12 +376,21 @@ static void registerNormalizations(ConverterRegistry &r) {
   r.add("GroupNormalization", [](NodeImporter &n) -> LogicalResult {
     if (!n.hasAttr("num_groups"))
       return n.fail("the required attribute 'num_groups' is missing");
+    IntegerAttr groups = i64(n, "num_groups", 1);
+    FloatAttr epsilon = f32(n, "epsilon", 1e-5f);
     // Opset 21's stash_type picks the precision of the statistics; the
     // result is the same up to rounding.
     n.ignoreAttr("stash_type");
+    // An opset-18 op the ONNX library has no schema for, so nothing has
+    // checked its inputs before (found by fuzz-import: a missing bias made
+    // an op with a null operand).
+    static const char *const names[] = {"X", "scale", "bias"};
+    for (unsigned i = 0; i < 3; ++i)
+      if (!n.input(i))
+        return n.fail("required input " + Twine(i) + " ('" + names[i] +
+                      "') is missing");
     return n.setOutput(n.create<graph::GroupNormOp>(
-        n.outputType(0), n.input(0), n.input(1), n.input(2),
-        i64(n, "num_groups", 1), f32(n, "epsilon", 1e-5f)));
+        n.outputType(0), n.input(0), n.input(1), n.input(2), groups, epsilon));
   });
   r.add("MeanVarianceNormalization", [](NodeImporter &n) -> LogicalResult {
     SmallVector<int64_t> axes = {0, 2, 3};
