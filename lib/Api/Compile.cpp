@@ -19,12 +19,10 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
-#include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/Path.h"
 
 #include <mutex>
+#include <optional>
 
 using namespace strata;
 
@@ -43,11 +41,25 @@ void initializeCompiler() {
     throw CompileError("strata: " + pluginError);
 }
 
-/// Imports `source` and runs `work` on it (the compile path's stages);
+/// A model to import: a file (read by importOnnxFile, external data beside
+/// it), or a ModelProto's bytes in memory.
+struct ModelInput {
+  /// The path, or the caller's name for the bytes.
+  std::string name;
+  std::optional<OnnxSource> inMemory;
+
+  mlir::OwningOpRef<mlir::ModuleOp> import(mlir::MLIRContext &context,
+                                           const ImportOptions &options) const {
+    return inMemory ? importOnnx(context, *inMemory, options)
+                    : importOnnxFile(context, name, options);
+  }
+};
+
+/// Imports `model` and runs `work` on it (the compile path's stages);
 /// throws CompileError with the diagnostics when either fails, and returns
 /// the warnings of a success.
 template <typename Work>
-std::string withImportedModel(const OnnxSource &source,
+std::string withImportedModel(const ModelInput &model,
                               const CompileOptions &requested, Work &&work) {
   initializeCompiler();
   CompileOptions options = requested;
@@ -62,83 +74,48 @@ std::string withImportedModel(const OnnxSource &source,
   context.loadAllAvailableDialects();
   context.printOpOnDiagnostic(false);
   std::string diagnostics;
-  std::string file = source.name.str();
   context.getDiagEngine().registerHandler([&](mlir::Diagnostic &d) {
-    diagnostics += formatDiagnostic(d, file);
+    diagnostics += formatDiagnostic(d, model.name);
     return mlir::success();
   });
   ImportOptions importOptions;
   importOptions.allowNewerOpset = options.allowNewerOpset;
   mlir::OwningOpRef<mlir::ModuleOp> module =
-      importOnnx(context, source, importOptions);
+      model.import(context, importOptions);
   if (!module || mlir::failed(work(*module, options))) {
     if (!diagnostics.empty() && diagnostics.back() == '\n')
       diagnostics.pop_back();
     throw CompileError(diagnostics.empty()
-                           ? file + ": error: the compile failed"
+                           ? model.name + ": error: the compile failed"
                            : diagnostics);
   }
   return diagnostics;
 }
 
-/// The file's bytes, and the folder its external data is read from.
-struct ModelFile {
-  std::unique_ptr<llvm::MemoryBuffer> buffer;
-  std::string dir;
-  OnnxSource source(const std::string &path) const {
-    llvm::StringRef name(path);
-    return {buffer->getBuffer(), name, dir, name.ends_with(".onnxtxt")};
-  }
-};
-
-ModelFile readModelFile(const std::string &path) {
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                            /*RequiresNullTerminator=*/true);
-  if (!buffer)
-    throw CompileError(path + ": error: cannot read '" + path +
-                       "': " + buffer.getError().message());
-  llvm::SmallString<256> dir(path);
-  llvm::sys::path::remove_filename(dir);
-  if (dir.empty())
-    dir = ".";
-  return {std::move(*buffer), dir.str().str()};
+/// A ModelProto's bytes as a model named `name` (which it refers to: both
+/// must outlive it). It has no folder, so external data is refused.
+ModelInput modelInMemory(std::string_view bytes, const std::string &name) {
+  return {name, OnnxSource{llvm::StringRef(bytes.data(), bytes.size()), name,
+                           /*dataDir=*/"", /*text=*/false}};
 }
 
-CompileResult compileSource(const OnnxSource &source,
-                            const CompileOptions &options) {
+CompileResult compileModel(const ModelInput &model,
+                           const CompileOptions &options) {
   CompileResult result;
   result.warnings = withImportedModel(
-      source, options,
+      model, options,
       [&](mlir::ModuleOp module, const CompileOptions &effective) {
         return compileModule(module, effective, result.module);
       });
   return result;
 }
 
-} // namespace
-
-CompileResult strata::compileOnnxFile(const std::string &path,
-                                      const CompileOptions &options) {
-  ModelFile file = readModelFile(path);
-  return compileSource(file.source(path), options);
-}
-
-CompileResult strata::compileOnnx(std::string_view model,
-                                  const std::string &name,
-                                  const CompileOptions &options) {
-  OnnxSource source{llvm::StringRef(model.data(), model.size()), name, "",
-                    false};
-  return compileSource(source, options);
-}
-
-/// The explanation of `source`'s model as JSON text.
-static std::string explainSource(const OnnxSource &source,
-                                 const CompileOptions &options,
-                                 std::string *warnings) {
+/// The explanation of `model` as JSON text.
+std::string explainModel(const ModelInput &model, const CompileOptions &options,
+                         std::string *warnings) {
   std::string json;
-  std::string name = source.name.str();
   std::string text = withImportedModel(
-      source, options,
+      model, options,
       [&](mlir::ModuleOp module, const CompileOptions &effective) {
         if (mlir::failed(
                 runStages(module, effective, Stage::Import, Stage::Fused)))
@@ -146,7 +123,8 @@ static std::string explainSource(const OnnxSource &source,
         mlir::FailureOr<Explanation> e = explainFusedModule(module, effective);
         if (mlir::failed(e))
           return mlir::failure();
-        json = llvm::formatv("{0}", explanationJson(*e, name, effective)).str();
+        json = llvm::formatv("{0}", explanationJson(*e, model.name, effective))
+                   .str();
         return mlir::success();
       });
   if (warnings)
@@ -154,17 +132,27 @@ static std::string explainSource(const OnnxSource &source,
   return json;
 }
 
+} // namespace
+
+CompileResult strata::compileOnnxFile(const std::string &path,
+                                      const CompileOptions &options) {
+  return compileModel({path, std::nullopt}, options);
+}
+
+CompileResult strata::compileOnnx(std::string_view bytes,
+                                  const std::string &name,
+                                  const CompileOptions &options) {
+  return compileModel(modelInMemory(bytes, name), options);
+}
+
 std::string strata::explainOnnxFile(const std::string &path,
                                     const CompileOptions &options,
                                     std::string *warnings) {
-  ModelFile file = readModelFile(path);
-  return explainSource(file.source(path), options, warnings);
+  return explainModel({path, std::nullopt}, options, warnings);
 }
 
-std::string strata::explainOnnx(std::string_view model, const std::string &name,
+std::string strata::explainOnnx(std::string_view bytes, const std::string &name,
                                 const CompileOptions &options,
                                 std::string *warnings) {
-  OnnxSource source{llvm::StringRef(model.data(), model.size()), name, "",
-                    false};
-  return explainSource(source, options, warnings);
+  return explainModel(modelInMemory(bytes, name), options, warnings);
 }

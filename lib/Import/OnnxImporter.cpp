@@ -434,12 +434,12 @@ OwningOpRef<ModuleOp> importOnnx(MLIRContext &context, const OnnxSource &source,
   StringRef bytes = source.bytes;
   onnx::ModelProto model;
   if (source.text) {
-    // The parser reads up to a NUL, and throws where a number does not
-    // parse (std::stol's std::invalid_argument and std::out_of_range).
     if (size_t depth = textNestingDepth(bytes); depth > kMaxTextNesting)
       return fail("not a valid ONNX text model: its graphs nest " +
                   Twine(depth) + " deep, more than the " +
                   Twine(kMaxTextNesting) + " strata reads");
+    // The parser reads up to a NUL, and throws where a number does not
+    // parse (std::stol's std::invalid_argument and std::out_of_range).
     std::string text = bytes.str();
     try {
       auto status = onnx::OnnxParser::Parse(model, text.c_str());

@@ -567,10 +567,7 @@ void Session::setInputView(size_t index, const TensorView &view) {
   }
   // The bound tensor's storage is not needed any more.
   inputs_[index] = Tensor();
-  inputSet_[index] = true;
-  TensorView &v = views_[module_->inputs()[index].buffer];
-  v.shape = view.shape;
-  v.data = view.data;
+  bindInput(index, view);
 }
 
 /// A small tensor's values for a message: "4", or "[0.5, 2]" for more than
@@ -638,13 +635,17 @@ void Session::checkInput(size_t index, const TensorView &tensor) const {
 }
 
 void Session::bindInput(size_t index) {
+  bindInput(index, inputs_[index].view());
+}
+
+void Session::bindInput(size_t index, const TensorView &view) {
   inputSet_[index] = true;
   if (cuda_)
     return; // Copied to the device by run().
   // The buffer takes the tensor's actual shape (dynamic dimensions bound).
   TensorView &v = views_[module_->inputs()[index].buffer];
-  v.shape = inputs_[index].shape();
-  v.data = inputs_[index].view().data;
+  v.shape = view.shape;
+  v.data = view.data;
 }
 
 void Session::run() {

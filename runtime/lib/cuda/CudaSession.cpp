@@ -205,9 +205,6 @@ private:
   CUdeviceptr arena_ = 0, constants_ = 0, inputs_ = 0;
   /// The steps' TMA tensor maps (allocate()), or 0.
   CUdeviceptr tensorMaps_ = 0;
-  /// STRATA_CUDA_PERSISTENT_BLOCKS: at most this many blocks of a
-  /// persistent kernel (0: as many as the SMs hold).
-  unsigned persistentBlocks_ = 0;
   uint64_t inputBytes_ = 0;
   /// Page-locked staging for inputs and outputs, or nullptr.
   uint8_t *staging_ = nullptr;
@@ -482,8 +479,6 @@ void CudaSession::initialize() {
             &minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device_),
         "cuDeviceGetAttribute", where);
   info_.deviceArch = "sm_" + std::to_string(major) + std::to_string(minor);
-  // At most this many blocks of a persistent kernel (tests; resolveKernels).
-  persistentBlocks_ = *options_.persistentBlocks;
   // Programmatic dependent launch: Hopper on, with cuLaunchKernelEx (CUDA
   // 12 drivers); off by option (STRATA_CUDA_PDL=0), to measure what it
   // gives.
@@ -638,11 +633,12 @@ void CudaSession::resolveKernels() {
     if (shape.persistent) {
       // A persistent kernel's blocks each take every grid-th piece of its
       // work: no more of them than the SMs hold at once, or than
-      // STRATA_CUDA_PERSISTENT_BLOCKS says (tests: several pieces a block
-      // on small cases).
+      // options_.persistentBlocks (STRATA_CUDA_PERSISTENT_BLOCKS) says
+      // (tests: several pieces a block on small cases).
       uint64_t most = uint64_t(multiprocessors) * shape.persistent;
-      if (persistentBlocks_ && (!most || most > persistentBlocks_))
-        most = persistentBlocks_;
+      if (unsigned cap = *options_.persistentBlocks;
+          cap && (!most || most > cap))
+        most = cap;
       if (most && l.grid[0] > most)
         l.grid[0] = static_cast<unsigned>(most);
     }

@@ -738,7 +738,10 @@ private:
   /// Checks a tensor (its element type, shape and, for strings, elements)
   /// against input `index`'s signature.
   void checkInput(size_t index, const TensorView &tensor) const;
+  /// Marks input `index` set and points its buffer at `view` (the bound
+  /// tensor's, or the caller's memory).
   void bindInput(size_t index);
+  void bindInput(size_t index, const TensorView &view);
 
   void runGenerated(size_t index);
 
