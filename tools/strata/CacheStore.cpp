@@ -1,6 +1,7 @@
 //===- CacheStore.cpp - the compile cache's size limit and command -------===//
 //
-// The cache directory as a whole: its entries (KEY.strata + KEY.json), their
+// The cache directory as a whole: its entries (KEY.strata + KEY.json, and
+// KEY.values, the index of a key without input values), their
 // last use (the manifest's modification time, which a hit refreshes), the
 // size limit with least-recently-used eviction after every store, and the
 // `strata cache stats|clear` command (docs/cli.md, "Managing it").
@@ -42,9 +43,13 @@ namespace {
 struct StoredEntry {
   std::string key;
   uint64_t bytes = 0;
-  bool hasModule = false, hasManifest = false;
-  /// Last use: the manifest's modification time (the module's without one).
-  llvm::sys::TimePoint<> lastUse;
+  bool hasModule = false, hasManifest = false, hasIndex = false;
+  /// Last use: the manifest's modification time (the module's without one),
+  /// or the index's when later (a hit through the index refreshes it).
+  llvm::sys::TimePoint<> lastUse, indexUse;
+
+  /// A value index without a module of its own is whole as it is.
+  bool incomplete() const { return hasModule != hasManifest; }
 };
 
 bool isKey(llvm::StringRef stem) {
@@ -102,13 +107,17 @@ listEntries(const std::string &dir,
     }
     llvm::StringRef stem = llvm::sys::path::stem(name);
     llvm::StringRef ext = llvm::sys::path::extension(name);
-    if (!isKey(stem) || (ext != ".strata" && ext != ".json"))
+    if (!isKey(stem) ||
+        (ext != ".strata" && ext != ".json" && ext != ".values"))
       continue;
     StoredEntry &entry = byKey[stem.str()];
     entry.key = stem.str();
     entry.bytes += status.getSize();
     llvm::sys::TimePoint<> modified = status.getLastModificationTime();
-    if (ext == ".json") {
+    if (ext == ".values") {
+      entry.hasIndex = true;
+      entry.indexUse = modified;
+    } else if (ext == ".json") {
       entry.hasManifest = true;
       entry.lastUse = modified;
     } else {
@@ -118,14 +127,17 @@ listEntries(const std::string &dir,
     }
   }
   std::vector<StoredEntry> entries;
-  for (auto &[key, entry] : byKey)
+  for (auto &[key, entry] : byKey) {
+    entry.lastUse = std::max(entry.lastUse, entry.indexUse);
     entries.push_back(std::move(entry));
+  }
   return entries;
 }
 
 static void removeEntry(const std::string &dir, const std::string &key) {
   llvm::sys::fs::remove(dir + "/" + key + ".json");
   llvm::sys::fs::remove(dir + "/" + key + ".strata");
+  llvm::sys::fs::remove(dir + "/" + key + ".values");
 }
 
 uint64_t cacheSizeLimit(std::string *problem) {
@@ -258,7 +270,7 @@ int runCacheCommand() {
   std::time_t oldest = 0, newest = 0;
   for (const StoredEntry &e : entries) {
     total += e.bytes;
-    if (!e.hasModule || !e.hasManifest)
+    if (e.incomplete())
       ++incomplete;
     std::time_t used = llvm::sys::toTimeT(e.lastUse);
     oldest = oldest ? std::min(oldest, used) : used;

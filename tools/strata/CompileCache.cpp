@@ -33,6 +33,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
+#include <set>
 #include <tuple>
 
 namespace strata::driver {
@@ -155,12 +156,34 @@ static std::vector<std::pair<std::string, std::string>> pluginFields() {
   return fields;
 }
 
+/// The name of the key's part that holds the offered input values.
+static constexpr llvm::StringLiteral kValuesPart = "input values";
+
+/// Sets the key's digest from its parts.
+static void setDigest(CacheKey &key) {
+  // Each string is length-prefixed, so no two different lists of parts
+  // serialize alike.
+  std::string text = "strata compile cache key\n";
+  auto append = [&](const std::string &s) {
+    text += std::to_string(s.size()) + ":" + s;
+  };
+  for (const KeyPart &part : key.parts) {
+    append(part.name);
+    text += std::to_string(part.fields.size()) + "{";
+    for (const auto &[field, value] : part.fields) {
+      append(field);
+      append(value);
+    }
+    text += "}";
+  }
+  key.digest = sha256Hex(text);
+}
+
 /// The key of a compilation, or nothing when an input of the key (the model,
 /// the decisions file) cannot be read: the compiler then reports it.
 static std::optional<CacheKey>
 computeKey(const std::string &path, const CompileFlags &flags,
-           const std::map<std::string, std::vector<int64_t>> &shapes,
-           bool withValues = true) {
+           const std::map<std::string, std::vector<int64_t>> &shapes) {
   auto model = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                            /*RequiresNullTerminator=*/false);
   if (!model)
@@ -178,19 +201,18 @@ computeKey(const std::string &path, const CompileFlags &flags,
     shapePart.fields.push_back({name, rt::shapeToString(shape)});
   key.parts.push_back(std::move(shapePart));
   // Only when given, so that every other key stays as it was.
-  if (withValues && !flags.inputValues.empty()) {
-    KeyPart valuePart{"input values", {}};
-    for (const auto &[name, values] : flags.inputValues) {
-      std::string text;
-      for (double v : values) {
-        char buffer[32];
-        std::snprintf(buffer, sizeof(buffer), "%.17g", v);
-        text += (text.empty() ? "" : ", ") + std::string(buffer);
-      }
-      valuePart.fields.push_back({name, "[" + text + "]"});
+  KeyPart valuePart{kValuesPart.str(), {}};
+  for (const auto &[name, values] : flags.inputValues) {
+    std::string text;
+    for (double v : values) {
+      char buffer[32];
+      std::snprintf(buffer, sizeof(buffer), "%.17g", v);
+      text += (text.empty() ? "" : ", ") + std::string(buffer);
     }
-    key.parts.push_back(std::move(valuePart));
+    valuePart.fields.push_back({name, "[" + text + "]"});
   }
+  if (!valuePart.fields.empty())
+    key.parts.push_back(std::move(valuePart));
   key.parts.push_back({"target", {{"target", flags.target}}});
   key.parts.push_back(
       {"cpu", {{"cpu", cpuDescription(flags.target, flags.cpu)}}});
@@ -225,24 +247,25 @@ computeKey(const std::string &path, const CompileFlags &flags,
   key.parts.push_back(
       {"llvm options", {{"llvm options", llvmOptions ? llvmOptions : ""}}});
   key.parts.push_back({"plugins", pluginFields()});
-
-  // Each string is length-prefixed, so no two different lists of parts
-  // serialize alike.
-  std::string text = "strata compile cache key\n";
-  auto append = [&](const std::string &s) {
-    text += std::to_string(s.size()) + ":" + s;
-  };
-  for (const KeyPart &part : key.parts) {
-    append(part.name);
-    text += std::to_string(part.fields.size()) + "{";
-    for (const auto &[field, value] : part.fields) {
-      append(field);
-      append(value);
-    }
-    text += "}";
-  }
-  key.digest = sha256Hex(text);
+  setDigest(key);
   return key;
+}
+
+/// The key with the offered values of `names` alone (the values part goes
+/// when none is left): where a module that requires those values is stored.
+static CacheKey keepValues(const CacheKey &key,
+                           const std::set<std::string> &names) {
+  CacheKey kept = key;
+  auto part = llvm::find_if(
+      kept.parts, [](const KeyPart &p) { return p.name == kValuesPart; });
+  if (part == kept.parts.end())
+    return kept;
+  llvm::erase_if(part->fields,
+                 [&](const auto &field) { return !names.count(field.first); });
+  if (part->fields.empty())
+    kept.parts.erase(part);
+  setDigest(kept);
+  return kept;
 }
 
 static llvm::json::Value manifestJson(const CacheKey &key,
@@ -494,11 +517,13 @@ public:
     if (!key)
       return;
     // Values offered for small inputs (strata run reads them from the
-    // input files) are in the key, but a module that requires none of
-    // them is the same for every value: such modules are stored under
-    // the key without values, which lookups try first (valueFreeKey).
+    // input files) are in the key, but a module is the same for every
+    // value of an input it does not require: it is stored under the key
+    // with the values it requires alone (none: the key without values,
+    // valueFreeKey). Lookups try that key first, then the sets of
+    // required inputs that the value-free key's index lists.
     if (!flags.inputValues.empty())
-      valueFreeKey = computeKey(path, flags, shapes, /*withValues=*/false);
+      valueFreeKey = keepValues(*key, {});
     dir = cacheDirectory();
     usePaths(*key);
   }
@@ -512,24 +537,26 @@ public:
     if (!enabled())
       return false;
     if (valueFreeKey) {
-      // A module stored without the values requires none of them.
-      usePaths(*valueFreeKey);
-      Manifest manifest;
-      if (llvm::sys::fs::exists(modulePath) &&
-          llvm::sys::fs::exists(manifestPath) &&
-          check(*valueFreeKey, manifest, bytes, true, true).empty() &&
-          requiresNoValues(bytes)) {
-        touchCacheEntry(manifestPath);
-        if (flags.explainCache)
-          llvm::errs() << "strata: cache hit: entry "
-                       << shortKey(valueFreeKey->digest) << " (" << modulePath
-                       << ", written " << manifest.created
-                       << "; the module requires none of the input values)\n";
-        else if (flags.verbose)
-          llvm::errs() << "strata: using the cached " << modulePath << "\n";
+      // A module compiled without values requires none (what is required
+      // is among what was offered), so entries under these keys need no
+      // further check.
+      if (tryEntry(*valueFreeKey, bytes,
+                   "; the module requires none of the input values"))
         return true;
+      for (const std::set<std::string> &names : readIndex()) {
+        if (!llvm::all_of(names, [&](const std::string &name) {
+              return flags.inputValues.count(name) != 0;
+            }))
+          continue;
+        CacheKey kept = keepValues(*key, names);
+        if (kept.digest != key->digest &&
+            tryEntry(kept, bytes,
+                     "; the module requires the values of " +
+                         quotedList(names) + " alone")) {
+          touchCacheEntry(indexPath());
+          return true;
+        }
       }
-      bytes.clear();
       usePaths(*key);
     }
     bool hasModule = llvm::sys::fs::exists(modulePath);
@@ -545,13 +572,7 @@ public:
       reject(problem);
       return false;
     }
-    touchCacheEntry(manifestPath);
-    if (flags.explainCache)
-      llvm::errs() << "strata: cache hit: entry " << shortKey(key->digest)
-                   << " (" << modulePath << ", written " << manifest.created
-                   << ")\n";
-    else if (flags.verbose)
-      llvm::errs() << "strata: using the cached " << modulePath << "\n";
+    reportHit(*key, manifest, "");
     return true;
   }
 
@@ -575,8 +596,10 @@ public:
   void store(const std::vector<uint8_t> &bytes) {
     if (!enabled())
       return;
-    const CacheKey &storeKey =
-        valueFreeKey && requiresNoValues(bytes) ? *valueFreeKey : *key;
+    std::optional<std::set<std::string>> required;
+    if (valueFreeKey)
+      required = requiredValues(bytes);
+    const CacheKey storeKey = required ? keepValues(*key, *required) : *key;
     usePaths(storeKey);
     if (std::error_code ec = llvm::sys::fs::create_directories(dir)) {
       llvm::errs() << "strata: warning: cannot create the compile cache "
@@ -603,29 +626,132 @@ public:
                    << "); the module is not cached\n";
       return;
     }
+    if (required && !required->empty())
+      addToIndex(*required);
     enforceCacheLimit(dir, storeKey.digest, flags.verbose);
   }
 
 private:
+  /// Marks the entry at the current paths used and says so when asked.
+  void reportHit(const CacheKey &k, const Manifest &manifest,
+                 llvm::StringRef why) {
+    touchCacheEntry(manifestPath);
+    if (flags.explainCache)
+      llvm::errs() << "strata: cache hit: entry " << shortKey(k.digest) << " ("
+                   << modulePath << ", written " << manifest.created << why
+                   << ")\n";
+    else if (flags.verbose)
+      llvm::errs() << "strata: using the cached " << modulePath << "\n";
+  }
+
   void usePaths(const CacheKey &k) {
     modulePath = dir + "/" + k.digest + ".strata";
     manifestPath = dir + "/" + k.digest + ".json";
   }
 
-  /// Whether a module's inputs carry no required values (Module.cpp reads
-  /// them with the signature; a module that does not load requires
-  /// something, as far as the cache can tell).
-  static bool requiresNoValues(const std::vector<uint8_t> &bytes) {
+  /// Looks up the entry of `k` (left at the current paths); a bad or
+  /// missing one is a miss here, rebuilt by the store if it is the key the
+  /// module belongs under.
+  bool tryEntry(const CacheKey &k, std::vector<uint8_t> &bytes,
+                llvm::StringRef why) {
+    usePaths(k);
+    Manifest manifest;
+    if (llvm::sys::fs::exists(modulePath) &&
+        llvm::sys::fs::exists(manifestPath) &&
+        check(k, manifest, bytes, true, true).empty()) {
+      reportHit(k, manifest, why);
+      return true;
+    }
+    bytes.clear();
+    return false;
+  }
+
+  /// The inputs whose values a module requires (Module.cpp reads them with
+  /// the signature); nothing when it does not load, so that it is stored
+  /// under the key of every offered value.
+  static std::optional<std::set<std::string>>
+  requiredValues(const std::vector<uint8_t> &bytes) {
     try {
       std::shared_ptr<const rt::Module> module =
           rt::Module::loadFromMemory(bytes, "cache entry");
+      std::set<std::string> names;
       for (const rt::TensorSignature &input : module->inputs())
         if (!input.requiredValue.empty())
-          return false;
-      return true;
+          names.insert(input.name);
+      return names;
     } catch (const rt::Error &) {
-      return false;
+      return std::nullopt;
     }
+  }
+
+  static std::string quotedList(const std::set<std::string> &names) {
+    std::string text;
+    for (const std::string &name : names)
+      text += (text.empty() ? "'" : ", '") + name + "'";
+    return text;
+  }
+
+  /// The value-free key's index: the sets of inputs whose values the
+  /// modules compiled for this model, shapes and options required. It
+  /// belongs to the value-free key's entry (CacheStore.cpp counts, evicts
+  /// and clears it with it).
+  std::string indexPath() const {
+    return dir + "/" + valueFreeKey->digest + ".values";
+  }
+
+  /// The index's sets; none when it is missing or unreadable (a store
+  /// rewrites it).
+  std::vector<std::set<std::string>> readIndex() const {
+    std::vector<std::set<std::string>> sets;
+    auto buffer = llvm::MemoryBuffer::getFile(indexPath(), /*IsText=*/true);
+    if (!buffer)
+      return sets;
+    llvm::Expected<llvm::json::Value> json =
+        llvm::json::parse((*buffer)->getBuffer());
+    if (!json) {
+      llvm::consumeError(json.takeError());
+      return sets;
+    }
+    const llvm::json::Object *object = json->getAsObject();
+    const llvm::json::Array *required =
+        object ? object->getArray("required") : nullptr;
+    if (!required)
+      return sets;
+    for (const llvm::json::Value &entry : *required) {
+      const llvm::json::Array *names = entry.getAsArray();
+      if (!names)
+        continue;
+      std::set<std::string> set;
+      for (const llvm::json::Value &name : *names)
+        if (std::optional<llvm::StringRef> text = name.getAsString())
+          set.insert(text->str());
+      if (!set.empty())
+        sets.push_back(std::move(set));
+    }
+    return sets;
+  }
+
+  /// Adds a set to the index (best effort: two writers at once may lose
+  /// one set, which costs a recompilation, nothing else).
+  void addToIndex(const std::set<std::string> &names) {
+    std::vector<std::set<std::string>> sets = readIndex();
+    if (llvm::is_contained(sets, names))
+      return;
+    sets.push_back(names);
+    llvm::json::Array required;
+    for (const std::set<std::string> &set : sets)
+      required.push_back(llvm::json::Array(
+          std::vector<llvm::json::Value>(set.begin(), set.end())));
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << llvm::formatv("{0:2}", llvm::json::Value(llvm::json::Object{
+                                     {"format", kManifestFormat},
+                                     {"required", std::move(required)}}))
+       << "\n";
+    if (std::string problem = writeAtomically(dir, indexPath(), text);
+        !problem.empty())
+      llvm::errs() << "strata: warning: cannot write the compile cache's "
+                   << "value index (" << problem << ")\n";
   }
 
   std::string check(const CacheKey &k, Manifest &manifest,
@@ -645,7 +771,9 @@ private:
 
   const CompileFlags &flags;
   std::optional<CacheKey> key;
-  /// The key without the offered input values, when values were offered.
+  /// The key without the offered input values, when values were offered;
+  /// its entry holds the modules that require none, its index the sets
+  /// that others require.
   std::optional<CacheKey> valueFreeKey;
   std::string dir, modulePath, manifestPath;
 };
