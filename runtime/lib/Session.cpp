@@ -313,6 +313,10 @@ SessionOptions::Cuda SessionOptions::Cuda::resolved() const {
     const char *image = env("STRATA_CUDA_IMAGE");
     r.ptxOnly = image && std::string(image) == "ptx";
   }
+  if (!r.libraryChoices) {
+    const char *file = env("STRATA_CUBLASLT_CHOICES");
+    r.libraryChoices = file ? file : "";
+  }
   if (*r.libraryCandidates < 1 || *r.libraryCandidates > 64)
     throw Error("SessionOptions::Cuda::libraryCandidates must be from 1 to "
                 "64, not " +

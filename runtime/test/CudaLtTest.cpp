@@ -15,7 +15,9 @@
 
 #include <cmath>
 #include <cstring>
+#include <fstream>
 #include <random>
+#include <sstream>
 
 using namespace strata::rt;
 using namespace strata::rt::test;
@@ -103,8 +105,10 @@ int64_t batchOf(const std::vector<int64_t> &s) {
 }
 
 /// Runs the case three times against the float64 product; returns what the
-/// session says its library step did (CudaSessionInfo::libraryCalls).
-std::string runCase(const Case &k, double tolerance) {
+/// session says its library step did (CudaSessionInfo::libraryCalls), and
+/// in `choices` the algorithms it ran (CudaSessionInfo::libraryChoices).
+std::string runCase(const Case &k, double tolerance,
+                    std::string *choices = nullptr) {
   std::mt19937 rng(42);
   size_t ra = k.a.size(), rb = k.b.size();
   int64_t m = k.a[ra - (k.transA ? 1 : 2)], kk = k.a[ra - (k.transA ? 2 : 1)];
@@ -203,7 +207,40 @@ std::string runCase(const Case &k, double tolerance) {
   EXPECT_EQ(cudaSessionInfo(session).graphRuns, before + 2);
   std::vector<std::string> calls = cudaSessionInfo(session).libraryCalls;
   EXPECT_EQ(calls.size(), 1u);
+  if (choices)
+    *choices = cudaSessionInfo(session).libraryChoices;
   return calls.empty() ? "" : calls[0];
+}
+
+/// The lines of a choices file that name algorithms ("step ...").
+std::vector<std::string> choiceLines(const std::string &text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("step ", 0) == 0)
+      lines.push_back(line);
+  return lines;
+}
+
+void writeText(const std::string &path, const std::string &text) {
+  std::ofstream out(path);
+  out << text;
+  ASSERT_TRUE(out.good()) << path;
+}
+
+/// The Error a session pinned to `text` throws for the case ("" if none).
+std::string pinError(const Case &k, const std::string &text) {
+  std::string path = ::testing::TempDir() + "strata-lt-choices.txt";
+  writeText(path, text);
+  std::string message;
+  withEnv("STRATA_CUBLASLT_CHOICES", path.c_str(), [&] {
+    try {
+      runCase(k, 1e-2);
+    } catch (const Error &e) {
+      message = e.what();
+    }
+  });
+  return message;
 }
 
 } // namespace
@@ -321,6 +358,59 @@ TEST(CudaLt, TunedAlgorithmsStayCorrect) {
     k.activation = "gelu_tanh";
     runCase(k, 1e-2);
     withEnv("STRATA_CUBLASLT_CANDIDATES", "64", [&] { runCase(k, 1e-2); });
+  });
+}
+
+// A session's cuBLASLt algorithms, timed for each of a split product's
+// three calls, written as CudaSessionInfo::libraryChoices and pinned in
+// another session (SessionOptions::Cuda::libraryChoices, here through
+// STRATA_CUBLASLT_CHOICES): it runs the same algorithms, untimed, with the
+// same results; a file for another product is refused, naming the step.
+TEST(CudaLt, PinnedChoicesRunAgain) {
+  STRATA_REQUIRE_CUDA();
+  withEnv("STRATA_CUBLASLT_SPLIT_MIN_FLOPS", "0", [] {
+    withEnv("STRATA_CUBLASLT_TUNE_MIN_FLOPS", "0", [] {
+      Case k{DType::BF16, {2, 64, 64}, {75, 64}, false, true};
+      k.c = {2, 64, 75};
+      k.beta = 0.5;
+      std::string timed;
+      EXPECT_THAT(runCase(k, 1e-2, &timed), HasSubstr("(algorithm"));
+      EXPECT_EQ(timed.rfind("# strata cuBLASLt choices 1\n", 0), 0u) << timed;
+      std::vector<std::string> lines = choiceLines(timed);
+      ASSERT_EQ(lines.size(), 3u) << timed;
+      EXPECT_THAT(lines[1], HasSubstr("step 0 part 1 shape 8x16x64x40 algo "));
+
+      std::string path = ::testing::TempDir() + "strata-lt-pinned.txt";
+      writeText(path, timed);
+      std::string pinned, call;
+      withEnv("STRATA_CUBLASLT_CHOICES", path.c_str(),
+              [&] { call = runCase(k, 1e-2, &pinned); });
+      EXPECT_THAT(call, HasSubstr(", 8 x 16x64x40 (pinned)"));
+      EXPECT_EQ(choiceLines(pinned), lines);
+
+      auto replaced = [&](const std::string &from, const std::string &to) {
+        std::string text = timed;
+        size_t at = text.find(from);
+        EXPECT_NE(at, std::string::npos) << from;
+        return at == std::string::npos ? text
+                                       : text.replace(at, from.size(), to);
+      };
+      EXPECT_THAT(pinError(k, replaced("shape 8x16x64x40", "shape 8x16x64x48")),
+                  HasSubstr("part 1 is 8x16x64x40 here, 8x16x64x48 in the "
+                            "file"));
+      EXPECT_THAT(pinError(k, replaced(lines[2] + "\n", "")),
+                  HasSubstr("has no algorithm for step 0 ('cublaslt.matmul'"));
+      EXPECT_THAT(pinError(k, replaced("# strata", "# other")),
+                  HasSubstr(":1: not a choices file"));
+      EXPECT_THAT(pinError(k, replaced(" algo ", " algo 0")),
+                  HasSubstr(":3: the algorithm is not 128 hex digits"));
+      EXPECT_THAT(pinError(k, timed + lines[0] + "\n"),
+                  HasSubstr("part 0 is listed twice"));
+      EXPECT_THAT(pinError(k, "# strata cuBLASLt choices 1\nstep 7 part 0 "
+                              "shape 1x1x1 algo " +
+                                  std::string(128, '0') + "\n"),
+                  HasSubstr(":2: step 7 is not a cuBLASLt call"));
+    });
   });
 }
 

@@ -233,11 +233,19 @@ TEST(Session, CudaOptionsTakeTheEnvironmentWhenUnset) {
   EXPECT_EQ(*defaults.persistentBlocks, 0u);
   EXPECT_TRUE(*defaults.gridDependency);
   EXPECT_FALSE(*defaults.ptxOnly);
+  EXPECT_EQ(*defaults.libraryChoices, "");
   withEnv("STRATA_CUBLASLT_TUNE", "0", [] {
     withEnv("STRATA_CUDA_IMAGE", "ptx", [] {
       SessionOptions::Cuda fromEnv = SessionOptions::Cuda().resolved();
       EXPECT_FALSE(*fromEnv.tuneLibrary);
       EXPECT_TRUE(*fromEnv.ptxOnly);
+      withEnv("STRATA_CUBLASLT_CHOICES", "tested.txt", [] {
+        EXPECT_EQ(*SessionOptions::Cuda().resolved().libraryChoices,
+                  "tested.txt");
+        SessionOptions::Cuda own;
+        own.libraryChoices = "mine.txt";
+        EXPECT_EQ(*own.resolved().libraryChoices, "mine.txt");
+      });
       SessionOptions::Cuda pinned;
       pinned.tuneLibrary = true;
       pinned.ptxOnly = false;

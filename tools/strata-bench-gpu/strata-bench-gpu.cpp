@@ -7,7 +7,7 @@
 //
 //   strata-bench-gpu run m.strata --inputs DIR [--outputs DIR] [--json FILE]
 //       [--warmup N] [--min-runs N] [--max-runs N] [--target-ms T]
-//       [--times FILE]
+//       [--times FILE] [--library-choices FILE] [--save-library-choices FILE]
 //
 // 1. Correctness: a Session (the runtime exactly as an application uses it)
 //    gets DIR/<input name>.bin (raw little-endian bytes; DIR/input_<K>.bin
@@ -26,6 +26,9 @@
 //    one at a time between CUDA events (the runtime's own step timing); the
 //    sum per run excludes launch gaps. Reported beside (2) for the steps'
 //    shares, and the device time only when (2) fails.
+// --save-library-choices writes the cuBLASLt algorithms the first session
+// chose (CudaSessionInfo::libraryChoices); --library-choices pins every
+// session's to such a file (SessionOptions::Cuda::libraryChoices).
 // Modules for the CPU are timed with the host clock around Session::run,
 // for testing the harness on a machine without a GPU.
 //
@@ -131,6 +134,8 @@ std::string statsJson(const Stats &s) {
 
 struct Options {
   std::string module, inputs, outputs, json, times;
+  /// cuBLASLt's algorithms: pinned from this file; written to that one.
+  std::string libraryChoices, saveLibraryChoices;
   int warmup = 10, minRuns = 20, maxRuns = 500;
   double targetMs = 300;
   bool profile = true;
@@ -203,6 +208,8 @@ int runCommand(const Options &o) {
   SessionOptions so;
   so.threads = isCuda ? 1 : 0;
   so.cuda.graphs = o.graph;
+  if (!o.libraryChoices.empty())
+    so.cuda.libraryChoices = o.libraryChoices;
   Session session(module, so);
   for (size_t i = 0; i < inputs.size(); ++i)
     session.setInput(i, inputs[i]);
@@ -222,6 +229,9 @@ int runCommand(const Options &o) {
     for (size_t i = 0; i < info.libraryCalls.size(); ++i)
       js << (i ? ", " : "") << jsonString(info.libraryCalls[i]);
     js << "]";
+    if (!o.saveLibraryChoices.empty())
+      writeFile(o.saveLibraryChoices, info.libraryChoices.data(),
+                info.libraryChoices.size());
   }
   if (!o.outputs.empty())
     for (size_t i = 0; i < m.outputs().size(); ++i) {
@@ -297,6 +307,8 @@ int runCommand(const Options &o) {
     if (o.profile) {
       SessionOptions po;
       po.profile = true;
+      if (!o.libraryChoices.empty())
+        po.cuda.libraryChoices = o.libraryChoices;
       Session prof(module, po);
       for (size_t i = 0; i < inputs.size(); ++i)
         prof.setInput(i, inputs[i]);
@@ -391,7 +403,8 @@ void usage() {
   std::cerr
       << "usage: strata-bench-gpu run m.strata --inputs DIR [--outputs DIR] "
          "[--json FILE] [--warmup N] [--min-runs N] [--max-runs N] "
-         "[--target-ms T] [--no-profile] [--no-graph] [--times FILE]\n"
+         "[--target-ms T] [--no-profile] [--no-graph] [--times FILE] "
+         "[--library-choices FILE] [--save-library-choices FILE]\n"
          "       strata-bench-gpu selftest-module --cubin F --ptx F -o OUT "
          "[--rows R] [--cols C]\n";
 }
@@ -434,6 +447,10 @@ int main(int argc, char **argv) {
           o.profile = false;
         else if (a == "--no-graph")
           o.graph = false;
+        else if (a == "--library-choices")
+          o.libraryChoices = value();
+        else if (a == "--save-library-choices")
+          o.saveLibraryChoices = value();
         else if (!a.empty() && a[0] != '-' && o.module.empty())
           o.module = a;
         else

@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <vector>
 
@@ -143,7 +144,8 @@ LtMatmul::LtMatmul(const BlasLt &lt, const Driver &driver,
                    const Step &step, const std::vector<CUdeviceptr> &pointers,
                    size_t workspaceBytes, const LtOptions &options,
                    const std::string &who)
-    : lt_(lt), driver_(driver), handle_(handle), options_(options) {
+    : lt_(lt), driver_(driver), handle_(handle), options_(options),
+      workspaceBytes_(workspaceBytes) {
   // A failure gives back what was made so far: no destructor runs then.
   try {
     prepare(module, step, pointers, workspaceBytes, who);
@@ -565,6 +567,34 @@ cublasStatus_t LtMatmul::runPart(size_t index, CUdeviceptr workspace,
       handle_, p.desc, &alpha_, ptr(p.a), p.layoutA, ptr(p.b), p.layoutB,
       &beta_, ptr(p.c), p.layoutC, ptr(p.d), p.layoutD, &p.algos[p.chosen],
       ptr(workspace), workspaceBytes, reinterpret_cast<cudaStream_t>(stream));
+}
+
+std::string LtMatmul::pin(size_t index, const cublasLtMatmulAlgo_t &algo) {
+  Part &p = parts_[index];
+  cublasLtMatmulHeuristicResult_t result = {};
+  cublasStatus_t s =
+      lt_.cublasLtMatmulAlgoCheck(handle_, p.desc, p.layoutA, p.layoutB,
+                                  p.layoutC, p.layoutD, &algo, &result);
+  if (s != CUBLAS_STATUS_SUCCESS)
+    return "cuBLASLt does not run it for this product "
+           "(cublasLtMatmulAlgoCheck: " +
+           statusText(lt_, s) + ")";
+  if (result.workspaceSize > workspaceBytes_)
+    return "it needs " + std::to_string(result.workspaceSize) +
+           " bytes of workspace, more than the session's " +
+           std::to_string(workspaceBytes_);
+  auto same = [&](const cublasLtMatmulAlgo_t &other) {
+    return std::memcmp(&other, &algo, sizeof(algo)) == 0;
+  };
+  auto found = std::find_if(p.algos.begin(), p.algos.end(), same);
+  if (found == p.algos.end()) {
+    p.algos.push_back(algo);
+    found = p.algos.end() - 1;
+  }
+  p.chosen = static_cast<size_t>(found - p.algos.begin());
+  p.tunedMs = -1;
+  p.pinned = true;
+  return "";
 }
 
 std::string LtMatmul::partShape(size_t index) const {

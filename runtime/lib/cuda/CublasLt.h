@@ -41,6 +41,7 @@ namespace strata::rt::cuda {
   X(cublasLtMatmulPreferenceDestroy)                                           \
   X(cublasLtMatmulPreferenceSetAttribute)                                      \
   X(cublasLtMatmulAlgoGetHeuristic)                                            \
+  X(cublasLtMatmulAlgoCheck)                                                   \
   X(cublasLtMatmul)
 
 /// cuBLASLt's entry points, resolved once per process.
@@ -139,6 +140,16 @@ public:
   /// The time choose() was given for the part, or -1.
   float tunedMs(size_t part) const { return parts_[part].tunedMs; }
   size_t chosen(size_t part) const { return parts_[part].chosen; }
+  /// The algorithm the part runs; cuBLASLt documents the structure as
+  /// serializable and valid again with the same library version.
+  const cublasLtMatmulAlgo_t &chosenAlgo(size_t part) const {
+    return parts_[part].algos[parts_[part].chosen];
+  }
+  /// Runs `algo` for the part from now on, when cuBLASLt confirms that it
+  /// computes this product (cublasLtMatmulAlgoCheck); otherwise returns why
+  /// not and changes nothing.
+  std::string pin(size_t part, const cublasLtMatmulAlgo_t &algo);
+  bool pinned(size_t part) const { return parts_[part].pinned; }
   /// 2 M N K of one part: its nominal floating-point operations.
   double flops(size_t part) const {
     return 2.0 * double(parts_[part].m) * double(parts_[part].n) * double(k_);
@@ -164,6 +175,7 @@ private:
     /// m / classes rows each in one call; 1 otherwise.
     int64_t classes = 1;
     float tunedMs = -1;
+    bool pinned = false;
   };
 
   /// The constructor's work (it gives back what was made when this throws).
@@ -186,6 +198,7 @@ private:
   const Driver &driver_;
   cublasLtHandle_t handle_;
   LtOptions options_;
+  size_t workspaceBytes_ = 0;
   std::vector<BiasCopy> biasCopies_;
   CUdeviceptr biasCopyMemory_ = 0;
   std::vector<Part> parts_;

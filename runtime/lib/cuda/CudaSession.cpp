@@ -25,15 +25,18 @@
 #endif
 
 #include <algorithm>
+#include <cerrno>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <set>
+#include <sstream>
 
 namespace strata::rt {
 
@@ -183,6 +186,8 @@ private:
   void loadImage();
   void resolveKernels();
   void tuneLibrarySteps();
+  void pinLibrarySteps(const std::string &file);
+  std::string libraryChoicesText() const;
   void fillForTuning(CUdeviceptr base, uint64_t bytes);
   void allocate();
   void prepareLibrarySteps();
@@ -874,6 +879,8 @@ void CudaSession::allocate() {
 /// a call and what one run of it took when it timed them
 /// (tuneLibrarySteps); "" when it did not time them.
 static std::string tunedChoice(const cuda::LtMatmul &lt, size_t part) {
+  if (lt.pinned(part))
+    return " (pinned)";
   float ms = lt.tunedMs(part);
   if (ms < 0)
     return "";
@@ -927,13 +934,130 @@ void CudaSession::prepareLibrarySteps() {
                         *options_.classBatch},
         stepWhere(i));
   }
+  if (!options_.libraryChoices->empty())
+    pinLibrarySteps(*options_.libraryChoices);
   tuneLibrarySteps();
   for (size_t i = 0; i < launches_.size(); ++i)
     if (const cuda::LtMatmul *lt = launches_[i].lt.get())
       info_.libraryCalls.push_back(m.steps()[i].describe(i) + ": cuBLASLt " +
                                    lt->summary() + libraryParts(*lt));
+  info_.libraryChoices = libraryChoicesText();
 #endif
 }
+
+#if STRATA_HAVE_CUBLASLT
+/// The first line of a cuBLASLt choices file (docs/runtime.md, "Pinning
+/// cuBLASLt's choices"); then comments (#) and one line per cuBLASLt call:
+///   step <index> part <part> shape <MxKxN> algo <128 hex digits>
+static constexpr const char *kChoicesHeader = "# strata cuBLASLt choices 1";
+
+/// The part's shape as one word: "1024x768x50250", "8x128x768x50257" for a
+/// batched class of rows.
+static std::string shapeWord(const cuda::LtMatmul &lt, size_t part) {
+  std::string shape = lt.partShape(part);
+  shape.erase(std::remove(shape.begin(), shape.end(), ' '), shape.end());
+  return shape;
+}
+
+std::string CudaSession::libraryChoicesText() const {
+  const cuda::BlasLt &lt = cuda::blasLt();
+  std::string text;
+  for (size_t i = 0; i < launches_.size(); ++i) {
+    const cuda::LtMatmul *call = launches_[i].lt.get();
+    for (size_t part = 0; call && part < call->parts(); ++part) {
+      const cublasLtMatmulAlgo_t &algo = call->chosenAlgo(part);
+      const auto *bytes = reinterpret_cast<const unsigned char *>(&algo);
+      char hex[2 * sizeof(algo) + 1];
+      for (size_t b = 0; b < sizeof(algo); ++b)
+        std::snprintf(hex + 2 * b, 3, "%02x", bytes[b]);
+      text += "step " + std::to_string(i) + " part " + std::to_string(part) +
+              " shape " + shapeWord(*call, part) + " algo " + hex + "\n";
+      std::string how = tunedChoice(*call, part);
+      text += "# " + call->summary() +
+              (how.empty() ? std::string(" (the heuristic's pick)") : how) +
+              "\n";
+    }
+  }
+  if (text.empty())
+    return text;
+  return std::string(kChoicesHeader) + "\n# " + info_.deviceName + " (" +
+         info_.deviceArch + "), cuBLASLt " + std::to_string(lt.version) + " (" +
+         lt.path + "), module " + module_.name() + "\n" + text;
+}
+
+/// Pins every cuBLASLt call's algorithm from a choices file: a deployment
+/// runs what was tested. Strict: the file must list every call of this
+/// module, and each algorithm must be one cuBLASLt runs for its product.
+void CudaSession::pinLibrarySteps(const std::string &file) {
+  std::string where = prefix_ + ": cuBLASLt choices " + file;
+  std::ifstream in(file);
+  if (!in)
+    throw Error(where + ": cannot read it: " + std::strerror(errno));
+  std::string line;
+  size_t number = 0;
+  auto fail = [&](const std::string &what) -> void {
+    throw Error(where + ":" + std::to_string(number) + ": " + what);
+  };
+  std::set<std::pair<size_t, size_t>> pinned;
+  while (std::getline(in, line)) {
+    ++number;
+    if (number == 1) {
+      if (line != kChoicesHeader)
+        fail("not a choices file (its first line is not '" +
+             std::string(kChoicesHeader) + "')");
+      continue;
+    }
+    if (size_t hash = line.find('#'); hash != std::string::npos)
+      line.erase(hash);
+    std::istringstream words(line);
+    std::string stepWord, partWord, shapeKey, shape, algoWord, hex, extra;
+    size_t step = 0, part = 0;
+    if (!(words >> stepWord))
+      continue; // blank or a comment
+    if (stepWord != "step" || !(words >> step >> partWord >> part) ||
+        partWord != "part" || !(words >> shapeKey >> shape) ||
+        shapeKey != "shape" || !(words >> algoWord >> hex) ||
+        algoWord != "algo" || (words >> extra))
+      fail("expected 'step <index> part <part> shape <MxKxN> algo <hex>'");
+    cublasLtMatmulAlgo_t algo;
+    if (hex.size() != 2 * sizeof(algo) ||
+        hex.find_first_not_of("0123456789abcdef") != std::string::npos)
+      fail("the algorithm is not " + std::to_string(2 * sizeof(algo)) +
+           " hex digits");
+    auto *bytes = reinterpret_cast<unsigned char *>(&algo);
+    for (size_t b = 0; b < sizeof(algo); ++b)
+      bytes[b] = static_cast<unsigned char>(
+          std::stoul(hex.substr(2 * b, 2), nullptr, 16));
+    cuda::LtMatmul *call =
+        step < launches_.size() ? launches_[step].lt.get() : nullptr;
+    if (!call)
+      fail("step " + std::to_string(step) +
+           " is not a cuBLASLt call of this module");
+    if (part >= call->parts())
+      fail(stepWhere(step) + " runs as " + std::to_string(call->parts()) +
+           " call(s), not " + std::to_string(part + 1) + " or more");
+    if (shapeWord(*call, part) != shape)
+      fail(stepWhere(step) + " part " + std::to_string(part) + " is " +
+           shapeWord(*call, part) + " here, " + shape + " in the file");
+    if (!pinned.insert({step, part}).second)
+      fail(stepWhere(step) + " part " + std::to_string(part) +
+           " is listed twice");
+    if (std::string why = call->pin(part, algo); !why.empty())
+      fail("the algorithm of " + stepWhere(step) + " part " +
+           std::to_string(part) + ": " + why);
+  }
+  if (number == 0)
+    fail("the file is empty");
+  for (size_t i = 0; i < launches_.size(); ++i)
+    if (const cuda::LtMatmul *call = launches_[i].lt.get())
+      for (size_t part = 0; part < call->parts(); ++part)
+        if (!pinned.count({i, part}))
+          throw Error(where + ": has no algorithm for " + stepWhere(i) +
+                      " part " + std::to_string(part) + " (" +
+                      shapeWord(*call, part) +
+                      "): it was written for another module");
+}
+#endif
 
 /// Times each large library step's candidate algorithms
 /// (LtMatmul::candidates) on the step's own buffers and keeps the fastest:
@@ -962,7 +1086,8 @@ void CudaSession::tuneLibrarySteps() {
   for (Launch &l : launches_) {
     cuda::LtMatmul *lt = l.lt.get();
     for (size_t part = 0; lt && part < lt->parts(); ++part) {
-      if (lt->candidates(part) < 2 || lt->flops(part) < minFlops)
+      if (lt->pinned(part) || lt->candidates(part) < 2 ||
+          lt->flops(part) < minFlops)
         continue;
       // Only a session that times something fills its buffers.
       if (!filled) {

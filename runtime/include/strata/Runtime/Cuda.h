@@ -64,6 +64,11 @@ struct CudaSessionInfo {
   /// rows are not 16-byte aligned runs in parts, each timed when the session
   /// chose its algorithm; docs/gpu.md, "Transposed weights").
   std::vector<std::string> libraryCalls;
+  /// The cuBLASLt algorithm of every library call, timed, pinned or the
+  /// heuristic's, as the text that SessionOptions::Cuda::libraryChoices
+  /// reads back (docs/runtime.md, "Pinning cuBLASLt's choices"); empty
+  /// without library steps.
+  std::string libraryChoices;
 };
 
 /// The CUDA side of `session`; throws Error when its module is not a CUDA

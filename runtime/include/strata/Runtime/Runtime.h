@@ -661,6 +661,12 @@ struct SessionOptions {
     /// Load the module's portable PTX even where its cubin would run (the
     /// path later GPUs take): STRATA_CUDA_IMAGE=ptx; default off.
     std::optional<bool> ptxOnly;
+    /// A file of cuBLASLt algorithms to run instead of choosing them, as a
+    /// session that chose them wrote it (CudaSessionInfo::libraryChoices;
+    /// docs/runtime.md, "Pinning cuBLASLt's choices"), so that a deployment
+    /// runs what was tested: STRATA_CUBLASLT_CHOICES; default none. A
+    /// choice that does not fit its step is an Error naming both.
+    std::optional<std::string> libraryChoices;
 
     /// These options with every unset one taken from its environment
     /// variable or its default; throws Error naming a variable whose value
