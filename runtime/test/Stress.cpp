@@ -17,6 +17,10 @@
 //
 // Run under ThreadSanitizer by scripts/test.sh (the tsan-stress test); the
 // exit status is 1 on any mismatch or error, with the first ones printed.
+// CUDA modules work the same way (each session has its own stream): on a GPU
+// machine, runtime/test/cuda/device-stress.sh runs the GPU suite's modules
+// so, with cuBLASLt's algorithms pinned (STRATA_CUBLASLT_TUNE=0), since
+// sessions that time them may choose others and round differently.
 //
 //===----------------------------------------------------------------------===//
 
@@ -67,6 +71,24 @@ Tensor makeInput(const TensorSignature &sig, unsigned set, size_t input) {
   case DType::F64:
     for (int64_t i = 0; i < n; ++i)
       t.data<double>()[i] = static_cast<double>(next() % 2001) / 1000. - 1.;
+    break;
+  case DType::F16:
+  case DType::BF16:
+    // The same values, rounded to 16 bits (a GPU model's weights and
+    // activations): bf16 is a float's top half, f16 a conversion.
+    for (int64_t i = 0; i < n; ++i) {
+      float v = static_cast<float>(next() % 2001) / 1000.f - 1.f;
+      uint16_t bits;
+      if (sig.dtype == DType::F16) {
+        _Float16 h = static_cast<_Float16>(v);
+        std::memcpy(&bits, &h, 2);
+      } else {
+        uint32_t word;
+        std::memcpy(&word, &v, 4);
+        bits = static_cast<uint16_t>(word >> 16);
+      }
+      static_cast<uint16_t *>(t.rawData())[i] = bits;
+    }
     break;
   case DType::I64:
     for (int64_t i = 0; i < n; ++i)

@@ -2,13 +2,19 @@
 # Runs the CUDA executor's tests on a GPU machine that has the NVIDIA driver
 # but not this build (the workplace's device machine, for instance).
 #
-#   runtime/test/cuda/device-run.sh pack <build-dir> <out-dir>
+#   runtime/test/cuda/device-run.sh pack <build-dir> <out-dir> [MODULE...]
 #       copies strata-runtime-cuda-tests, the test kernels and the shared
 #       libraries it needs beyond the C/C++ runtime (oneDNN, OpenCL's loader,
-#       libgomp; libstdc++ as a fallback) into <out-dir> (about 42 MB);
+#       libgomp; libstdc++ as a fallback) into <out-dir> (about 42 MB); with
+#       CUDA modules (compiled with --target=cuda), also strata-runtime-stress
+#       and the modules;
 #   <out-dir>/device-run.sh run
 #       on the GPU machine: runs the tests, ptxas on the test PTX and the
-#       tests again under compute-sanitizer's memcheck when it is there.
+#       tests again under compute-sanitizer's memcheck when it is there;
+#       then, with modules, the stress test: 4 threads of 1,000 runs each
+#       on sessions of the shared modules, every output compared byte for
+#       byte with one session's (cuBLASLt's heuristic pick in every
+#       session, STRATA_CUBLASLT_TUNE=0: timing may choose differently).
 #       Logs go to $OUT when it is set.
 set -u
 case "${1:-}" in
@@ -25,6 +31,12 @@ pack)
     [ -n "$path" ] && cp -L "$path" "$out/lib/"
   done
   cp -L "$(ldd "$bin" | awk '$1 == "libstdc++.so.6" {print $3}')" "$out/compat/"
+  shift 3
+  if [ $# -gt 0 ]; then
+    stress=$build/bin/strata-runtime-stress
+    [ -x "$stress" ] || stress=$build/strata-runtime-stress
+    mkdir -p "$out/stress" && cp "$stress" "$out/" && cp "$@" "$out/stress/" || exit 1
+  fi
   cp "$0" "$out/device-run.sh"
   du -sh "$out"
   ;;
@@ -52,6 +64,14 @@ run)
       ./strata-runtime-cuda-tests --gtest_brief=1 >"$log/memcheck.log" 2>&1
     echo "memcheck rc=$?"
     tail -6 "$log/memcheck.log"
+  fi
+  if [ -d stress ]; then
+    echo "=== stress"
+    STRATA_CUBLASLT_TUNE=0 ./strata-runtime-stress --workers 4 --runs 1000 \
+      stress/*.strata 2>&1 | tee "$log/stress.log" | tail -8
+    src=${PIPESTATUS[0]}
+    echo "stress rc=$src"
+    [ "$src" = 0 ] || rc=1
   fi
   exit "$rc"
   ;;
