@@ -24,6 +24,7 @@
 
 #include <cstring>
 #include <mutex>
+#include <optional>
 
 namespace py = pybind11;
 using namespace strata;
@@ -201,9 +202,10 @@ struct PySession {
   std::shared_ptr<const rt::Module> module;
   std::unique_ptr<rt::Session> session;
 
-  /// Binds `feeds` (name -> array; every input, each run), runs, and
+  /// Binds `feeds` (name -> array; every input, each run) and `outs`
+  /// (name -> array each output is written into, or None), runs, and
   /// returns the outputs by name.
-  py::dict run(const py::dict &feeds) {
+  py::dict run(const py::dict &feeds, const py::object &outs) {
     const auto &inputs = module->inputs();
     // Arrays already laid out as the module reads them (C order, its
     // element type) are read in place for this run (Session::
@@ -245,13 +247,53 @@ struct PySession {
       if (!feeds.contains(sig.name))
         throw rt::Error("strata module '" + module->name() + "': input '" +
                         sig.name + "' was not set");
+    // Outputs into the caller's arrays (Session::setOutputView), for this
+    // run only, like the inputs' views: C-ordered, writeable arrays of the
+    // output's element type and shape, which the run fills in place.
+    // (A default py::array is an empty array, not a null handle.)
+    std::vector<std::optional<py::array>> targets(module->outputs().size());
+    struct UnbindOutputs {
+      rt::Session &session;
+      std::vector<std::optional<py::array>> &targets;
+      ~UnbindOutputs() {
+        for (size_t i = 0; i < targets.size(); ++i)
+          if (targets[i])
+            session.unsetOutputView(i);
+      }
+    } unbindOutputs{*session, targets};
+    if (!outs.is_none()) {
+      if (!py::isinstance<py::dict>(outs))
+        throw rt::Error("out must be a dict of output name -> array");
+      for (auto item : py::reinterpret_borrow<py::dict>(outs)) {
+        std::string name = py::str(item.first);
+        size_t index = session->outputIndex(name);
+        const rt::TensorSignature &sig = module->outputs()[index];
+        if (!py::isinstance<py::array>(item.second))
+          throw rt::Error("out['" + name + "'] is not a NumPy array");
+        py::array array = py::reinterpret_borrow<py::array>(item.second);
+        std::vector<int64_t> shape(array.shape(), array.shape() + array.ndim());
+        if (sig.dtype == rt::DType::String || shape != sig.shape ||
+            inputType(array, sig.dtype) != sig.dtype ||
+            !(array.flags() & py::array::c_style) || !array.writeable())
+          throw rt::Error(
+              "out['" + name + "'] must be a writeable, C-ordered array of " +
+              rt::dtypeName(sig.dtype) + rt::shapeToString(sig.shape) +
+              " (the output's element type and shape), not " +
+              std::string(py::str(array.dtype())) + rt::shapeToString(shape));
+        session->setOutputView(
+            index,
+            rt::TensorView{sig.dtype, std::move(shape), array.mutable_data()});
+        targets[index] = std::move(array);
+      }
+    }
     {
       py::gil_scoped_release release;
       session->run();
     }
     py::dict out;
     for (size_t i = 0; i < module->outputs().size(); ++i)
-      out[py::str(module->outputs()[i].name)] = toArray(session->output(i));
+      out[py::str(module->outputs()[i].name)] =
+          targets[i] ? *targets[i] : toArray(session->output(i));
     return out;
   }
 };
@@ -414,9 +456,11 @@ PYBIND11_MODULE(_strata, m) {
 
   py::class_<PySession>(m, "Session")
       .def("run", &PySession::run, py::arg("feeds"),
+           py::arg("out") = py::none(),
            "Binds every input (name -> array; read in place when laid out "
            "as the module reads it, else copied), runs, and returns the "
-           "outputs (name -> new NumPy array).");
+           "outputs (name -> new NumPy array, or the array `out` gave for "
+           "it, which the run wrote in place).");
 
   m.def(
       "load_bytes",

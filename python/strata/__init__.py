@@ -63,9 +63,14 @@ class Session:
         self.module = module
         self._native = native
 
-    def run(self, feeds):
+    def run(self, feeds, out=None):
         """Runs the module on ``feeds`` (a dict name -> array, or a list in
-        the order of ``module.inputs``) and returns the outputs by name."""
+        the order of ``module.inputs``) and returns the outputs by name.
+
+        ``out`` (a dict name -> array) has the run write those outputs into
+        the caller's arrays, in place (writeable, C-ordered, the output's
+        dtype and shape), with no array of the session's; the result then
+        holds those arrays."""
         if not isinstance(feeds, dict):
             feeds = list(feeds)
             names = [i["name"] for i in self.module.inputs]
@@ -74,7 +79,7 @@ class Session:
                             f"{len(names)} inputs, {len(feeds)} were given")
             feeds = dict(zip(names, feeds))
         return self._native.run({name: _as_array(value, name)
-                                 for name, value in feeds.items()})
+                                 for name, value in feeds.items()}, out)
 
 
 class Module:
@@ -124,12 +129,13 @@ class Module:
                                                   cuda_graphs,
                                                   cuda_library_tuning))
 
-    def run(self, feeds):
+    def run(self, feeds, out=None):
         """Runs on a session of one thread kept by the module (not for
-        concurrent use: make sessions for that)."""
+        concurrent use: make sessions for that); ``out`` as
+        :meth:`Session.run` takes it."""
         if self._default is None:
             self._default = self.session()
-        return self._default.run(feeds)
+        return self._default.run(feeds, out)
 
     def __repr__(self):
         ins = ", ".join(f"{i['name']}: {i['dtype']}{list(i['shape'])}"

@@ -13,6 +13,7 @@
 
 #include "strata/Runtime/Runtime.h"
 
+#include <algorithm>
 #include <cstring>
 #include <new>
 
@@ -339,6 +340,40 @@ strata_status strata_session_bind_input(strata_session *session,
                                         const void *data, size_t size) {
   return setOrBindInput("strata_session_bind_input", session, name, dtype,
                         shape, rank, data, size, /*copy=*/false);
+}
+
+strata_status strata_session_bind_output(strata_session *session,
+                                         const char *name, void *data,
+                                         size_t size) {
+  const char *function = "strata_session_bind_output";
+  if (!session)
+    return nullArgument(function, "session");
+  if (!name)
+    return nullArgument(function, "name");
+  return guard(STRATA_ERROR_INVALID_ARGUMENT, [&] {
+    Session &s = *session->session;
+    size_t index = s.outputIndex(name);
+    if (!data) {
+      if (size)
+        throw Error(std::string(function) + ": data is NULL");
+      s.unsetOutputView(index);
+      return;
+    }
+    const TensorSignature &sig = s.module().outputs()[index];
+    TensorView view{sig.dtype, sig.shape, data};
+    if (sig.dtype != DType::String &&
+        std::none_of(sig.shape.begin(), sig.shape.end(),
+                     [](int64_t d) { return d < 0; })) {
+      size_t expected =
+          static_cast<size_t>(numElements(sig.shape)) * dtypeSize(sig.dtype);
+      if (size != expected)
+        throw Error(std::string("output '") + name +
+                    "': " + dtypeName(sig.dtype) + shapeToString(sig.shape) +
+                    " takes " + std::to_string(expected) + " bytes, " +
+                    std::to_string(size) + " were given");
+    }
+    s.setOutputView(index, view);
+  });
 }
 
 strata_status strata_session_run(strata_session *session) {

@@ -21,6 +21,7 @@
 #include "cuda/CudaExecutor.h"
 #include "kernels/Kernels.h"
 
+#include <algorithm>
 #include <chrono>
 #include <climits>
 #include <cstdlib>
@@ -366,6 +367,7 @@ void Session::create(const SessionOptions &options) {
     cuda_ = detail::createCudaExecutor(m, options);
     inputs_.resize(m.inputs().size());
     inputSet_.assign(m.inputs().size(), false);
+    outputTargets_.assign(m.outputs().size(), nullptr);
     return;
   }
   if (hostOnly) {
@@ -480,6 +482,7 @@ void Session::create(const SessionOptions &options) {
   }
   inputs_.resize(m.inputs().size());
   inputSet_.assign(m.inputs().size(), false);
+  outputTargets_.assign(m.outputs().size(), nullptr);
 }
 
 Session::~Session() = default;
@@ -574,6 +577,40 @@ void Session::setInputView(size_t index, const TensorView &view) {
   bindInput(index, view);
 }
 
+void Session::setOutputView(const std::string &name, const TensorView &view) {
+  setOutputView(outputIndex(name), view);
+}
+
+void Session::setOutputView(size_t index, const TensorView &view) {
+  const Module &m = *module_;
+  if (index >= m.outputs().size())
+    throw Error("strata module '" + m.name() + "' has no output " +
+                std::to_string(index));
+  const TensorSignature &sig = m.outputs()[index];
+  std::string who = "strata module '" + m.name() + "': output '" + sig.name +
+                    "' (" + dtypeName(sig.dtype) + shapeToString(sig.shape) +
+                    ")";
+  if (sig.dtype == DType::String)
+    throw Error(who + " is a tensor of strings, which the session keeps");
+  if (std::any_of(sig.shape.begin(), sig.shape.end(),
+                  [](int64_t d) { return d < 0; }))
+    throw Error(who + " has a shape set at run time; it cannot be written "
+                      "into memory of a fixed size");
+  if (view.dtype != sig.dtype || view.shape != sig.shape)
+    throw Error(who + " cannot be written into " + dtypeName(view.dtype) +
+                shapeToString(view.shape));
+  if (!view.data && numElements(sig.shape) != 0)
+    throw Error(who + ": the memory to write it into is null");
+  outputTargets_[index] = view.data;
+}
+
+void Session::unsetOutputView(size_t index) {
+  if (index >= module_->outputs().size())
+    throw Error("strata module '" + module_->name() + "' has no output " +
+                std::to_string(index));
+  outputTargets_[index] = nullptr;
+}
+
 /// A small tensor's values for a message: "4", or "[0.5, 2]" for more than
 /// one element ("(N bytes)" for types printed no other way).
 static std::string describeValue(DType dtype, const std::vector<int64_t> &shape,
@@ -663,7 +700,9 @@ void Session::run() {
   if (cuda_) {
     auto start = std::chrono::steady_clock::now();
     std::vector<double> before = stepTimes_;
-    cuda_->run(inputs_, outputs_, profile_ ? &stepTimes_ : nullptr);
+    cuda_->run(inputs_, outputs_, outputTargets_,
+               profile_ ? &stepTimes_ : nullptr);
+    outputsInCaller_ = outputTargets_;
     if (tracing_) {
       double at = std::chrono::duration<double>(start - created_).count();
       for (size_t i = 0; i < stepTimes_.size(); ++i) {
@@ -712,6 +751,7 @@ void Session::run() {
     }
   }
   collectOutputs();
+  outputsInCaller_ = outputTargets_;
   ran_ = true;
 }
 
@@ -798,6 +838,14 @@ void Session::collectOutputs() {
       outputs_.push_back(Tensor::fromStrings(v.shape, std::move(values)));
       continue;
     }
+    if (void *target = outputTargets_[outputs_.size()]) {
+      // setOutputView: the caller's memory, of the output's static shape.
+      if (size_t bytes =
+              static_cast<size_t>(v.numElements()) * dtypeSize(v.dtype))
+        std::memcpy(target, v.data, bytes);
+      outputs_.emplace_back();
+      continue;
+    }
     Tensor t;
     try {
       t = Tensor::zeros(v.dtype, v.shape);
@@ -844,6 +892,11 @@ const Tensor &Session::output(size_t index) const {
     throw Error("strata module '" + module_->name() + "': output '" +
                 module_->outputs()[index].name +
                 "' is not available before a successful run()");
+  if (outputsInCaller_[index])
+    throw Error("strata module '" + module_->name() + "': output '" +
+                module_->outputs()[index].name +
+                "' of the last run was written into the caller's memory "
+                "(setOutputView), not kept by the session");
   return outputs_[index];
 }
 

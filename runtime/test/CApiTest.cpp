@@ -111,6 +111,41 @@ TEST(CApi, BoundInputsAreReadInPlace) {
   strata_session_free(session);
 }
 
+// strata_session_bind_output: each run writes the output into the
+// caller's memory, strata_session_output refuses it, NULL unbinds.
+TEST(CApi, BoundOutputsAreWrittenInPlace) {
+  strata_module *module = loadAdd();
+  ASSERT_NE(module, nullptr);
+  strata_session *session = nullptr;
+  ASSERT_EQ(strata_session_create(module, nullptr, &session), STRATA_OK);
+  strata_module_free(module);
+  float x[6] = {1, 2, 3, 4, 5, 6}, y[6] = {};
+  ASSERT_EQ(strata_session_bind_input(session, "x", STRATA_F32, kShape, 2, x,
+                                      sizeof x),
+            STRATA_OK);
+  ASSERT_EQ(strata_session_bind_output(session, "y", y, sizeof y), STRATA_OK)
+      << strata_last_error();
+  ASSERT_EQ(strata_session_run(session), STRATA_OK) << strata_last_error();
+  EXPECT_EQ(std::vector<float>(y, y + 6),
+            (std::vector<float>{11, 22, 33, 44, 55, 66}));
+  EXPECT_EQ(strata_session_output(session, "y", nullptr, nullptr, nullptr),
+            STRATA_ERROR_INVALID_ARGUMENT);
+  EXPECT_THAT(strata_last_error(), HasSubstr("written into the caller's"));
+  EXPECT_EQ(strata_session_bind_output(session, "y", y, sizeof y - 4),
+            STRATA_ERROR_INVALID_ARGUMENT);
+  EXPECT_THAT(strata_last_error(),
+              HasSubstr("output 'y': f32[2, 3] takes 24 bytes, 20 were given"));
+  EXPECT_EQ(strata_session_bind_output(session, "z", y, sizeof y),
+            STRATA_ERROR_INVALID_ARGUMENT);
+  ASSERT_EQ(strata_session_bind_output(session, "y", nullptr, 0), STRATA_OK);
+  ASSERT_EQ(strata_session_run(session), STRATA_OK) << strata_last_error();
+  const void *data = nullptr;
+  ASSERT_EQ(strata_session_output(session, "y", nullptr, &data, nullptr),
+            STRATA_OK);
+  EXPECT_EQ(static_cast<const float *>(data)[0], 11.f);
+  strata_session_free(session);
+}
+
 TEST(CApi, CorruptModulesAreRefused) {
   std::vector<uint8_t> bytes = addModuleBytes();
   strata_module *module = reinterpret_cast<strata_module *>(&bytes);

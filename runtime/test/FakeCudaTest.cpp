@@ -576,6 +576,28 @@ TEST_F(FakeCudaDriver, PinnedStagingIsOptional) {
   expectNothingLive("a session without page-locked staging");
 }
 
+// An output bound to the caller's memory (Session::setOutputView) gets the
+// bytes the session's own tensor gets, through the page-locked staging and
+// without it, and the session keeps no tensor of it.
+TEST_F(FakeCudaDriver, BoundOutputsGetTheDeviceBytes) {
+  auto m = kernelModule("bound.strata");
+  for (bool staging : {true, false}) {
+    if (!staging)
+      failCall("cuMemAllocHost", 0, CUDA_ERROR_OUT_OF_MEMORY);
+    Session session(m);
+    runOnce(session);
+    const Tensor &own = session.output("y");
+    std::vector<float> expected(own.data<float>(), own.data<float>() + 32);
+    std::vector<float> y(32, -7.f);
+    session.setOutputView("y", TensorView{DType::F32, {4, 8}, y.data()});
+    session.run();
+    EXPECT_EQ(y, expected) << (staging ? "staged" : "not staged");
+    EXPECT_THAT(errorOf([&] { session.output("y"); }),
+                HasSubstr("written into the caller's memory"));
+  }
+  expectNothingLive("sessions with bound outputs");
+}
+
 TEST_F(FakeCudaDriver, ModuleLoadFailuresAreNamed) {
   const std::string cubinLoad = "loading its cubin (for sm_90a) on Fake CUDA "
                                 "GPU 0 (sm_90): ";

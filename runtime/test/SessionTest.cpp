@@ -220,6 +220,42 @@ TEST(Session, InputViewsAreReadInPlace) {
       HasSubstr("(no data)"));
 }
 
+// setOutputView has each run write the output into the caller's memory:
+// output() then refuses it (for the runs that wrote it there), and
+// unsetOutputView goes back to the session's tensor. The view must be the
+// output's element type and shape.
+TEST(Session, OutputViewsAreWrittenInPlace) {
+  Session session(addModule(), {2});
+  session.setInput("x", xValues());
+  float y[6] = {};
+  session.setOutputView("y", TensorView{DType::F32, {2, 3}, y});
+  session.run();
+  EXPECT_EQ(std::vector<float>(y, y + 6),
+            (std::vector<float>{11, 22, 33, 44, 55, 66}));
+  EXPECT_THAT(errorOf([&] { session.output("y"); }),
+              HasSubstr("output 'y' of the last run was written into the "
+                        "caller's memory"));
+  session.unsetOutputView(0);
+  EXPECT_THAT(errorOf([&] { session.output("y"); }),
+              HasSubstr("written into the caller's memory"));
+  std::fill(y, y + 6, 0.f);
+  session.run();
+  EXPECT_EQ(session.output("y").data<float>()[5], 66.f);
+  EXPECT_EQ(y[5], 0.f);
+  EXPECT_THAT(errorOf([&] {
+                session.setOutputView("y", TensorView{DType::F32, {3, 2}, y});
+              }),
+              HasSubstr("output 'y' (f32[2, 3]) cannot be written into "
+                        "f32[3, 2]"));
+  EXPECT_THAT(
+      errorOf([&] {
+        session.setOutputView("y", TensorView{DType::F32, {2, 3}, nullptr});
+      }),
+      HasSubstr("the memory to write it into is null"));
+  EXPECT_THAT(errorOf([&] { session.setOutputView("q", TensorView{}); }),
+              HasSubstr("has no output named 'q'"));
+}
+
 // The CUDA options' knobs: unset ones take their environment variable,
 // else the default; set ones win; a bad variable is an error naming it.
 // (Resolved without a GPU: CUDA sessions call resolved() when made.)

@@ -96,6 +96,33 @@ class CompileAndRun(unittest.TestCase):
         with self.assertRaisesRegex(strata.Error, "float64 was given"):
             session.run({"x": x.astype(np.float64)})
 
+    def test_outputs_into_callers_arrays(self):
+        # out= has the run write an output into the caller's array in
+        # place; the result holds that array. A wrong dtype, shape, order or
+        # a read-only array is refused, naming the output.
+        module = strata.compile(os.path.join(MODELS, "resnet_small",
+                                             "model.onnx"))
+        session = module.session()
+        (x,), (want,) = data_set("resnet_small")
+        y = np.full(want.shape, np.nan, np.float32)
+        got = session.run({"x": x}, out={"y": y})
+        self.assertIs(got["y"], y)
+        np.testing.assert_allclose(y, want, rtol=1e-3, atol=1e-4)
+        again = session.run({"x": x})["y"]
+        self.assertIsNot(again, y)
+        np.testing.assert_array_equal(again, y)
+        for bad in (np.zeros(want.shape, np.float64),
+                    np.zeros((1,) + want.shape, np.float32),
+                    np.zeros((1, 2 * want.shape[1]), np.float32)[:, ::2]):
+            with self.assertRaisesRegex(strata.Error, "out\\['y'\\] must be"):
+                session.run({"x": x}, out={"y": bad})
+        frozen = np.zeros(want.shape, np.float32)
+        frozen.flags.writeable = False
+        with self.assertRaisesRegex(strata.Error, "writeable"):
+            module.run({"x": x}, out={"y": frozen})
+        with self.assertRaisesRegex(strata.Error, "has no output named 'z'"):
+            session.run({"x": x}, out={"z": y})
+
     def test_save_load_and_threads(self):
         module = strata.compile(os.path.join(MODELS, "resnet_small",
                                              "model.onnx"))

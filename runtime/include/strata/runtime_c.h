@@ -38,7 +38,7 @@ extern "C" {
 #endif
 
 /* Bumped when a function is added; existing functions keep their meaning. */
-#define STRATA_C_API_VERSION 2
+#define STRATA_C_API_VERSION 3
 
 typedef enum strata_status {
   STRATA_OK = 0,
@@ -162,6 +162,15 @@ STRATA_C_EXPORT strata_status strata_session_set_input(
 STRATA_C_EXPORT strata_status strata_session_bind_input(
     strata_session *session, const char *name, strata_dtype dtype,
     const int64_t *shape, size_t rank, const void *data, size_t size);
+/* Has every run write output `name` into the `size` bytes at `data`, which
+ * the caller owns (the output's static shape and element type, as
+ * strata_module_output describes it; `size` must be exactly its bytes), until
+ * it is bound again or the session is freed; NULL `data` (and `size` 0)
+ * unbinds it. strata_session_output then refuses that output of the runs
+ * that wrote it there. Outputs of strings or of shapes set at run time
+ * cannot be bound. (Since STRATA_C_API_VERSION 3.) */
+STRATA_C_EXPORT strata_status strata_session_bind_output(
+    strata_session *session, const char *name, void *data, size_t size);
 /* Runs the module on the bound inputs; every input must be bound. */
 STRATA_C_EXPORT strata_status strata_session_run(strata_session *session);
 /* Output `name` of the last run: its description, its bytes and their

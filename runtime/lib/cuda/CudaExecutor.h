@@ -25,10 +25,13 @@ public:
   virtual ~CudaExecutor();
   /// One run: copies `inputs` (host tensors, one per input signature, shapes
   /// already checked by Session::setInput) to the device, runs the steps and
-  /// replaces `outputs` with the module's outputs. With `stepTimes`, each
-  /// step's seconds are added to it.
+  /// replaces `outputs` with the module's outputs; an output whose entry of
+  /// `targets` is not null is copied there instead (the caller's memory,
+  /// Session::setOutputView) and its tensor left empty. With `stepTimes`,
+  /// each step's seconds are added to it.
   virtual void run(const std::vector<Tensor> &inputs,
                    std::vector<Tensor> &outputs,
+                   const std::vector<void *> &targets,
                    std::vector<double> *stepTimes) = 0;
   virtual CudaSessionInfo info() const = 0;
   /// cudaTimeRuns (Cuda.h): `runs` runs of the steps alone, milliseconds

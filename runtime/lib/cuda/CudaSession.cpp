@@ -170,6 +170,7 @@ public:
   ~CudaSession() override { release(); }
 
   void run(const std::vector<Tensor> &inputs, std::vector<Tensor> &outputs,
+           const std::vector<void *> &targets,
            std::vector<double> *stepTimes) override;
   CudaSessionInfo info() const override { return info_; }
   std::vector<double> timeRuns(int runs) override;
@@ -1386,6 +1387,7 @@ std::vector<double> CudaSession::timeRuns(int runs) {
 
 void CudaSession::run(const std::vector<Tensor> &inputs,
                       std::vector<Tensor> &outputs,
+                      const std::vector<void *> &targets,
                       std::vector<double> *stepTimes) {
   const Driver &d = *d_;
   const Module &m = module_;
@@ -1407,16 +1409,26 @@ void CudaSession::run(const std::vector<Tensor> &inputs,
 
   launchSteps(stepTimes);
 
-  std::vector<Tensor> results;
-  results.reserve(m.outputs().size());
+  // Each output goes to the caller's memory when it gave some, else to a
+  // new tensor; through the page-locked staging when there is one.
+  std::vector<Tensor> results(m.outputs().size());
+  std::vector<void *> destinations(m.outputs().size());
+  std::vector<size_t> sizes(m.outputs().size());
   for (size_t i = 0; i < m.outputs().size(); ++i) {
     const TensorSignature &sig = m.outputs()[i];
-    results.push_back(Tensor::zeros(sig.dtype, sig.shape));
-    size_t bytes = results.back().byteSize();
+    if (i < targets.size() && targets[i]) {
+      destinations[i] = targets[i];
+      sizes[i] =
+          static_cast<size_t>(numElements(sig.shape)) * dtypeSize(sig.dtype);
+    } else {
+      results[i] = Tensor::zeros(sig.dtype, sig.shape);
+      destinations[i] = results[i].rawData();
+      sizes[i] = results[i].byteSize();
+    }
+    size_t bytes = sizes[i];
     if (!bytes)
       continue;
-    void *target =
-        staging_ ? staging_ + outputStaging_[i] : results.back().rawData();
+    void *target = staging_ ? staging_ + outputStaging_[i] : destinations[i];
     check(d, d.cuMemcpyDtoHAsync(target, address_[sig.buffer], bytes, stream_),
           "cuMemcpyDtoHAsync",
           prefix_ + ": copying output '" + sig.name + "' from the GPU");
@@ -1428,8 +1440,8 @@ void CudaSession::run(const std::vector<Tensor> &inputs,
             "each step and names the one that fails)");
   if (staging_)
     for (size_t i = 0; i < results.size(); ++i)
-      if (size_t bytes = results[i].byteSize())
-        std::memcpy(results[i].rawData(), staging_ + outputStaging_[i], bytes);
+      if (size_t bytes = sizes[i])
+        std::memcpy(destinations[i], staging_ + outputStaging_[i], bytes);
   outputs = std::move(results);
 }
 

@@ -715,6 +715,17 @@ public:
   /// Forgets input `index` (and the memory a view bound): run() refuses to
   /// start until it is set again.
   void unsetInput(size_t index);
+  /// Has every run write output `index` into memory the caller owns (no
+  /// tensor of the session's, no copy beyond the one into `view`): `view`
+  /// must have the output's element type and its static shape, and stay
+  /// valid until the output is unbound or bound again or the session is
+  /// destroyed. output(index) then refuses: the caller holds the values.
+  /// Strings and outputs whose shape is set at run time cannot be bound.
+  /// Throws Error naming the output.
+  void setOutputView(size_t index, const TensorView &view);
+  void setOutputView(const std::string &name, const TensorView &view);
+  /// Goes back to a tensor of the session's for output `index`.
+  void unsetOutputView(size_t index);
   /// The index of input `name`; throws Error naming the inputs when the
   /// module has no such input. Likewise for outputs.
   size_t inputIndex(const std::string &name) const;
@@ -770,6 +781,12 @@ private:
   /// by buffer id; empty tensors for the others.
   std::vector<Tensor> hostBuffers_;
   std::vector<Tensor> outputs_;
+  /// Per output: the caller's memory it is written into
+  /// (setOutputView), or nullptr.
+  std::vector<void *> outputTargets_;
+  /// outputTargets_ as the last run found it: output() refuses the outputs
+  /// it wrote into the caller's memory.
+  std::vector<void *> outputsInCaller_;
   bool ran_ = false;
   bool profile_ = false;
   std::vector<double> stepTimes_;
