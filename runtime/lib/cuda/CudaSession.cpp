@@ -1035,17 +1035,19 @@ void CudaSession::pinLibrarySteps(const std::string &file) {
       fail("step " + std::to_string(step) +
            " is not a cuBLASLt call of this module");
     if (part >= call->parts())
-      fail(stepWhere(step) + " runs as " + std::to_string(call->parts()) +
-           " call(s), not " + std::to_string(part + 1) + " or more");
+      fail(module_.steps()[step].describe(step) + " runs as " +
+           std::to_string(call->parts()) + " call(s), not " +
+           std::to_string(part + 1) + " or more");
     if (shapeWord(*call, part) != shape)
-      fail(stepWhere(step) + " part " + std::to_string(part) + " is " +
-           shapeWord(*call, part) + " here, " + shape + " in the file");
+      fail(module_.steps()[step].describe(step) + " part " +
+           std::to_string(part) + " is " + shapeWord(*call, part) + " here, " +
+           shape + " in the file");
     if (!pinned.insert({step, part}).second)
-      fail(stepWhere(step) + " part " + std::to_string(part) +
-           " is listed twice");
+      fail(module_.steps()[step].describe(step) + " part " +
+           std::to_string(part) + " is listed twice");
     if (std::string why = call->pin(part, algo); !why.empty())
-      fail("the algorithm of " + stepWhere(step) + " part " +
-           std::to_string(part) + ": " + why);
+      fail("the algorithm of " + module_.steps()[step].describe(step) +
+           " part " + std::to_string(part) + ": " + why);
   }
   if (number == 0)
     fail("the file is empty");
@@ -1053,9 +1055,9 @@ void CudaSession::pinLibrarySteps(const std::string &file) {
     if (const cuda::LtMatmul *call = launches_[i].lt.get())
       for (size_t part = 0; part < call->parts(); ++part)
         if (!pinned.count({i, part}))
-          throw Error(where + ": has no algorithm for " + stepWhere(i) +
-                      " part " + std::to_string(part) + " (" +
-                      shapeWord(*call, part) +
+          throw Error(where + ": has no algorithm for " +
+                      module_.steps()[i].describe(i) + " part " +
+                      std::to_string(part) + " (" + shapeWord(*call, part) +
                       "): it was written for another module");
 }
 #endif

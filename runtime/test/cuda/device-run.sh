@@ -11,7 +11,8 @@
 #   <out-dir>/device-run.sh run
 #       on the GPU machine: runs the tests, ptxas on the test PTX and the
 #       tests again under compute-sanitizer's memcheck when it is there;
-#       then, with modules, the stress test: 4 threads of 1,000 runs each
+#       then, with modules, the stress test: 4 threads of $STRESS_RUNS
+#       (default 250) runs each
 #       on sessions of the shared modules, every output compared byte for
 #       byte with one session's (cuBLASLt's heuristic pick in every
 #       session, STRATA_CUBLASLT_TUNE=0: timing may choose differently).
@@ -67,7 +68,11 @@ run)
   fi
   if [ -d stress ]; then
     echo "=== stress"
-    STRATA_CUBLASLT_TUNE=0 ./strata-runtime-stress --workers 4 --runs 1000 \
+    # 4 x 1,000 runs of the GPU suite's five modules took 546 s on an H200
+    # (sessions are made again every few requests, cuBLASLt set up each
+    # time): the default keeps a device call short.
+    STRATA_CUBLASLT_TUNE=0 ./strata-runtime-stress --workers 4 \
+      --runs "${STRESS_RUNS:-250}" \
       stress/*.strata 2>&1 | tee "$log/stress.log" | tail -8
     src=${PIPESTATUS[0]}
     echo "stress rc=$src"
