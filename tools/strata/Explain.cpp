@@ -27,6 +27,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <map>
+#include <memory>
 
 using namespace mlir;
 using namespace strata;
@@ -41,7 +42,7 @@ cl::SubCommand &strata::driver::explainCommand() {
 }
 
 static cl::opt<std::string> explainModel(cl::Positional, cl::Required,
-                                         cl::desc("<model.onnx>"),
+                                         cl::desc("<model.onnx|model.strata>"),
                                          cl::sub(explainCommand()));
 static cl::list<std::string>
     explainShapes("input-shape",
@@ -163,6 +164,22 @@ static void printList(llvm::raw_ostream &os, StringRef label,
 }
 
 int strata::driver::runExplain() {
+  if (isModuleFile(explainModel)) {
+    // A module's shapes, target and decisions are fixed: options that would
+    // change them are a mistake, not something to ignore.
+    // (cl::list's operator& gives its values: std::addressof the option.)
+    const llvm::cl::Option *modelOnly[] = {std::addressof(explainShapes),
+                                           &explainDecisions, &explainCpu,
+                                           &explainTarget, &explainNoLibraries};
+    for (const llvm::cl::Option *option : modelOnly)
+      if (option->getNumOccurrences()) {
+        llvm::errs() << "strata: error: --" << option->ArgStr << " applies "
+                     << "to a model; " << explainModel
+                     << " is a compiled module, whose choices are made\n";
+        return 1;
+      }
+    return explainModuleFile(explainModel, explainJson);
+  }
   const Target *target = lookupTarget(explainTarget);
   if (!target) {
     llvm::errs() << "strata: error: " << unknownTargetMessage(explainTarget)

@@ -1,0 +1,300 @@
+//===- ExplainModule.cpp - strata explain of a compiled module ------------===//
+//
+// `strata explain model.strata`: what a compiled module holds, read back from
+// the file alone (the runtime loads and verifies it; nothing is compiled):
+// where it came from, its target, inputs and outputs (and the values it was
+// specialized on), its memory, and its plan step by step: each step's kind
+// (a library call, a generated kernel, a host kernel), the kernel's name
+// (which says what it fused), the ONNX nodes it computes, its operands and
+// attributes. The reasons behind the decisions are in the fused stage's IR,
+// which a module does not carry: `strata explain model.onnx` gives them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Explain.h"
+
+#include "strata/Runtime/Runtime.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <map>
+
+namespace json = llvm::json;
+namespace rt = strata::rt;
+
+namespace {
+
+const char *kindName(const rt::Step &step) {
+  if (step.isHostKernel())
+    return "host";
+  return step.kind == rt::StepKind::Kernel ? "kernel" : "library";
+}
+
+const char *bufferKind(rt::BufferKind kind) {
+  switch (kind) {
+  case rt::BufferKind::Arena:
+    return "arena";
+  case rt::BufferKind::Constant:
+    return "constant";
+  case rt::BufferKind::Input:
+    return "input";
+  case rt::BufferKind::Host:
+    return "host";
+  }
+  return "?";
+}
+
+/// "1.5 MiB", "312 KiB", "17 bytes".
+std::string bytesText(uint64_t bytes) {
+  if (bytes < 1024)
+    return std::to_string(bytes) + " bytes";
+  const char *units[] = {"KiB", "MiB", "GiB", "TiB"};
+  double value = static_cast<double>(bytes);
+  int unit = -1;
+  while (value >= 1024 && unit < 3) {
+    value /= 1024;
+    ++unit;
+  }
+  return llvm::formatv("{0:f1} {1}", value, units[unit]).str();
+}
+
+/// "f32[1, 3, 224, 224]"; "f32[?, 64]" where a dimension is set at run time.
+std::string typeText(rt::DType dtype, const std::vector<int64_t> &shape) {
+  std::string text = rt::dtypeName(dtype);
+  text += "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    text += (i ? ", " : "") +
+            (shape[i] < 0 ? std::string("?") : std::to_string(shape[i]));
+  return text + "]";
+}
+
+/// An attribute's value as text: "1", "[3, 3]", "gelu_tanh".
+std::string attributeText(const rt::Attribute &a) {
+  std::vector<std::string> parts;
+  for (int64_t v : a.ints)
+    parts.push_back(std::to_string(v));
+  for (double v : a.floats)
+    parts.push_back(llvm::formatv("{0}", v).str());
+  if (!a.str.empty())
+    parts.push_back(a.str);
+  for (const std::string &s : a.strs)
+    parts.push_back("'" + s + "'");
+  if (parts.size() == 1)
+    return parts[0];
+  return "[" + llvm::join(parts, ", ") + "]";
+}
+
+/// "x: f32[1, 64]" with " (compiled for the value 4)" for inputs the
+/// module was specialized on.
+std::string signatureText(const rt::TensorSignature &sig) {
+  std::string text = sig.name + ": " + typeText(sig.dtype, sig.shape);
+  if (sig.requiredValue.empty())
+    return text;
+  // Small by construction (at most 16 elements).
+  std::string values;
+  size_t size = sig.dtype == rt::DType::String ? 0 : rt::dtypeSize(sig.dtype);
+  for (size_t i = 0; size && i + size <= sig.requiredValue.size(); i += size) {
+    const uint8_t *p = sig.requiredValue.data() + i;
+    std::string v;
+    if (sig.dtype == rt::DType::I64) {
+      int64_t x;
+      std::memcpy(&x, p, 8);
+      v = std::to_string(x);
+    } else if (sig.dtype == rt::DType::I32) {
+      int32_t x;
+      std::memcpy(&x, p, 4);
+      v = std::to_string(x);
+    } else if (sig.dtype == rt::DType::F32) {
+      float x;
+      std::memcpy(&x, p, 4);
+      v = llvm::formatv("{0}", x).str();
+    } else if (sig.dtype == rt::DType::I1) {
+      v = *p ? "true" : "false";
+    } else {
+      v = "0x" + llvm::toHex(llvm::ArrayRef<uint8_t>(p, size));
+    }
+    values += (values.empty() ? "" : ", ") + v;
+  }
+  return text + " (compiled for the value " +
+         (sig.requiredValue.size() > size ? "[" + values + "]" : values) + ")";
+}
+
+} // namespace
+
+int strata::driver::explainModuleFile(const std::string &path, bool asJson) {
+  std::shared_ptr<const rt::Module> loaded;
+  try {
+    loaded = rt::Module::load(path);
+  } catch (const rt::Error &e) {
+    llvm::errs() << path << ": error: " << e.what() << "\n";
+    return 1;
+  }
+  const rt::Module &m = *loaded;
+  std::map<std::string, std::string> metadata(m.metadata().begin(),
+                                              m.metadata().end());
+  uint64_t constantBytes = 0;
+  for (const rt::BufferInfo &b : m.buffers())
+    if (b.kind == rt::BufferKind::Constant)
+      constantBytes += b.dataSize;
+  // What each step reads and writes: "x" for a model input, else the
+  // buffer's kind and type.
+  std::map<uint32_t, std::string> named;
+  for (const rt::TensorSignature &sig : m.inputs())
+    named[sig.buffer] = "input '" + sig.name + "'";
+  for (const rt::TensorSignature &sig : m.outputs())
+    named[sig.buffer] = "output '" + sig.name + "'";
+  auto operand = [&](uint32_t id) {
+    const rt::BufferInfo &b = m.buffers()[id];
+    std::string type = typeText(b.dtype, b.shape);
+    auto it = named.find(id);
+    return it != named.end() ? it->second + " " + type
+                             : std::string(bufferKind(b.kind)) + " " + type;
+  };
+  std::map<std::string, size_t> libraryCalls;
+  size_t kernels = 0, hosts = 0;
+  for (const rt::Step &step : m.steps()) {
+    if (step.isHostKernel())
+      ++hosts;
+    else if (step.kind == rt::StepKind::Kernel)
+      ++kernels;
+    else
+      ++libraryCalls[step.name];
+  }
+  size_t libraries = m.steps().size() - kernels - hosts;
+  std::string format =
+      std::to_string(m.versionMajor()) + "." + std::to_string(m.versionMinor());
+
+  if (asJson) {
+    json::Array inputs, outputs, steps;
+    for (const rt::TensorSignature &sig : m.inputs())
+      inputs.push_back(json::Object{{"name", sig.name},
+                                    {"type", typeText(sig.dtype, sig.shape)},
+                                    {"text", signatureText(sig)}});
+    for (const rt::TensorSignature &sig : m.outputs())
+      outputs.push_back(json::Object{{"name", sig.name},
+                                     {"type", typeText(sig.dtype, sig.shape)}});
+    for (size_t i = 0; i < m.steps().size(); ++i) {
+      const rt::Step &step = m.steps()[i];
+      json::Array reads, writes, nodes;
+      for (uint32_t id : step.inputs)
+        reads.push_back(operand(id));
+      for (uint32_t id : step.outputs)
+        writes.push_back(operand(id));
+      for (const std::string &node : step.sourceNodes)
+        nodes.push_back(node);
+      json::Object attributes;
+      for (const rt::Attribute &a : step.attributes)
+        attributes[a.key] = attributeText(a);
+      steps.push_back(json::Object{{"index", static_cast<int64_t>(i)},
+                                   {"kind", kindName(step)},
+                                   {"name", step.name},
+                                   {"nodes", std::move(nodes)},
+                                   {"reads", std::move(reads)},
+                                   {"writes", std::move(writes)},
+                                   {"attributes", std::move(attributes)}});
+    }
+    json::Object meta;
+    for (const auto &[key, value] : metadata)
+      meta[key] = value;
+    json::Object out{
+        {"module", path},
+        {"format", format},
+        {"target", m.target()},
+        {"metadata", std::move(meta)},
+        {"inputs", std::move(inputs)},
+        {"outputs", std::move(outputs)},
+        {"arena_bytes", static_cast<int64_t>(m.arenaSize())},
+        {"constant_bytes", static_cast<int64_t>(constantBytes)},
+        {"code_bytes", static_cast<int64_t>(m.codeSize())},
+        {"steps", std::move(steps)},
+        {"summary",
+         json::Object{{"steps", static_cast<int64_t>(m.steps().size())},
+                      {"library_calls", static_cast<int64_t>(libraries)},
+                      {"generated_kernels", static_cast<int64_t>(kernels)},
+                      {"host_kernels", static_cast<int64_t>(hosts)}}}};
+    if (!m.gpuArch().empty())
+      out["gpu"] =
+          json::Object{{"arch", m.gpuArch()},
+                       {"cubin_bytes", static_cast<int64_t>(m.gpuCubinSize())},
+                       {"ptx_bytes", static_cast<int64_t>(m.gpuPtxSize())}};
+    llvm::outs() << llvm::formatv("{0:2}", json::Value(std::move(out))) << "\n";
+    return 0;
+  }
+
+  llvm::raw_ostream &os = llvm::outs();
+  os << "strata explain " << path << " (a compiled module, format " << format
+     << ")\n";
+  auto line = [&](llvm::StringRef label, const std::string &text) {
+    os << "  " << label << ": " << text << "\n";
+  };
+  if (metadata.count("source"))
+    line("compiled from", metadata["source"]);
+  if (metadata.count("compiler"))
+    line("compiler", metadata["compiler"]);
+  std::string target = m.target();
+  if (!m.gpuArch().empty())
+    target += " (" + m.gpuArch() +
+              (m.gpuCubinSize() ? ", cubin " + bytesText(m.gpuCubinSize())
+                                : std::string(", no cubin")) +
+              (m.gpuPtxSize() ? ", PTX " + bytesText(m.gpuPtxSize()) : "") +
+              ")";
+  else if (metadata.count("cpu"))
+    target += " (" + metadata["cpu"] + ")";
+  line("target", target);
+  std::vector<std::string> ins, outs;
+  for (const rt::TensorSignature &sig : m.inputs())
+    ins.push_back(signatureText(sig));
+  for (const rt::TensorSignature &sig : m.outputs())
+    outs.push_back(signatureText(sig));
+  line("inputs", ins.empty() ? "none" : llvm::join(ins, "; "));
+  line("outputs", llvm::join(outs, "; "));
+  line("memory", "arena " + bytesText(m.arenaSize()) + ", constants " +
+                     bytesText(constantBytes) +
+                     (m.codeSize() ? ", host code " + bytesText(m.codeSize())
+                                   : std::string()));
+  os << "\n";
+  for (size_t i = 0; i < m.steps().size(); ++i) {
+    const rt::Step &step = m.steps()[i];
+    os << "#" << i << " " << step.name << "\n";
+    os << "    kind: " << kindName(step)
+       << (step.kind == rt::StepKind::Kernel
+               ? " (generated; its name says what it fused)"
+           : step.isHostKernel() ? " (the runtime's host kernel)"
+                                 : " (a vendor library call)")
+       << "\n";
+    if (!step.sourceNodes.empty()) {
+      std::vector<std::string> nodes;
+      for (const std::string &node : step.sourceNodes)
+        nodes.push_back("'" + node + "'");
+      os << "    ONNX nodes: " << llvm::join(nodes, ", ") << "\n";
+    }
+    std::vector<std::string> reads, writes;
+    for (uint32_t id : step.inputs)
+      reads.push_back(operand(id));
+    for (uint32_t id : step.outputs)
+      writes.push_back(operand(id));
+    if (!reads.empty())
+      os << "    reads: " << llvm::join(reads, "; ") << "\n";
+    os << "    writes: " << llvm::join(writes, "; ") << "\n";
+    // A kernel step's attributes are launch details (grid, block, shared
+    // memory) that the runtime uses; a library call's say what it computes.
+    if (step.kind == rt::StepKind::Library && !step.attributes.empty()) {
+      std::vector<std::string> attributes;
+      for (const rt::Attribute &a : step.attributes)
+        attributes.push_back(a.key + " = " + attributeText(a));
+      os << "    attributes: " << llvm::join(attributes, ", ") << "\n";
+    }
+  }
+  std::vector<std::string> calls;
+  for (const auto &[name, count] : libraryCalls)
+    calls.push_back(name + " " + std::to_string(count));
+  os << "\nsummary: " << m.steps().size() << " steps: " << libraries
+     << " library calls"
+     << (calls.empty() ? "" : " (" + llvm::join(calls, ", ") + ")") << ", "
+     << kernels << " generated kernels, " << hosts << " host kernels\n"
+     << "(the reasons behind these decisions: strata explain on the model)\n";
+  return 0;
+}
