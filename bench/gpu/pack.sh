@@ -43,11 +43,11 @@ while [ $# -gt 0 ]; do
   esac
 done
 
-if [ ! -x "$build/strata-bench-gpu" ] || [ "${REBUILD:-0}" = 1 ]; then
-  [ -f "$build/build.ninja" ] ||
-    cmake -S "$root/tools/strata-bench-gpu" -B "$build" -G Ninja >/dev/null
-  ninja -C "$build" strata-bench-gpu
-fi
+# Always through ninja (a no-op when up to date): a tool left from an older
+# runtime would time the modules with that runtime's library calls.
+[ -f "$build/build.ninja" ] ||
+  cmake -S "$root/tools/strata-bench-gpu" -B "$build" -G Ninja >/dev/null
+ninja -C "$build" strata-bench-gpu
 tool=$build/strata-bench-gpu
 [ -x "$tool" ] || tool=$build/bin/strata-bench-gpu
 
