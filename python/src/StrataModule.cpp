@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "strata/Compile.h"
+#include "strata/Runtime/Cuda.h"
 #include "strata/Runtime/Runtime.h"
 #include "strata/Version.h"
 
@@ -438,12 +439,14 @@ PYBIND11_MODULE(_strata, m) {
       .def(
           "session",
           [](const PyModule &self, unsigned threads, int cudaDevice,
-             bool cudaGraphs, std::optional<bool> cudaLibraryTuning) {
+             bool cudaGraphs, std::optional<bool> cudaLibraryTuning,
+             std::optional<std::string> cudaLibraryChoices) {
             rt::SessionOptions options;
             options.threads = threads;
             options.cuda.device = cudaDevice;
             options.cuda.graphs = cudaGraphs;
             options.cuda.tuneLibrary = cudaLibraryTuning;
+            options.cuda.libraryChoices = cudaLibraryChoices;
             auto session = std::make_unique<PySession>();
             session->module = self.module;
             session->session =
@@ -452,9 +455,17 @@ PYBIND11_MODULE(_strata, m) {
           },
           py::arg("threads") = 1, py::arg("cuda_device") = 0,
           py::arg("cuda_graphs") = true,
-          py::arg("cuda_library_tuning") = std::optional<bool>());
+          py::arg("cuda_library_tuning") = std::optional<bool>(),
+          py::arg("cuda_library_choices") = std::optional<std::string>());
 
   py::class_<PySession>(m, "Session")
+      .def(
+          "cuda_library_choices",
+          [](const PySession &self) {
+            return rt::cudaSessionInfo(*self.session).libraryChoices;
+          },
+          "A CUDA session's cuBLASLt algorithms as the text of a choices "
+          "file (docs/runtime.md, \"Pinning cuBLASLt's choices\").")
       .def("run", &PySession::run, py::arg("feeds"),
            py::arg("out") = py::none(),
            "Binds every input (name -> array; read in place when laid out "

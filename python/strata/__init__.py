@@ -63,6 +63,13 @@ class Session:
         self.module = module
         self._native = native
 
+    def cuda_library_choices(self):
+        """A CUDA session's cuBLASLt algorithms as the text of a choices
+        file, to save and pin in later sessions
+        (``module.session(cuda_library_choices=path)``); an error for a CPU
+        session."""
+        return self._native.cuda_library_choices()
+
     def run(self, feeds, out=None):
         """Runs the module on ``feeds`` (a dict name -> array, or a list in
         the order of ``module.inputs``) and returns the outputs by name.
@@ -118,16 +125,20 @@ class Module:
             f.write(self.to_bytes())
 
     def session(self, threads=1, cuda_device=0, cuda_graphs=True,
-                cuda_library_tuning=None):
+                cuda_library_tuning=None, cuda_library_choices=None):
         """A new session: ``threads`` for the CPU pool (0: one per hardware
         thread), the GPU and CUDA graphs for CUDA modules.
         ``cuda_library_tuning=False`` runs cuBLASLt's heuristic pick for
         every product, the same in every session, instead of timing its
         candidates when the session is made (None: STRATA_CUBLASLT_TUNE
-        decides, else on)."""
-        return Session(self, self._native.session(threads, cuda_device,
-                                                  cuda_graphs,
-                                                  cuda_library_tuning))
+        decides, else on). ``cuda_library_choices`` (a path) pins every
+        cuBLASLt call to the algorithms a tested session recorded
+        (:meth:`Session.cuda_library_choices`; None:
+        STRATA_CUBLASLT_CHOICES decides)."""
+        return Session(self, self._native.session(
+            threads, cuda_device, cuda_graphs, cuda_library_tuning,
+            None if cuda_library_choices is None
+            else os.fspath(cuda_library_choices)))
 
     def run(self, feeds, out=None):
         """Runs on a session of one thread kept by the module (not for

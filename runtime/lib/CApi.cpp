@@ -11,6 +11,7 @@
 
 #include "strata/runtime_c.h"
 
+#include "strata/Runtime/Cuda.h"
 #include "strata/Runtime/Runtime.h"
 
 #include <algorithm>
@@ -29,6 +30,8 @@ struct strata_module {
 
 struct strata_session {
   std::unique_ptr<Session> session;
+  /// strata_session_cuda_library_choices's text.
+  std::string libraryChoices;
 };
 
 struct strata_session_options {
@@ -250,6 +253,33 @@ strata_session_options_set_cuda_library_tuning(strata_session_options *options,
                         "options");
   options->options.cuda.tuneLibrary = enabled != 0;
   return STRATA_OK;
+}
+
+strata_status
+strata_session_options_set_cuda_library_choices(strata_session_options *options,
+                                                const char *path) {
+  if (!options)
+    return nullArgument("strata_session_options_set_cuda_library_choices",
+                        "options");
+  if (path)
+    options->options.cuda.libraryChoices = std::string(path);
+  else
+    options->options.cuda.libraryChoices.reset();
+  return STRATA_OK;
+}
+
+strata_status strata_session_cuda_library_choices(strata_session *session,
+                                                  const char **text) {
+  const char *function = "strata_session_cuda_library_choices";
+  if (!session)
+    return nullArgument(function, "session");
+  if (!text)
+    return nullArgument(function, "text");
+  *text = nullptr;
+  return guard(STRATA_ERROR_INVALID_ARGUMENT, [&] {
+    session->libraryChoices = cudaSessionInfo(*session->session).libraryChoices;
+    *text = session->libraryChoices.c_str();
+  });
 }
 
 strata_status strata_session_create(const strata_module *module,

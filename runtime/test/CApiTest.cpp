@@ -53,9 +53,18 @@ TEST(CApi, RunsAdd) {
   // A CPU module ignores the CUDA options.
   ASSERT_EQ(strata_session_options_set_cuda_library_tuning(options, 0),
             STRATA_OK);
+  ASSERT_EQ(
+      strata_session_options_set_cuda_library_choices(options, "unused.txt"),
+      STRATA_OK);
   strata_session *session = nullptr;
   ASSERT_EQ(strata_session_create(module, options, &session), STRATA_OK);
   strata_session_options_free(options);
+  // Its choices are a CUDA session's.
+  const char *choices = "unset";
+  EXPECT_EQ(strata_session_cuda_library_choices(session, &choices),
+            STRATA_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(choices, nullptr);
+  EXPECT_THAT(strata_last_error(), HasSubstr("targets 'cpu', not 'cuda'"));
   // The session keeps the module alive.
   strata_module_free(module);
 

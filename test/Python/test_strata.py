@@ -81,7 +81,10 @@ class CompileAndRun(unittest.TestCase):
         module = strata.compile(os.path.join(MODELS, "resnet_small",
                                              "model.onnx"))
         # (A CPU module ignores the CUDA options.)
-        session = module.session(cuda_library_tuning=False)
+        session = module.session(cuda_library_tuning=False,
+                                 cuda_library_choices="unused.txt")
+        with self.assertRaisesRegex(strata.Error, "targets 'cpu', not 'cuda'"):
+            session.cuda_library_choices()
         (x,), (want,) = data_set("resnet_small")
         in_place = session.run({"x": np.ascontiguousarray(x)})["y"]
         np.testing.assert_allclose(in_place, want, rtol=1e-3, atol=1e-4)

@@ -142,6 +142,11 @@ STRATA_C_EXPORT strata_status strata_session_options_set_cuda_graphs(
  * API version 2. */
 STRATA_C_EXPORT strata_status strata_session_options_set_cuda_library_tuning(
     strata_session_options *options, int enabled);
+/* Pins every cuBLASLt call of a CUDA session to the algorithms of a choices
+ * file (SessionOptions::Cuda::libraryChoices; NULL: STRATA_CUBLASLT_CHOICES
+ * decides), as strata_session_cuda_library_choices wrote it. API version 3. */
+STRATA_C_EXPORT strata_status strata_session_options_set_cuda_library_choices(
+    strata_session_options *options, const char *path);
 
 /* Sessions: the memory of one run at a time. */
 STRATA_C_EXPORT strata_status strata_session_create(
@@ -171,6 +176,12 @@ STRATA_C_EXPORT strata_status strata_session_bind_input(
  * cannot be bound. (Since STRATA_C_API_VERSION 3.) */
 STRATA_C_EXPORT strata_status strata_session_bind_output(
     strata_session *session, const char *name, void *data, size_t size);
+/* A CUDA session's cuBLASLt algorithms as the text of a choices file
+ * (CudaSessionInfo::libraryChoices; empty without library calls), valid until
+ * the session is freed or this is called again; an error for a CPU session.
+ * API version 3. */
+STRATA_C_EXPORT strata_status
+strata_session_cuda_library_choices(strata_session *session, const char **text);
 /* Runs the module on the bound inputs; every input must be bound. */
 STRATA_C_EXPORT strata_status strata_session_run(strata_session *session);
 /* Output `name` of the last run: its description, its bytes and their
