@@ -58,6 +58,16 @@ bool isKey(llvm::StringRef stem) {
          });
 }
 
+std::string localTime(std::time_t time) {
+  char text[32];
+  std::tm parts;
+  localtime_r(&time, &parts);
+  std::strftime(text, sizeof(text), "%Y-%m-%d %H:%M:%S", &parts);
+  return text;
+}
+
+} // namespace
+
 /// "1.5 GiB", "312 KiB", "17 bytes".
 std::string humanBytes(uint64_t bytes) {
   const char *units[] = {"KiB", "MiB", "GiB", "TiB"};
@@ -71,16 +81,6 @@ std::string humanBytes(uint64_t bytes) {
   }
   return llvm::formatv("{0:f1} {1}", value, units[unit]).str();
 }
-
-std::string localTime(std::time_t time) {
-  char text[32];
-  std::tm parts;
-  localtime_r(&time, &parts);
-  std::strftime(text, sizeof(text), "%Y-%m-%d %H:%M:%S", &parts);
-  return text;
-}
-
-} // namespace
 
 /// The entries of `dir` (none when it does not exist), and in `temporary`
 /// the half-written files of writers (tmp-*) with their ages in seconds.

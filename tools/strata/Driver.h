@@ -72,6 +72,9 @@ toCompileOptions(const CompileFlags &flags,
 /// $XDG_CACHE_HOME/strata, else ~/.cache/strata.
 std::string cacheDirectory();
 
+/// "1.5 GiB", "312 KiB", "17 bytes", for messages.
+std::string humanBytes(uint64_t bytes);
+
 /// The compile cache's size limit in bytes: $STRATA_CACHE_MAX_SIZE (bytes,
 /// or a number with K, M, G or T; 0 means no limit), else 5 GiB. A value
 /// that is not a size gives the default and a message in `problem`.

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Driver.h"
 #include "Explain.h"
 
 #include "strata/Runtime/Runtime.h"
@@ -45,20 +46,6 @@ const char *bufferKind(rt::BufferKind kind) {
     return "host";
   }
   return "?";
-}
-
-/// "1.5 MiB", "312 KiB", "17 bytes".
-std::string bytesText(uint64_t bytes) {
-  if (bytes < 1024)
-    return std::to_string(bytes) + " bytes";
-  const char *units[] = {"KiB", "MiB", "GiB", "TiB"};
-  double value = static_cast<double>(bytes);
-  int unit = -1;
-  while (value >= 1024 && unit < 3) {
-    value /= 1024;
-    ++unit;
-  }
-  return llvm::formatv("{0:f1} {1}", value, units[unit]).str();
 }
 
 /// "f32[1, 3, 224, 224]"; "f32[?, 64]" where a dimension is set at run time.
@@ -123,6 +110,8 @@ std::string signatureText(const rt::TensorSignature &sig) {
 }
 
 } // namespace
+
+using strata::driver::humanBytes;
 
 int strata::driver::explainModuleFile(const std::string &path, bool asJson) {
   std::shared_ptr<const rt::Module> loaded;
@@ -237,9 +226,9 @@ int strata::driver::explainModuleFile(const std::string &path, bool asJson) {
   std::string target = m.target();
   if (!m.gpuArch().empty())
     target += " (" + m.gpuArch() +
-              (m.gpuCubinSize() ? ", cubin " + bytesText(m.gpuCubinSize())
+              (m.gpuCubinSize() ? ", cubin " + humanBytes(m.gpuCubinSize())
                                 : std::string(", no cubin")) +
-              (m.gpuPtxSize() ? ", PTX " + bytesText(m.gpuPtxSize()) : "") +
+              (m.gpuPtxSize() ? ", PTX " + humanBytes(m.gpuPtxSize()) : "") +
               ")";
   else if (metadata.count("cpu"))
     target += " (" + metadata["cpu"] + ")";
@@ -251,9 +240,9 @@ int strata::driver::explainModuleFile(const std::string &path, bool asJson) {
     outs.push_back(signatureText(sig));
   line("inputs", ins.empty() ? "none" : llvm::join(ins, "; "));
   line("outputs", llvm::join(outs, "; "));
-  line("memory", "arena " + bytesText(m.arenaSize()) + ", constants " +
-                     bytesText(constantBytes) +
-                     (m.codeSize() ? ", host code " + bytesText(m.codeSize())
+  line("memory", "arena " + humanBytes(m.arenaSize()) + ", constants " +
+                     humanBytes(constantBytes) +
+                     (m.codeSize() ? ", host code " + humanBytes(m.codeSize())
                                    : std::string()));
   os << "\n";
   for (size_t i = 0; i < m.steps().size(); ++i) {
