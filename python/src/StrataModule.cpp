@@ -319,29 +319,11 @@ PYBIND11_MODULE(_strata, m) {
     }
   });
 
+  // A model is its serialized bytes (`model`, named `name` in messages,
+  // compiled in memory) or, when `model` is None, the file at `name`.
   m.def(
-      "compile_file",
-      [](const std::string &path, const std::string &target,
-         const std::string &cpu,
-         const std::map<std::string, std::vector<int64_t>> &inputShapes,
-         const std::string &precision, bool useLibraries,
-         const std::string &decisions, const std::string &dumpDir,
-         bool allowNewerOpset) {
-        CompileOptions options =
-            makeOptions(target, cpu, inputShapes, precision, useLibraries,
-                        decisions, dumpDir, allowNewerOpset);
-        return compiled([&] { return compileOnnxFile(path, options); });
-      },
-      py::arg("path"), py::arg("target") = "cpu", py::arg("cpu") = "native",
-      py::arg("input_shapes") = std::map<std::string, std::vector<int64_t>>{},
-      py::arg("precision") = "", py::arg("use_libraries") = true,
-      py::arg("decisions") = "", py::arg("dump_dir") = "",
-      py::arg("allow_newer_opset") = false,
-      "Compiles the ONNX model at `path`; returns (module bytes, warnings).");
-
-  m.def(
-      "compile_bytes",
-      [](const py::bytes &model, const std::string &name,
+      "compile",
+      [](const std::optional<py::bytes> &model, const std::string &name,
          const std::string &target, const std::string &cpu,
          const std::map<std::string, std::vector<int64_t>> &inputShapes,
          const std::string &precision, bool useLibraries,
@@ -350,45 +332,24 @@ PYBIND11_MODULE(_strata, m) {
         CompileOptions options =
             makeOptions(target, cpu, inputShapes, precision, useLibraries,
                         decisions, dumpDir, allowNewerOpset);
-        std::string_view bytes = model;
+        if (!model)
+          return compiled([&] { return compileOnnxFile(name, options); });
+        std::string_view bytes = *model;
         return compiled([&] { return compileOnnx(bytes, name, options); });
       },
-      py::arg("model"), py::arg("name") = "<model bytes>",
-      py::arg("target") = "cpu", py::arg("cpu") = "native",
+      py::arg("model"), py::arg("name"), py::arg("target") = "cpu",
+      py::arg("cpu") = "native",
       py::arg("input_shapes") = std::map<std::string, std::vector<int64_t>>{},
       py::arg("precision") = "", py::arg("use_libraries") = true,
       py::arg("decisions") = "", py::arg("dump_dir") = "",
       py::arg("allow_newer_opset") = false,
-      "Compiles a serialized ONNX ModelProto (external data refused); "
+      "Compiles a serialized ONNX ModelProto (`model`; external data "
+      "refused) or, when `model` is None, the model at the path `name`; "
       "returns (module bytes, warnings).");
 
   m.def(
-      "explain_file",
-      [](const std::string &path, const std::string &target,
-         const std::string &cpu,
-         const std::map<std::string, std::vector<int64_t>> &inputShapes,
-         const std::string &precision, bool useLibraries,
-         const std::string &decisions, bool allowNewerOpset) {
-        CompileOptions options =
-            makeOptions(target, cpu, inputShapes, precision, useLibraries,
-                        decisions, "", allowNewerOpset);
-        std::string warnings, json;
-        {
-          py::gil_scoped_release release;
-          json = explainOnnxFile(path, options, &warnings);
-        }
-        return py::make_tuple(json, warnings);
-      },
-      py::arg("path"), py::arg("target") = "cpu", py::arg("cpu") = "native",
-      py::arg("input_shapes") = std::map<std::string, std::vector<int64_t>>{},
-      py::arg("precision") = "", py::arg("use_libraries") = true,
-      py::arg("decisions") = "", py::arg("allow_newer_opset") = false,
-      "`strata explain --json` of the model at `path`; returns (JSON text, "
-      "warnings).");
-
-  m.def(
-      "explain_bytes",
-      [](const py::bytes &model, const std::string &name,
+      "explain",
+      [](const std::optional<py::bytes> &model, const std::string &name,
          const std::string &target, const std::string &cpu,
          const std::map<std::string, std::vector<int64_t>> &inputShapes,
          const std::string &precision, bool useLibraries,
@@ -396,21 +357,24 @@ PYBIND11_MODULE(_strata, m) {
         CompileOptions options =
             makeOptions(target, cpu, inputShapes, precision, useLibraries,
                         decisions, "", allowNewerOpset);
-        std::string_view bytes = model;
+        std::string_view bytes;
+        if (model)
+          bytes = *model;
         std::string warnings, json;
         {
           py::gil_scoped_release release;
-          json = explainOnnx(bytes, name, options, &warnings);
+          json = model ? explainOnnx(bytes, name, options, &warnings)
+                       : explainOnnxFile(name, options, &warnings);
         }
         return py::make_tuple(json, warnings);
       },
-      py::arg("model"), py::arg("name") = "<model bytes>",
-      py::arg("target") = "cpu", py::arg("cpu") = "native",
+      py::arg("model"), py::arg("name"), py::arg("target") = "cpu",
+      py::arg("cpu") = "native",
       py::arg("input_shapes") = std::map<std::string, std::vector<int64_t>>{},
       py::arg("precision") = "", py::arg("use_libraries") = true,
       py::arg("decisions") = "", py::arg("allow_newer_opset") = false,
-      "`strata explain --json` of a serialized ModelProto; returns (JSON "
-      "text, warnings).");
+      "`strata explain --json` of a model given as compile takes it; returns "
+      "(JSON text, warnings).");
 
   py::class_<PyModule>(m, "Module")
       .def_property_readonly(

@@ -23,8 +23,9 @@ import os
 
 import numpy as np
 
-from ._strata import (CompileError, Error, __version__, compile_bytes,
-                      compile_file, explain_bytes, explain_file, load_bytes)
+from ._strata import CompileError, Error, __version__, load_bytes
+from ._strata import compile as _compile
+from ._strata import explain as _explain
 
 __all__ = ["CompileError", "Error", "Module", "Session", "compile", "explain",
            "load", "__version__"]
@@ -203,10 +204,7 @@ def compile(model, target="cpu", *, input_shapes=None, precision=None,
                     decisions, allow_newer_opset)
     dump = os.fspath(dump_dir) if dump_dir else ""
     model_bytes, name = _in_memory(model)
-    if model_bytes is not None:
-        data, text = compile_bytes(model_bytes, name, dump_dir=dump, **args)
-    else:
-        data, text = compile_file(name, dump_dir=dump, **args)
+    data, text = _compile(model_bytes, name, dump_dir=dump, **args)
     if warnings is not None and text:
         warnings.extend(text.splitlines())
     return Module(load_bytes(data, name))
@@ -223,10 +221,7 @@ def explain(model, target="cpu", *, input_shapes=None, precision=None,
     args = _options(target, input_shapes, precision, cpu, libraries,
                     decisions, allow_newer_opset)
     data, name = _in_memory(model)
-    if data is not None:
-        text, _ = explain_bytes(data, name, **args)
-    else:
-        text, _ = explain_file(name, **args)
+    text, _ = _explain(data, name, **args)
     result = json.loads(text)
     result["model"] = name
     return result
