@@ -611,10 +611,8 @@ void Session::unsetOutputView(size_t index) {
   outputTargets_[index] = nullptr;
 }
 
-/// A small tensor's values for a message: "4", or "[0.5, 2]" for more than
-/// one element ("(N bytes)" for types printed no other way).
-static std::string describeValue(DType dtype, const std::vector<int64_t> &shape,
-                                 const std::vector<uint8_t> &bytes) {
+std::string valuesToString(DType dtype, const std::vector<int64_t> &shape,
+                           const std::vector<uint8_t> &bytes) {
   std::string text;
   bool printed = kernels::dispatchNumeric(dtype, [&](auto zero) {
     using T = decltype(zero);
@@ -666,12 +664,12 @@ void Session::checkInput(size_t index, const TensorView &tensor) const {
                    sig.requiredValue.size()) != 0))
     throw Error("strata module '" + module_->name() + "': input '" + sig.name +
                 "' sets a shape, and the module was compiled for its value " +
-                describeValue(sig.dtype, sig.shape, sig.requiredValue) +
+                valuesToString(sig.dtype, sig.shape, sig.requiredValue) +
                 ", not " +
-                describeValue(tensor.dtype, tensor.shape,
-                              {static_cast<const uint8_t *>(tensor.data),
-                               static_cast<const uint8_t *>(tensor.data) +
-                                   tensor.byteSize()}) +
+                valuesToString(tensor.dtype, tensor.shape,
+                               {static_cast<const uint8_t *>(tensor.data),
+                                static_cast<const uint8_t *>(tensor.data) +
+                                    tensor.byteSize()}) +
                 "; compile it for this value (strata run and conformance do)");
 }
 

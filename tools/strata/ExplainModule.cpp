@@ -50,12 +50,7 @@ const char *bufferKind(rt::BufferKind kind) {
 
 /// "f32[1, 3, 224, 224]"; "f32[?, 64]" where a dimension is set at run time.
 std::string typeText(rt::DType dtype, const std::vector<int64_t> &shape) {
-  std::string text = rt::dtypeName(dtype);
-  text += "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    text += (i ? ", " : "") +
-            (shape[i] < 0 ? std::string("?") : std::to_string(shape[i]));
-  return text + "]";
+  return rt::dtypeName(dtype) + rt::shapeToString(shape);
 }
 
 /// An attribute's value as text: "1", "[3, 3]", "gelu_tanh".
@@ -80,33 +75,8 @@ std::string signatureText(const rt::TensorSignature &sig) {
   std::string text = sig.name + ": " + typeText(sig.dtype, sig.shape);
   if (sig.requiredValue.empty())
     return text;
-  // Small by construction (at most 16 elements).
-  std::string values;
-  size_t size = sig.dtype == rt::DType::String ? 0 : rt::dtypeSize(sig.dtype);
-  for (size_t i = 0; size && i + size <= sig.requiredValue.size(); i += size) {
-    const uint8_t *p = sig.requiredValue.data() + i;
-    std::string v;
-    if (sig.dtype == rt::DType::I64) {
-      int64_t x;
-      std::memcpy(&x, p, 8);
-      v = std::to_string(x);
-    } else if (sig.dtype == rt::DType::I32) {
-      int32_t x;
-      std::memcpy(&x, p, 4);
-      v = std::to_string(x);
-    } else if (sig.dtype == rt::DType::F32) {
-      float x;
-      std::memcpy(&x, p, 4);
-      v = llvm::formatv("{0}", x).str();
-    } else if (sig.dtype == rt::DType::I1) {
-      v = *p ? "true" : "false";
-    } else {
-      v = "0x" + llvm::toHex(llvm::ArrayRef<uint8_t>(p, size));
-    }
-    values += (values.empty() ? "" : ", ") + v;
-  }
   return text + " (compiled for the value " +
-         (sig.requiredValue.size() > size ? "[" + values + "]" : values) + ")";
+         rt::valuesToString(sig.dtype, sig.shape, sig.requiredValue) + ")";
 }
 
 } // namespace

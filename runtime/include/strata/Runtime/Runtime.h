@@ -99,6 +99,11 @@ size_t dtypeSize(DType type);
 const char *dtypeName(DType type);
 /// "[2, 3, ?]" with ? for dynamic (-1) dimensions.
 std::string shapeToString(const std::vector<int64_t> &shape);
+/// A small tensor's values (its raw bytes) for a message: "4", or "[0.5,
+/// 2]" for a tensor of rank 1 or more ("(N bytes)" for types printed no
+/// other way).
+std::string valuesToString(DType dtype, const std::vector<int64_t> &shape,
+                           const std::vector<uint8_t> &bytes);
 /// The number of elements of a static shape; throws Error for negative
 /// dimensions or when the count overflows.
 int64_t numElements(const std::vector<int64_t> &shape);
