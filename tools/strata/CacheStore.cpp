@@ -43,7 +43,7 @@ namespace {
 struct StoredEntry {
   std::string key;
   uint64_t bytes = 0;
-  bool hasModule = false, hasManifest = false, hasIndex = false;
+  bool hasModule = false, hasManifest = false;
   /// Last use: the manifest's modification time (the module's without one),
   /// or the index's when later (a hit through the index refreshes it).
   llvm::sys::TimePoint<> lastUse, indexUse;
@@ -115,7 +115,6 @@ listEntries(const std::string &dir,
     entry.bytes += status.getSize();
     llvm::sys::TimePoint<> modified = status.getLastModificationTime();
     if (ext == ".values") {
-      entry.hasIndex = true;
       entry.indexUse = modified;
     } else if (ext == ".json") {
       entry.hasManifest = true;
