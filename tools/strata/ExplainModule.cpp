@@ -105,12 +105,16 @@ int strata::driver::explainModuleFile(const std::string &path, bool asJson) {
     named[sig.buffer] = "input '" + sig.name + "'";
   for (const rt::TensorSignature &sig : m.outputs())
     named[sig.buffer] = "output '" + sig.name + "'";
-  auto operand = [&](uint32_t id) {
-    const rt::BufferInfo &b = m.buffers()[id];
-    std::string type = typeText(b.dtype, b.shape);
-    auto it = named.find(id);
-    return it != named.end() ? it->second + " " + type
-                             : std::string(bufferKind(b.kind)) + " " + type;
+  auto operands = [&](const std::vector<uint32_t> &ids) {
+    std::vector<std::string> out;
+    for (uint32_t id : ids) {
+      const rt::BufferInfo &b = m.buffers()[id];
+      auto it = named.find(id);
+      out.push_back(
+          (it != named.end() ? it->second : std::string(bufferKind(b.kind))) +
+          " " + typeText(b.dtype, b.shape));
+    }
+    return out;
   };
   std::map<std::string, size_t> libraryCalls;
   size_t kernels = 0, hosts = 0;
@@ -138,10 +142,10 @@ int strata::driver::explainModuleFile(const std::string &path, bool asJson) {
     for (size_t i = 0; i < m.steps().size(); ++i) {
       const rt::Step &step = m.steps()[i];
       json::Array reads, writes, nodes;
-      for (uint32_t id : step.inputs)
-        reads.push_back(operand(id));
-      for (uint32_t id : step.outputs)
-        writes.push_back(operand(id));
+      for (std::string &text : operands(step.inputs))
+        reads.push_back(std::move(text));
+      for (std::string &text : operands(step.outputs))
+        writes.push_back(std::move(text));
       for (const std::string &node : step.sourceNodes)
         nodes.push_back(node);
       json::Object attributes;
@@ -230,11 +234,8 @@ int strata::driver::explainModuleFile(const std::string &path, bool asJson) {
         nodes.push_back("'" + node + "'");
       os << "    ONNX nodes: " << llvm::join(nodes, ", ") << "\n";
     }
-    std::vector<std::string> reads, writes;
-    for (uint32_t id : step.inputs)
-      reads.push_back(operand(id));
-    for (uint32_t id : step.outputs)
-      writes.push_back(operand(id));
+    std::vector<std::string> reads = operands(step.inputs),
+                             writes = operands(step.outputs);
     if (!reads.empty())
       os << "    reads: " << llvm::join(reads, "; ") << "\n";
     os << "    writes: " << llvm::join(writes, "; ") << "\n";
