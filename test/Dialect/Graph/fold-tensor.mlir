@@ -338,3 +338,28 @@ func.func @slice_reversed_to_zero(%x: tensor<6xf32>) -> tensor<3xf32> {
   %2 = graph.slice %0, %z, %five axes %z steps %two : (tensor<5xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<3xf32>
   return %2 : tensor<3xf32>
 }
+
+// -----
+
+// Gather of a Shape folds where the dimensions it picks are static, even
+// though others are not (MultiScaleRoIAlign's `x.shape[1] == 1` on [?, 1]).
+// CHECK-LABEL: func @gather_static_dims_of_shape
+// CHECK-NOT: graph.gather
+// CHECK: %[[C:.*]] = graph.constant dense<1> : tensor<1xi64>
+// CHECK: return %[[C]]
+func.func @gather_static_dims_of_shape(%x: tensor<?x1xf32>) -> tensor<1xi64> {
+  %s = graph.shape %x : (tensor<?x1xf32>) -> tensor<2xi64>
+  %i = graph.constant dense<[1]> : tensor<1xi64>
+  %d = graph.gather %s, %i : (tensor<2xi64>, tensor<1xi64>) -> tensor<1xi64>
+  return %d : tensor<1xi64>
+}
+
+// The dynamic dimension stays a gather.
+// CHECK-LABEL: func @gather_dynamic_dim_of_shape
+// CHECK: graph.gather
+func.func @gather_dynamic_dim_of_shape(%x: tensor<?x1xf32>) -> tensor<1xi64> {
+  %s = graph.shape %x : (tensor<?x1xf32>) -> tensor<2xi64>
+  %i = graph.constant dense<[0]> : tensor<1xi64>
+  %d = graph.gather %s, %i : (tensor<2xi64>, tensor<1xi64>) -> tensor<1xi64>
+  return %d : tensor<1xi64>
+}

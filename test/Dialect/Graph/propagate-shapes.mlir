@@ -76,3 +76,22 @@ func.func @if_on_shapes(%q: tensor<2x5x8xf32>, %bias: tensor<1x5x5xf32>) -> tens
   }
   return %y : tensor<*xf32>
 }
+
+// -----
+
+// Branches that yield [0] and [?] give the If [?] (what either may hold),
+// not [0]: torchvision's batched_nms returns an empty tensor or NMS's
+// selection.
+// CHECK-LABEL: func.func @if_of_two_shapes
+// CHECK: graph.if %{{.*}} : tensor<i1> -> tensor<?xi64>
+// CHECK: return %{{.*}} : tensor<?xi64>
+func.func @if_of_two_shapes(%c: tensor<i1>, %x: tensor<?xi64>) -> tensor<*xi64> {
+  %empty = graph.constant dense<> : tensor<0xi64>
+  %y = graph.if %c : tensor<i1> -> tensor<*xi64> {
+    graph.yield %empty : tensor<0xi64>
+  } else {
+    %n = graph.neg %x : (tensor<?xi64>) -> tensor<?xi64>
+    graph.yield %n : tensor<?xi64>
+  }
+  return %y : tensor<*xi64>
+}

@@ -66,8 +66,9 @@ LogicalResult IfOp::inferResultTypes(SmallVectorImpl<Type> &types) {
   for (auto [a, b] : llvm::zip(thenYield.getValues(), elseYield.getValues())) {
     if (!sameElementKind(a.getType(), b.getType()))
       return failure(); // The verifier names the mismatch.
-    // Branches may yield different shapes: keep what they agree on.
-    Type joined = joinTypes(a.getType(), b.getType());
+    // Branches may yield different shapes: keep what they agree on (a
+    // branch yielding [0] and one yielding [?] give [?], not [0]).
+    Type joined = unionTypes(a.getType(), b.getType());
     types.push_back(joined ? joined : generalizeShape(a.getType()));
   }
   return success();

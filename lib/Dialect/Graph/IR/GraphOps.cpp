@@ -57,19 +57,30 @@ TensorType withShape(Type type, std::optional<ArrayRef<int64_t>> shape) {
   return RankedTensorType::get(*shape, element);
 }
 
-Type joinTypes(Type a, Type b) {
+/// For two sequence types or two optional types: the container of
+/// `combine` of their element types (null when that is null or the kinds
+/// differ). std::nullopt when `a` is neither.
+static std::optional<Type>
+combineContainers(Type a, Type b,
+                  llvm::function_ref<Type(Type, Type)> combine) {
   if (auto sa = dyn_cast<SequenceType>(a)) {
     auto sb = dyn_cast<SequenceType>(b);
     Type element =
-        sb ? joinTypes(sa.getElementType(), sb.getElementType()) : Type();
+        sb ? combine(sa.getElementType(), sb.getElementType()) : Type();
     return element ? SequenceType::get(a.getContext(), element) : Type();
   }
   if (auto oa = dyn_cast<OptionalType>(a)) {
     auto ob = dyn_cast<OptionalType>(b);
     Type element =
-        ob ? joinTypes(oa.getElementType(), ob.getElementType()) : Type();
+        ob ? combine(oa.getElementType(), ob.getElementType()) : Type();
     return element ? OptionalType::get(a.getContext(), element) : Type();
   }
+  return std::nullopt;
+}
+
+Type joinTypes(Type a, Type b) {
+  if (std::optional<Type> container = combineContainers(a, b, joinTypes))
+    return *container;
   auto ta = dyn_cast<TensorType>(a);
   auto tb = dyn_cast<TensorType>(b);
   if (!ta || !tb)
@@ -91,6 +102,23 @@ Type joinTypes(Type a, Type b) {
     else
       return {};
   }
+  return RankedTensorType::get(shape, ta.getElementType());
+}
+
+Type unionTypes(Type a, Type b) {
+  if (std::optional<Type> container = combineContainers(a, b, unionTypes))
+    return *container;
+  auto ta = dyn_cast<TensorType>(a);
+  auto tb = dyn_cast<TensorType>(b);
+  if (!ta || !tb)
+    return a == b ? a : Type();
+  if (ta.getElementType() != tb.getElementType())
+    return {};
+  if (!ta.hasRank() || !tb.hasRank() || ta.getRank() != tb.getRank())
+    return UnrankedTensorType::get(ta.getElementType());
+  SmallVector<int64_t> shape;
+  for (auto [da, db] : llvm::zip(ta.getShape(), tb.getShape()))
+    shape.push_back(da == db ? da : ShapedType::kDynamic);
   return RankedTensorType::get(shape, ta.getElementType());
 }
 

@@ -1789,7 +1789,38 @@ LogicalResult GatherOp::verify() {
   return success();
 }
 
+/// Gather(Shape(x), indices) where every dimension it picks is static, even
+/// though others of x are not: torchvision's MultiScaleRoIAlign checks
+/// `x.shape[1] == 1` on a [?, 1] tensor before squeezing it.
+static OpFoldResult foldGatherOfShape(GatherOp op) {
+  auto shape = op.getData().getDefiningOp<ShapeOp>();
+  auto type = dyn_cast<RankedTensorType>(op.getType());
+  auto indices = constantInts(op.getIndices());
+  if (!shape || !type || !type.hasStaticShape() || !indices)
+    return {};
+  auto input = rankedType(shape.getInput());
+  if (!input)
+    return {};
+  auto [start, end] = shapeRange(shape, input.getRank());
+  SmallVector<int64_t> dims;
+  for (int64_t index : *indices) {
+    int64_t count = end - start;
+    if (index < -count || index >= count)
+      return {};
+    int64_t dim = input.getDimSize(start + (index < 0 ? index + count : index));
+    if (isDynamic(dim))
+      return {};
+    dims.push_back(dim);
+  }
+  if (type.getNumElements() != static_cast<int64_t>(dims.size()) ||
+      !type.getElementType().isInteger(64))
+    return {};
+  return DenseElementsAttr::get(type, ArrayRef<int64_t>(dims));
+}
+
 OpFoldResult GatherOp::fold(FoldAdaptor adaptor) {
+  if (OpFoldResult folded = foldGatherOfShape(*this))
+    return folded;
   auto data = rankedType(getData());
   auto indicesType = rankedType(getIndices());
   auto indices = constantInts(getIndices());

@@ -56,6 +56,11 @@ mlir::TensorType withShape(mlir::Type type,
 /// inside sequence and optional types. Null when they conflict (different
 /// element types, ranks or static sizes).
 mlir::Type joinTypes(mlir::Type a, mlir::Type b);
+/// The most precise type that holds a value of type `a` or one of type `b`
+/// (the result of a branch yielding either): dimensions they agree on stay,
+/// the others are dynamic, and ranks that differ give an unranked tensor.
+/// Null when the element types differ.
+mlir::Type unionTypes(mlir::Type a, mlir::Type b);
 
 /// `type` with every tensor shape forgotten (unranked), also inside sequence
 /// and optional types.
