@@ -18,6 +18,7 @@
 
 #include "Dnnl.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace strata::rt::kernels::dnnl_support {
@@ -86,13 +87,16 @@ void broadcastInto(KernelContext &ctx, const float *c, const Dims &cDims,
 
 void matmul(KernelContext &ctx) {
   checkOperands(ctx, 2, 3);
-  const TensorView &a = ctx.input(0), &b = ctx.input(1), &out = ctx.output(0);
+  const TensorView &a = ctx.input(0), &b = ctx.input(1);
+  // The output's view: the arena's, or a Host buffer's of a shape set below
+  // (a product on rows known only at run time: RunTimeShapes.cpp).
+  const TensorView *outView = &ctx.output(0);
   const TensorView *c = ctx.numInputs() == 3 ? &ctx.input(2) : nullptr;
   auto shapes = [&] {
     std::string s = shapeToString(a.shape) + " x " + shapeToString(b.shape);
     if (c)
       s += " + " + shapeToString(c->shape);
-    return s + " -> " + shapeToString(out.shape);
+    return s + " -> " + shapeToString(outView->shape);
   };
   int64_t transA = ctx.hasAttr("trans_a") ? ctx.attrInt("trans_a") : 0;
   int64_t transB = ctx.hasAttr("trans_b") ? ctx.attrInt("trans_b") : 0;
@@ -122,9 +126,14 @@ void matmul(KernelContext &ctx) {
   }
   outDims[rank - 2] = m;
   outDims[rank - 1] = n;
-  if (out.shape != outDims)
-    throw ctx.error("expects the output shape " + shapeToString(outDims) +
-                    ", got " + shapes());
+  if (outView->shape != outDims) {
+    bool runTime = std::any_of(outView->shape.begin(), outView->shape.end(),
+                               [](int64_t d) { return d < 0; });
+    if (!runTime)
+      throw ctx.error("expects the output shape " + shapeToString(outDims) +
+                      ", got " + shapes());
+  }
+  const TensorView &out = ctx.allocateOutput(0, outDims);
   Dims cDims;
   if (c) {
     bool fits = c->shape.size() <= rank;

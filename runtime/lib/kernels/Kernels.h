@@ -28,6 +28,11 @@ void registerStringKernels(
 /// "host.non_max_suppression".
 void registerValueShapedKernels(
     const std::function<void(const std::string &, KernelFn)> &add);
+/// The host kernels of graph ops on shapes known only at run time
+/// (HostOps.cpp): "host.<op>" for the graph op <op> ("host.gather_nd"), and
+/// "host.guard" and "host.merge" for run-time If.
+void registerHostOpKernels(
+    const std::function<void(const std::string &, KernelFn)> &add);
 
 /// Calls fn(T()) with T the C++ type of `type` when it is f32, f64 or an 8-
 /// to 64-bit integer; false for the other types (bool, f16, bf16, strings),

@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "HalfFloat.h"
 #include "Kernels.h"
 
 #include <algorithm>
@@ -94,38 +95,6 @@ void copyElements(const TensorView &dst, int64_t to, const TensorView &src,
   std::memcpy(static_cast<uint8_t *>(dst.data) + to * size,
               static_cast<const uint8_t *>(src.data) + from * size,
               count * size);
-}
-
-/// f16 and bf16 bits as floats (for comparisons).
-float halfToFloat(uint16_t h) {
-  uint32_t sign = (h & 0x8000u) << 16, exponent = (h >> 10) & 0x1f,
-           mantissa = h & 0x3ff;
-  uint32_t bits;
-  if (exponent == 0x1f) {
-    bits = sign | 0x7f800000u | (mantissa << 13);
-  } else if (exponent) {
-    bits = sign | ((exponent + 112) << 23) | (mantissa << 13);
-  } else if (mantissa) {
-    // Subnormal: normalize.
-    int shift = 0;
-    while (!(mantissa & 0x400)) {
-      mantissa <<= 1;
-      ++shift;
-    }
-    bits = sign | ((113 - shift) << 23) | ((mantissa & 0x3ff) << 13);
-  } else {
-    bits = sign;
-  }
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
-}
-
-float bf16ToFloat(uint16_t h) {
-  uint32_t bits = static_cast<uint32_t>(h) << 16;
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
 }
 
 //===----------------------------------------------------------------------===//

@@ -756,6 +756,7 @@ private:
   void create(const SessionOptions &options);
   /// run()'s parts on the CPU: one step, then the copies of the outputs.
   void runStep(size_t index);
+  bool skipsStep(size_t index);
   void collectOutputs();
   /// Checks a tensor (its element type, shape and, for strings, elements)
   /// against input `index`'s signature.
@@ -785,6 +786,9 @@ private:
   /// Host buffers (strings, and numbers whose shape is set at run time),
   /// by buffer id; empty tensors for the others.
   std::vector<Tensor> hostBuffers_;
+  /// Per buffer, during a run: whether the step writing it was skipped (a
+  /// branch of a run-time If that the run did not take).
+  std::vector<uint8_t> skipped_;
   std::vector<Tensor> outputs_;
   /// Per output: the caller's memory it is written into
   /// (setOutputView), or nullptr.
