@@ -465,8 +465,15 @@ matchMatmul(Operation *op, const LibraryRequest &request, std::string &whyNot) {
   MLIRContext *context = op->getContext();
   LibraryMatch match;
   match.library = "dnnl.matmul";
+  // Rows known only at run time (RunTimeShapes.cpp): the kernel takes the
+  // shapes when it runs.
+  bool runTime = strata::onRunTimeShapes(op);
+  auto f32 = [&](Value v) {
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    return isF32Tensor(v) || (runTime && type && type.getElementType().isF32());
+  };
   Value result = op->getResult(0);
-  if (!isF32Tensor(result)) {
+  if (!f32(result)) {
     whyNot = "dnnl.matmul computes f32; this " +
              op->getName().stripDialect().str() + " computes " +
              typeText(result);
@@ -475,7 +482,7 @@ matchMatmul(Operation *op, const LibraryRequest &request, std::string &whyNot) {
   auto outType = cast<RankedTensorType>(result.getType());
   int64_t k = 0;
   if (auto matmul = dyn_cast<graph::MatMulOp>(op)) {
-    if (!isF32Tensor(matmul.getLhs()) || !isF32Tensor(matmul.getRhs())) {
+    if (!f32(matmul.getLhs()) || !f32(matmul.getRhs())) {
       whyNot = "dnnl.matmul takes f32 operands; this matmul's are " +
                typeText(matmul.getLhs()) + " and " + typeText(matmul.getRhs());
       return std::nullopt;
@@ -488,8 +495,8 @@ matchMatmul(Operation *op, const LibraryRequest &request, std::string &whyNot) {
     k = cast<RankedTensorType>(matmul.getLhs().getType()).getShape().back();
     match.inputs = {&op->getOpOperand(0), &op->getOpOperand(1)};
   } else if (auto gemm = dyn_cast<graph::GemmOp>(op)) {
-    if (!isF32Tensor(gemm.getA()) || !isF32Tensor(gemm.getB()) ||
-        (gemm.getC() && !isF32Tensor(gemm.getC()))) {
+    if (!f32(gemm.getA()) || !f32(gemm.getB()) ||
+        (gemm.getC() && !f32(gemm.getC()))) {
       whyNot = "dnnl.matmul takes f32 operands; this gemm's are " +
                typeText(gemm.getA()) + " and " + typeText(gemm.getB());
       return std::nullopt;
@@ -511,10 +518,14 @@ matchMatmul(Operation *op, const LibraryRequest &request, std::string &whyNot) {
     whyNot = "no library kernel for " + op->getName().getStringRef().str();
     return std::nullopt;
   }
-  int64_t flops = outType.getNumElements() * k;
-  std::string size = op->getName().stripDialect().str() + " of " +
-                     matmulShape(outType, k) + " = " + std::to_string(flops) +
-                     " multiply-adds";
+  int64_t flops = outType.hasStaticShape() ? outType.getNumElements() * k
+                                           : kMinLibraryFlops;
+  std::string size =
+      outType.hasStaticShape()
+          ? op->getName().stripDialect().str() + " of " +
+                matmulShape(outType, k) + " = " + std::to_string(flops) +
+                " multiply-adds"
+          : op->getName().stripDialect().str() + " on rows known at run time";
   if (flops < kMinLibraryFlops && !request.forced) {
     whyNot = size + " is below oneDNN's threshold of " +
              std::to_string(kMinLibraryFlops) +
@@ -1024,6 +1035,23 @@ strata::matchLibraryKernel(Operation *op, const LibraryRequest &request,
     return matchStringKernel(op, request, whyNot);
   if (isValueShapedOp(op))
     return matchValueShapedKernel(op, request, whyNot);
+  if (onRunTimeShapes(op)) {
+    // A product on rows known only at run time (a detection head over its
+    // proposals): oneDNN's matmul takes its shapes when it runs, so it is
+    // the library's whatever the size; other ops run as host kernels.
+    if (request.library == TargetFacts::Library::OneDnn &&
+        isa<graph::MatMulOp, graph::GemmOp>(op)) {
+      LibraryRequest anySize = request;
+      anySize.forced = true;
+      std::optional<LibraryMatch> match = matchMatmul(op, anySize, whyNot);
+      if (match)
+        match->reason = "f32 " + op->getName().stripDialect().str() +
+                        " on rows known only at run time: oneDNN's blocked "
+                        "kernels, for any size";
+      return match;
+    }
+    return matchHostOpKernel(op, request, whyNot);
+  }
   switch (request.library) {
   case TargetFacts::Library::None:
     whyNot = "no library kernel for " + op->getName().getStringRef().str() +

@@ -96,11 +96,28 @@ std::optional<LibraryMatch>
 matchValueShapedKernel(mlir::Operation *op, const LibraryRequest &request,
                        std::string &whyNot);
 
+/// Whether strata-run-time-shapes marked `op` (kernel::Host): it reads what
+/// a value-shaped op or a run-time If's guard wrote, transitively
+/// (RunTimeShapes.cpp), and runs as a host kernel (LibraryHostOps.cpp).
+bool onRunTimeShapes(mlir::Operation *op);
+
+/// Where the run-time shapes `op` computes from come from, for messages:
+/// "the value-dependent result of ONNX node 'X'", or a run-time If's branch.
+std::string describeRunTimeSource(mlir::Operation *op);
+
+/// The host step for an op marked kernel::Host: the runtime's
+/// "host.<op>" kernel (runtime/lib/kernels/HostOps.cpp) with the op's
+/// attributes. Otherwise nullopt, and `whyNot` says why.
+std::optional<LibraryMatch> matchHostOpKernel(mlir::Operation *op,
+                                              const LibraryRequest &request,
+                                              std::string &whyNot);
+
 /// Whether `op` runs as one of the runtime's host kernels on every target,
-/// whatever the options say about vendor libraries: string ops and
-/// value-shaped ops (generated code can take neither).
+/// whatever the options say about vendor libraries: string ops,
+/// value-shaped ops, and the ops computed from their results (generated
+/// code can take none of them).
 inline bool isHostOp(mlir::Operation *op) {
-  return isStringOp(op) || isValueShapedOp(op);
+  return isStringOp(op) || isValueShapedOp(op) || onRunTimeShapes(op);
 }
 
 } // namespace strata

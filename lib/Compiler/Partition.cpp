@@ -103,6 +103,9 @@ std::string strata::getNodeName(Operation *op) {
 }
 
 bool strata::isViewOp(Operation *op) {
+  // An op on the host copies: a view needs arena bytes in the plan.
+  if (onRunTimeShapes(op))
+    return false;
   if (!isa<graph::ReshapeOp, graph::FlattenOp, graph::SqueezeOp,
            graph::UnsqueezeOp, graph::IdentityOp>(op))
     return false;
@@ -1644,6 +1647,18 @@ LogicalResult strata::partitionIntoKernels(ModuleOp module,
       if (feedsFromCurrent)
         close(&op, label + " is a view of its result (the buffer must be "
                            "written before the view exists)");
+      continue;
+    }
+    if (isHostOp(&op)) {
+      // No generated code takes shapes known only at run time.
+      std::string node = getNodeName(&op);
+      op.emitError() << (node.empty()
+                             ? "'" + op.getName().getStringRef().str() + "'"
+                             : "ONNX node '" + node + "'")
+                     << " computes from " << describeRunTimeSource(&op)
+                     << ", so it must run on the host, but " << whyNotLibrary;
+      failedAny = true;
+      close(&op, label + " has no host kernel");
       continue;
     }
     if (!isLowerableToLinalg(&op)) {

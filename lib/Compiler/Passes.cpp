@@ -667,6 +667,7 @@ void strata::registerCompilerPasses() {
   static bool done = [] {
     registerBindInputShapesPass();
     registerVerifyStaticShapesPass();
+    registerRunTimeShapesPass();
     registerSpecializeInputValuesPass();
     registerExpandGradientsPass();
     registerResolveSequencesPass();

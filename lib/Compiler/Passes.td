@@ -56,6 +56,24 @@ def VerifyStaticShapesPass
   ];
 }
 
+def RunTimeShapesPass : Pass<"strata-run-time-shapes", "mlir::ModuleOp"> {
+  let options = [
+    Option<"all", "all", "bool", /*default=*/"false",
+           "Mark every op that has a host kernel, not only those on run-time "
+           "shapes (CompileOptions::hostKernels)">
+  ];
+  let summary = "Run the ops computed from value-dependent shapes on the "
+                "host, and run-time If as guarded branches";
+  let description = [{
+    Turns each If whose condition is known only at run time, and whose
+    branches yield different shapes, into graph.guard, the branches' ops and
+    graph.merge; then marks every op that reads what a value-dependent op
+    (NonZero, Compress, Unique, NonMaxSuppression) or a guard wrote,
+    transitively, with the kernel layer's `host` attribute
+    (RunTimeShapes.cpp).
+  }];
+}
+
 def ExpandGradientsPass : Pass<"strata-expand-gradients", "mlir::ModuleOp"> {
   let summary = "Rewrite ONNX Gradient ops into the graph ops that compute "
                 "them";

@@ -324,6 +324,7 @@ strata::defaultStagePipeline(Stage stage, const CompileOptions &options) {
             "values=" + quoteOption(encodeInputValues(options.inputValues))),
         top("strata-expand-gradients"),
         top("cse"),
+        top("strata-run-time-shapes", options.hostKernels ? "all=true" : ""),
         top("strata-verify-static-shapes", target)};
   case Stage::Fused: {
     // oneDNN on the CPU, cuBLASLt on NVIDIA GPUs (Library.cpp).

@@ -254,7 +254,7 @@ static bool sizedAtRunTime(Value v) {
   if (isa<graph::StringType>(type.getElementType()))
     return true;
   Operation *def = v.getDefiningOp();
-  return def && strata::isValueShapedOp(def);
+  return def && (strata::isValueShapedOp(def) || strata::onRunTimeShapes(def));
 }
 
 /// The entry's arguments that `roots` are computed from.

@@ -268,26 +268,32 @@ inline std::string firstError(const std::string &log) {
 /// the reason. `ok` is false (and a message printed) when it cannot be
 /// read.
 inline std::map<std::string, std::string>
-loadExpectedFailures(const std::string &path, bool &ok) {
+loadExpectedFailures(const std::string &paths, bool &ok) {
   std::map<std::string, std::string> expected;
   ok = true;
-  if (path.empty())
-    return expected;
-  std::ifstream in(path);
-  if (!in) {
-    std::cerr << "error: cannot read " << path << "\n";
-    ok = false;
-    return expected;
-  }
-  std::string line;
-  while (std::getline(in, line)) {
-    size_t hash = line.find('#');
-    std::string reason = hash == std::string::npos ? "" : line.substr(hash + 1);
-    line = line.substr(0, hash);
-    line.erase(0, line.find_first_not_of(" \t"));
-    line.erase(line.find_last_not_of(" \t\r") + 1);
-    if (!line.empty())
-      expected[line] = reason;
+  // Several lists, comma-separated: a mode's own list beside the target's.
+  std::stringstream list(paths);
+  std::string path;
+  while (std::getline(list, path, ',')) {
+    if (path.empty())
+      continue;
+    std::ifstream in(path);
+    if (!in) {
+      std::cerr << "error: cannot read " << path << "\n";
+      ok = false;
+      return expected;
+    }
+    std::string line;
+    while (std::getline(in, line)) {
+      size_t hash = line.find('#');
+      std::string reason =
+          hash == std::string::npos ? "" : line.substr(hash + 1);
+      line = line.substr(0, hash);
+      line.erase(0, line.find_first_not_of(" \t"));
+      line.erase(line.find_last_not_of(" \t\r") + 1);
+      if (!line.empty())
+        expected[line] = reason;
+    }
   }
   return expected;
 }

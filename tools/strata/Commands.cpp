@@ -96,6 +96,12 @@ cl::opt<std::string>
                        "name (gfx942)"),
               cl::init("native"), cl::sub(compileCmd), cl::sub(runCmd),
               cl::sub(benchCmd), cl::sub(conformanceCommand()));
+cl::opt<bool> hostKernels(
+    "host-kernels",
+    cl::desc("Run every op the runtime has a host kernel for on the host, "
+             "one op per step: a slow reference for bisecting a result"),
+    cl::Hidden, cl::sub(compileCmd), cl::sub(runCmd), cl::sub(benchCmd),
+    cl::sub(conformanceCommand()));
 cl::opt<bool> noLibraries("no-libraries",
                           cl::desc("Generate every kernel (no oneDNN)"),
                           cl::sub(compileCmd), cl::sub(runCmd),
@@ -231,6 +237,7 @@ static bool compileFlags(CompileFlags &flags) {
   flags.cpu = cpuOption;
   flags.verbose = verbose;
   flags.noLibraries = noLibraries;
+  flags.hostKernels = hostKernels;
   flags.precision = precision;
   flags.dumpDir = dumpIr;
   flags.decisionsFile = decisionsFile;
@@ -601,6 +608,8 @@ static int runCompile() {
       given.push_back("--decisions");
     if (flags.noLibraries)
       given.push_back("--no-libraries");
+    if (flags.hostKernels)
+      given.push_back("--host-kernels");
     bool one = given.size() == 1;
     if (!given.empty())
       return fail(llvm::join(given, ", ") + (one ? " decides" : " decide") +

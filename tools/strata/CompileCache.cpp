@@ -236,6 +236,8 @@ computeKey(const std::string &path, const CompileFlags &flags,
   // Only when given, so that every other key stays as it was.
   if (flags.allowNewerOpset)
     key.parts.back().fields.push_back({"newer opsets", "allowed"});
+  if (flags.hostKernels)
+    key.parts.back().fields.push_back({"host kernels", "every op"});
   key.parts.push_back(
       {"strata version",
        {{"version", kStrataVersion},

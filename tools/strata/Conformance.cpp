@@ -59,13 +59,15 @@ cl::SubCommand &strata::driver::conformanceCommand() {
 
 extern cl::opt<std::string> cpuOption;
 extern cl::opt<bool> noLibraries;
+extern cl::opt<bool> hostKernels;
 
 static cl::list<std::string> caseDirs(cl::Positional, cl::OneOrMore,
                                       cl::desc("<case or suite directories>"),
                                       cl::sub(conformanceCommand()));
 static cl::opt<std::string>
     expectedFile("expected-failures",
-                 cl::desc("Cases expected to fail, one 'suite/case' a line"),
+                 cl::desc("Cases expected to fail, one 'suite/case' a line "
+                          "(several files: comma-separated)"),
                  cl::value_desc("file"), cl::sub(conformanceCommand()));
 static cl::opt<std::string>
     writeExpected("write-expected-failures",
@@ -111,6 +113,7 @@ compileCase(const tio::TestCase &test,
   flags.target = conformanceTarget;
   flags.cpu = cpuOption;
   flags.noLibraries = noLibraries;
+  flags.hostKernels = hostKernels;
   flags.precision = precisionFlag();
   // A failing case is an expected outcome here, not a bug to reproduce:
   // no crash reproducers.

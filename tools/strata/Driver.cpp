@@ -72,6 +72,7 @@ toCompileOptions(const CompileFlags &flags,
   options.cpu = flags.cpu;
   options.verbose = flags.verbose;
   options.useLibraries = !flags.noLibraries;
+  options.hostKernels = flags.hostKernels;
   options.precision = flags.precision;
   options.inputShapes = shapes;
   options.inputValues = flags.inputValues;

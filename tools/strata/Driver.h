@@ -32,6 +32,8 @@ struct CompileFlags {
   std::string cpu = "native";
   bool verbose = false;
   bool noLibraries = false;
+  /// CompileOptions::hostKernels (--host-kernels).
+  bool hostKernels = false;
   /// CompileOptions::precision: "fp32" (or ""), "fp16" or "bf16".
   std::string precision;
   std::string dumpDir;

@@ -42,6 +42,11 @@ struct CompileOptions {
   static constexpr size_t kMaxValueElements = 16;
   /// Hand matmul and convolution to oneDNN where the partitioner chooses to.
   bool useLibraries = true;
+  /// Run every op that has one as the runtime's host kernel, as the ops on
+  /// shapes known only at run time run (RunTimeShapes.cpp): a reference
+  /// interpreter, for testing those kernels against stored outputs and for
+  /// bisecting a wrong result. Slow.
+  bool hostKernels = false;
   /// How tensors are stored between kernels: "" or "fp32" (as the model
   /// says), "fp16" or "bf16" (f32 tensors between kernels in that type,
   /// computed in f32 inside kernels; the model's inputs and outputs stay

@@ -3,8 +3,9 @@
 
 mlp.onnx: MatMul + Add + Relu + Softmax with a symbolic batch, and numpy's
 float64 reference for two batch sizes (x3.npy -> y3.npy, x5.npy -> y5.npy).
-nonzero.onnx: NonZero, whose output shape depends on values, added to itself:
-  generated code cannot read it (a compile error).
+nonzero.onnx: NonZero, whose output shape depends on values, cast and given
+  to Hardmax: the ops after NonZero run as host kernels, and Hardmax has none
+  (a compile error).
 case/: one conformance case in the ONNX backend-test layout whose expected
 output is correct, and bad_case/ whose expected output is wrong.
 """
@@ -84,9 +85,11 @@ def rows(out):
 def nonzero(out):
     graph = helper.make_graph(
         [helper.make_node("NonZero", ["x"], ["y"], name="find"),
-         helper.make_node("Add", ["y", "y"], ["z"], name="twice")], "nonzero",
+         helper.make_node("Cast", ["y"], ["f"], name="as_float",
+                          to=TensorProto.FLOAT),
+         helper.make_node("Hardmax", ["f"], ["z"], name="twice")], "nonzero",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
-        [helper.make_tensor_value_info("z", TensorProto.INT64, [1, None])])
+        [helper.make_tensor_value_info("z", TensorProto.FLOAT, [1, None])])
     save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]),
          os.path.join(out, "nonzero.onnx"))
 

@@ -272,7 +272,7 @@ LogicalResult AttributeChecker::positions(bool ofArguments) {
 LogicalResult AttributeChecker::check() {
   StringRef key =
       name.drop_front(KernelDialect::getDialectNamespace().size() + 1);
-  if (key == "kernel")
+  if (key == "kernel" || key == "host")
     return expect<UnitAttr>("a unit attribute");
   if (key == "channels_last_rows") {
     if (failed(expect<UnitAttr>("a unit attribute")))

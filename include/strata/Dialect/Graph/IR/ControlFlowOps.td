@@ -36,6 +36,52 @@ def Graph_IfOp : Graph_Op<"if", [RecursiveMemoryEffects, NoRegionArguments]> {
   let hasCanonicalizer = 1;
 }
 
+// A run-time If as dataflow, in the style of TensorFlow's Switch and Merge:
+// strata-run-time-branches moves each branch's ops before the If, passes
+// every value a branch reads from outside it through a guard of that
+// branch, and merges each pair of yielded values. The runtime skips a guard
+// whose condition is not `expect`, and with it every step that reads what a
+// skipped step would have written (docs/runtime.md, "Run-time branches").
+def Graph_GuardOp : Graph_Op<"guard", [Pure]> {
+  let summary = "`value` inside the branch taken when `condition` is `expect`";
+  let arguments = (ins TensorOf<[I1]>:$condition, AnyTensor:$value,
+                       BoolAttr:$expect);
+  let results = (outs AnyTensor:$output);
+  let assemblyFormat = [{
+    $condition `,` $value attr-dict `:` functional-type(operands, results)
+  }];
+  let extraClassDefinition = [{
+    ::mlir::LogicalResult $cppClass::inferResultTypes(
+        ::llvm::SmallVectorImpl<::mlir::Type> &types) {
+      types.push_back(getValue().getType());
+      return ::mlir::success();
+    }
+  }];
+}
+
+def Graph_MergeOp : Graph_Op<"merge", [Pure]> {
+  let summary = "the value of the branch that ran: `then_value` when "
+                "`condition` is true, else `else_value`";
+  let arguments = (ins TensorOf<[I1]>:$condition, AnyTensor:$then_value,
+                       AnyTensor:$else_value);
+  let results = (outs AnyTensor:$output);
+  let assemblyFormat = [{
+    $condition `,` $then_value `,` $else_value attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let extraClassDefinition = [{
+    ::mlir::LogicalResult $cppClass::inferResultTypes(
+        ::llvm::SmallVectorImpl<::mlir::Type> &types) {
+      ::mlir::Type type = unionTypes(getThenValue().getType(),
+                                     getElseValue().getType());
+      if (!type)
+        return ::mlir::failure();
+      types.push_back(type);
+      return ::mlir::success();
+    }
+  }];
+}
+
 def Graph_LoopOp : Graph_Op<"loop",
     [RecursiveMemoryEffects, AttrSizedOperandSegments]> {
   let summary = "a counted and/or conditional loop (ONNX Loop)";

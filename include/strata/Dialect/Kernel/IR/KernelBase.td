@@ -76,6 +76,10 @@ def Kernel_Dialect : Dialect {
     // output, kernel, strides, dilations, pads), which strata-gpu-window-
     // indices computes in the kernel instead of loading.
     "::mlir::DictionaryAttr":$windows,
+    // On a graph op, from strata-run-time-shapes to the partitioner: it
+    // reads what a value-dependent op or a run-time If's guard wrote, and
+    // runs as a host kernel (RunTimeShapes.cpp).
+    "::mlir::UnitAttr":$host,
     // On the module: the precision the compile was asked for.
     "::mlir::StringAttr":$precision,
     // The GPU stage: the launch, the choice in words, and on the loops of

@@ -55,6 +55,7 @@ using MaxThreads = KernelDialect::MaxThreadsAttrHelper;
 using PtxKernel = KernelDialect::PtxKernelAttrHelper;
 using PtxLaunch = KernelDialect::PtxLaunchAttrHelper;
 using Windows = KernelDialect::WindowsAttrHelper;
+using Host = KernelDialect::HostAttrHelper;
 
 /// The attribute `H` of `op`, or null when it is absent or not of its type.
 template <typename H> auto get(mlir::Operation *op) {

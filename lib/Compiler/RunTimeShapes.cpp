@@ -1,0 +1,166 @@
+//===- RunTimeShapes.cpp - the ops that run on shapes of run time ---------===//
+//
+// After the graph stage and the specializations on input values, a value
+// whose shape is still unknown comes from an op whose result size depends
+// on tensor values (NonZero, Compress, Unique, NonMaxSuppression) or from a
+// run-time If whose branches yield different shapes. Generated code is
+// compiled for static shapes, so everything computed from such a value runs
+// as the runtime's host kernels (LibraryHostOps.cpp,
+// runtime/lib/kernels/HostOps.cpp): this is the tail of a detection model
+// (boxes and scores after the threshold, TopK, NMS, the final gathers),
+// whose tensors are small. The pass
+//
+// 1. turns each If that is left (its condition known only at run time, its
+//    branches yielding shapes that differ) into dataflow: the branches' ops
+//    move before it, every value a branch reads from outside passes through
+//    a graph.guard of that branch, and each result is a graph.merge of the
+//    two yielded values. The runtime skips the steps of the branch not
+//    taken (docs/runtime.md, "Run-time branches"), so a branch runs only
+//    when ONNX would run it;
+// 2. marks (kernel::Host) every op that reads what a host op wrote,
+//    transitively from the value-dependent ops and the guards: the
+//    partitioner gives each a host step of its own, and the module writer a
+//    Host buffer to each result whose shape is set when it runs.
+//
+// Ops that no host kernel takes are refused by verifyStaticShapes, naming
+// the node and the value-dependent op it follows.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CompilerUtils.h"
+#include "Library.h"
+#include "Passes.h"
+
+#include "strata/Dialect/Graph/IR/GraphOps.h"
+#include "strata/Dialect/Kernel/IR/KernelDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/Pass/Pass.h"
+
+#include "strata/Runtime/Runtime.h"
+
+namespace strata {
+#define GEN_PASS_DEF_RUNTIMESHAPESPASS
+#include "Passes.h.inc"
+} // namespace strata
+
+using namespace mlir;
+namespace graph = strata::graph;
+
+namespace {
+
+/// Rewrites `op` into guards, its branches' ops and merges (see above).
+void guardBranches(graph::IfOp op) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  Value condition = op.getCondition();
+  SmallVector<Value> yielded[2];
+  Region *branches[] = {&op.getThenBranch(), &op.getElseBranch()};
+  for (auto [index, region] : llvm::enumerate(branches)) {
+    bool expect = index == 0;
+    Block &block = region->front();
+    // One guard per outer value the branch reads, made before its first use.
+    llvm::DenseMap<Value, Value> guarded;
+    auto guard = [&](Value v) {
+      auto [it, inserted] = guarded.try_emplace(v, Value());
+      if (inserted) {
+        auto g = graph::GuardOp::create(b, loc, v.getType(), condition, v,
+                                        b.getBoolAttr(expect));
+        it->second = g.getOutput();
+      }
+      return it->second;
+    };
+    auto isOuter = [&](Value v) {
+      return !region->isAncestor(v.getParentRegion());
+    };
+    auto yield = cast<graph::YieldOp>(block.getTerminator());
+    for (Operation &inner :
+         llvm::make_early_inc_range(block.without_terminator())) {
+      // Operands of the op and of the ops nested in it (an inner If's
+      // branches) that come from outside this branch. Constants stay
+      // unguarded: an op that reads only constants is pure and runs either
+      // way.
+      inner.walk([&](Operation *nested) {
+        for (OpOperand &operand : nested->getOpOperands()) {
+          Value v = operand.get();
+          if (!isOuter(v) || v.getDefiningOp<graph::ConstantOp>())
+            continue;
+          operand.set(guard(v));
+        }
+      });
+      inner.moveBefore(op);
+    }
+    // A value from outside is there whichever branch runs: the merge reads
+    // it as it is.
+    llvm::append_range(yielded[index], yield.getValues());
+  }
+  SmallVector<Value> results;
+  for (auto [thenValue, elseValue, result] :
+       llvm::zip(yielded[0], yielded[1], op.getResults())) {
+    auto merge = graph::MergeOp::create(b, loc, result.getType(), condition,
+                                        thenValue, elseValue);
+    results.push_back(merge.getOutput());
+  }
+  op.replaceAllUsesWith(results);
+  op.erase();
+}
+
+/// Whether the If left by the graph stage (its condition known only at run
+/// time) can run as guarded branches: it and its branches' ops produce
+/// tensors only (sequences and optionals have no host buffers).
+bool takesGuards(graph::IfOp op) {
+  auto tensors = [](Operation *o) {
+    return llvm::all_of(o->getResultTypes(),
+                        [](Type t) { return isa<TensorType>(t); });
+  };
+  WalkResult walk = op->walk([&](Operation *inner) {
+    return tensors(inner) ? WalkResult::advance() : WalkResult::interrupt();
+  });
+  return !walk.wasInterrupted();
+}
+
+struct RunTimeShapesPass
+    : strata::impl::RunTimeShapesPassBase<RunTimeShapesPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    func::FuncOp entry = strata::getEntryFunction(getOperation());
+    if (!entry)
+      return;
+    Block &body = entry.getBody().front();
+    // Outer Ifs first: an inner one moves to the entry with its branch and
+    // is taken on a later round.
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (Operation &op : llvm::make_early_inc_range(body)) {
+        auto ifOp = dyn_cast<graph::IfOp>(op);
+        if (!ifOp || !takesGuards(ifOp))
+          continue;
+        guardBranches(ifOp);
+        changed = true;
+      }
+    }
+    // Forward through the block: a guard or merge runs on the host, and so
+    // does an op that reads what a value-dependent op or a marked op wrote.
+    // (Value-dependent ops and string ops have host kernels of their own.)
+    MLIRContext *context = &getContext();
+    for (Operation &op : body.without_terminator()) {
+      if (strata::isValueShapedOp(&op) || strata::isStringOp(&op))
+        continue;
+      bool host = isa<graph::GuardOp, graph::MergeOp>(op) ||
+                  (all && !isa<graph::ConstantOp>(op) &&
+                   strata::rt::lookupKernel(
+                       ("host." + op.getName().stripDialect()).str()));
+      for (Value operand : op.getOperands())
+        if (Operation *def = operand.getDefiningOp())
+          host = host || strata::isValueShapedOp(def) ||
+                 strata::onRunTimeShapes(def);
+      if (host)
+        strata::kernel::set<strata::kernel::Host>(&op, UnitAttr::get(context));
+    }
+  }
+};
+
+} // namespace
