@@ -9,8 +9,10 @@ packages=(
   libonnx-dev libonnx-testdata python3-onnx libprotobuf-dev protobuf-compiler
   libgtest-dev libflatbuffers-dev flatbuffers-compiler libdnnl-dev
   libxxhash-dev pkgconf pybind11-dev python3-dev
-  # The Python package's torch.compile backend is tested on FX graphs.
-  python3-torch
+  # The Python package's torch.compile backend is tested on FX graphs;
+  # torchvision's detection models are exported and checked against torch
+  # (test/Detection).
+  python3-torch python3-torchvision
   # The libFuzzer targets (fuzz/): clang with its sanitizer and fuzzer
   # runtimes.
   clang-22 libclang-rt-22-dev

@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""torchvision's detection models, exported as users export them, compiled
+and run by strata on the CPU, against torch's own outputs.
+
+usage: detection.py STRATA WORKDIR [ssdlite|fasterrcnn|retinanet ...]
+
+Each model is built from torchvision's architecture with random weights
+(fixed seeds) made to behave like trained ones: batch-norm statistics from a
+training-mode pass over random images, and the heads' last layers scaled so
+that scores spread instead of saturating (random heads give every box one
+score, and then TopK and NMS only measure tie-breaking). Exports follow
+torchvision's documentation: opset 17 for SSDlite and RetinaNet, opset 11
+for Faster R-CNN, whose RoIAlign (aligned=False) torchvision 0.14 writes
+without the coordinate_transformation_mode attribute, which opset 16 reads
+as half_pixel.
+
+Every op after the first NonZero runs as one of the runtime's host kernels
+(docs/runtime.md, "Value-dependent shapes"), including the run-time If of
+batched_nms. Detections are compared as a set: each of torch's (label, score,
+box) must have a strata detection of the same label within 1e-4 in score and
+0.1 pixel in box, and the counts must agree. Scores within 1e-4 of each
+other may come out in either order (float32 sums in another order), which
+an element-by-element comparison would call a failure.
+"""
+
+import os
+import subprocess
+import sys
+import warnings
+
+warnings.filterwarnings("ignore")
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+from torchvision.models import detection  # noqa: E402
+
+
+def build(name):
+    torch.manual_seed(0)
+    if name == "ssdlite":
+        model = detection.ssdlite320_mobilenet_v3_large(
+            weights=None, weights_backbone=None, num_classes=3,
+            width_mult=0.25)
+        size, opset = 320, 17
+        last = {model.head.classification_head: 0.3}
+    elif name == "fasterrcnn":
+        model = detection.fasterrcnn_mobilenet_v3_large_320_fpn(
+            weights=None, weights_backbone=None, num_classes=3)
+        size, opset = 320, 11
+        last = {model.rpn.head.cls_logits: 1.0, model.rpn.head.bbox_pred: 0.1,
+                model.roi_heads.box_predictor.cls_score: 1.0,
+                model.roi_heads.box_predictor.bbox_pred: 0.1}
+    else:
+        model = detection.retinanet_resnet50_fpn(
+            weights=None, weights_backbone=None, num_classes=3, min_size=256,
+            max_size=256)
+        size, opset = 256, 17
+        last = {model.head.classification_head.cls_logits: 1.0,
+                model.head.regression_head.bbox_reg: 1.0}
+    with torch.no_grad():
+        for module in model.modules():
+            if isinstance(module, torch.nn.BatchNorm2d):
+                module.momentum = 1.0
+        model.backbone.train()
+        batch = model.transform(list(torch.rand(4, 3, size, size)))[0]
+        model.backbone(batch.tensors)
+        model.eval()
+        for layer, target in last.items():
+            if isinstance(layer, torch.nn.Module) and hasattr(layer, "weight"):
+                seen = []
+                hook = layer.register_forward_hook(
+                    lambda mod, i, o: seen.append(o.std()))
+                model(torch.rand(1, 3, size, size))
+                hook.remove()
+                layer.weight.mul_(target / seen[0])
+                layer.bias.zero_()
+            else:  # SSD's classification head: every level's convolution
+                for p in layer.parameters():
+                    p.normal_(0, target)
+    return model, size, opset
+
+
+class Detections(torch.nn.Module):
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x):
+        d = self.model(x)[0]
+        return d["boxes"], d["scores"], d["labels"]
+
+
+def compare(name, ref, got):
+    b, s, l = ref
+    gb, gs, gl = got
+    if len(gs) != len(s):
+        return f"{len(gs)} detections, torch has {len(s)}"
+    used = np.zeros(len(gs), bool)
+    worst = 0.0
+    for i in range(len(s)):
+        candidates = np.where(~used & (gl == l[i]) &
+                              (np.abs(gs - s[i]) < 1e-4))[0]
+        if len(candidates) == 0:
+            return f"torch's detection {i} (label {l[i]}, score {s[i]}) " \
+                   "has no match"
+        d = np.abs(gb[candidates] - b[i]).max(axis=1)
+        if d.min() > 0.1:
+            return f"torch's detection {i}: nearest box {d.min()} px away"
+        used[candidates[d.argmin()]] = True
+        worst = max(worst, float(d.min()))
+    print(f"{name}: {len(s)} detections match (worst box {worst:.2g} px, "
+          f"{len(np.unique(s))} distinct scores)")
+    return ""
+
+
+def main():
+    strata, work = sys.argv[1], sys.argv[2]
+    names = sys.argv[3:] or ["ssdlite", "fasterrcnn", "retinanet"]
+    os.makedirs(work, exist_ok=True)
+    failed = []
+    for name in names:
+        model, size, opset = build(name)
+        wrapped = Detections(model).eval()
+        torch.manual_seed(1)
+        x = torch.rand(1, 3, size, size)
+        with torch.no_grad():
+            ref = [t.numpy() for t in wrapped(x)]
+        path = os.path.join(work, f"{name}.onnx")
+        torch.onnx.export(wrapped, (x,), path, opset_version=opset,
+                          input_names=["images"],
+                          output_names=["boxes", "scores", "labels"])
+        np.save(os.path.join(work, f"{name}_images.npy"), x.numpy())
+        out = os.path.join(work, f"{name}_out")
+        run = subprocess.run(
+            [strata, "run", path, os.path.join(work, f"{name}_images.npy"),
+             "--no-cache", "--output-dir", out],
+            capture_output=True, text=True)
+        if run.returncode != 0:
+            failed.append(f"{name}: strata run failed:\n{run.stderr}")
+            continue
+        got = [np.load(os.path.join(out, f"{n}.npy"))
+               for n in ("boxes", "scores", "labels")]
+        why = compare(name, ref, got)
+        if why:
+            failed.append(f"{name}: {why}")
+    for line in failed:
+        print("FAIL", line)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
