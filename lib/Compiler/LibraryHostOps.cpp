@@ -7,8 +7,8 @@
 // (runtime/lib/kernels/HostOps.cpp): graph.gather_nd -> "host.gather_nd".
 // The step carries the op's attributes under their own names (integers,
 // floats, strings, integer lists; the sizes of optional operand groups as
-// `operandSegmentSizes`; a ConstantOfShape's value as a number), and the
-// kernel computes its output shapes when it runs.
+// `operand_segment_sizes`, every name in snake_case; a ConstantOfShape's value
+// as a number), and the kernel computes its output shapes when it runs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,6 +22,8 @@
 #include "mlir/IR/BuiltinTypes.h"
 
 #include "strata/Runtime/Runtime.h"
+
+#include <cctype>
 
 using namespace mlir;
 
@@ -92,9 +94,20 @@ strata::matchHostOpKernel(Operation *op, const LibraryRequest &,
   for (OpOperand &operand : op->getOpOperands())
     match.inputs.push_back(&operand);
   for (NamedAttribute attr : op->getAttrDictionary()) {
-    StringRef key = attr.getName().strref();
-    if (key.starts_with("strata.") || key.starts_with("graph."))
+    StringRef name = attr.getName().strref();
+    if (name.starts_with("strata.") || name.starts_with("graph."))
       continue;
+    // Step attributes are snake_case, as ONNX's (graph.gemm's transA is
+    // trans_a, the name dnnl.matmul reads).
+    std::string key;
+    for (char c : name) {
+      if (std::isupper(static_cast<unsigned char>(c))) {
+        key += '_';
+        key += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      } else {
+        key += c;
+      }
+    }
     Attribute value = attr.getValue();
     if (auto integer = dyn_cast<IntegerAttr>(value)) {
       match.attrs.set(key, i64(integer.getType().isInteger(1)
@@ -121,8 +134,7 @@ strata::matchHostOpKernel(Operation *op, const LibraryRequest &,
                          ? elements.getSplatValue<APInt>().getZExtValue()
                          : elements.getSplatValue<APInt>().getSExtValue()));
     } else {
-      whyNot =
-          "its attribute '" + key.str() + "' has no form a host kernel reads";
+      whyNot = "its attribute '" + key + "' has no form a host kernel reads";
       return std::nullopt;
     }
   }

@@ -44,6 +44,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <map>
 
 using namespace mlir;
 using namespace strata;
@@ -357,31 +358,39 @@ LogicalResult Planner::addView(Operation *op) {
   return success();
 }
 
-/// On a GPU target, host steps (strings, value-dependent shapes) run only in
-/// a plan of host steps: the CUDA executor does not move values between
-/// host steps and the device yet (docs/runtime.md). Refuse the mix here,
-/// naming the node, rather than write a module no session would run.
+/// On a GPU target, host steps (strings, the ops on shapes known only at run
+/// time) run on the CPU between the GPU's steps, and what they write stays
+/// on the host: the CUDA executor copies device buffers to host steps, not
+/// back (docs/runtime.md). strata-run-time-shapes runs everything computed
+/// from a value-dependent op on the host; a GPU step reading a host step's
+/// value (a string cast to numbers) is refused here, naming both nodes,
+/// rather than written into a module no session would run.
 LogicalResult Planner::checkHostSteps(StringRef target) {
-  const PlannedStep *host = nullptr;
-  bool device = false;
+  std::map<int, const PlannedStep *> writer;
   for (const PlannedStep &planned : steps) {
-    if (!planned.step.isHostKernel())
-      device = true;
-    else if (!host)
-      host = &planned;
+    if (planned.step.isHostKernel()) {
+      for (int slot : planned.outputs)
+        writer[all[slot].root] = &planned;
+      continue;
+    }
+    for (int slot : planned.inputs) {
+      auto found = writer.find(all[slot].root);
+      if (found == writer.end())
+        continue;
+      auto node = [](const PlannedStep &p) {
+        return p.step.sourceNodes.empty()
+                   ? "step '" + p.step.name + "'"
+                   : "ONNX node '" + p.step.sourceNodes.front() + "'";
+      };
+      return entry.emitError()
+             << node(planned) << " runs on the GPU, but reads what "
+             << node(*found->second) << " computes on the host ("
+             << found->second->step.name << "); the " << target
+             << " target copies values from the GPU to host steps, not "
+                "back (compile for --target=cpu to run it)";
+    }
   }
-  if (!host || !device)
-    return success();
-  std::string node = host->step.sourceNodes.empty()
-                         ? std::string("a step")
-                         : "ONNX node '" + host->step.sourceNodes.front() + "'";
-  return entry.emitError()
-         << node << " runs on the host (" << host->step.name
-         << ": strings, or a result whose size depends on values), and the "
-            "model also has work for the GPU; the "
-         << target
-         << " target does not move values between host steps and GPU "
-            "kernels yet (compile for --target=cpu to run it)";
+  return success();
 }
 
 void Planner::planArena() {

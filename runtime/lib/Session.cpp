@@ -16,6 +16,7 @@
 
 #include "strata/Runtime/Runtime.h"
 
+#include "Branches.h"
 #include "CodeLoader.h"
 #include "FaultInjection.h"
 #include "cuda/CudaExecutor.h"
@@ -720,7 +721,9 @@ void Session::run() {
   skipped_.assign(m.buffers().size(), 0);
   for (size_t i = 0; i < m.steps().size(); ++i) {
     const Step &step = m.steps()[i];
-    if (skipsStep(i))
+    if (detail::skipsBranchStep(
+            m, i, skipped_,
+            [&](uint32_t id) -> const TensorView & { return views_[id]; }))
       continue;
     auto start = profile_ ? std::chrono::steady_clock::now()
                           : std::chrono::steady_clock::time_point();
@@ -759,47 +762,6 @@ void Session::run() {
   collectOutputs();
   outputsInCaller_ = outputTargets_;
   ran_ = true;
-}
-
-/// Whether step `i` belongs to a branch this run does not take: a guard
-/// whose condition is not its `expect`, or a step reading a skipped buffer
-/// (a merge reads the branch that ran, and its condition). Marks the
-/// outputs of a skipped step skipped.
-bool Session::skipsStep(size_t i) {
-  const Module &m = *module_;
-  const Step &step = m.steps()[i];
-  bool skip = false;
-  if (step.kind == StepKind::Library && step.name == "host.merge" &&
-      step.inputs.size() == 3) {
-    uint32_t cond = step.inputs[0];
-    skip = skipped_[cond] ||
-           skipped_[step.inputs[views_[cond].numElements() == 1 &&
-                                        *static_cast<const uint8_t *>(
-                                            views_[cond].data)
-                                    ? 1
-                                    : 2]];
-  } else {
-    for (uint32_t id : step.inputs)
-      skip = skip || skipped_[id];
-    if (!skip && step.kind == StepKind::Library && step.name == "host.guard" &&
-        !step.inputs.empty()) {
-      const TensorView &cond = views_[step.inputs[0]];
-      bool expect = true;
-      for (const Attribute &a : step.attributes)
-        if (a.key == "expect" && a.ints.size() == 1)
-          expect = a.ints[0] != 0;
-      if (cond.numElements() != 1)
-        throw Error("strata module '" + m.name() + "': " + step.describe(i) +
-                    ": the condition of a run-time If must hold one value, "
-                    "got " +
-                    dtypeName(cond.dtype) + shapeToString(cond.shape));
-      skip = (*static_cast<const uint8_t *>(cond.data) != 0) != expect;
-    }
-  }
-  if (skip)
-    for (uint32_t id : step.outputs)
-      skipped_[id] = 1;
-  return skip;
 }
 
 /// One step of a CPU run: its kernel on the views of its buffers.

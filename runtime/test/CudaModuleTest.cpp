@@ -215,31 +215,37 @@ TEST_F(CudaPlan, LibraryStepsAreRefused) {
                         "but the module targets 'cuda'"));
 }
 
-TEST_F(CudaPlan, HostStepsBesideGpuWorkAreRefused) {
-  // A value-shaped host step (host.nonzero) next to a GPU kernel: the
-  // executor names the step, before any check of device buffers.
-  ModuleBuilder b = cudaAddBuilder();
-  uint32_t z = 2;
-  uint32_t nz = b.addHostBuffer(DType::I64, {1, -1});
-  b.addStep({StepKind::Library, "host.nonzero", {z}, {nz}, {}, {"NZ_0"}});
-  b.addOutput("nz", nz);
+TEST_F(CudaPlan, GpuStepsDoNotReadWhatHostStepsWrite) {
+  // Host steps run on the CPU between the GPU's steps, and what they write
+  // stays there: a GPU kernel reading it is named (a host step before GPU
+  // work is fine: FakeCudaDriver.HostStepsRunBetweenGpuSteps).
+  ModuleBuilder b;
+  b.setTarget("cuda");
+  uint32_t x = b.addInput("x", DType::F32, {256});
+  uint32_t h = b.addArenaBuffer(DType::F32, {256});
+  uint32_t z = b.addArenaBuffer(DType::F32, {256});
+  b.addStep({StepKind::Library, "host.relu", {x}, {h}, {}, {"R_0"}});
+  b.addStep(gpuStep("strata_cuda_add", {h, h}, {z}));
+  b.addOutput("z", z);
+  b.setGpuCubin(fakeCubin());
+  b.setGpuPtx(kPtx);
+  b.setGpuArch("sm_90a");
   EXPECT_THAT(sessionError(b),
-              HasSubstr("step 1 ('host.nonzero', from ONNX node 'NZ_0') is a "
-                        "host kernel, which the CUDA executor does not run "
-                        "beside GPU work"));
-  // A model output on a host buffer (here written by no step).
+              HasSubstr("runs on the GPU, but buffer 1 is written by a host "
+                        "step and lives on the host"));
+  // A model output on a host buffer that no step writes.
   ModuleBuilder c = cudaAddBuilder();
   c.addOutput("h", c.addHostBuffer(DType::F32, {2}));
   EXPECT_THAT(sessionError(c),
-              HasSubstr("output 'h' is host buffer 3 (f32[2]), which the CUDA "
-                        "executor does not hold"));
+              HasSubstr("output 'h' is host buffer 3 (f32[2]), which no host "
+                        "step writes"));
   // A GPU library step may not use a host buffer either (the loader
   // refuses generated kernels on host buffers of numbers).
   ModuleBuilder d;
   d.setTarget("cuda");
-  uint32_t h = d.addHostBuffer(DType::F32, {4, 4});
+  uint32_t hb = d.addHostBuffer(DType::F32, {4, 4});
   uint32_t o = d.addArenaBuffer(DType::F32, {4, 4});
-  d.addStep({StepKind::Library, "cublaslt.matmul", {h, h}, {o}, {}, {"MM"}});
+  d.addStep({StepKind::Library, "cublaslt.matmul", {hb, hb}, {o}, {}, {"MM"}});
   EXPECT_THAT(sessionError(d),
               HasSubstr("step 0 ('cublaslt.matmul', from ONNX node 'MM') runs "
                         "on the GPU, but buffer 0 is a host buffer "

@@ -334,6 +334,59 @@ TEST_F(FakeCudaDriver, RunsModules) {
   expectNothingLive("a missing device");
 }
 
+TEST_F(FakeCudaDriver, HostStepsRunBetweenGpuSteps) {
+  // x -> GPU kernel -> y, and x -> host.nonzero -> nz -> host.cast -> nzf:
+  // the host step reads x's device buffer (copied to the host behind the
+  // kernel before it), and its outputs stay on the host, of the run's shape.
+  ModuleBuilder b;
+  b.setTarget("cuda");
+  uint32_t x = b.addInput("x", DType::F32, {6});
+  uint32_t y = b.addArenaBuffer(DType::F32, {6});
+  uint32_t nz = b.addHostBuffer(DType::I64, {1, -1});
+  uint32_t nzf = b.addHostBuffer(DType::F32, {1, -1});
+  b.addStep(kernelStep("scale", {x}, {y}, "Mul_0"));
+  b.addStep({StepKind::Library, "host.nonzero", {x}, {nz}, {}, {"NZ_1"}});
+  b.addStep({StepKind::Library, "host.cast", {nz}, {nzf}, {}, {"Cast_2"}});
+  b.addOutput("y", y);
+  b.addOutput("nzf", nzf);
+  b.setGpuCubin(std::vector<uint8_t>(128, 0x7f));
+  b.setGpuArch("sm_90a");
+  auto m = Module::loadFromMemory(b.finish(), "host-steps.strata");
+  {
+    Session session(m);
+    for (const std::vector<float> &x : {std::vector<float>{0, 2, 0, 3, 4, 0},
+                                        std::vector<float>{1, 0, 0, 0, 0, 0}}) {
+      session.setInput("x", Tensor::fromValues<float>(DType::F32, {6}, x));
+      session.run();
+      std::vector<float> expected;
+      for (size_t i = 0; i < x.size(); ++i)
+        if (x[i] != 0)
+          expected.push_back(static_cast<float>(i));
+      const Tensor &got = session.output("nzf");
+      ASSERT_EQ(got.shape(),
+                (std::vector<int64_t>{1, int64_t(expected.size())}));
+      EXPECT_EQ(std::vector<float>(got.data<float>(),
+                                   got.data<float>() + expected.size()),
+                expected);
+    }
+    CudaSessionInfo info = cudaSessionInfo(session);
+    // Kernels launched one by one around the host steps, no graph.
+    EXPECT_EQ(info.graphCaptures, 0u);
+    EXPECT_EQ(info.directRuns, 2u);
+    EXPECT_NE(info.graphFallback.find("host steps"), std::string::npos);
+    EXPECT_EQ(fake().kernelsRun(), 2);
+    SessionOptions profile;
+    profile.profile = true;
+    Session profiled(m, profile);
+    profiled.setInput(
+        "x", Tensor::fromValues<float>(DType::F32, {6}, {0, 0, 5, 0, 0, 0}));
+    profiled.run();
+    EXPECT_EQ(profiled.output("nzf").shape(), (std::vector<int64_t>{1, 1}));
+    EXPECT_EQ(profiled.stepTimes().size(), 3u);
+  }
+  expectNothingLive("sessions with host steps");
+}
+
 TEST_F(FakeCudaDriver, SessionsMoveBetweenThreads) {
   // Each call of a session pushes its context and pops it again: a session
   // made on one thread runs, fails and is destroyed on others, and leaves

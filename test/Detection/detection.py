@@ -2,7 +2,15 @@
 """torchvision's detection models, exported as users export them, compiled
 and run by strata on the CPU, against torch's own outputs.
 
-usage: detection.py STRATA WORKDIR [ssdlite|fasterrcnn|retinanet ...]
+usage: detection.py STRATA WORKDIR [--pack cuda] [--compressible]
+                    [ssdlite|fasterrcnn|retinanet ...]
+
+With --pack cuda, each model is compiled for the cuda target instead of run:
+WORKDIR/<name>.strata with <name>/input_0.bin and torch's outputs as .npy,
+for check_pack.py on a GPU machine. --compressible rounds every weight to
+one of 16 values per tensor before anything else, so that xz shrinks the
+modules (random float weights do not compress); the test is as strong,
+torch computing with the same weights.
 
 Each model is built from torchvision's architecture with random weights
 (fixed seeds) made to behave like trained ones: batch-norm statistics from a
@@ -35,7 +43,7 @@ import torch  # noqa: E402
 from torchvision.models import detection  # noqa: E402
 
 
-def build(name):
+def build(name, compressible=False):
     torch.manual_seed(0)
     if name == "ssdlite":
         model = detection.ssdlite320_mobilenet_v3_large(
@@ -58,6 +66,11 @@ def build(name):
         last = {model.head.classification_head.cls_logits: 1.0,
                 model.head.regression_head.bbox_reg: 1.0}
     with torch.no_grad():
+        if compressible:
+            for p in model.parameters():
+                scale = p.abs().max() / 7.5
+                if scale > 0:
+                    p.copy_(torch.round(p / scale).clamp(-8, 7) * scale)
         for module in model.modules():
             if isinstance(module, torch.nn.BatchNorm2d):
                 module.momentum = 1.0
@@ -114,15 +127,24 @@ def compare(name, ref, got):
 
 
 def main():
-    strata, work = sys.argv[1], sys.argv[2]
-    names = sys.argv[3:] or ["ssdlite", "fasterrcnn", "retinanet"]
+    args = sys.argv[1:]
+    pack = ""
+    if "--pack" in args:
+        i = args.index("--pack")
+        pack = args[i + 1]
+        del args[i:i + 2]
+    compressible = "--compressible" in args
+    args = [a for a in args if a != "--compressible"]
+    strata, work = args[0], args[1]
+    names = args[2:] or ["ssdlite", "fasterrcnn", "retinanet"]
     os.makedirs(work, exist_ok=True)
     failed = []
     for name in names:
-        model, size, opset = build(name)
+        model, size, opset = build(name, compressible)
         wrapped = Detections(model).eval()
+        # An 8-bit image, as a decoded photo is.
         torch.manual_seed(1)
-        x = torch.rand(1, 3, size, size)
+        x = torch.randint(0, 256, (1, 3, size, size)).float() / 255
         with torch.no_grad():
             ref = [t.numpy() for t in wrapped(x)]
         path = os.path.join(work, f"{name}.onnx")
@@ -130,6 +152,21 @@ def main():
                           input_names=["images"],
                           output_names=["boxes", "scores", "labels"])
         np.save(os.path.join(work, f"{name}_images.npy"), x.numpy())
+        if pack:
+            case = os.path.join(work, name)
+            os.makedirs(case, exist_ok=True)
+            x.numpy().tofile(os.path.join(case, "input_0.bin"))
+            subprocess.run(["xz", "-f", "-T0", os.path.join(case, "input_0.bin")],
+                           check=True)
+            for n, r in zip(("boxes", "scores", "labels"), ref):
+                np.save(os.path.join(case, f"{n}.npy"), r)
+            made = subprocess.run(
+                [strata, "compile", path, f"--target={pack}", "--no-cache",
+                 "-o", os.path.join(work, f"{name}.strata")],
+                capture_output=True, text=True)
+            if made.returncode != 0:
+                failed.append(f"{name}: compile failed:\n{made.stderr}")
+            continue
         out = os.path.join(work, f"{name}_out")
         run = subprocess.run(
             [strata, "run", path, os.path.join(work, f"{name}_images.npy"),

@@ -18,6 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../Branches.h"
 #include "CudaDriver.h"
 #include "CudaExecutor.h"
 #if STRATA_HAVE_CUBLASLT
@@ -26,6 +27,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
@@ -197,8 +199,13 @@ private:
   /// Enqueues step `index`; "" on success, else "<call> failed with ...".
   std::string launch(size_t index) const;
   void launchAll(std::vector<double> *stepTimes);
+  void launchTimed(size_t index, std::vector<double> *stepTimes);
+  void createEvents();
   void launchSteps(std::vector<double> *stepTimes);
   bool captureGraph();
+  void prepareHostSteps();
+  void runWithHostSteps(std::vector<double> *stepTimes);
+  void runHostStep(size_t index);
 
   const Module &module_;
   SessionOptions::Cuda options_;
@@ -232,6 +239,23 @@ private:
   /// Profiling: one start and one end event per step, created on demand.
   std::vector<CUevent> events_;
   CudaSessionInfo info_;
+
+  /// Host steps (the runtime's host kernels: the ops on shapes known only
+  /// at run time, docs/runtime.md) run on the CPU between the GPU's steps.
+  /// The buffers they write live on the host only (onHost_), and GPU steps
+  /// never read them (checkPlan); the device buffers they read are copied
+  /// to the host before they run.
+  bool hasHostSteps_ = false;
+  std::vector<uint8_t> onHost_;
+  /// Per step: the host kernel, or null; its state.
+  std::vector<KernelFn> hostKernels_;
+  std::vector<std::unique_ptr<KernelState>> hostStates_;
+  /// Per buffer: the host tensor of a buffer on the host, or the host copy
+  /// of a device buffer a host step reads; empty for the others.
+  std::vector<Tensor> hostTensors_;
+  /// Per buffer, during a run: skipped with a branch (Branches.h).
+  std::vector<uint8_t> skipped_;
+  std::unique_ptr<ThreadPool> pool_;
 };
 
 CudaSession::CudaSession(const Module &module, const SessionOptions &options)
@@ -338,19 +362,24 @@ void CudaSession::checkPlan() {
                  "specializes them)");
   bool hasKernels = false;
   shapes_.resize(m.steps().size());
+  onHost_.assign(m.buffers().size(), 0);
   for (size_t i = 0; i < m.steps().size(); ++i) {
     const Step &step = m.steps()[i];
     std::string who = step.describe(i);
-    // Host kernels first: their buffers are the host's, so the checks of
-    // device buffers below would only confuse.
-    if (step.isHostKernel())
-      failPlan(who + " is a host kernel, which the CUDA executor does not "
-                     "run beside GPU work: a cuda module runs host kernels "
-                     "only when all its steps are host kernels (moving "
-                     "values between host steps and device buffers is not "
-                     "done yet)");
+    // A host kernel runs on the CPU, and what it writes stays there.
+    if (step.isHostKernel()) {
+      hasHostSteps_ = true;
+      for (uint32_t id : step.outputs)
+        onHost_[id] = 1;
+      continue;
+    }
     auto checkBuffer = [&](uint32_t id) {
       const BufferInfo &b = m.buffers()[id];
+      if (onHost_[id])
+        failPlan(who + " runs on the GPU, but buffer " + std::to_string(id) +
+                 " is written by a host step and lives on the host (the "
+                 "compiler runs everything computed from a host step on the "
+                 "host)");
       if (b.kind == BufferKind::Host)
         failPlan(who + " runs on the GPU, but buffer " + std::to_string(id) +
                  " is a host buffer (" + dtypeName(b.dtype) +
@@ -448,15 +477,15 @@ void CudaSession::checkPlan() {
                      "'ptx_shared_bytes'");
   }
   // Host buffers (strings, values of run-time shape) are written by host
-  // kernels, which this executor does not run (refused above, naming the
-  // step); it has no device memory for them either.
+  // steps, on the host; one no step writes has no value anywhere.
   for (const TensorSignature &sig : m.outputs())
-    if (m.buffers()[sig.buffer].kind == BufferKind::Host)
+    if (m.buffers()[sig.buffer].kind == BufferKind::Host &&
+        !onHost_[sig.buffer])
       failPlan("output '" + sig.name + "' is host buffer " +
                std::to_string(sig.buffer) + " (" + dtypeName(sig.dtype) +
                shapeToString(sig.shape) +
-               "), which the CUDA executor does not hold: a cuda module "
-               "uses host buffers only when all its steps are host kernels");
+               "), which no host step writes: the CUDA executor holds host "
+               "buffers for the host steps that write them");
   if (hasKernels && !m.gpuCubin() && !m.gpuPtx())
     failPlan("has generated-kernel steps but no GPU code (the module has "
              "neither gpu_cubin nor gpu_ptx)");
@@ -501,6 +530,126 @@ void CudaSession::initialize() {
   resolveKernels();
   allocate();
   prepareLibrarySteps();
+  prepareHostSteps();
+}
+
+/// The host steps' kernels, and host tensors for the buffers they write
+/// (those of a static shape; the others get theirs when a step writes them)
+/// and for the device buffers they read.
+void CudaSession::prepareHostSteps() {
+  if (!hasHostSteps_)
+    return;
+  const Module &m = module_;
+  hostKernels_.assign(m.steps().size(), nullptr);
+  hostStates_.resize(m.steps().size());
+  hostTensors_.resize(m.buffers().size());
+  auto give = [&](uint32_t id) {
+    const BufferInfo &b = m.buffers()[id];
+    if (!hostTensors_[id].shape().empty() || b.kind == BufferKind::Constant ||
+        std::any_of(b.shape.begin(), b.shape.end(),
+                    [](int64_t d) { return d < 0; }))
+      return;
+    hostTensors_[id] = Tensor::zeros(b.dtype, b.shape);
+  };
+  for (size_t i = 0; i < m.steps().size(); ++i) {
+    const Step &step = m.steps()[i];
+    if (!step.isHostKernel())
+      continue;
+    hostKernels_[i] = lookupKernel(step.name);
+    if (!hostKernels_[i])
+      throw Error(stepWhere(i) + " names host kernel '" + step.name +
+                  "', which this runtime does not have");
+    for (uint32_t id : step.inputs)
+      give(id);
+    for (uint32_t id : step.outputs)
+      give(id);
+  }
+  pool_ = std::make_unique<ThreadPool>(0);
+  // Each host step waits for the GPU's work before it: one graph of all
+  // steps cannot hold them.
+  useGraph_ = false;
+  info_.graphFallback = "the plan has host steps (ops on shapes known only "
+                        "at run time), which run on the CPU between the "
+                        "GPU's kernels: the kernels are launched one by one";
+}
+
+/// Host step `index`: waits for the GPU, copies the device buffers it reads
+/// to the host, and runs its kernel there.
+void CudaSession::runHostStep(size_t index) {
+  const Driver &d = *d_;
+  const Module &m = module_;
+  const Step &step = m.steps()[index];
+  auto view = [&](uint32_t id) {
+    const BufferInfo &b = m.buffers()[id];
+    if (b.kind == BufferKind::Constant && !onHost_[id])
+      return TensorView{b.dtype, b.shape, const_cast<uint8_t *>(b.data)};
+    return hostTensors_[id].view();
+  };
+  // The copies queue behind the GPU's steps before this one on the stream;
+  // one synchronization waits for both.
+  for (uint32_t id : step.inputs) {
+    const BufferInfo &b = m.buffers()[id];
+    if (onHost_[id] || skipped_[id] || b.kind == BufferKind::Constant)
+      continue;
+    if (size_t bytes = hostTensors_[id].byteSize())
+      check(d,
+            d.cuMemcpyDtoHAsync(hostTensors_[id].rawData(), address_[id], bytes,
+                                stream_),
+            "cuMemcpyDtoHAsync",
+            stepWhere(index) + ": copying buffer " + std::to_string(id) +
+                " to the host");
+  }
+  check(d, d.cuStreamSynchronize(stream_), "cuStreamSynchronize",
+        stepWhere(index) +
+            ": waiting for the GPU's steps before it (kernels run "
+            "asynchronously; SessionOptions::profile names the one that "
+            "fails)");
+  std::vector<TensorView> views(m.buffers().size());
+  auto viewOf = [&](uint32_t id) -> const TensorView & {
+    return views[id] = view(id);
+  };
+  if (detail::skipsBranchStep(m, index, skipped_, viewOf))
+    return;
+  std::vector<TensorView> ins, outs;
+  for (uint32_t id : step.inputs)
+    ins.push_back(view(id));
+  // An output's kernel sees its declared type and shape (-1 where the step
+  // decides), not what the previous run left.
+  for (uint32_t id : step.outputs)
+    outs.push_back(TensorView{m.buffers()[id].dtype, m.buffers()[id].shape,
+                              hostTensors_[id].view().data});
+  KernelContext ctx(step, index, m, std::move(ins), std::move(outs), *pool_,
+                    &hostStates_[index]);
+  for (size_t k = 0; k < step.outputs.size(); ++k)
+    ctx.bindHostOutput(k, &hostTensors_[step.outputs[k]]);
+  hostKernels_[index](ctx);
+  for (size_t k = 0; k < step.outputs.size(); ++k)
+    for (int64_t dim : hostTensors_[step.outputs[k]].shape())
+      if (dim < 0)
+        throw Error(stepWhere(index) + " did not set the run-time shape of " +
+                    "its output " + std::to_string(k));
+}
+
+/// A run of a plan with host steps: GPU steps launched one by one, host
+/// steps in order between them.
+void CudaSession::runWithHostSteps(std::vector<double> *stepTimes) {
+  const Module &m = module_;
+  skipped_.assign(m.buffers().size(), 0);
+  if (stepTimes)
+    createEvents();
+  for (size_t i = 0; i < m.steps().size(); ++i) {
+    if (!m.steps()[i].isHostKernel()) {
+      launchTimed(i, stepTimes);
+      continue;
+    }
+    auto start = std::chrono::steady_clock::now();
+    runHostStep(i);
+    if (stepTimes)
+      (*stepTimes)[i] += std::chrono::duration<double>(
+                             std::chrono::steady_clock::now() - start)
+                             .count();
+  }
+  ++info_.directRuns;
 }
 
 void CudaSession::loadImage() {
@@ -793,6 +942,8 @@ void CudaSession::allocate() {
   }
   for (const TensorSignature &sig : m.outputs()) {
     outputStaging_.push_back(stagingBytes);
+    if (onHost_[sig.buffer])
+      continue; // copied from its host tensor
     stagingBytes =
         alignUp(stagingBytes + numElements(sig.shape) * dtypeSize(sig.dtype),
                 kKernelAlign);
@@ -911,7 +1062,7 @@ void CudaSession::prepareLibrarySteps() {
   const Module &m = module_;
   bool any = false;
   for (const Step &step : m.steps())
-    any |= step.kind == StepKind::Library;
+    any |= step.kind == StepKind::Library && !step.isHostKernel();
   if (!any)
     return;
   const cuda::BlasLt &lt = cuda::blasLt();
@@ -927,7 +1078,7 @@ void CudaSession::prepareLibrarySteps() {
             std::to_string(kLtWorkspaceBytes) + " bytes");
   for (size_t i = 0; i < m.steps().size(); ++i) {
     const Step &step = m.steps()[i];
-    if (step.kind != StepKind::Library)
+    if (step.kind != StepKind::Library || step.isHostKernel())
       continue;
     launches_[i].lt = std::make_unique<cuda::LtMatmul>(
         lt, *d_, handle, m, step, launches_[i].args, kLtWorkspaceBytes,
@@ -1265,41 +1416,51 @@ std::string CudaSession::launch(size_t index) const {
 /// The steps one launch at a time; with `stepTimes`, each between two
 /// events and synchronized, so that a kernel that fails is named.
 void CudaSession::launchAll(std::vector<double> *stepTimes) {
+  if (stepTimes)
+    createEvents();
+  for (size_t i = 0; i < launches_.size(); ++i)
+    launchTimed(i, stepTimes);
+}
+
+/// The profiling events, one start and one end per step (all or none:
+/// after a failed creation the next profiled run tries again).
+void CudaSession::createEvents() {
   const Driver &d = *d_;
-  if (stepTimes && events_.empty()) {
-    // All or none: after a failed creation the next profiled run tries
-    // again, rather than record into the events that are missing.
-    std::vector<CUevent> events(2 * launches_.size(), nullptr);
-    for (CUevent &e : events) {
-      if (CUresult r = d.cuEventCreate(&e, CU_EVENT_DEFAULT);
-          r != CUDA_SUCCESS) {
-        e = nullptr;
-        for (CUevent made : events)
-          if (made)
-            d.cuEventDestroy(made);
-        cuda::fail(d, r, "cuEventCreate",
-                   prefix_ + ": creating the events that time its steps");
-      }
+  if (!events_.empty())
+    return;
+  std::vector<CUevent> events(2 * launches_.size(), nullptr);
+  for (CUevent &e : events) {
+    if (CUresult r = d.cuEventCreate(&e, CU_EVENT_DEFAULT); r != CUDA_SUCCESS) {
+      e = nullptr;
+      for (CUevent made : events)
+        if (made)
+          d.cuEventDestroy(made);
+      cuda::fail(d, r, "cuEventCreate",
+                 prefix_ + ": creating the events that time its steps");
     }
-    events_ = std::move(events);
   }
-  for (size_t i = 0; i < launches_.size(); ++i) {
-    if (stepTimes)
-      check(d, d.cuEventRecord(events_[2 * i], stream_), "cuEventRecord",
-            stepWhere(i));
-    if (std::string error = launch(i); !error.empty())
-      throw Error(stepWhere(i) + ": " + error);
-    if (!stepTimes)
-      continue;
-    check(d, d.cuEventRecord(events_[2 * i + 1], stream_), "cuEventRecord",
+  events_ = std::move(events);
+}
+
+/// Enqueues step `i`; with `stepTimes`, between two events and synchronized,
+/// so that a kernel that fails is named.
+void CudaSession::launchTimed(size_t i, std::vector<double> *stepTimes) {
+  const Driver &d = *d_;
+  if (stepTimes)
+    check(d, d.cuEventRecord(events_[2 * i], stream_), "cuEventRecord",
           stepWhere(i));
-    check(d, d.cuEventSynchronize(events_[2 * i + 1]), "cuEventSynchronize",
-          stepWhere(i) + ": running the kernel");
-    float ms = 0;
-    check(d, d.cuEventElapsedTime(&ms, events_[2 * i], events_[2 * i + 1]),
-          "cuEventElapsedTime", stepWhere(i));
-    (*stepTimes)[i] += ms / 1000.0;
-  }
+  if (std::string error = launch(i); !error.empty())
+    throw Error(stepWhere(i) + ": " + error);
+  if (!stepTimes)
+    return;
+  check(d, d.cuEventRecord(events_[2 * i + 1], stream_), "cuEventRecord",
+        stepWhere(i));
+  check(d, d.cuEventSynchronize(events_[2 * i + 1]), "cuEventSynchronize",
+        stepWhere(i) + ": running the kernel");
+  float ms = 0;
+  check(d, d.cuEventElapsedTime(&ms, events_[2 * i], events_[2 * i + 1]),
+        "cuEventElapsedTime", stepWhere(i));
+  (*stepTimes)[i] += ms / 1000.0;
 }
 
 /// Records the steps into a CUDA graph; on failure says why once, keeps the
@@ -1345,6 +1506,10 @@ bool CudaSession::captureGraph() {
 /// One run's launches: the CUDA graph, captured on first use, or the steps
 /// one by one (with `stepTimes`, or when graphs are off).
 void CudaSession::launchSteps(std::vector<double> *stepTimes) {
+  if (hasHostSteps_) {
+    runWithHostSteps(stepTimes);
+    return;
+  }
   // Device buffers are fixed for the session's life (the arena, constants
   // and inputs are allocated once, inputs are copied into their buffer), so
   // a graph captured once stays valid for every later run.
@@ -1418,6 +1583,11 @@ void CudaSession::run(const std::vector<Tensor> &inputs,
   std::vector<size_t> sizes(m.outputs().size());
   for (size_t i = 0; i < m.outputs().size(); ++i) {
     const TensorSignature &sig = m.outputs()[i];
+    if (onHost_[sig.buffer]) {
+      // Written by a host step, of its run-time shape; copied below, once
+      // the GPU's work before it is done.
+      continue;
+    }
     if (i < targets.size() && targets[i]) {
       destinations[i] = targets[i];
       sizes[i] =
@@ -1444,6 +1614,18 @@ void CudaSession::run(const std::vector<Tensor> &inputs,
     for (size_t i = 0; i < results.size(); ++i)
       if (size_t bytes = sizes[i])
         std::memcpy(destinations[i], staging_ + outputStaging_[i], bytes);
+  for (size_t i = 0; i < m.outputs().size(); ++i) {
+    uint32_t id = m.outputs()[i].buffer;
+    if (!onHost_[id])
+      continue;
+    const Tensor &value = hostTensors_[id];
+    if (i < targets.size() && targets[i]) {
+      if (size_t bytes = value.byteSize())
+        std::memcpy(targets[i], value.rawData(), bytes);
+    } else {
+      results[i] = value;
+    }
+  }
   outputs = std::move(results);
 }
 

@@ -309,6 +309,11 @@ void appendActivation(const KernelContext &ctx, dnnl::post_ops &ops) {
 void registerDnnlKernels(
     const std::function<void(const std::string &, KernelFn)> &add) {
   add("dnnl.matmul", dnnl_support::matmul);
+  // graph.matmul and graph.gemm on rows known only at run time, as host
+  // steps of a GPU module (lib/Compiler/LibraryHostOps.cpp; on the CPU the
+  // partitioner makes them dnnl.matmul steps with their epilogues).
+  add("host.matmul", dnnl_support::matmul);
+  add("host.gemm", dnnl_support::matmul);
   add("dnnl.conv", dnnl_support::conv);
   add("dnnl.pool", dnnl_support::pool);
   add("dnnl.concat", dnnl_support::concat);

@@ -51,11 +51,12 @@ int64_t attrOr(KernelContext &ctx, const char *key, int64_t fallback) {
   return ctx.hasAttr(key) ? ctx.attrInt(key) : fallback;
 }
 
-/// The sizes of the op's operand groups (MLIR's operandSegmentSizes), or
-/// one per input when the op has no optional operands.
+/// The sizes of the op's operand groups (MLIR's operandSegmentSizes, as
+/// operand_segment_sizes), or one per input when the op has no optional
+/// operands.
 std::vector<int64_t> segments(KernelContext &ctx) {
-  if (ctx.hasAttr("operandSegmentSizes"))
-    return ctx.attrInts("operandSegmentSizes");
+  if (ctx.hasAttr("operand_segment_sizes"))
+    return ctx.attrInts("operand_segment_sizes");
   return std::vector<int64_t>(ctx.numInputs(), 1);
 }
 

@@ -756,7 +756,6 @@ private:
   void create(const SessionOptions &options);
   /// run()'s parts on the CPU: one step, then the copies of the outputs.
   void runStep(size_t index);
-  bool skipsStep(size_t index);
   void collectOutputs();
   /// Checks a tensor (its element type, shape and, for strings, elements)
   /// against input `index`'s signature.
