@@ -20,10 +20,13 @@
 // 2. marks (kernel::Host) every op that reads what a host op wrote,
 //    transitively from the value-dependent ops and the guards: the
 //    partitioner gives each a host step of its own, and the module writer a
-//    Host buffer to each result whose shape is set when it runs.
+//    Host buffer to each result whose shape is set when it runs. An op that
+//    no generated code takes but a host kernel does (MelWeightMatrix) is
+//    marked too, without marking its readers (its result's shape is
+//    static); with `all` (--host-kernels), every op that has a host kernel.
 //
-// Ops that no host kernel takes are refused by verifyStaticShapes, naming
-// the node and the value-dependent op it follows.
+// Ops on run-time shapes that no host kernel takes are refused by the
+// partitioner, naming the node and the value-dependent op behind it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,6 +34,7 @@
 #include "Library.h"
 #include "Passes.h"
 
+#include "strata/Conversion/GraphToLinalg.h"
 #include "strata/Dialect/Graph/IR/GraphOps.h"
 #include "strata/Dialect/Kernel/IR/KernelDialect.h"
 
@@ -143,21 +147,26 @@ struct RunTimeShapesPass
       }
     }
     // Forward through the block: a guard or merge runs on the host, and so
-    // does an op that reads what a value-dependent op or a marked op wrote.
+    // does an op that reads what a value-dependent op or such an op wrote.
     // (Value-dependent ops and string ops have host kernels of their own.)
+    // An op that no generated code takes but a host kernel does runs on the
+    // host too (MelWeightMatrix), without making its readers host ops: its
+    // result has a static shape.
     MLIRContext *context = &getContext();
+    llvm::SmallPtrSet<Operation *, 32> runTime;
     for (Operation &op : body.without_terminator()) {
-      if (strata::isValueShapedOp(&op) || strata::isStringOp(&op))
+      if (strata::isValueShapedOp(&op) || strata::isStringOp(&op) ||
+          isa<graph::ConstantOp>(op))
         continue;
-      bool host = isa<graph::GuardOp, graph::MergeOp>(op) ||
-                  (all && !isa<graph::ConstantOp>(op) &&
-                   strata::rt::lookupKernel(
-                       ("host." + op.getName().stripDialect()).str()));
+      bool hasKernel = static_cast<bool>(strata::rt::lookupKernel(
+          ("host." + op.getName().stripDialect()).str()));
+      bool host = isa<graph::GuardOp, graph::MergeOp>(op);
       for (Value operand : op.getOperands())
         if (Operation *def = operand.getDefiningOp())
-          host = host || strata::isValueShapedOp(def) ||
-                 strata::onRunTimeShapes(def);
+          host = host || strata::isValueShapedOp(def) || runTime.contains(def);
       if (host)
+        runTime.insert(&op);
+      if (host || (hasKernel && (all || !strata::isLowerableToLinalg(&op))))
         strata::kernel::set<strata::kernel::Host>(&op, UnitAttr::get(context));
     }
   }

@@ -59,3 +59,55 @@ func.func @branches(%arg0: tensor<5xf32>) -> tensor<?xf32> {
   }
   return %4 : tensor<?xf32>
 }
+
+// -----
+
+// An If inside a branch: its condition and values come in through the outer
+// branch's guards, and its merge is the outer else value.
+// CHECK-LABEL: func.func @nested
+// CHECK: %[[C:.*]] = graph.equal
+// CHECK: %[[V:.*]] = graph.guard %[[C]], %{{.*}} {expect = false, strata.host}
+// CHECK: %[[C2:.*]] = graph.guard %[[C]], %arg1 {expect = false, strata.host}
+// CHECK: %[[T:.*]] = graph.guard %[[C2]], %[[V]] {expect = true, strata.host}
+// CHECK: %[[A:.*]] = graph.add %[[T]], %[[T]]
+// CHECK: %[[E:.*]] = graph.guard %[[C2]], %[[V]] {expect = false, strata.host}
+// CHECK: %[[N:.*]] = graph.neg %[[E]]
+// CHECK: %[[M:.*]] = graph.merge %[[C2]], %[[A]], %[[N]]
+// CHECK: graph.merge %[[C]], %{{.*}}, %[[M]]
+func.func @nested(%arg0: tensor<5xf32>, %c2: tensor<i1>) -> tensor<?xf32> {
+  %zero = graph.constant dense<0.000000e+00> : tensor<f32>
+  %none = graph.constant dense<0> : tensor<i64>
+  %empty = graph.constant dense<> : tensor<0xf32>
+  %0 = graph.greater %arg0, %zero : (tensor<5xf32>, tensor<f32>) -> tensor<5xi1>
+  %1 = graph.compress %arg0, %0 : (tensor<5xf32>, tensor<5xi1>) -> tensor<?xf32>
+  %2 = graph.size %1 : (tensor<?xf32>) -> tensor<i64>
+  %3 = graph.equal %2, %none : (tensor<i64>, tensor<i64>) -> tensor<i1>
+  %4 = graph.if %3 : tensor<i1> -> tensor<?xf32> {
+    graph.yield %empty : tensor<0xf32>
+  } else {
+    %5 = graph.if %c2 : tensor<i1> -> tensor<?xf32> {
+      %6 = graph.add %1, %1 : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
+      graph.yield %6 : tensor<?xf32>
+    } else {
+      %7 = graph.neg %1 : (tensor<?xf32>) -> tensor<?xf32>
+      graph.yield %7 : tensor<?xf32>
+    }
+    graph.yield %5 : tensor<?xf32>
+  }
+  return %4 : tensor<?xf32>
+}
+
+// -----
+
+// An op that no generated code takes but a host kernel does runs on the
+// host, and its reader stays generated code (its result's shape is static).
+// CHECK-LABEL: func.func @no_codegen
+// CHECK: graph.mel_weight_matrix {{.*}}{strata.host}
+// CHECK: graph.relu %{{.*}} : (tensor<9x8xf32>)
+func.func @no_codegen(%n: tensor<i32>, %d: tensor<i32>, %r: tensor<i32>) -> tensor<9x8xf32> {
+  %lo = graph.constant dense<0.000000e+00> : tensor<f32>
+  %hi = graph.constant dense<4.096000e+03> : tensor<f32>
+  %0 = graph.mel_weight_matrix %n, %d, %r, %lo, %hi : (tensor<i32>, tensor<i32>, tensor<i32>, tensor<f32>, tensor<f32>) -> tensor<9x8xf32>
+  %1 = graph.relu %0 : (tensor<9x8xf32>) -> tensor<9x8xf32>
+  return %1 : tensor<9x8xf32>
+}

@@ -1347,6 +1347,50 @@ template <bool log> void softmaxKernel(KernelContext &ctx) {
     }
 }
 
+/// MelWeightMatrix as the ONNX reference computes it: triangular filters
+/// between mel-spaced bins, [dft_length / 2 + 1, num_mel_bins].
+void melWeightMatrix(KernelContext &ctx) {
+  int64_t mels = scalarInt(ctx, 0, "num_mel_bins");
+  int64_t dft = scalarInt(ctx, 1, "dft_length");
+  int64_t rate = scalarInt(ctx, 2, "sample_rate");
+  double lower = loadF(ctx.input(3), 0), upper = loadF(ctx.input(4), 0);
+  if (mels < 1 || dft < 1 || rate < 1 || ctx.input(3).numElements() != 1 ||
+      ctx.input(4).numElements() != 1)
+    throw ctx.error("takes positive num_mel_bins, dft_length and sample_rate "
+                    "and one lower and upper edge");
+  int64_t bins = dft / 2 + 1;
+  TensorView &out = ctx.allocateOutput(0, {bins, mels});
+  kindOf(ctx, out.dtype);
+  auto toMel = [](double hz) { return 2595.0 * std::log10(1.0 + hz / 700.0); };
+  double low = toMel(lower), step = (toMel(upper) - low) / (mels + 2);
+  std::vector<int64_t> edge(mels + 2);
+  for (int64_t k = 0; k < mels + 2; ++k) {
+    double hz = 700.0 * (std::pow(10.0, (k * step + low) / 2595.0) - 1.0);
+    edge[k] = static_cast<int64_t>(std::floor((dft + 1) * hz / rate));
+  }
+  std::vector<double> w(bins * mels, 0.0);
+  auto at = [&](int64_t j, int64_t i) -> double & {
+    if (j < 0 || j >= bins)
+      throw ctx.error("has a mel filter edge at bin " + std::to_string(j) +
+                      ", past the " + std::to_string(bins) +
+                      " bins of the DFT (an edge above the Nyquist rate)");
+    return w[j * mels + i];
+  };
+  for (int64_t i = 0; i < mels; ++i) {
+    int64_t left = edge[i], center = edge[i + 1], right = edge[i + 2];
+    if (center == left)
+      at(center, i) = 1;
+    else
+      for (int64_t j = left; j <= center; ++j)
+        at(j, i) = double(j - left) / double(center - left);
+    if (right > center)
+      for (int64_t j = center; j < right; ++j)
+        at(j, i) = double(right - j) / double(right - center);
+  }
+  for (int64_t k = 0; k < bins * mels; ++k)
+    storeF(out, k, w[k]);
+}
+
 //===----------------------------------------------------------------------===//
 // RoiAlign.
 //===----------------------------------------------------------------------===//
@@ -1581,6 +1625,7 @@ void registerHostOpKernels(
   add("host.arg_min", argReduceKernel<false>);
   add("host.top_k", topK);
   add("host.roi_align", roiAlign);
+  add("host.mel_weight_matrix", melWeightMatrix);
   add("host.softmax", softmaxKernel<false>);
   add("host.log_softmax", softmaxKernel<true>);
   add("host.guard", guard);
