@@ -166,7 +166,15 @@ struct RunTimeShapesPass
           host = host || strata::isValueShapedOp(def) || runTime.contains(def);
       if (host)
         runTime.insert(&op);
-      if (host || (hasKernel && (all || !strata::isLowerableToLinalg(&op))))
+      // The fallback takes static results only: an unknown shape from an
+      // input's value is the user's to give (--input-value), which makes
+      // it generated code.
+      bool staticResults = llvm::all_of(op.getResultTypes(), [](Type t) {
+        auto tensor = dyn_cast<RankedTensorType>(t);
+        return tensor && tensor.hasStaticShape();
+      });
+      if (host || (hasKernel && (all || (staticResults &&
+                                         !strata::isLowerableToLinalg(&op)))))
         strata::kernel::set<strata::kernel::Host>(&op, UnitAttr::get(context));
     }
   }
