@@ -282,9 +282,41 @@ void copyStrided(const TensorView &out, const TensorView &in,
   size_t size = dtypeSize(in.dtype);
   auto *dst = static_cast<uint8_t *>(out.data);
   const auto *src = static_cast<const uint8_t *>(in.data);
-  forEachElement(out.shape, {inStrides}, [&](int64_t n, const int64_t *off) {
-    std::memcpy(dst + n * size, src + off[0] * size, size);
-  });
+  if (!out.shape.empty() && inStrides.back() == 1) {
+    // Rows contiguous in both: one copy per row.
+    Shape rows(out.shape.begin(), out.shape.end() - 1);
+    Shape strides(inStrides.begin(), inStrides.end() - 1);
+    size_t bytes = static_cast<size_t>(out.shape.back()) * size;
+    if (!bytes)
+      return;
+    forEachElement(rows, {strides}, [&](int64_t n, const int64_t *off) {
+      std::memcpy(dst + n * bytes, src + off[0] * size, bytes);
+    });
+    return;
+  }
+  // Element by element, with the element's size known to the compiler.
+  auto copy = [&](auto type) {
+    using T = decltype(type);
+    auto *to = reinterpret_cast<T *>(dst);
+    const auto *from = reinterpret_cast<const T *>(src);
+    forEachElement(out.shape, {inStrides}, [&](int64_t n, const int64_t *off) {
+      to[n] = from[off[0]];
+    });
+  };
+  switch (size) {
+  case 1:
+    return copy(uint8_t());
+  case 2:
+    return copy(uint16_t());
+  case 4:
+    return copy(uint32_t());
+  case 8:
+    return copy(uint64_t());
+  default:
+    forEachElement(out.shape, {inStrides}, [&](int64_t n, const int64_t *off) {
+      std::memcpy(dst + n * size, src + off[0] * size, size);
+    });
+  }
 }
 
 //===----------------------------------------------------------------------===//
@@ -958,20 +990,17 @@ void gatherElements(KernelContext &ctx) {
                     describe(indices));
   TensorView &out = ctx.allocateOutput(0, indices.shape);
   size_t size = dtypeSize(x.dtype);
-  Shape in = contiguousStrides(x.shape);
-  Shape index(rank, 0);
-  for (int64_t n = 0; n < indices.numElements(); ++n) {
-    int64_t rest = n, offset = 0;
-    for (size_t d = rank; d-- > 0;) {
-      int64_t i = rest % indices.shape[d];
-      rest /= indices.shape[d];
-      if (d == axis)
-        i = checkedIndex(ctx, loadI(indices, n), x.shape[d]);
-      offset += i * in[d];
-    }
-    std::memcpy(static_cast<uint8_t *>(out.data) + n * size,
-                static_cast<const uint8_t *>(x.data) + offset * size, size);
-  }
+  Shape strides = contiguousStrides(x.shape);
+  Shape others = strides;
+  others[axis] = 0;
+  auto *dst = static_cast<uint8_t *>(out.data);
+  const auto *src = static_cast<const uint8_t *>(x.data);
+  forEachElement(indices.shape, {others}, [&](int64_t n, const int64_t *o) {
+    int64_t offset =
+        o[0] +
+        checkedIndex(ctx, loadI(indices, n), x.shape[axis]) * strides[axis];
+    std::memcpy(dst + n * size, src + offset * size, size);
+  });
 }
 
 /// ScatterElements: data with each update written (or reduced: "add",
@@ -997,36 +1026,36 @@ void scatterElements(KernelContext &ctx) {
   if (x.numElements())
     std::memcpy(out.data, x.data, x.byteSize());
   size_t size = dtypeSize(x.dtype);
+  // Each index's element of the data: the data's strides on every axis but
+  // `axis`, where the index itself says where.
   Shape strides = contiguousStrides(x.shape);
+  Shape others = strides;
+  others[axis] = 0;
   bool isFloat = reduction != "none" && kindOf(ctx, x.dtype) == Kind::Float;
-  for (int64_t n = 0; n < indices.numElements(); ++n) {
-    int64_t rest = n, offset = 0;
-    for (size_t d = rank; d-- > 0;) {
-      int64_t i = rest % indices.shape[d];
-      rest /= indices.shape[d];
-      if (d == axis)
-        i = checkedIndex(ctx, loadI(indices, n), x.shape[d]);
-      offset += i * strides[d];
-    }
-    if (reduction == "none") {
-      std::memcpy(static_cast<uint8_t *>(out.data) + offset * size,
-                  static_cast<const uint8_t *>(updates.data) + n * size, size);
-    } else if (isFloat) {
-      double a = loadF(out, offset), b = loadF(updates, n);
-      storeF(out, offset,
-             reduction == "add"   ? a + b
-             : reduction == "mul" ? a * b
-             : reduction == "max" ? std::max(a, b)
-                                  : std::min(a, b));
-    } else {
-      int64_t a = loadI(out, offset), b = loadI(updates, n);
-      storeI(out, offset,
-             reduction == "add"   ? a + b
-             : reduction == "mul" ? a * b
-             : reduction == "max" ? std::max(a, b)
-                                  : std::min(a, b));
-    }
-  }
+  // 0 none, 1 add, 2 mul, 3 max, 4 min.
+  int mode = reduction == "none"  ? 0
+             : reduction == "add" ? 1
+             : reduction == "mul" ? 2
+             : reduction == "max" ? 3
+                                  : 4;
+  auto combine = [mode](auto a, auto b) {
+    return mode == 1   ? a + b
+           : mode == 2 ? a * b
+           : mode == 3 ? std::max(a, b)
+                       : std::min(a, b);
+  };
+  auto *dst = static_cast<uint8_t *>(out.data);
+  const auto *src = static_cast<const uint8_t *>(updates.data);
+  int64_t dim = x.shape[axis], step = strides[axis];
+  forEachElement(indices.shape, {others}, [&](int64_t n, const int64_t *o) {
+    int64_t offset = o[0] + checkedIndex(ctx, loadI(indices, n), dim) * step;
+    if (mode == 0)
+      std::memcpy(dst + offset * size, src + n * size, size);
+    else if (isFloat)
+      storeF(out, offset, combine(loadF(out, offset), loadF(updates, n)));
+    else
+      storeI(out, offset, combine(loadI(out, offset), loadI(updates, n)));
+  });
 }
 
 void gatherNd(KernelContext &ctx) {
@@ -1095,12 +1124,20 @@ void constantOfShape(KernelContext &ctx) {
     if (d < 0)
       throw ctx.error("has a negative dimension in " + shapeToString(shape));
   TensorView &out = ctx.allocateOutput(0, shape);
-  Kind kind = kindOf(ctx, out.dtype);
-  for (int64_t i = 0; i < out.numElements(); ++i) {
-    if (kind == Kind::Float)
-      storeF(out, i, ctx.hasAttr("value") ? ctx.attrFloat("value") : 0.0);
-    else
-      storeI(out, i, attrOr(ctx, "value", 0));
+  int64_t count = out.numElements();
+  if (!count)
+    return;
+  // One element, then copies of the filled part doubling.
+  if (kindOf(ctx, out.dtype) == Kind::Float)
+    storeF(out, 0, ctx.hasAttr("value") ? ctx.attrFloat("value") : 0.0);
+  else
+    storeI(out, 0, attrOr(ctx, "value", 0));
+  size_t size = dtypeSize(out.dtype), filled = size, total = count * size;
+  auto *bytes = static_cast<uint8_t *>(out.data);
+  while (filled < total) {
+    size_t chunk = std::min(filled, total - filled);
+    std::memcpy(bytes + filled, bytes, chunk);
+    filled += chunk;
   }
 }
 
