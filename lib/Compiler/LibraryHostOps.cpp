@@ -15,6 +15,7 @@
 #include "CompilerUtils.h"
 #include "Library.h"
 
+#include "strata/Conversion/GraphToLinalg.h"
 #include "strata/Dialect/Graph/IR/GraphOps.h"
 #include "strata/Dialect/Kernel/IR/KernelDialect.h"
 
@@ -138,9 +139,24 @@ strata::matchHostOpKernel(Operation *op, const LibraryRequest &,
       return std::nullopt;
     }
   }
-  match.reason = std::string(name) +
-                 ": reads a value whose shape or contents are known "
-                 "only at run time (computed from a value-dependent "
-                 "op); the runtime's host kernel runs it";
+  // Why it is a host step, for explain: the value-dependent op behind it,
+  // a run-time branch, or no generated code for it.
+  bool readsHostValue = llvm::any_of(op->getOperands(), [](Value v) {
+    Operation *def = v.getDefiningOp();
+    return def && (isValueShapedOp(def) || onRunTimeShapes(def));
+  });
+  if (isa<graph::GuardOp, graph::MergeOp>(op))
+    match.reason = std::string(name) +
+                   ": part of an If whose condition is known only at run "
+                   "time (docs/runtime.md, \"Run-time branches\")";
+  else if (!readsHostValue && !isLowerableToLinalg(op))
+    match.reason = std::string(name) +
+                   ": no generated code takes it; the runtime's host "
+                   "kernel does";
+  else
+    match.reason = std::string(name) + ": computes from " +
+                   describeRunTimeSource(op) +
+                   " (shapes or values known only at run time); the "
+                   "runtime's host kernel runs it";
   return match;
 }
