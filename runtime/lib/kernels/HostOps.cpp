@@ -436,6 +436,9 @@ template <Binary op> void binaryKernel(KernelContext &ctx) {
         throw ctx.error("divides an integer by zero");
       if (isUnsigned) {
         r = static_cast<int64_t>(op == Binary::Div ? ux / uy : ux % uy);
+      } else if (y == -1) {
+        // INT64_MIN / -1 overflows: wrap, as the generated code does.
+        r = op == Binary::Div ? static_cast<int64_t>(0 - ux) : 0;
       } else if (op == Binary::Div) {
         r = x / y;
       } else {
