@@ -66,6 +66,10 @@ inline llvm::SmallVector<int64_t> channelsLastOrder(int64_t rank) {
 /// The ONNX node an op came from (its NameLoc), or "" when unknown.
 std::string getNodeName(mlir::Operation *op);
 
+/// "ONNX node 'X'", or "'graph.op'" for an op of no node: how error
+/// messages name an op.
+std::string describeNode(mlir::Operation *op);
+
 /// The value of every element of a splat constant of a float type (of an
 /// integer type), or nullopt when `v` is none (Library.cpp).
 std::optional<double> splatFloatConstant(mlir::Value v);

@@ -1,5 +1,4 @@
-//===- LibraryHostOps.cpp - ops on run-time shapes as host steps -*- C++
-//-*-===//
+//===- LibraryHostOps.cpp - run-time shapes as host steps -*- C++ -*-===//
 //
 // An op that strata-run-time-shapes marked (kernel::Host: it reads what a
 // value-dependent op or a run-time If's guard wrote) becomes a step of the
@@ -38,12 +37,8 @@ std::string strata::describeRunTimeSource(Operation *op) {
       Operation *def = operand.getDefiningOp();
       if (!def || !seen.insert(def).second)
         continue;
-      if (isValueShapedOp(def)) {
-        std::string node = getNodeName(def);
-        return "the value-dependent result of " +
-               (node.empty() ? "'" + def->getName().getStringRef().str() + "'"
-                             : "ONNX node '" + node + "'");
-      }
+      if (isValueShapedOp(def))
+        return "the value-dependent result of " + describeNode(def);
       if (onRunTimeShapes(def))
         work.push_back(def);
     }

@@ -102,6 +102,12 @@ std::string strata::getNodeName(Operation *op) {
   return "";
 }
 
+std::string strata::describeNode(Operation *op) {
+  std::string node = getNodeName(op);
+  return node.empty() ? "'" + op->getName().getStringRef().str() + "'"
+                      : "ONNX node '" + node + "'";
+}
+
 bool strata::isViewOp(Operation *op) {
   // An op on the host copies: a view needs arena bytes in the plan.
   if (onRunTimeShapes(op))
@@ -1651,11 +1657,8 @@ LogicalResult strata::partitionIntoKernels(ModuleOp module,
     }
     if (isHostOp(&op)) {
       // No generated code takes shapes known only at run time.
-      std::string node = getNodeName(&op);
-      op.emitError() << (node.empty()
-                             ? "'" + op.getName().getStringRef().str() + "'"
-                             : "ONNX node '" + node + "'")
-                     << " computes from " << describeRunTimeSource(&op)
+      op.emitError() << describeNode(&op) << " computes from "
+                     << describeRunTimeSource(&op)
                      << ", so it must run on the host, but " << whyNotLibrary;
       failedAny = true;
       close(&op, label + " has no host kernel");

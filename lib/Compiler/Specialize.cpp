@@ -344,13 +344,6 @@ LogicalResult strata::specializeInputValues(ModuleOp module,
   return success();
 }
 
-/// "ONNX node 'X'" or "'graph.op'" for messages about `op`.
-static std::string describeNode(Operation *op) {
-  std::string node = strata::getNodeName(op);
-  return node.empty() ? "'" + op->getName().getStringRef().str() + "'"
-                      : "ONNX node '" + node + "'";
-}
-
 LogicalResult strata::verifyStaticShapes(ModuleOp module,
                                          const CompileOptions &options) {
   func::FuncOp entry = getEntryFunction(module);
@@ -372,9 +365,9 @@ LogicalResult strata::verifyStaticShapes(ModuleOp module,
         if (!sizedAtRunTime(operand))
           continue;
         InFlightDiagnostic diag = op->emitError()
-                                  << describeNode(op) << " reads ";
+                                  << strata::describeNode(op) << " reads ";
         if (Operation *def = operand.getDefiningOp())
-          diag << "the result of " << describeNode(def);
+          diag << "the result of " << strata::describeNode(def);
         else
           diag << "an input";
         diag << ", whose shape "
@@ -424,10 +417,10 @@ LogicalResult strata::verifyStaticShapes(ModuleOp module,
         // Say where a run-time size comes from when it flows into numbers.
         for (Value operand : op->getOperands())
           if (sizedAtRunTime(operand)) {
-            diag << " (" << describeNode(op)
+            diag << " (" << strata::describeNode(op)
                  << " reads the value-dependent result of ";
             if (Operation *def = operand.getDefiningOp())
-              diag << describeNode(def);
+              diag << strata::describeNode(def);
             else
               diag << "an input";
             diag << ")";

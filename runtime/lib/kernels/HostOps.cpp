@@ -43,10 +43,6 @@ namespace {
 
 using Shape = std::vector<int64_t>;
 
-std::string describe(const TensorView &view) {
-  return std::string(dtypeName(view.dtype)) + shapeToString(view.shape);
-}
-
 int64_t attrOr(KernelContext &ctx, const char *key, int64_t fallback) {
   return ctx.hasAttr(key) ? ctx.attrInt(key) : fallback;
 }
@@ -78,13 +74,6 @@ size_t normalizeAxis(KernelContext &ctx, int64_t axis, size_t rank,
     throw ctx.error(std::string(what) + " " + std::to_string(axis) +
                     " is out of range for rank " + std::to_string(rank));
   return static_cast<size_t>(axis < 0 ? axis + r : axis);
-}
-
-int64_t product(const Shape &shape, size_t begin, size_t end) {
-  int64_t p = 1;
-  for (size_t d = begin; d < end; ++d)
-    p *= shape[d];
-  return p;
 }
 
 void refuseStrings(KernelContext &ctx, const TensorView &view) {

@@ -34,6 +34,20 @@ void registerValueShapedKernels(
 void registerHostOpKernels(
     const std::function<void(const std::string &, KernelFn)> &add);
 
+/// "f32[2, 3]": a tensor's type and shape, for kernels' messages.
+inline std::string describe(const TensorView &view) {
+  return std::string(dtypeName(view.dtype)) + shapeToString(view.shape);
+}
+
+/// The product of shape[begin, end).
+inline int64_t product(const std::vector<int64_t> &shape, size_t begin,
+                       size_t end) {
+  int64_t p = 1;
+  for (size_t d = begin; d < end; ++d)
+    p *= shape[d];
+  return p;
+}
+
 /// Calls fn(T()) with T the C++ type of `type` when it is f32, f64 or an 8-
 /// to 64-bit integer; false for the other types (bool, f16, bf16, strings),
 /// which each kernel treats its own way.

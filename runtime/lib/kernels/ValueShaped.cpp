@@ -52,19 +52,6 @@ void checkOutputType(KernelContext &ctx, size_t i, DType type,
                     dtypeName(out.dtype) + shapeToString(out.shape));
 }
 
-/// "tensor of f32[2, 3]" for messages.
-std::string describe(const TensorView &view) {
-  return std::string(dtypeName(view.dtype)) + shapeToString(view.shape);
-}
-
-/// The product of shape[begin, end).
-int64_t product(const std::vector<int64_t> &shape, size_t begin, size_t end) {
-  int64_t p = 1;
-  for (size_t d = begin; d < end; ++d)
-    p *= shape[d];
-  return p;
-}
-
 /// The step's `axis` attribute for a tensor of `rank` dimensions, made
 /// non-negative; fails naming both when it is out of range.
 size_t axisAttr(KernelContext &ctx, size_t rank, const TensorView &x) {
