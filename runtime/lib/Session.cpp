@@ -53,6 +53,8 @@ struct Registry {
         [this](const std::string &name, KernelFn fn) { kernels[name] = fn; });
     kernels::registerHostOpKernels(
         [this](const std::string &name, KernelFn fn) { kernels[name] = fn; });
+    kernels::registerHostLoopKernel(
+        [this](const std::string &name, KernelFn fn) { kernels[name] = fn; });
   }
 };
 
@@ -102,6 +104,10 @@ const TensorView &KernelContext::output(size_t i) const {
 KernelState::~KernelState() = default;
 
 bool KernelContext::inputIsConstant(size_t i) const {
+  // A kernel run by another kernel (host.loop's body) reads values of that
+  // kernel, not module buffers: none is a constant.
+  if (step_.inputs.empty() && i < inputs_.size())
+    return false;
   if (i >= step_.inputs.size())
     throw error("has no input " + std::to_string(i));
   return module_.buffers()[step_.inputs[i]].kind == BufferKind::Constant;

@@ -119,6 +119,8 @@ void translateErrors(const KernelContext &ctx, Fn &&body) {
 /// The kernels (DnnlMatmul.cpp, DnnlConv.cpp, DnnlPool.cpp).
 void matmul(KernelContext &ctx);
 void conv(KernelContext &ctx);
+/// ONNX ConvTranspose as oneDNN's deconvolution (DnnlConv.cpp).
+void convTranspose(KernelContext &ctx);
 void pool(KernelContext &ctx);
 void concat(KernelContext &ctx);
 

@@ -315,6 +315,10 @@ void registerDnnlKernels(
   add("host.matmul", dnnl_support::matmul);
   add("host.gemm", dnnl_support::matmul);
   add("dnnl.conv", dnnl_support::conv);
+  // Convolutions on images known only at run time (a detector's mask and
+  // keypoint heads over its detections), as host steps on every target.
+  add("host.conv", dnnl_support::conv);
+  add("host.conv_transpose", dnnl_support::convTranspose);
   add("dnnl.pool", dnnl_support::pool);
   add("dnnl.concat", dnnl_support::concat);
 }

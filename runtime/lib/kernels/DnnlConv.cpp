@@ -23,6 +23,7 @@
 
 #include "Dnnl.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace strata::rt::kernels::dnnl_support {
@@ -55,7 +56,8 @@ struct ConvState : KernelState {
 
 void conv(KernelContext &ctx) {
   checkOperands(ctx, 2, 4);
-  const TensorView &x = ctx.input(0), &w = ctx.input(1), &out = ctx.output(0);
+  const TensorView &x = ctx.input(0), &w = ctx.input(1);
+  const TensorView *outView = &ctx.output(0);
   size_t rank = x.shape.size();
   // The optional inputs: B [M] and the sum (the output's shape). With three
   // inputs, the rank tells which one is there.
@@ -73,12 +75,12 @@ void conv(KernelContext &ctx) {
       s += ", B " + shapeToString(bias->shape);
     if (sum)
       s += ", sum " + shapeToString(sum->shape);
-    return s + " -> " + shapeToString(out.shape);
+    return s + " -> " + shapeToString(outView->shape);
   };
   if (rank < 3 || rank > 5)
     throw ctx.error("supports 1 to 3 spatial dimensions, got " + shapes());
   size_t k = rank - 2;
-  if (w.shape.size() != rank || out.shape.size() != rank)
+  if (w.shape.size() != rank || outView->shape.size() != rank)
     throw ctx.error("expects X, W and the output of one rank, got " + shapes());
   std::vector<int64_t> strides = intsAttr(ctx, "strides", k, 1, 1);
   std::vector<int64_t> dilations = intsAttr(ctx, "dilations", k, 1, 1);
@@ -97,9 +99,14 @@ void conv(KernelContext &ctx) {
       throw ctx.error("has a kernel larger than the padded input: " + shapes());
     expected.push_back((padded - extent) / strides[i] + 1);
   }
-  if (out.shape != expected)
+  // A Host output (rows known only at run time: a detector's heads over its
+  // proposals) takes the shape the inputs give.
+  bool runTime = std::any_of(outView->shape.begin(), outView->shape.end(),
+                             [](int64_t d) { return d < 0; });
+  if (outView->shape != expected && !runTime)
     throw ctx.error("expects the output shape " + shapeToString(expected) +
                     ", got " + shapes());
+  const TensorView &out = ctx.allocateOutput(0, expected);
   if (bias && bias->shape != std::vector<int64_t>{m})
     throw ctx.error("expects B of shape [" + std::to_string(m) + "], got " +
                     shapes());
@@ -227,6 +234,226 @@ void conv(KernelContext &ctx) {
     if (state.reorderDst)
       state.dstReorder.execute(state.stream, dst, userDst);
     state.stream.wait();
+  });
+}
+
+namespace {
+
+struct DeconvState : KernelState {
+  std::vector<int64_t> key;
+  dnnl::deconvolution_forward primitive;
+  dnnl::memory::desc src, userWeights, bias, dst;
+  bool reorderWeights = false;
+  dnnl::reorder weightsReorder;
+  dnnl::memory weights;
+  const void *weightsFrom = nullptr;
+  dnnl::stream stream;
+};
+
+} // namespace
+
+/// ONNX ConvTranspose (X [N, C, D...], W [C, M/group, k...], B [M]) as
+/// oneDNN's deconvolution, on row-major activations; the weights are
+/// reordered into the primitive's layout (once for a constant). Its steps
+/// are the host steps of convolutions on images known only at run time, so
+/// the output shape is computed here: stride * (in - 1) + output_padding +
+/// dilation * (k - 1) + 1 - pads.
+void convTranspose(KernelContext &ctx) {
+  checkOperands(ctx, 2, 3);
+  const TensorView &x = ctx.input(0), &w = ctx.input(1);
+  const TensorView *bias = ctx.numInputs() == 3 ? &ctx.input(2) : nullptr;
+  size_t rank = x.shape.size();
+  auto shapes = [&] {
+    std::string s =
+        "X " + shapeToString(x.shape) + ", W " + shapeToString(w.shape);
+    if (bias)
+      s += ", B " + shapeToString(bias->shape);
+    return s;
+  };
+  if (rank < 3 || rank > 5 || w.shape.size() != rank)
+    throw ctx.error("supports 1 to 3 spatial dimensions, got " + shapes());
+  std::string autoPad =
+      ctx.hasAttr("auto_pad") ? ctx.attrString("auto_pad") : "NOTSET";
+  size_t k = rank - 2;
+  std::vector<int64_t> strides = intsAttr(ctx, "strides", k, 1, 1);
+  std::vector<int64_t> dilations = intsAttr(ctx, "dilations", k, 1, 1);
+  std::vector<int64_t> pads(2 * k, 0);
+  if (ctx.hasAttr("pads")) {
+    pads = ctx.attrInts("pads");
+    if (pads.size() != 2 * k)
+      throw ctx.error("has " + std::to_string(pads.size()) + " pads for " +
+                      std::to_string(k) + " spatial dimensions");
+  }
+  std::vector<int64_t> extra = intsAttr(ctx, "output_padding", k, 0, 0);
+  int64_t group = ctx.hasAttr("group") ? ctx.attrInt("group") : 1;
+  int64_t n = x.shape[0], channels = x.shape[1];
+  if (group < 1 || channels % group != 0 || w.shape[0] != channels)
+    throw ctx.error("has channels that do not fit group " +
+                    std::to_string(group) + ": " + shapes());
+  int64_t m = w.shape[1] * group;
+  if (bias && bias->shape != std::vector<int64_t>{m})
+    throw ctx.error("expects B of shape [" + std::to_string(m) + "], got " +
+                    shapes());
+  // output_shape, or auto_pad SAME_* (in * stride), sets the pads (ONNX's
+  // equations; they may be negative: the output then has rows no input
+  // reaches, which hold the bias).
+  std::vector<int64_t> target;
+  if (ctx.hasAttr("output_shape")) {
+    const std::vector<int64_t> &given = ctx.attrInts("output_shape");
+    if (given.size() < k)
+      throw ctx.error("has output_shape of " + std::to_string(given.size()) +
+                      " values for " + std::to_string(k) +
+                      " spatial dimensions");
+    target.assign(given.end() - k, given.end());
+  } else if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+    for (size_t i = 0; i < k; ++i)
+      target.push_back(x.shape[2 + i] * strides[i]);
+  } else if (autoPad != "NOTSET" && autoPad != "VALID") {
+    throw ctx.error("has auto_pad '" + autoPad + "'");
+  }
+  for (size_t i = 0; i < target.size(); ++i) {
+    int64_t total = strides[i] * (x.shape[2 + i] - 1) + extra[i] +
+                    (w.shape[2 + i] - 1) * dilations[i] + 1 - target[i];
+    int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);
+    pads[i] = autoPad == "SAME_UPPER" ? half : total - half;
+    pads[k + i] = total - pads[i];
+  }
+  std::vector<int64_t> outShape = {n, m};
+  for (size_t i = 0; i < k; ++i) {
+    int64_t size = strides[i] * (x.shape[2 + i] - 1) + extra[i] +
+                   dilations[i] * (w.shape[2 + i] - 1) + 1 - pads[i] -
+                   pads[k + i];
+    if (size < 0)
+      throw ctx.error("has an output size " + std::to_string(size) +
+                      " along spatial axis " + std::to_string(i) + ": " +
+                      shapes());
+    outShape.push_back(size);
+  }
+  // oneDNN takes pads of at least 0 and no output_padding: it computes the
+  // window those give, and the step places it in the output.
+  std::vector<int64_t> padL(k), padR(k), computed = {n, m};
+  bool placed = false;
+  for (size_t i = 0; i < k; ++i) {
+    padL[i] = std::max<int64_t>(pads[i], 0);
+    padR[i] = std::max<int64_t>(pads[k + i] - extra[i], 0);
+    placed |= padL[i] != pads[i] || padR[i] != pads[k + i] - extra[i];
+    computed.push_back(strides[i] * (x.shape[2 + i] - 1) +
+                       dilations[i] * (w.shape[2 + i] - 1) + 1 - padL[i] -
+                       padR[i]);
+  }
+  const TensorView &out = ctx.allocateOutput(0, outShape);
+  if (out.numElements() == 0)
+    return;
+  if (x.numElements() == 0 || w.numElements() == 0)
+    throw ctx.error("does not support empty inputs: " + shapes());
+
+  translateErrors(ctx, [&] {
+    ScopedOmpThreads threads(ctx);
+    DeconvState &state = ctx.state<DeconvState>();
+    const dnnl::engine &engine = cpuEngine();
+    std::vector<int64_t> key = shapeKey(ctx);
+    if (state.key != key) {
+      state.key.clear();
+      state.weightsFrom = nullptr;
+      using tag = dnnl::memory::format_tag;
+      auto f32 = dnnl::memory::data_type::f32;
+      state.src = rowMajorDesc(x.shape);
+      state.dst = rowMajorDesc(computed);
+      // ONNX's W [C, M/G, k...] is oneDNN's weights [M, C, k...] (or
+      // [G, M/G, C/G, k...]) in its "io" order.
+      dnnl::memory::dims weightDims = {m, channels};
+      weightDims.insert(weightDims.end(), w.shape.begin() + 2, w.shape.end());
+      int64_t window = 1;
+      for (size_t i = 2; i < rank; ++i)
+        window *= w.shape[i];
+      dnnl::memory::dims weightStrides = {window, m / group * window};
+      for (size_t i = 2; i < rank; ++i)
+        weightStrides.push_back(product(w.shape, i + 1, rank));
+      if (group > 1) {
+        weightDims[0] = m / group;
+        weightDims[1] = channels / group;
+        weightDims.insert(weightDims.begin(), group);
+        weightStrides.insert(weightStrides.begin(),
+                             channels / group * weightStrides[1]);
+      }
+      state.userWeights = dnnl::memory::desc(weightDims, f32, weightStrides);
+      dnnl::memory::desc anyWeights(weightDims, f32, tag::any);
+      dnnl::memory::dims dnnlDilations;
+      for (size_t i = 0; i < k; ++i)
+        dnnlDilations.push_back(dilations[i] - 1);
+      auto kind = dnnl::prop_kind::forward_inference;
+      auto alg = dnnl::algorithm::deconvolution_direct;
+      std::unique_ptr<dnnl::deconvolution_forward::desc> desc;
+      if (bias) {
+        state.bias = rowMajorDesc({m});
+        desc = std::make_unique<dnnl::deconvolution_forward::desc>(
+            kind, alg, state.src, anyWeights, state.bias, state.dst, strides,
+            dnnlDilations, padL, padR);
+      } else {
+        desc = std::make_unique<dnnl::deconvolution_forward::desc>(
+            kind, alg, state.src, anyWeights, state.dst, strides, dnnlDilations,
+            padL, padR);
+      }
+      dnnl::deconvolution_forward::primitive_desc pd(*desc, engine);
+      state.primitive = dnnl::deconvolution_forward(pd);
+      state.reorderWeights = pd.weights_desc() != state.userWeights;
+      state.weights = dnnl::memory();
+      if (state.reorderWeights) {
+        state.weights = dnnl::memory(pd.weights_desc(), engine);
+        state.weightsReorder = dnnl::reorder(dnnl::reorder::primitive_desc(
+            engine, state.userWeights, engine, pd.weights_desc()));
+      }
+      state.stream = dnnl::stream(engine);
+      state.key = std::move(key);
+    }
+    dnnl::memory weights(state.userWeights, engine, w.data);
+    if (state.reorderWeights) {
+      bool cached = ctx.inputIsConstant(1) && state.weightsFrom == w.data;
+      if (!cached) {
+        state.weightsReorder.execute(state.stream, weights, state.weights);
+        state.weightsFrom = ctx.inputIsConstant(1) ? w.data : nullptr;
+      }
+      weights = state.weights;
+    }
+    Tensor window;
+    void *dst = out.data;
+    if (placed) {
+      window = Tensor::zeros(DType::F32, computed);
+      dst = window.rawData();
+    }
+    std::unordered_map<int, dnnl::memory> args = {
+        {DNNL_ARG_SRC, dnnl::memory(state.src, engine, x.data)},
+        {DNNL_ARG_WEIGHTS, weights},
+        {DNNL_ARG_DST, dnnl::memory(state.dst, engine, dst)}};
+    if (bias)
+      args.emplace(DNNL_ARG_BIAS, dnnl::memory(state.bias, engine, bias->data));
+    state.primitive.execute(state.stream, args);
+    state.stream.wait();
+    if (!placed)
+      return;
+    // Output position p is the window's p + pads - padL: outside it, the
+    // bias alone.
+    const float *from = window.data<float>();
+    auto *to = static_cast<float *>(out.data);
+    int64_t inner = product(outShape, 2, rank);
+    std::vector<int64_t> index(k);
+    for (int64_t image = 0; image < n * m; ++image) {
+      float b = bias ? static_cast<const float *>(bias->data)[image % m] : 0.f;
+      for (int64_t p = 0; p < inner; ++p) {
+        int64_t rest = p, source = 0;
+        bool inside = true;
+        for (size_t i = k; i-- > 0;) {
+          int64_t at = rest % outShape[2 + i] + pads[i] - padL[i];
+          rest /= outShape[2 + i];
+          inside = inside && at >= 0 && at < computed[2 + i];
+          index[i] = at;
+        }
+        for (size_t i = 0; inside && i < k; ++i)
+          source = source * computed[2 + i] + index[i];
+        to[image * inner + p] =
+            inside ? from[image * product(computed, 2, rank) + source] : b;
+      }
+    }
   });
 }
 

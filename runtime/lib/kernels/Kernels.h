@@ -33,6 +33,10 @@ void registerValueShapedKernels(
 /// "host.guard" and "host.merge" for run-time If.
 void registerHostOpKernels(
     const std::function<void(const std::string &, KernelFn)> &add);
+/// "host.loop" (HostLoop.cpp): an ONNX Loop whose trip count or condition
+/// is known only at run time, its body run as host kernels.
+void registerHostLoopKernel(
+    const std::function<void(const std::string &, KernelFn)> &add);
 
 /// "f32[2, 3]": a tensor's type and shape, for kernels' messages.
 inline std::string describe(const TensorView &view) {

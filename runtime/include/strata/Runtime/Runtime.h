@@ -525,6 +525,10 @@ public:
   const TensorView &output(size_t i) const;
   ThreadPool &pool() const { return pool_; }
   const Step &step() const { return step_; }
+  /// The module and the step's index in it: a kernel that runs other
+  /// kernels (host.loop's body) gives them contexts of their own.
+  const Module &module() const { return module_; }
+  size_t stepIndex() const { return index_; }
   /// Whether input `i` is a module constant: its bytes never change, so a
   /// kernel may keep work derived from them (reordered weights) in state().
   bool inputIsConstant(size_t i) const;
