@@ -55,9 +55,131 @@ bool strata::onRunTimeShapes(Operation *op) {
   return kernel::has<kernel::Host>(op);
 }
 
+/// The host.loop step of a Loop left to run time: its body as a sub-plan
+/// of host kernels, in the step's attributes (the layout is described in
+/// runtime/lib/kernels/HostLoop.cpp).
+static std::optional<strata::LibraryMatch>
+matchHostLoop(strata::graph::LoopOp loop, const strata::LibraryRequest &request,
+              std::string &whyNot) {
+  using namespace strata;
+  MLIRContext *context = loop->getContext();
+  LibraryMatch match;
+  match.library = "host.loop";
+  match.ops.push_back(loop);
+  match.joinReasons.push_back("");
+  llvm::DenseMap<Value, int64_t> slots;
+  int64_t next = 0;
+  for (OpOperand &operand : loop->getOpOperands()) {
+    match.inputs.push_back(&operand);
+    slots.try_emplace(operand.get(), next++);
+  }
+  Block &body = loop.getBody().front();
+  // The outer values the body reads become inputs after the operands.
+  for (Operation &inner : body.without_terminator()) {
+    if (inner.getNumRegions()) {
+      whyNot = "its body holds " + describeNode(&inner) +
+               ", control flow, which the runtime's host loop does not run";
+      return std::nullopt;
+    }
+    for (OpOperand &operand : inner.getOpOperands())
+      if (!loop.getBody().isAncestor(operand.get().getParentRegion()) &&
+          slots.try_emplace(operand.get(), next).second) {
+        match.inputs.push_back(&operand);
+        ++next;
+      }
+  }
+  SmallVector<int64_t> types;
+  auto addType = [&](Type type) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    std::optional<rt::DType> dtype =
+        tensor ? toRuntimeType(tensor.getElementType()) : std::nullopt;
+    if (!dtype || *dtype == rt::DType::String)
+      return false;
+    // Every size is left to run time: the body was typed for the first
+    // iteration's values (a carried value that grows by a Concat is typed
+    // at its initial size), and a host kernel sizes its outputs itself.
+    types.push_back(static_cast<int64_t>(*dtype));
+    types.push_back(tensor.getRank());
+    types.append(tensor.getRank(), -1);
+    return true;
+  };
+  for (BlockArgument arg : body.getArguments()) {
+    slots[arg] = next++;
+    if (!addType(arg.getType())) {
+      whyNot = "its body takes a value of type " + [&] {
+        std::string text;
+        llvm::raw_string_ostream os(text);
+        os << arg.getType();
+        return text;
+      }() + ", which the runtime's host loop does not hold";
+      return std::nullopt;
+    }
+  }
+  SmallVector<Attribute> kernels, nodes;
+  SmallVector<int64_t> bodyInputs, bodyOutputs;
+  int64_t index = 0;
+  for (Operation &inner : body.without_terminator()) {
+    std::string why;
+    std::optional<LibraryMatch> sub = matchHostOpKernel(&inner, request, why);
+    if (!sub) {
+      whyNot = "its body's " + describeNode(&inner) + " cannot run: " + why;
+      return std::nullopt;
+    }
+    kernels.push_back(StringAttr::get(context, sub->library));
+    nodes.push_back(StringAttr::get(context, getNodeName(&inner)));
+    bodyInputs.push_back(inner.getNumOperands());
+    for (Value operand : inner.getOperands())
+      bodyInputs.push_back(slots.lookup(operand));
+    bodyOutputs.push_back(inner.getNumResults());
+    for (Value result : inner.getResults()) {
+      slots[result] = next;
+      bodyOutputs.push_back(next++);
+      if (!addType(result.getType())) {
+        whyNot = "its body's " + describeNode(&inner) +
+                 " produces a value the runtime's host loop does not hold";
+        return std::nullopt;
+      }
+    }
+    for (NamedAttribute attr : sub->attrs)
+      match.attrs.set("op" + std::to_string(index) + "." + attr.getName().str(),
+                      attr.getValue());
+    ++index;
+  }
+  SmallVector<int64_t> yields, outputs;
+  for (Value v : body.getTerminator()->getOperands())
+    yields.push_back(slots.lookup(v));
+  // The step's outputs are the results something reads (Partition.cpp's
+  // outlining keeps those only).
+  for (OpResult result : loop->getResults())
+    if (!result.use_empty())
+      outputs.push_back(result.getResultNumber());
+  auto i64 = [&](int64_t value) {
+    return IntegerAttr::get(IntegerType::get(context, 64), value);
+  };
+  match.attrs.set("has_max_trip_count",
+                  i64(static_cast<bool>(loop.getMaxTripCount())));
+  match.attrs.set("has_condition", i64(static_cast<bool>(loop.getCondition())));
+  match.attrs.set("num_carried", i64(loop.getInitial().size()));
+  match.attrs.set("outputs", DenseI64ArrayAttr::get(context, outputs));
+  match.attrs.set("body", ArrayAttr::get(context, kernels));
+  match.attrs.set("body_nodes", ArrayAttr::get(context, nodes));
+  match.attrs.set("body_inputs", DenseI64ArrayAttr::get(context, bodyInputs));
+  match.attrs.set("body_outputs", DenseI64ArrayAttr::get(context, bodyOutputs));
+  match.attrs.set("body_types", DenseI64ArrayAttr::get(context, types));
+  match.attrs.set("body_yield", DenseI64ArrayAttr::get(context, yields));
+  match.reason = "loop: a Loop whose trip count or condition is known only at "
+                 "run time (or too long to unroll); the runtime's host loop "
+                 "runs its body of " +
+                 std::to_string(index) +
+                 " ops, each a host kernel, once per iteration";
+  return match;
+}
+
 std::optional<strata::LibraryMatch>
-strata::matchHostOpKernel(Operation *op, const LibraryRequest &,
+strata::matchHostOpKernel(Operation *op, const LibraryRequest &request,
                           std::string &whyNot) {
+  if (auto loop = dyn_cast<graph::LoopOp>(op))
+    return matchHostLoop(loop, request, whyNot);
   StringRef name = op->getName().stripDialect();
   // The runtime's registry is the list of host kernels (HostOps.cpp).
   if (!rt::lookupKernel(("host." + name).str())) {

@@ -25,6 +25,10 @@
 //    marked too, without marking its readers (its result's shape is
 //    static); with `all` (--host-kernels), every op that has a host kernel.
 //
+// A Loop left by the graph stage (its trip count or condition known only at
+// run time) is marked as well: its body runs as host kernels, once per
+// iteration (host.loop, runtime/lib/kernels/HostLoop.cpp).
+//
 // Ops on run-time shapes that no host kernel takes are refused by the
 // partitioner, naming the node and the value-dependent op behind it.
 //
@@ -160,7 +164,16 @@ struct RunTimeShapesPass
         continue;
       bool hasKernel = static_cast<bool>(strata::rt::lookupKernel(
           ("host." + op.getName().stripDialect()).str()));
-      bool host = isa<graph::GuardOp, graph::MergeOp>(op);
+      // A Loop the graph stage left (its trip count or condition known only
+      // at run time, or too long to unroll) runs its body as host kernels
+      // (host.loop); its constants move out of it, becoming the step's
+      // inputs like any outer value the body reads.
+      if (auto loop = dyn_cast<graph::LoopOp>(op))
+        for (Operation &inner :
+             llvm::make_early_inc_range(loop.getBody().front()))
+          if (isa<graph::ConstantOp>(inner))
+            inner.moveBefore(&op);
+      bool host = isa<graph::GuardOp, graph::MergeOp, graph::LoopOp>(op);
       for (Value operand : op.getOperands())
         if (Operation *def = operand.getDefiningOp())
           host = host || strata::isValueShapedOp(def) || runTime.contains(def);

@@ -357,7 +357,9 @@ LogicalResult strata::verifyStaticShapes(ModuleOp module,
   // host steps and the model's outputs may read those. Report the first op
   // at fault (its consumers would only repeat the message).
   auto target = options.target;
-  WalkResult walk = entry.walk([&](Operation *op) {
+  // Pre-order, so that a host loop's body (host kernels on shapes of run
+  // time, host.loop) is skipped rather than checked.
+  WalkResult walk = entry.walk<WalkOrder::PreOrder>([&](Operation *op) {
     // A value sized at run time read by generated code, or by a view that
     // would need arena bytes.
     if (!isHostOp(op) && !isa<func::ReturnOp>(op)) {
@@ -433,6 +435,8 @@ LogicalResult strata::verifyStaticShapes(ModuleOp module,
       }
       return WalkResult::interrupt();
     }
+    if (isa<graph::LoopOp>(op) && isHostOp(op))
+      return WalkResult::skip();
     return WalkResult::advance();
   });
   return failure(walk.wasInterrupted());

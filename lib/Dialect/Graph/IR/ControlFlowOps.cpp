@@ -137,7 +137,28 @@ void IfOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
 //===----------------------------------------------------------------------===//
 
 LogicalResult LoopOp::inferResultTypes(SmallVectorImpl<Type> &types) {
-  llvm::append_range(types, getResultTypes());
+  // A carried value is its initial value or what an iteration yields: the
+  // union of the two (Mask R-CNN's masks start [0, 1, 28, 28] and grow by a
+  // Concat each iteration: [?, 1, 28, 28]). A scan output stacks what each
+  // iteration yields along a new first axis. Either joins the declared type,
+  // which may know more (a static trip count).
+  YieldOp yield = getYield(getBody());
+  size_t carried = getInitial().size();
+  for (auto [i, declared] : llvm::enumerate(getResultTypes())) {
+    Type inferred;
+    if (yield && 1 + i < yield.getValues().size()) {
+      Type yielded = yield.getValues()[1 + i].getType();
+      if (i < carried) {
+        inferred = unionTypes(getInitial()[i].getType(), yielded);
+      } else if (auto slice = dyn_cast<RankedTensorType>(yielded)) {
+        SmallVector<int64_t> shape = {ShapedType::kDynamic};
+        llvm::append_range(shape, slice.getShape());
+        inferred = RankedTensorType::get(shape, slice.getElementType());
+      }
+    }
+    Type joined = inferred ? joinTypes(declared, inferred) : Type();
+    types.push_back(joined ? joined : declared);
+  }
   return success();
 }
 
