@@ -3,7 +3,7 @@
 and run by strata on the CPU, against torch's own outputs.
 
 usage: detection.py STRATA WORKDIR [--pack cuda] [--compressible]
-                    [ssdlite|fasterrcnn|retinanet ...]
+                    [ssdlite|fasterrcnn|retinanet|maskrcnn|keypointrcnn ...]
 
 With --pack cuda, each model is compiled for the cuda target instead of run:
 WORKDIR/<name>.strata with <name>/input_0.bin and torch's outputs as .npy,
@@ -24,11 +24,21 @@ as half_pixel.
 
 Every op after the first NonZero runs as one of the runtime's host kernels
 (docs/runtime.md, "Value-dependent shapes"), including the run-time If of
-batched_nms. Detections are compared as a set: each of torch's (label, score,
+batched_nms, the mask and keypoint heads' convolutions over the detections
+(oneDNN, with the number of detections known when they run) and the Loop
+over the detections that Mask R-CNN pastes its masks with and Keypoint R-CNN
+turns its heatmaps into points with (host.loop). Mask R-CNN and Keypoint
+R-CNN are exported at opset 11, as Faster R-CNN. Detections are compared as a set: each of torch's (label, score,
 box) must have a strata detection of the same label within 1e-4 in score and
 0.1 pixel in box, and the counts must agree. Scores within 1e-4 of each
 other may come out in either order (float32 sums in another order), which
-an element-by-element comparison would call a failure.
+an element-by-element comparison would call a failure. The ResNet-50 heads
+of Mask R-CNN and Keypoint R-CNN go deeper (FPN, RoIAlign, four 3x3
+convolutions over each detection): their scores are compared within 1e-3.
+A matched detection's mask must agree within 1e-2 everywhere; each of its
+keypoints within 0.1 pixel, or, where the heatmap's maximum is a near-tie
+(its score within 1e-3), anywhere: the argmax of two near-equal values is
+not stable under float32 reordering.
 """
 
 import os
@@ -55,6 +65,16 @@ def build(name, compressible=False):
         model = detection.fasterrcnn_mobilenet_v3_large_320_fpn(
             weights=None, weights_backbone=None, num_classes=3)
         size, opset = 320, 11
+        last = {model.rpn.head.cls_logits: 1.0, model.rpn.head.bbox_pred: 0.1,
+                model.roi_heads.box_predictor.cls_score: 1.0,
+                model.roi_heads.box_predictor.bbox_pred: 0.1}
+    elif name in ("maskrcnn", "keypointrcnn"):
+        make = (detection.maskrcnn_resnet50_fpn if name == "maskrcnn" else
+                detection.keypointrcnn_resnet50_fpn)
+        model = make(weights=None, weights_backbone=None,
+                     num_classes=3 if name == "maskrcnn" else 2,
+                     min_size=256, max_size=256)
+        size, opset = 256, 11
         last = {model.rpn.head.cls_logits: 1.0, model.rpn.head.bbox_pred: 0.1,
                 model.roi_heads.box_predictor.cls_score: 1.0,
                 model.roi_heads.box_predictor.bbox_pred: 0.1}
@@ -100,27 +120,48 @@ class Detections(torch.nn.Module):
 
     def forward(self, x):
         d = self.model(x)[0]
-        return d["boxes"], d["scores"], d["labels"]
+        extra = [d[k] for k in ("masks", "keypoints", "keypoints_scores")
+                 if k in d]
+        return (d["boxes"], d["scores"], d["labels"], *extra)
+
+
+# The outputs after boxes, scores and labels, by model.
+EXTRA = {"maskrcnn": ["masks"],
+         "keypointrcnn": ["keypoints", "keypoints_scores"]}
 
 
 def compare(name, ref, got):
-    b, s, l = ref
-    gb, gs, gl = got
+    b, s, l = ref[:3]
+    gb, gs, gl = got[:3]
+    tolerance = 1e-3 if name in EXTRA else 1e-4
     if len(gs) != len(s):
         return f"{len(gs)} detections, torch has {len(s)}"
     used = np.zeros(len(gs), bool)
     worst = 0.0
     for i in range(len(s)):
         candidates = np.where(~used & (gl == l[i]) &
-                              (np.abs(gs - s[i]) < 1e-4))[0]
+                              (np.abs(gs - s[i]) < tolerance))[0]
         if len(candidates) == 0:
             return f"torch's detection {i} (label {l[i]}, score {s[i]}) " \
                    "has no match"
         d = np.abs(gb[candidates] - b[i]).max(axis=1)
         if d.min() > 0.1:
             return f"torch's detection {i}: nearest box {d.min()} px away"
-        used[candidates[d.argmin()]] = True
+        match = candidates[d.argmin()]
+        used[match] = True
         worst = max(worst, float(d.min()))
+        if name == "maskrcnn":
+            off = np.abs(got[3][match] - ref[3][i]).max()
+            if off > 1e-2:
+                return f"torch's detection {i}: mask off by {off}"
+        if name == "keypointrcnn":
+            off = np.abs(got[3][match] - ref[3][i]).max(axis=1)
+            score = np.abs(got[4][match] - ref[4][i])
+            if score.max() > 1e-3:
+                return f"torch's detection {i}: keypoint scores off by " \
+                       f"{score.max()}"
+            if (off > 0.1).sum() > 0 and (score[off > 0.1] > 1e-3).any():
+                return f"torch's detection {i}: keypoint off by {off.max()}"
     print(f"{name}: {len(s)} detections match (worst box {worst:.2g} px, "
           f"{len(np.unique(s))} distinct scores)")
     return ""
@@ -148,9 +189,9 @@ def main():
         with torch.no_grad():
             ref = [t.numpy() for t in wrapped(x)]
         path = os.path.join(work, f"{name}.onnx")
+        names = ["boxes", "scores", "labels"] + EXTRA.get(name, [])
         torch.onnx.export(wrapped, (x,), path, opset_version=opset,
-                          input_names=["images"],
-                          output_names=["boxes", "scores", "labels"])
+                          input_names=["images"], output_names=names)
         np.save(os.path.join(work, f"{name}_images.npy"), x.numpy())
         if pack:
             case = os.path.join(work, name)
@@ -158,7 +199,7 @@ def main():
             x.numpy().tofile(os.path.join(case, "input_0.bin"))
             subprocess.run(["xz", "-f", "-T0", os.path.join(case, "input_0.bin")],
                            check=True)
-            for n, r in zip(("boxes", "scores", "labels"), ref):
+            for n, r in zip(names, ref):
                 np.save(os.path.join(case, f"{n}.npy"), r)
             made = subprocess.run(
                 [strata, "compile", path, f"--target={pack}", "--no-cache",
@@ -175,8 +216,7 @@ def main():
         if run.returncode != 0:
             failed.append(f"{name}: strata run failed:\n{run.stderr}")
             continue
-        got = [np.load(os.path.join(out, f"{n}.npy"))
-               for n in ("boxes", "scores", "labels")]
+        got = [np.load(os.path.join(out, f"{n}.npy")) for n in names]
         why = compare(name, ref, got)
         if why:
             failed.append(f"{name}: {why}")
