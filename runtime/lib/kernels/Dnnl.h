@@ -85,6 +85,29 @@ private:
   int64_t images_ = 0, channels_ = 0, spatial_ = 0;
 };
 
+/// A primitive's weights: the module's bytes when the primitive takes them
+/// in the module's layout, else a copy reordered into its own, made once
+/// for a module constant (whose bytes never change) and on every run for
+/// weights computed by the model.
+class PrimitiveWeights {
+public:
+  /// For a primitive made for `wanted` weights, given `user` ones.
+  void prepare(const dnnl::memory::desc &user, const dnnl::memory::desc &wanted,
+               const dnnl::engine &engine);
+  /// The weights to pass for the step's input `input`, whose bytes are
+  /// `data`; a reorder is queued on `stream` when one is needed.
+  dnnl::memory get(const KernelContext &ctx, size_t input, dnnl::stream &stream,
+                   const void *data);
+
+private:
+  dnnl::memory::desc user_;
+  bool reorder_ = false;
+  dnnl::reorder reorderPrimitive_;
+  dnnl::memory reordered_;
+  /// The constant `reordered_` was made from.
+  const void *from_ = nullptr;
+};
+
 /// The largest stride, dilation, pad or kernel attribute value a step may
 /// hold: anything larger is no convolution or pool of a real model, and
 /// products of such values with a tensor's dimensions would overflow (found

@@ -304,6 +304,33 @@ void appendActivation(const KernelContext &ctx, dnnl::post_ops &ops) {
     throw ctx.error("unknown activation '" + kind + "'");
 }
 
+void PrimitiveWeights::prepare(const dnnl::memory::desc &user,
+                               const dnnl::memory::desc &wanted,
+                               const dnnl::engine &engine) {
+  user_ = user;
+  from_ = nullptr;
+  reorder_ = wanted != user;
+  reordered_ = dnnl::memory();
+  if (reorder_) {
+    reordered_ = dnnl::memory(wanted, engine);
+    reorderPrimitive_ = dnnl::reorder(
+        dnnl::reorder::primitive_desc(engine, user, engine, wanted));
+  }
+}
+
+dnnl::memory PrimitiveWeights::get(const KernelContext &ctx, size_t input,
+                                   dnnl::stream &stream, const void *data) {
+  dnnl::memory given(user_, cpuEngine(), const_cast<void *>(data));
+  if (!reorder_)
+    return given;
+  bool constant = ctx.inputIsConstant(input);
+  if (!constant || from_ != data) {
+    reorderPrimitive_.execute(stream, given, reordered_);
+    from_ = constant ? data : nullptr;
+  }
+  return reordered_;
+}
+
 } // namespace dnnl_support
 
 void registerDnnlKernels(

@@ -35,7 +35,7 @@ struct ConvState : KernelState {
   dnnl::convolution_forward primitive;
   /// The module's descriptors: row-major, or channels-last for the
   /// activations the step's *_layout attributes name.
-  dnnl::memory::desc userSrc, userWeights, bias, userDst, userSum;
+  dnnl::memory::desc userSrc, bias, userDst, userSum;
   /// The source and destination in the primitive's layouts, with the
   /// reorders into and out of them, when those differ from the module's.
   bool reorderSrc = false, reorderDst = false;
@@ -43,12 +43,7 @@ struct ConvState : KernelState {
   LayoutConversion srcReorder, sumReorder, dstReorder;
   /// Whether the sum is converted (else copied) into the destination.
   bool reorderSum = false;
-  /// The weights in the primitive's layout when it differs from the
-  /// module's, and the constant they were reordered from.
-  bool reorderWeights = false;
-  dnnl::reorder weightsReorder;
-  dnnl::memory weights;
-  const void *weightsFrom = nullptr;
+  PrimitiveWeights weights;
   dnnl::stream stream;
 };
 
@@ -125,7 +120,6 @@ void conv(KernelContext &ctx) {
     std::vector<int64_t> key = shapeKey(ctx);
     if (state.key != key) {
       state.key.clear();
-      state.weightsFrom = nullptr;
       using tag = dnnl::memory::format_tag;
       auto f32 = dnnl::memory::data_type::f32;
       state.userSrc = activationDesc(ctx, "src_layout", x.shape);
@@ -137,7 +131,7 @@ void conv(KernelContext &ctx) {
         weightDims[0] = m / group;
         weightDims.insert(weightDims.begin(), group);
       }
-      state.userWeights = rowMajorDesc(weightDims);
+      dnnl::memory::desc userWeights = rowMajorDesc(weightDims);
       dnnl::memory::desc anySrc(x.shape, f32, tag::any),
           anyWeights(weightDims, f32, tag::any),
           anyDst(out.shape, f32, tag::any);
@@ -190,27 +184,12 @@ void conv(KernelContext &ctx) {
       if (state.reorderSum)
         state.sumReorder =
             LayoutConversion(state.userSum, sumTarget, out.shape);
-      state.reorderWeights = pd.weights_desc() != state.userWeights;
-      state.weights = dnnl::memory();
-      if (state.reorderWeights) {
-        state.weights = dnnl::memory(pd.weights_desc(), engine);
-        state.weightsReorder = dnnl::reorder(dnnl::reorder::primitive_desc(
-            engine, state.userWeights, engine, pd.weights_desc()));
-      }
+      state.weights.prepare(userWeights, pd.weights_desc(), engine);
       state.stream = dnnl::stream(engine);
       state.key = std::move(key);
     }
 
-    dnnl::memory weights(state.userWeights, engine, w.data);
-    if (state.reorderWeights) {
-      // A constant's bytes never change: reorder it once.
-      bool cached = ctx.inputIsConstant(1) && state.weightsFrom == w.data;
-      if (!cached) {
-        state.weightsReorder.execute(state.stream, weights, state.weights);
-        state.weightsFrom = ctx.inputIsConstant(1) ? w.data : nullptr;
-      }
-      weights = state.weights;
-    }
+    dnnl::memory weights = state.weights.get(ctx, 1, state.stream, w.data);
     dnnl::memory src(state.userSrc, engine, x.data);
     if (state.reorderSrc) {
       state.srcReorder.execute(state.stream, src, state.src);
@@ -242,11 +221,8 @@ namespace {
 struct DeconvState : KernelState {
   std::vector<int64_t> key;
   dnnl::deconvolution_forward primitive;
-  dnnl::memory::desc src, userWeights, bias, dst;
-  bool reorderWeights = false;
-  dnnl::reorder weightsReorder;
-  dnnl::memory weights;
-  const void *weightsFrom = nullptr;
+  dnnl::memory::desc src, bias, dst;
+  PrimitiveWeights weights;
   dnnl::stream stream;
 };
 
@@ -354,7 +330,6 @@ void convTranspose(KernelContext &ctx) {
     std::vector<int64_t> key = shapeKey(ctx);
     if (state.key != key) {
       state.key.clear();
-      state.weightsFrom = nullptr;
       using tag = dnnl::memory::format_tag;
       auto f32 = dnnl::memory::data_type::f32;
       state.src = rowMajorDesc(x.shape);
@@ -376,7 +351,7 @@ void convTranspose(KernelContext &ctx) {
         weightStrides.insert(weightStrides.begin(),
                              channels / group * weightStrides[1]);
       }
-      state.userWeights = dnnl::memory::desc(weightDims, f32, weightStrides);
+      dnnl::memory::desc userWeights(weightDims, f32, weightStrides);
       dnnl::memory::desc anyWeights(weightDims, f32, tag::any);
       dnnl::memory::dims dnnlDilations;
       for (size_t i = 0; i < k; ++i)
@@ -396,25 +371,11 @@ void convTranspose(KernelContext &ctx) {
       }
       dnnl::deconvolution_forward::primitive_desc pd(*desc, engine);
       state.primitive = dnnl::deconvolution_forward(pd);
-      state.reorderWeights = pd.weights_desc() != state.userWeights;
-      state.weights = dnnl::memory();
-      if (state.reorderWeights) {
-        state.weights = dnnl::memory(pd.weights_desc(), engine);
-        state.weightsReorder = dnnl::reorder(dnnl::reorder::primitive_desc(
-            engine, state.userWeights, engine, pd.weights_desc()));
-      }
+      state.weights.prepare(userWeights, pd.weights_desc(), engine);
       state.stream = dnnl::stream(engine);
       state.key = std::move(key);
     }
-    dnnl::memory weights(state.userWeights, engine, w.data);
-    if (state.reorderWeights) {
-      bool cached = ctx.inputIsConstant(1) && state.weightsFrom == w.data;
-      if (!cached) {
-        state.weightsReorder.execute(state.stream, weights, state.weights);
-        state.weightsFrom = ctx.inputIsConstant(1) ? w.data : nullptr;
-      }
-      weights = state.weights;
-    }
+    dnnl::memory weights = state.weights.get(ctx, 1, state.stream, w.data);
     Tensor window;
     void *dst = out.data;
     if (placed) {

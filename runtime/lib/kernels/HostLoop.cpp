@@ -189,11 +189,15 @@ Tensor copyOf(KernelContext &ctx, const TensorView &view) {
   return t;
 }
 
-Tensor scalar(DType dtype, const Shape &shape, int64_t value) {
-  Shape s;
-  for (int64_t d : shape)
-    s.push_back(d < 0 ? 1 : d);
-  Tensor t = Tensor::zeros(dtype, s);
+/// The iteration number (i64) or the condition (i1): one element, of the
+/// body argument's rank.
+Tensor scalar(KernelContext &ctx, DType dtype, const Shape &shape,
+              int64_t value) {
+  if (shape.size() > 1)
+    throw ctx.error("has a body argument of rank " +
+                    std::to_string(shape.size()) +
+                    " for the iteration number or the condition");
+  Tensor t = Tensor::zeros(dtype, Shape(shape.size(), 1));
   if (dtype == DType::I1 || dtype == DType::U8)
     *static_cast<uint8_t *>(t.rawData()) = value != 0;
   else
@@ -244,8 +248,8 @@ void loop(KernelContext &ctx) {
   int64_t trip = 0;
   for (; trip < maxTrips && condition; ++trip) {
     int64_t arg = plan.argBase;
-    owned[arg] = scalar(DType::I64, plan.types[0].shape, trip);
-    owned[arg + 1] = scalar(DType::I1, plan.types[1].shape, 1);
+    owned[arg] = scalar(ctx, DType::I64, plan.types[0].shape, trip);
+    owned[arg + 1] = scalar(ctx, DType::I1, plan.types[1].shape, 1);
     for (int64_t c = 0; c < plan.numCarried; ++c)
       owned[arg + 2 + c] = std::move(carried[c]);
     for (int64_t a = 0; a < 2 + plan.numCarried; ++a)
