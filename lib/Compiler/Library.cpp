@@ -396,8 +396,15 @@ struct EpilogueBuilder {
     if (!user || vetoed(user))
       return;
     MLIRContext *context = user->getContext();
+    // On rows counted at run time (a host step's epilogue) the result is
+    // f32 of run-time shape.
+    auto f32 = [&](Value v) {
+      auto type = dyn_cast<RankedTensorType>(v.getType());
+      return isF32Tensor(v) || (strata::onRunTimeShapes(user) && type &&
+                                type.getElementType().isF32());
+    };
     if (user->getNumResults() != 1 || user->getOperand(0) != result() ||
-        !isF32Tensor(user->getResult(0)) || !isActivation(user)) {
+        !f32(user->getResult(0)) || !isActivation(user)) {
       refuse(user, notAPostOp(user));
       return;
     }
@@ -568,9 +575,16 @@ static std::optional<LibraryMatch> matchConv(graph::ConvOp conv,
                                              const LibraryRequest &request,
                                              std::string &whyNot) {
   MLIRContext *context = conv->getContext();
-  if (!isF32Tensor(conv.getInput()) || !isF32Tensor(conv.getWeight()) ||
-      !isF32Tensor(conv.getOutput()) ||
-      (conv.getBias() && !isF32Tensor(conv.getBias()))) {
+  // Images known only at run time (RunTimeShapes.cpp: a detector's mask and
+  // keypoint heads over its detections): the kernel takes the shapes when
+  // it runs.
+  bool runTime = strata::onRunTimeShapes(conv);
+  auto f32 = [&](Value v) {
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    return isF32Tensor(v) || (runTime && type && type.getElementType().isF32());
+  };
+  if (!f32(conv.getInput()) || !f32(conv.getWeight()) ||
+      !f32(conv.getOutput()) || (conv.getBias() && !f32(conv.getBias()))) {
     whyNot = "dnnl.conv takes f32 tensors; this convolution's input is " +
              typeText(conv.getInput());
     return std::nullopt;
@@ -1049,6 +1063,21 @@ strata::matchLibraryKernel(Operation *op, const LibraryRequest &request,
                         " on rows known only at run time: oneDNN's blocked "
                         "kernels, for any size";
       return match;
+    }
+    // The same for a convolution over images counted at run time, with its
+    // bias and activation fused as on static shapes (on other targets it
+    // is the host step host.conv, oneDNN's too).
+    if (auto conv = dyn_cast<graph::ConvOp>(op);
+        conv && request.library == TargetFacts::Library::OneDnn) {
+      LibraryRequest anySize = request;
+      anySize.forced = true;
+      std::optional<LibraryMatch> match = matchConv(conv, anySize, whyNot);
+      if (match) {
+        match->reason = "f32 convolution over images counted only at run "
+                        "time: oneDNN's JIT kernels, the primitive made for "
+                        "each new shape";
+        return match;
+      }
     }
     return matchHostOpKernel(op, request, whyNot);
   }
