@@ -70,6 +70,9 @@ std::string getNodeName(mlir::Operation *op);
 /// messages name an op.
 std::string describeNode(mlir::Operation *op);
 
+/// How MLIR prints `type` ("tensor<?x4xf32>"), for messages.
+std::string typeString(mlir::Type type);
+
 /// The value of every element of a splat constant of a float type (of an
 /// integer type), or nullopt when `v` is none (Library.cpp).
 std::optional<double> splatFloatConstant(mlir::Value v);

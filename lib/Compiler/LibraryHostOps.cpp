@@ -106,12 +106,8 @@ matchHostLoop(strata::graph::LoopOp loop, const strata::LibraryRequest &request,
   for (BlockArgument arg : body.getArguments()) {
     slots[arg] = next++;
     if (!addType(arg.getType())) {
-      whyNot = "its body takes a value of type " + [&] {
-        std::string text;
-        llvm::raw_string_ostream os(text);
-        os << arg.getType();
-        return text;
-      }() + ", which the runtime's host loop does not hold";
+      whyNot = "its body takes a value of type " + typeString(arg.getType()) +
+               ", which the runtime's host loop does not hold";
       return std::nullopt;
     }
   }
@@ -192,12 +188,7 @@ strata::matchHostOpKernel(Operation *op, const LibraryRequest &request,
        llvm::concat<const Type>(op->getOperandTypes(), op->getResultTypes())) {
     auto tensor = dyn_cast<RankedTensorType>(type);
     if (!tensor) {
-      whyNot = "a host kernel takes ranked tensors, not " + [&] {
-        std::string text;
-        llvm::raw_string_ostream os(text);
-        os << type;
-        return text;
-      }();
+      whyNot = "a host kernel takes ranked tensors, not " + typeString(type);
       return std::nullopt;
     }
   }

@@ -44,13 +44,6 @@ static bool isCastableNumber(Type type) {
          llvm::isPowerOf2_32(integer.getWidth());
 }
 
-static std::string typeName(Type type) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << type;
-  return text;
-}
-
 std::optional<strata::LibraryMatch>
 strata::matchStringKernel(Operation *op, const LibraryRequest &,
                           std::string &whyNot) {
@@ -87,7 +80,7 @@ strata::matchStringKernel(Operation *op, const LibraryRequest &,
     } else if (!isCastableNumber(number)) {
       whyNot = "string.cast converts strings from and to f32, f64 and 8- to "
                "64-bit integers, not " +
-               typeName(number);
+               typeString(number);
       return std::nullopt;
     } else {
       match.library = "string.cast";

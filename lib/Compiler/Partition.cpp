@@ -102,6 +102,13 @@ std::string strata::getNodeName(Operation *op) {
   return "";
 }
 
+std::string strata::typeString(Type type) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << type;
+  return text;
+}
+
 std::string strata::describeNode(Operation *op) {
   std::string node = getNodeName(op);
   return node.empty() ? "'" + op->getName().getStringRef().str() + "'"
