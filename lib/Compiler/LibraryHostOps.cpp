@@ -128,8 +128,7 @@ matchHostLoop(strata::graph::LoopOp loop, const strata::LibraryRequest &request,
       bodyInputs.push_back(slots.lookup(operand));
     bodyOutputs.push_back(inner.getNumResults());
     for (Value result : inner.getResults()) {
-      slots[result] = next;
-      bodyOutputs.push_back(next++);
+      slots[result] = next++;
       if (!addType(result.getType())) {
         whyNot = "its body's " + describeNode(&inner) +
                  " produces a value the runtime's host loop does not hold";

@@ -338,10 +338,8 @@ void convTranspose(KernelContext &ctx) {
       // [G, M/G, C/G, k...]) in its "io" order.
       dnnl::memory::dims weightDims = {m, channels};
       weightDims.insert(weightDims.end(), w.shape.begin() + 2, w.shape.end());
-      int64_t window = 1;
-      for (size_t i = 2; i < rank; ++i)
-        window *= w.shape[i];
-      dnnl::memory::dims weightStrides = {window, m / group * window};
+      int64_t taps = product(w.shape, 2, rank);
+      dnnl::memory::dims weightStrides = {taps, m / group * taps};
       for (size_t i = 2; i < rank; ++i)
         weightStrides.push_back(product(w.shape, i + 1, rank));
       if (group > 1) {
@@ -397,6 +395,7 @@ void convTranspose(KernelContext &ctx) {
     const float *from = window.data<float>();
     auto *to = static_cast<float *>(out.data);
     int64_t inner = product(outShape, 2, rank);
+    int64_t windowInner = product(computed, 2, rank);
     std::vector<int64_t> index(k);
     for (int64_t image = 0; image < n * m; ++image) {
       float b = bias ? static_cast<const float *>(bias->data)[image % m] : 0.f;
@@ -411,8 +410,7 @@ void convTranspose(KernelContext &ctx) {
         }
         for (size_t i = 0; inside && i < k; ++i)
           source = source * computed[2 + i] + index[i];
-        to[image * inner + p] =
-            inside ? from[image * product(computed, 2, rank) + source] : b;
+        to[image * inner + p] = inside ? from[image * windowInner + source] : b;
       }
     }
   });

@@ -19,7 +19,8 @@
 //   has_max_trip_count, has_condition, num_carried: the Loop's operands;
 //   outputs: which of the Loop's results are the step's outputs;
 //   body: the host kernel of each body op ("host.slice", ...);
-//   body_inputs, body_outputs: per op, a count and then its slots;
+//   body_inputs: per op, a count and then the slots it reads;
+//   body_outputs: per op, how many results it writes (to the next slots);
 //   body_types: per body argument, then per op result: dtype, rank, dims
 //     (-1 where the size is set when it runs);
 //   body_yield: the slots the body yields (condition, carried, scans);
@@ -103,7 +104,11 @@ void parse(KernelContext &ctx, LoopPlan &plan) {
     throw ctx.error("has " + std::to_string(nodes.size()) + " body nodes for " +
                     std::to_string(names.size()) + " body ops");
   auto ins = groups(ctx, "body_inputs", names.size());
-  auto outs = groups(ctx, "body_outputs", names.size());
+  const std::vector<int64_t> &outs = ctx.attrInts("body_outputs");
+  if (outs.size() != names.size())
+    throw ctx.error("has " + std::to_string(outs.size()) +
+                    " result counts in 'body_outputs' for " +
+                    std::to_string(names.size()) + " body ops");
   plan.argBase = numInputs;
   int64_t numArgs = 2 + plan.numCarried;
   // Types: the body's arguments, then every op result in order.
@@ -125,7 +130,6 @@ void parse(KernelContext &ctx, LoopPlan &plan) {
   for (int64_t a = 0; a < numArgs; ++a)
     plan.types.push_back(nextType());
   int64_t slot = plan.argBase + numArgs;
-  const std::string prefix = "op";
   for (size_t k = 0; k < names.size(); ++k) {
     BodyOp op;
     op.step.kind = StepKind::Library;
@@ -136,7 +140,7 @@ void parse(KernelContext &ctx, LoopPlan &plan) {
     if (!op.fn || names[k] == "host.loop")
       throw ctx.error("has a body op '" + names[k] +
                       "' that is not one of the runtime's host kernels");
-    std::string own = prefix + std::to_string(k) + ".";
+    std::string own = "op" + std::to_string(k) + ".";
     for (const Attribute &a : ctx.step().attributes)
       if (a.key.compare(0, own.size(), own) == 0) {
         Attribute copy = a;
@@ -148,14 +152,13 @@ void parse(KernelContext &ctx, LoopPlan &plan) {
         throw ctx.error("body op " + std::to_string(k) + " reads slot " +
                         std::to_string(in) + " before it is written");
     op.inputs = ins[k];
-    for (size_t o = 0; o < outs[k].size(); ++o) {
-      if (outs[k][o] != slot)
-        throw ctx.error("body op " + std::to_string(k) + " writes slot " +
-                        std::to_string(outs[k][o]) + " out of order");
+    if (outs[k] < 0)
+      throw ctx.error("body op " + std::to_string(k) + " writes " +
+                      std::to_string(outs[k]) + " results");
+    for (int64_t o = 0; o < outs[k]; ++o) {
       plan.types.push_back(nextType());
-      ++slot;
+      op.outputs.push_back(slot++);
     }
-    op.outputs = outs[k];
     plan.ops.push_back(std::move(op));
   }
   plan.numSlots = slot;
