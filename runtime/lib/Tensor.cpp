@@ -161,6 +161,14 @@ AlignedPtr allocateAligned(size_t bytes, const std::string &what, bool zero) {
 } // namespace detail
 
 Tensor Tensor::zeros(DType dtype, std::vector<int64_t> shape) {
+  return allocate(dtype, std::move(shape), /*zero=*/true);
+}
+
+Tensor Tensor::uninitialized(DType dtype, std::vector<int64_t> shape) {
+  return allocate(dtype, std::move(shape), /*zero=*/false);
+}
+
+Tensor Tensor::allocate(DType dtype, std::vector<int64_t> shape, bool zero) {
   Tensor t;
   t.dtype_ = dtype;
   t.numElements_ = rt::numElements(shape);
@@ -187,10 +195,25 @@ Tensor Tensor::zeros(DType dtype, std::vector<int64_t> shape) {
       std::numeric_limits<size_t>::max() / elementSize)
     throw Error("tensor of shape " + shapeToString(shape) + " is too large");
   t.shape_ = std::move(shape);
+  t.capacity_ = t.numElements_ * elementSize;
   t.storage_ = detail::allocateAligned(
-      t.numElements_ * elementSize,
-      std::string("a tensor of ") + dtypeName(dtype) + shapeToString(t.shape_));
+      t.capacity_,
+      std::string("a tensor of ") + dtypeName(dtype) + shapeToString(t.shape_),
+      zero);
   return t;
+}
+
+bool Tensor::reuseStorageFor(DType dtype, const std::vector<int64_t> &shape) {
+  if (!storage_ || dtype == DType::String || dtype_ == DType::String)
+    return false;
+  int64_t count = rt::numElements(shape);
+  size_t elementSize = dtypeSize(dtype);
+  if (count < 0 || static_cast<uint64_t>(count) > capacity_ / elementSize)
+    return false;
+  dtype_ = dtype;
+  shape_ = shape;
+  numElements_ = count;
+  return true;
 }
 
 Tensor Tensor::fromStrings(std::vector<int64_t> shape,
@@ -231,6 +254,7 @@ Tensor::Tensor(const Tensor &other)
     }
   }
   if (other.storage_) {
+    capacity_ = other.byteSize();
     storage_ =
         detail::allocateAligned(other.byteSize(),
                                 std::string("a copy of a tensor of ") +

@@ -202,6 +202,15 @@ public:
   /// A tensor of `shape` (every dimension static) filled with zero bytes
   /// (empty strings for String).
   static Tensor zeros(DType dtype, std::vector<int64_t> shape);
+  /// The same without filling the numbers: for storage the caller writes
+  /// whole before anything reads it (strings are still empty).
+  static Tensor uninitialized(DType dtype, std::vector<int64_t> shape);
+  /// Makes this tensor a `dtype` tensor of `shape` in the storage it has,
+  /// when that storage is large enough (its numbers are then whatever they
+  /// were); returns false, changing nothing, when it is not or the tensor
+  /// holds strings. Executors keep a run-time-shaped buffer's storage across
+  /// runs so: a fresh large allocation costs a page fault per page.
+  bool reuseStorageFor(DType dtype, const std::vector<int64_t> &shape);
   /// A tensor of strings; `values` has one string per element (row-major).
   static Tensor fromStrings(std::vector<int64_t> shape,
                             std::vector<std::string> values);
@@ -261,9 +270,13 @@ public:
   }
 
 private:
+  static Tensor allocate(DType dtype, std::vector<int64_t> shape, bool zero);
+
   DType dtype_ = DType::F32;
   std::vector<int64_t> shape_;
   int64_t numElements_ = 0;
+  /// The bytes storage_ holds (at least byteSize()).
+  size_t capacity_ = 0;
   detail::AlignedPtr storage_;
   std::vector<std::string> strings_;
 };
@@ -559,9 +572,10 @@ public:
   const std::vector<std::string> &attrStrings(const std::string &key) const;
 
   /// Gives output `i` its storage for `shape` and returns its view, to be
-  /// filled by the kernel. An output the executor bound to host storage
-  /// (bindHostOutput: a Host buffer) gets a new zero-filled tensor of
-  /// `shape`, which must keep the rank and the static dimensions (a -1
+  /// filled by the kernel, which must write every element. An output the
+  /// executor bound to host storage (bindHostOutput: a Host buffer) gets a
+  /// new tensor of `shape`, not zero-filled (as an arena buffer is not),
+  /// which must keep the rank and the static dimensions (a -1
   /// dimension takes any size >= 0). Any other output (the arena) must have
   /// exactly `shape` and keeps its storage. Throws Error naming the step
   /// when the shape does not fit, OutOfMemory when the tensor cannot be
