@@ -705,3 +705,162 @@ TEST(HostNonMaxSuppression, Errors) {
                      {{DType::I64, {-1, 4}}}),
             step + "output 0 is i64[?, 4] but the step produced i64[3, 3]");
 }
+
+//===----------------------------------------------------------------------===//
+// host.loop: carried values moved between iterations and appended to
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+Attribute stringsAttr(std::string key, std::vector<std::string> values) {
+  Attribute a;
+  a.key = std::move(key);
+  a.strs = std::move(values);
+  return a;
+}
+
+/// A Loop of `trips` iterations carrying `a` ([1, 2]) and `rows` ([?, 2]),
+/// reading the outer `x` ([1, 2]): each iteration appends a * x to rows
+/// (Concat along the first axis) and then sets a = a + x. With
+/// `alsoReadRows`, another body op reads rows' argument too, so that the
+/// Concat is not its only reader and runs as written. Outputs: a and rows,
+/// from the second run of one session (which reuses host storage).
+std::vector<Tensor> runAppendLoop(int64_t trips, const Tensor &a,
+                                  const Tensor &rows, const Tensor &x,
+                                  bool alsoReadRows) {
+  ModuleBuilder b;
+  std::vector<uint32_t> ins = {b.addInput("trips", DType::I64, {}),
+                               b.addInput("a", DType::F32, {1, 2}),
+                               b.addInput("rows", DType::F32, rows.shape()),
+                               b.addInput("x", DType::F32, {1, 2})};
+  std::vector<uint32_t> outs = {b.addHostBuffer(DType::F32, {1, 2}),
+                                b.addHostBuffer(DType::F32, {-1, 2})};
+  auto f32t = static_cast<int64_t>(DType::F32);
+  // Slots: inputs 0-3; arguments 4 (iteration), 5 (condition), 6 (a),
+  // 7 (rows); op results 8 (a * x), 9 (a + x), 10 (the Concat), 11 (rows
+  // again, with alsoReadRows).
+  std::vector<std::string> body = {"host.mul", "host.add", "host.concat"};
+  I64s inputs = {2, 6, 3, 2, 6, 3, 2, 7, 8}, counts = {1, 1, 1};
+  I64s types = {static_cast<int64_t>(DType::I64),
+                0,
+                static_cast<int64_t>(DType::I1),
+                0,
+                f32t,
+                2,
+                1,
+                2,
+                f32t,
+                2,
+                -1,
+                2,
+                f32t,
+                2,
+                1,
+                2,
+                f32t,
+                2,
+                1,
+                2,
+                f32t,
+                2,
+                -1,
+                2};
+  if (alsoReadRows) {
+    body.push_back("host.identity");
+    inputs.insert(inputs.end(), {1, 7});
+    counts.push_back(1);
+    types.insert(types.end(), {f32t, 2, -1, 2});
+  }
+  std::vector<Attribute> attrs = {
+      intAttr("has_max_trip_count", 1),
+      intAttr("has_condition", 0),
+      intAttr("num_carried", 2),
+      intsAttr("outputs", {0, 1}),
+      stringsAttr("body", body),
+      stringsAttr("body_nodes", std::vector<std::string>(body.size(), "N")),
+      intsAttr("body_inputs", inputs),
+      intsAttr("body_outputs", counts),
+      intsAttr("body_types", types),
+      intsAttr("body_yield", {5, 9, 10}),
+      intAttr("op2.axis", 0)};
+  b.addStep(libraryStep("host.loop", ins, outs, std::move(attrs)));
+  b.addOutput("a_out", outs[0]);
+  b.addOutput("rows_out", outs[1]);
+  Session s(Module::loadFromMemory(b.finish(), "loop.strata"));
+  s.setInput(0, Tensor::fromValues<int64_t>(DType::I64, {}, {trips}));
+  s.setInput(1, a);
+  s.setInput(2, rows);
+  s.setInput(3, x);
+  s.run();
+  s.run();
+  return {s.output(0), s.output(1)};
+}
+
+} // namespace
+
+TEST(HostLoop, CarriedValuesMoveAndAppendedRowsComeInOrder) {
+  Tensor a = f32({1, 2}, {1, -2}), x = f32({1, 2}, {0.5f, 3});
+  Tensor rows = f32({1, 2}, {7, 8});
+  for (bool alsoRead : {false, true}) {
+    for (int64_t trips : {0, 1, 5}) {
+      SCOPED_TRACE("trips " + std::to_string(trips) +
+                   (alsoRead ? ", rows read twice" : ""));
+      std::vector<Tensor> got = runAppendLoop(trips, a, rows, x, alsoRead);
+      // The reference: the same recurrence in plain C++.
+      std::vector<float> acc = {1, -2}, expectRows = {7, 8};
+      for (int64_t t = 0; t < trips; ++t) {
+        expectRows.push_back(acc[0] * 0.5f);
+        expectRows.push_back(acc[1] * 3);
+        acc[0] += 0.5f;
+        acc[1] += 3;
+      }
+      EXPECT_EQ(values<float>(got[0]), acc);
+      EXPECT_EQ(got[1].shape(), (Shape{1 + trips, 2}));
+      EXPECT_EQ(values<float>(got[1]), expectRows);
+    }
+  }
+}
+
+TEST(HostLoop, AppendedRowsOfAnotherWidthAreAnError) {
+  // rows is [1, 3] but a * x is [1, 2]: the Concat's shapes disagree.
+  std::string error = errorOf([] {
+    runAppendLoop(2, f32({1, 2}, {1, 2}), f32({1, 3}, {1, 2, 3}),
+                  f32({1, 2}, {1, 1}), false);
+  });
+  EXPECT_THAT(error, HasSubstr("step 0 ('host.loop'"));
+  EXPECT_THAT(error, HasSubstr("[1, 2]"));
+}
+
+TEST(HostScatterElements, WholeRowsAfterTheAxisMatchElementByElement) {
+  // data [4, 2, 3], scattered along axis 0 by indices [3, 2, 3]: rows 0 and
+  // 2 of the indices hold one value each (copied at once), row 1 does not.
+  Shape shape = {4, 2, 3}, ishape = {3, 2, 3};
+  std::vector<float> data(24), updates(18);
+  for (int i = 0; i < 24; ++i)
+    data[i] = static_cast<float>(i);
+  for (int i = 0; i < 18; ++i)
+    updates[i] = 100.0f + static_cast<float>(i);
+  I64s indices = {3, 3, 3, 3, 3, 3, 0, 1, 2, 3, 0, 1, -4, -4, -4, -4, -4, -4};
+  // The reference: ONNX's definition, one element at a time.
+  std::vector<float> expect = data;
+  for (int64_t i = 0; i < 3; ++i)
+    for (int64_t j = 0; j < 2; ++j)
+      for (int64_t k = 0; k < 3; ++k) {
+        int64_t n = (i * 2 + j) * 3 + k, target = indices[n];
+        if (target < 0)
+          target += 4;
+        expect[(target * 2 + j) * 3 + k] = updates[n];
+      }
+  std::vector<Tensor> got =
+      runOnce("host.scatter_elements",
+              {f32(shape, data), i64(ishape, indices), f32(ishape, updates)},
+              {{DType::F32, shape}}, {intAttr("axis", 0)});
+  EXPECT_EQ(values<float>(got[0]), expect);
+  // An index out of range is an error in either form.
+  indices[0] = 4;
+  EXPECT_THAT(
+      runError("host.scatter_elements",
+               {f32(shape, data), i64(ishape, indices), f32(ishape, updates)},
+               {{DType::F32, shape}}, {intAttr("axis", 0)}),
+      HasSubstr("4"));
+}

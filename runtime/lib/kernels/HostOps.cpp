@@ -507,6 +507,74 @@ enum class Unary {
   Identity
 };
 
+/// `op` on a floating-point value, computed in double.
+template <Unary op>
+double applyFloat(double v, bool infPositive, bool infNegative) {
+  double r = v;
+  switch (op) {
+  case Unary::Abs:
+    r = std::fabs(v);
+    break;
+  case Unary::Neg:
+    r = -v;
+    break;
+  case Unary::Exp:
+    r = std::exp(v);
+    break;
+  case Unary::Log:
+    r = std::log(v);
+    break;
+  case Unary::Sqrt:
+    r = std::sqrt(v);
+    break;
+  case Unary::Reciprocal:
+    r = 1 / v;
+    break;
+  case Unary::Relu:
+    r = v < 0 ? 0 : v;
+    break;
+  case Unary::Sigmoid:
+    r = 1 / (1 + std::exp(-v));
+    break;
+  case Unary::Tanh:
+    r = std::tanh(v);
+    break;
+  case Unary::Erf:
+    r = std::erf(v);
+    break;
+  case Unary::Floor:
+    r = std::floor(v);
+    break;
+  case Unary::Ceil:
+    r = std::ceil(v);
+    break;
+  case Unary::Round:
+    r = std::nearbyint(v);
+    break;
+  case Unary::Sign:
+    r = v > 0 ? 1 : v < 0 ? -1 : v;
+    break;
+  case Unary::Sin:
+    r = std::sin(v);
+    break;
+  case Unary::Cos:
+    r = std::cos(v);
+    break;
+  case Unary::Not:
+    r = v == 0;
+    break;
+  case Unary::IsNaN:
+    r = std::isnan(v);
+    break;
+  case Unary::IsInf:
+    r = std::isinf(v) && (v > 0 ? infPositive : infNegative);
+    break;
+  default:
+    break;
+  }
+  return r;
+}
+
 template <Unary op> void unaryKernel(KernelContext &ctx) {
   if (ctx.numInputs() != 1 || ctx.numOutputs() != 1)
     throw ctx.error("expects 1 input and 1 output");
@@ -523,6 +591,18 @@ template <Unary op> void unaryKernel(KernelContext &ctx) {
   Kind outKind = kindOf(ctx, out.dtype);
   bool infPositive = attrOr(ctx, "detect_positive", 1) != 0;
   bool infNegative = attrOr(ctx, "detect_negative", 1) != 0;
+  if (x.dtype == DType::F32 && out.dtype == DType::F32) {
+    // The common case without the per-element type dispatch below, split
+    // over the pool: a mask head's ReLU over [100, 256, 28, 28].
+    const auto *src = static_cast<const float *>(x.data);
+    auto *dst = static_cast<float *>(out.data);
+    ctx.pool().parallelFor(0, count, 1 << 15, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i)
+        dst[i] = static_cast<float>(
+            applyFloat<op>(src[i], infPositive, infNegative));
+    });
+    return;
+  }
   for (int64_t i = 0; i < count; ++i) {
     if (kind != Kind::Float &&
         (op == Unary::Cast || op == Unary::Abs || op == Unary::Neg ||
@@ -546,69 +626,7 @@ template <Unary op> void unaryKernel(KernelContext &ctx) {
         storeI(out, i, r);
       continue;
     }
-    double v = loadF(x, i), r = v;
-    switch (op) {
-    case Unary::Abs:
-      r = std::fabs(v);
-      break;
-    case Unary::Neg:
-      r = -v;
-      break;
-    case Unary::Exp:
-      r = std::exp(v);
-      break;
-    case Unary::Log:
-      r = std::log(v);
-      break;
-    case Unary::Sqrt:
-      r = std::sqrt(v);
-      break;
-    case Unary::Reciprocal:
-      r = 1 / v;
-      break;
-    case Unary::Relu:
-      r = v < 0 ? 0 : v;
-      break;
-    case Unary::Sigmoid:
-      r = 1 / (1 + std::exp(-v));
-      break;
-    case Unary::Tanh:
-      r = std::tanh(v);
-      break;
-    case Unary::Erf:
-      r = std::erf(v);
-      break;
-    case Unary::Floor:
-      r = std::floor(v);
-      break;
-    case Unary::Ceil:
-      r = std::ceil(v);
-      break;
-    case Unary::Round:
-      r = std::nearbyint(v);
-      break;
-    case Unary::Sign:
-      r = v > 0 ? 1 : v < 0 ? -1 : v;
-      break;
-    case Unary::Sin:
-      r = std::sin(v);
-      break;
-    case Unary::Cos:
-      r = std::cos(v);
-      break;
-    case Unary::Not:
-      r = v == 0;
-      break;
-    case Unary::IsNaN:
-      r = std::isnan(v);
-      break;
-    case Unary::IsInf:
-      r = std::isinf(v) && (v > 0 ? infPositive : infNegative);
-      break;
-    default:
-      break;
-    }
-    storeF(out, i, r);
+    storeF(out, i, applyFloat<op>(loadF(x, i), infPositive, infNegative));
   }
 }
 
@@ -1040,6 +1058,34 @@ void scatterElements(KernelContext &ctx) {
   auto *dst = static_cast<uint8_t *>(out.data);
   const auto *src = static_cast<const uint8_t *>(updates.data);
   int64_t dim = x.shape[axis], step = strides[axis];
+  if (mode == 0 && indices.dtype == DType::I64 &&
+      std::equal(indices.shape.begin() + axis + 1, indices.shape.end(),
+                 x.shape.begin() + axis + 1)) {
+    // The dimensions after `axis` are whole, so each index row of them is
+    // contiguous in the indices, the updates and the data: copied at once
+    // where its indices agree, as an index broadcast along them does
+    // (torchvision's RoI pooling scatters [rois, 256, 7, 7] so).
+    int64_t inner = product(indices.shape, axis + 1, rank);
+    Shape lead(indices.shape.begin(), indices.shape.begin() + axis + 1);
+    Shape leadStrides(others.begin(), others.begin() + axis + 1);
+    const auto *idx = static_cast<const int64_t *>(indices.data);
+    size_t rowBytes = static_cast<size_t>(inner) * size;
+    forEachElement(lead, {leadStrides}, [&](int64_t r, const int64_t *o) {
+      const int64_t *row = idx + r * inner;
+      const uint8_t *from = src + r * rowBytes;
+      if (std::all_of(row, row + inner,
+                      [&](int64_t v) { return v == row[0]; })) {
+        int64_t at = o[0] + checkedIndex(ctx, row[0], dim) * step;
+        std::memcpy(dst + at * size, from, rowBytes);
+        return;
+      }
+      for (int64_t j = 0; j < inner; ++j) {
+        int64_t at = o[0] + j + checkedIndex(ctx, row[j], dim) * step;
+        std::memcpy(dst + at * size, from + j * size, size);
+      }
+    });
+    return;
+  }
   forEachElement(indices.shape, {others}, [&](int64_t n, const int64_t *o) {
     int64_t offset = o[0] + checkedIndex(ctx, loadI(indices, n), dim) * step;
     if (mode == 0)
