@@ -414,6 +414,16 @@ static Lowering lowerResize(graph::ResizeOp op) {
     for (int64_t d = 0; d < rank; ++d)
       if (axes[d].taps)
         resized.push_back(d);
+    // No axis moves (a resize to the input's own size, as VitDet's export
+    // resizes its position embeddings): the input itself. The general form
+    // below accumulates into its zero-filled init, which without a tap
+    // dimension would be an elementwise op reading its own output, and
+    // fused into a consumer that broadcasts it, that output is revisited
+    // (doubled, then tripled) once per broadcast row.
+    if (resized.empty() && !llvm::any_of(axes, [](const ResizeAxis &axis) {
+          return axis.anyOutside;
+        }))
+      return data;
     // Tables: per resized axis, indices, weights and outside flags.
     SmallVector<Value> indexTables, weightTables, outsideTables;
     for (int64_t d : resized) {
