@@ -33,11 +33,13 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <fstream>
 #include <map>
 #include <random>
+#include <set>
 #include <thread>
 
 using namespace mlir;
@@ -679,6 +681,25 @@ static double runOnce(rt::Session &session) {
       .count();
 }
 
+/// The file `strata run --output-dir` writes an output to: NAME.npy, with
+/// every character other than letters, digits, '.', '_' and '-' made '_'
+/// (exporters name outputs "/model/head/Add_output_0"), and the output's
+/// index added where that name is empty, taken or a dot file.
+static std::string npyFileName(const std::string &name, size_t index,
+                               std::set<std::string> &taken) {
+  std::string file;
+  for (char c : name)
+    file += std::isalnum(static_cast<unsigned char>(c)) || c == '.' ||
+                    c == '_' || c == '-'
+                ? c
+                : '_';
+  if (file.empty() || file[0] == '.' || taken.count(file + ".npy"))
+    file = "output_" + std::to_string(index) + (file.empty() ? "" : "_" + file);
+  file += ".npy";
+  taken.insert(file);
+  return file;
+}
+
 static int runRun() {
   Prepared prepared;
   if (!prepare(prepared))
@@ -695,11 +716,12 @@ static int runRun() {
         return fail("--output-dir " + outputDir +
                     ": cannot create it: " + ec.message());
     const auto &outputs = prepared.module->outputs();
+    std::set<std::string> files;
     for (size_t i = 0; i < outputs.size(); ++i) {
       llvm::outs() << outputs[i].name << ": " << summarize(session.output(i))
                    << "\n";
       if (!outputDir.empty())
-        tio::writeNpy(outputDir + "/" + outputs[i].name + ".npy",
+        tio::writeNpy(outputDir + "/" + npyFileName(outputs[i].name, i, files),
                       toHostTensor(session.output(i)));
     }
     llvm::outs() << "ran in " << llvm::format("%.3f", ms) << " ms ("
