@@ -864,3 +864,65 @@ TEST(HostScatterElements, WholeRowsAfterTheAxisMatchElementByElement) {
                {{DType::F32, shape}}, {intAttr("axis", 0)}),
       HasSubstr("4"));
 }
+
+TEST(HostEinsum, ProductsDiagonalsAndBroadcastsMatchLoops) {
+  auto equation = [](std::string eq) {
+    Attribute a;
+    a.key = "equation";
+    a.str = std::move(eq);
+    return a;
+  };
+  std::vector<float> a(2 * 3 * 4), b(2 * 4 * 5), m(9);
+  for (size_t i = 0; i < a.size(); ++i)
+    a[i] = static_cast<float>(i % 7) - 3;
+  for (size_t i = 0; i < b.size(); ++i)
+    b[i] = static_cast<float>(i % 5) * 0.5f;
+  for (size_t i = 0; i < m.size(); ++i)
+    m[i] = static_cast<float>(i);
+  // A batched product, as written and as the implicit form spells it.
+  std::vector<float> expect(2 * 3 * 5, 0);
+  for (int p = 0; p < 2; ++p)
+    for (int i = 0; i < 3; ++i)
+      for (int k = 0; k < 5; ++k)
+        for (int j = 0; j < 4; ++j)
+          expect[(p * 3 + i) * 5 + k] +=
+              a[(p * 3 + i) * 4 + j] * b[(p * 4 + j) * 5 + k];
+  for (const char *eq : {"bij,bjk->bik", "...ij,...jk->...ik"}) {
+    SCOPED_TRACE(eq);
+    std::vector<Tensor> got =
+        runOnce("host.einsum", {f32({2, 3, 4}, a), f32({2, 4, 5}, b)},
+                {{DType::F32, {-1, -1, -1}}}, {equation(eq)});
+    EXPECT_EQ(got[0].shape(), (Shape{2, 3, 5}));
+    EXPECT_EQ(values<float>(got[0]), expect);
+  }
+  // The diagonal, the trace and a transpose by the implicit output order.
+  EXPECT_EQ(
+      values<float>(runOnce("host.einsum", {f32({3, 3}, m)},
+                            {{DType::F32, {-1}}}, {equation("ii->i")})[0]),
+      (std::vector<float>{0, 4, 8}));
+  EXPECT_EQ(values<float>(runOnce("host.einsum", {f32({3, 3}, m)},
+                                  {{DType::F32, {}}}, {equation("ii")})[0]),
+            (std::vector<float>{12}));
+  EXPECT_EQ(
+      values<float>(runOnce("host.einsum", {f32({3, 3}, m)},
+                            {{DType::F32, {-1, -1}}}, {equation("ji")})[0]),
+      (std::vector<float>{0, 3, 6, 1, 4, 7, 2, 5, 8}));
+  // Ellipsis axes broadcast: [2, 3, 4] against [1, 4, 5] (first axis 1).
+  std::vector<float> b1(b.begin(), b.begin() + 20);
+  std::vector<Tensor> broadcast =
+      runOnce("host.einsum", {f32({2, 3, 4}, a), f32({1, 4, 5}, b1)},
+              {{DType::F32, {-1, -1, -1}}}, {equation("...ij,...jk->...ik")});
+  for (int p = 0; p < 2; ++p)
+    for (int i = 0; i < 3; ++i)
+      for (int k = 0; k < 5; ++k) {
+        float sum = 0;
+        for (int j = 0; j < 4; ++j)
+          sum += a[(p * 3 + i) * 4 + j] * b1[j * 5 + k];
+        EXPECT_EQ(broadcast[0].data<float>()[(p * 3 + i) * 5 + k], sum);
+      }
+  // Sizes that disagree name the input.
+  EXPECT_THAT(runError("host.einsum", {f32({2, 3, 4}, a), f32({2, 4, 5}, b)},
+                       {{DType::F32, {-1, -1, -1}}},
+                       {equation("bij,bik->bjk")}),
+              HasSubstr("input 1"));
+}

@@ -35,6 +35,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <numeric>
 #include <type_traits>
 
@@ -1097,6 +1098,264 @@ void scatterElements(KernelContext &ctx) {
   });
 }
 
+/// ONNX Einsum: `equation` names each input's axes by letters ("..." for
+/// broadcast leading axes) and, after "->", the output's (without it: the
+/// ellipsis axes, then the letters used once, in alphabetical order). Each
+/// output element sums the product of the inputs over every other label; a
+/// letter repeated within an input reads its diagonal. Computed in double
+/// (int64 for integers), one output element at a time over the pool: a host
+/// op after a value-dependent shape (Longformer's global attention).
+void einsum(KernelContext &ctx) {
+  size_t n = ctx.numInputs();
+  if (n == 0)
+    throw ctx.error("takes at least one input");
+  for (size_t i = 0; i < n; ++i) {
+    refuseStrings(ctx, ctx.input(i));
+    if (ctx.input(i).dtype != ctx.input(0).dtype)
+      throw ctx.error("takes inputs of one type, got " +
+                      describe(ctx.input(0)) + " and " +
+                      describe(ctx.input(i)));
+  }
+  std::string eq;
+  for (char c : ctx.attrString("equation"))
+    if (c != ' ')
+      eq += c;
+  size_t arrow = eq.find("->");
+  std::string lhs = eq.substr(0, arrow);
+  std::vector<std::string> terms(1);
+  for (char c : lhs) {
+    if (c == ',')
+      terms.emplace_back();
+    else
+      terms.back() += c;
+  }
+  if (terms.size() != n)
+    throw ctx.error("has " + std::to_string(terms.size()) +
+                    " terms in its equation '" + eq + "' for " +
+                    std::to_string(n) + " inputs");
+  // Labels: letters are their characters; ellipsis axis k (counted from
+  // the right) is 256 + k.
+  int64_t ellipsisRank = 0;
+  auto labelsOf = [&](const std::string &term, int64_t rank) {
+    std::vector<int> labels;
+    size_t dots = term.find("...");
+    std::string head = term.substr(0, dots);
+    std::string tail = dots == std::string::npos ? "" : term.substr(dots + 3);
+    for (char c : head + tail)
+      if (!std::isalpha(static_cast<unsigned char>(c)))
+        throw ctx.error("has '" + std::string(1, c) + "' in its equation '" +
+                        eq + "'; expected letters, ',', '...' and '->'");
+    int64_t letters = static_cast<int64_t>(head.size() + tail.size());
+    int64_t ellipsis = dots == std::string::npos ? 0 : rank - letters;
+    if (ellipsis < 0 || (dots == std::string::npos && letters != rank))
+      throw ctx.error("has the term '" + term + "' for an input of rank " +
+                      std::to_string(rank));
+    ellipsisRank = std::max(ellipsisRank, ellipsis);
+    for (char c : head)
+      labels.push_back(c);
+    for (int64_t k = ellipsis; k-- > 0;)
+      labels.push_back(256 + static_cast<int>(k));
+    for (char c : tail)
+      labels.push_back(c);
+    return labels;
+  };
+  std::vector<std::vector<int>> inLabels;
+  std::map<int, int64_t> sizes;
+  for (size_t i = 0; i < n; ++i) {
+    const TensorView &x = ctx.input(i);
+    inLabels.push_back(
+        labelsOf(terms[i], static_cast<int64_t>(x.shape.size())));
+    for (size_t d = 0; d < x.shape.size(); ++d) {
+      int label = inLabels[i][d];
+      int64_t size = x.shape[d];
+      auto [it, fresh] = sizes.emplace(label, size);
+      if (fresh || it->second == size)
+        continue;
+      // Ellipsis axes broadcast as numpy's do; letters must agree.
+      if (label >= 256 && (it->second == 1 || size == 1)) {
+        it->second = std::max(it->second, size);
+        continue;
+      }
+      throw ctx.error("gives the label of axis " + std::to_string(d) +
+                      " of input " + std::to_string(i) + " (" + describe(x) +
+                      ") size " + std::to_string(size) + ", elsewhere " +
+                      std::to_string(it->second));
+    }
+  }
+  std::vector<int> outLabels;
+  if (arrow != std::string::npos) {
+    std::string out = eq.substr(arrow + 2);
+    size_t dots = out.find("...");
+    std::string head = out.substr(0, dots);
+    for (char c : head)
+      outLabels.push_back(c);
+    if (dots != std::string::npos)
+      for (int64_t k = ellipsisRank; k-- > 0;)
+        outLabels.push_back(256 + static_cast<int>(k));
+    for (char c : dots == std::string::npos ? "" : out.substr(dots + 3))
+      outLabels.push_back(c);
+  } else {
+    for (int64_t k = ellipsisRank; k-- > 0;)
+      outLabels.push_back(256 + static_cast<int>(k));
+    std::map<int, int> counts;
+    for (const auto &labels : inLabels)
+      for (int l : labels)
+        if (l < 256)
+          ++counts[l];
+    for (auto [l, count] : counts)
+      if (count == 1)
+        outLabels.push_back(l);
+  }
+  for (int l : outLabels)
+    if (!sizes.count(l))
+      throw ctx.error("names '" + std::string(1, static_cast<char>(l)) +
+                      "' in its output but in no input ('" + eq + "')");
+  std::vector<int> sumLabels;
+  for (auto [l, size] : sizes)
+    if (std::find(outLabels.begin(), outLabels.end(), l) == outLabels.end())
+      sumLabels.push_back(l);
+  Shape outShape, sumShape;
+  for (int l : outLabels)
+    outShape.push_back(sizes[l]);
+  for (int l : sumLabels)
+    sumShape.push_back(sizes[l]);
+  // Each input's element stride per label (0 where it broadcasts).
+  std::vector<int> all(outLabels);
+  all.insert(all.end(), sumLabels.begin(), sumLabels.end());
+  std::vector<Shape> strides(n, Shape(all.size(), 0));
+  for (size_t i = 0; i < n; ++i) {
+    Shape contiguous = contiguousStrides(ctx.input(i).shape);
+    for (size_t d = 0; d < inLabels[i].size(); ++d) {
+      if (ctx.input(i).shape[d] == 1 && sizes[inLabels[i][d]] != 1)
+        continue;
+      size_t at =
+          std::find(all.begin(), all.end(), inLabels[i][d]) - all.begin();
+      strides[i][at] += contiguous[d];
+    }
+  }
+  TensorView &out = ctx.allocateOutput(0, outShape);
+  bool isFloat = kindOf(ctx, out.dtype) == Kind::Float;
+  size_t numOut = outLabels.size();
+  int64_t inner = numElements(sumShape);
+  ctx.pool().parallelFor(0, out.numElements(), 64,
+                         [&](int64_t begin, int64_t end) {
+                           std::vector<int64_t> base(n), index(all.size());
+                           for (int64_t e = begin; e < end; ++e) {
+                             int64_t rest = e;
+                             for (size_t d = numOut; d-- > 0;) {
+                               index[d] = rest % outShape[d];
+                               rest /= outShape[d];
+                             }
+                             for (size_t i = 0; i < n; ++i) {
+                               base[i] = 0;
+                               for (size_t d = 0; d < numOut; ++d)
+                                 base[i] += index[d] * strides[i][d];
+                             }
+                             double sumF = 0;
+                             int64_t sumI = 0;
+                             for (int64_t r = 0; r < inner; ++r) {
+                               int64_t left = r;
+                               double productF = 1;
+                               int64_t productI = 1;
+                               std::vector<int64_t> offset(base);
+                               for (size_t d = all.size(); d-- > numOut;) {
+                                 int64_t k = left % sumShape[d - numOut];
+                                 left /= sumShape[d - numOut];
+                                 for (size_t i = 0; i < n; ++i)
+                                   offset[i] += k * strides[i][d];
+                               }
+                               for (size_t i = 0; i < n; ++i) {
+                                 if (isFloat)
+                                   productF *= loadF(ctx.input(i), offset[i]);
+                                 else
+                                   productI *= loadI(ctx.input(i), offset[i]);
+                               }
+                               sumF += productF;
+                               sumI += productI;
+                             }
+                             if (isFloat)
+                               storeF(out, e, sumF);
+                             else
+                               storeI(out, e, sumI);
+                           }
+                         });
+}
+
+/// ONNX ScatterND: the data, with each index tuple's slice (indices
+/// [..., k] address the first k axes) replaced by the updates' slice, or
+/// combined with it (reduction add, mul, max, min), in index order.
+void scatterNd(KernelContext &ctx) {
+  const TensorView &x = ctx.input(0), &indices = ctx.input(1),
+                   &updates = ctx.input(2);
+  refuseStrings(ctx, x);
+  size_t q = indices.shape.size(), rank = x.shape.size();
+  if (q == 0)
+    throw ctx.error("takes indices of rank 1 or more");
+  auto depth = static_cast<size_t>(indices.shape.back());
+  if (depth > rank)
+    throw ctx.error("indexes " + std::to_string(depth) + " dimensions of " +
+                    describe(x));
+  Shape expect(indices.shape.begin(), indices.shape.end() - 1);
+  expect.insert(expect.end(), x.shape.begin() + depth, x.shape.end());
+  if (updates.shape != expect || updates.dtype != x.dtype)
+    throw ctx.error("takes updates of shape " + shapeToString(expect) +
+                    " for " + describe(x) + " and indices " +
+                    describe(indices) + ", got " + describe(updates));
+  std::string reduction =
+      ctx.hasAttr("reduction") ? ctx.attrString("reduction") : "none";
+  int mode = reduction == "none"  ? 0
+             : reduction == "add" ? 1
+             : reduction == "mul" ? 2
+             : reduction == "max" ? 3
+             : reduction == "min" ? 4
+                                  : -1;
+  if (mode < 0)
+    throw ctx.error("has reduction '" + reduction + "'");
+  bool isFloat = kindOf(ctx, x.dtype) == Kind::Float;
+  TensorView &out = ctx.allocateOutput(0, x.shape);
+  if (x.numElements())
+    std::memcpy(out.data, x.data, x.byteSize());
+  size_t size = dtypeSize(x.dtype);
+  int64_t slice = product(x.shape, depth, rank);
+  int64_t rows = product(indices.shape, 0, q - 1);
+  Shape in = contiguousStrides(x.shape);
+  for (int64_t row = 0; row < rows; ++row) {
+    int64_t offset = 0;
+    for (size_t j = 0; j < depth; ++j)
+      offset += checkedIndex(ctx,
+                             loadI(indices, row * static_cast<int64_t>(depth) +
+                                                static_cast<int64_t>(j)),
+                             x.shape[j]) *
+                in[j];
+    if (mode == 0) {
+      if (slice)
+        std::memcpy(static_cast<uint8_t *>(out.data) + offset * size,
+                    static_cast<const uint8_t *>(updates.data) +
+                        row * slice * static_cast<int64_t>(size),
+                    slice * size);
+      continue;
+    }
+    for (int64_t e = 0; e < slice; ++e) {
+      int64_t at = offset + e, from = row * slice + e;
+      if (isFloat) {
+        double a = loadF(out, at), b = loadF(updates, from);
+        storeF(out, at,
+               mode == 1   ? a + b
+               : mode == 2 ? a * b
+               : mode == 3 ? std::max(a, b)
+                           : std::min(a, b));
+      } else {
+        int64_t a = loadI(out, at), b = loadI(updates, from);
+        storeI(out, at,
+               mode == 1   ? a + b
+               : mode == 2 ? a * b
+               : mode == 3 ? std::max(a, b)
+                           : std::min(a, b));
+      }
+    }
+  }
+}
+
 void gatherNd(KernelContext &ctx) {
   const TensorView &x = ctx.input(0), &indices = ctx.input(1);
   refuseStrings(ctx, x);
@@ -1945,6 +2204,8 @@ void registerHostOpKernels(
   add("host.gather", gather);
   add("host.gather_elements", gatherElements);
   add("host.gather_nd", gatherNd);
+  add("host.einsum", einsum);
+  add("host.scatter_nd", scatterNd);
   add("host.scatter_elements", scatterElements);
   add("host.shape", shapeOf);
   add("host.size", sizeOf);
