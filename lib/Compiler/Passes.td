@@ -60,7 +60,10 @@ def RunTimeShapesPass : Pass<"strata-run-time-shapes", "mlir::ModuleOp"> {
   let options = [
     Option<"all", "all", "bool", /*default=*/"false",
            "Mark every op that has a host kernel, not only those on run-time "
-           "shapes (CompileOptions::hostKernels)">
+           "shapes (CompileOptions::hostKernels)">,
+    Option<"target", "target", "std::string", /*default=*/"\"cpu\"",
+           "the target: where generated code runs in the host's memory (not "
+           "on a GPU), a host op of static results ends the host region">
   ];
   let summary = "Run the ops computed from value-dependent shapes on the "
                 "host, and run-time If as guarded branches";
@@ -70,7 +73,9 @@ def RunTimeShapesPass : Pass<"strata-run-time-shapes", "mlir::ModuleOp"> {
     graph.merge; then marks every op that reads what a value-dependent op
     (NonZero, Compress, Unique, NonMaxSuppression) or a guard wrote,
     transitively, with the kernel layer's `host` attribute
-    (RunTimeShapes.cpp).
+    (RunTimeShapes.cpp). Where generated code runs in the host's memory
+    (not on a GPU), the marking stops at host ops whose results have
+    static shapes.
   }];
 }
 

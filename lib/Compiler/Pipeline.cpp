@@ -324,7 +324,8 @@ strata::defaultStagePipeline(Stage stage, const CompileOptions &options) {
             "values=" + quoteOption(encodeInputValues(options.inputValues))),
         top("strata-expand-gradients"),
         top("cse"),
-        top("strata-run-time-shapes", options.hostKernels ? "all=true" : ""),
+        top("strata-run-time-shapes",
+            (options.hostKernels ? "all=true " : "") + target),
         top("strata-verify-static-shapes", target)};
   case Stage::Fused: {
     // oneDNN on the CPU, cuBLASLt on NVIDIA GPUs (Library.cpp).

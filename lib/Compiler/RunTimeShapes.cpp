@@ -41,6 +41,7 @@
 #include "strata/Conversion/GraphToLinalg.h"
 #include "strata/Dialect/Graph/IR/GraphOps.h"
 #include "strata/Dialect/Kernel/IR/KernelDialect.h"
+#include "strata/Target/Target.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -157,7 +158,11 @@ struct RunTimeShapesPass
     // host too (MelWeightMatrix), without making its readers host ops: its
     // result has a static shape.
     MLIRContext *context = &getContext();
-    llvm::SmallPtrSet<Operation *, 32> runTime;
+    llvm::SmallPtrSet<Operation *, 32> runTime, derived;
+    strata::CompileOptions options;
+    options.target = target;
+    const strata::Target *found = strata::lookupTarget(options);
+    bool hostMemory = found && !found->facts(options).gpu;
     for (Operation &op : body.without_terminator()) {
       if (strata::isValueShapedOp(&op) || strata::isStringOp(&op) ||
           isa<graph::ConstantOp>(op))
@@ -177,8 +182,6 @@ struct RunTimeShapesPass
       for (Value operand : op.getOperands())
         if (Operation *def = operand.getDefiningOp())
           host = host || strata::isValueShapedOp(def) || runTime.contains(def);
-      if (host)
-        runTime.insert(&op);
       // The fallback takes static results only: an unknown shape from an
       // input's value is the user's to give (--input-value), which makes
       // it generated code.
@@ -186,6 +189,33 @@ struct RunTimeShapesPass
         auto tensor = dyn_cast<RankedTensorType>(t);
         return tensor && tensor.hasStaticShape();
       });
+      // Where generated code runs in the host's memory, a host op whose
+      // results have static shapes ends the host region: its readers read
+      // an arena buffer like any other, and are generated code again unless
+      // they read another run-time value. Longformer's global attention
+      // scatters its rows by indices from NonZero (ScatterND over a static
+      // [batch, heads, sequence, sequence]); every layer after it was host
+      // ops, and no host kernel takes a LayerNorm. A guarded branch's ops
+      // stay host ops (the runtime skips them as a whole), and so does any
+      // op whose result's shape is unknown, whatever it reads. On a GPU a
+      // generated kernel cannot read what a host step wrote: there the
+      // region goes on to the end.
+      bool unknownShape = llvm::any_of(op.getResultTypes(), [](Type t) {
+        auto tensor = dyn_cast<RankedTensorType>(t);
+        return tensor && !tensor.hasStaticShape();
+      });
+      // Computed, at any distance, from a value only a run can give: an
+      // unknown shape there is the run's to set, so a host op's (an input's
+      // value that sets a shape is the user's to give instead).
+      bool fromRunTime = llvm::any_of(op.getOperands(), [&](Value v) {
+        Operation *def = v.getDefiningOp();
+        return def && (strata::isValueShapedOp(def) || derived.contains(def));
+      });
+      host = host || (unknownShape && fromRunTime);
+      if (host || fromRunTime)
+        derived.insert(&op);
+      if (host && !(hostMemory && staticResults && !isa<graph::GuardOp>(op)))
+        runTime.insert(&op);
       if (host || (hasKernel && (all || (staticResults &&
                                          !strata::isLowerableToLinalg(&op)))))
         strata::kernel::set<strata::kernel::Host>(&op, UnitAttr::get(context));

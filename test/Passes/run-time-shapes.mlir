@@ -1,11 +1,14 @@
 // RUN: strata-opt %s -split-input-file --strata-run-time-shapes | FileCheck %s
 // RUN: strata-opt %s -split-input-file --strata-run-time-shapes=all=true | FileCheck %s --check-prefix=ALL
+// RUN: strata-opt %s -split-input-file --strata-run-time-shapes=target=cuda | FileCheck %s --check-prefix=GPU
 //
 // strata-run-time-shapes (RunTimeShapes.cpp): every op that reads what a
 // value-dependent op (here NonZero) wrote, transitively, is marked to run
 // as a host kernel (strata.host); ops before it and beside it are not. A
 // run-time If whose branches yield different shapes becomes guards, the
-// branches' ops and a merge.
+// branches' ops and a merge. On the CPU a host op whose result's shape is
+// static (Size) ends the region: what reads it is generated code again; on
+// a GPU the region goes on.
 
 // CHECK-LABEL: func.func @tail
 // CHECK: %[[POS:.*]] = graph.greater %arg0, %{{.*}} : (tensor<6xf32>, tensor<f32>) -> tensor<6xi1>
@@ -38,7 +41,10 @@ func.func @tail(%arg0: tensor<6xf32>) -> (tensor<1xi64>, tensor<6xf32>) {
 // guard of its own; the result is a merge; a yielded constant stays as it is.
 // CHECK-LABEL: func.func @branches
 // CHECK: %[[V:.*]] = graph.compress %arg0, %{{.*}} : (tensor<5xf32>, tensor<5xi1>) -> tensor<?xf32>
-// CHECK: %[[C:.*]] = graph.equal {{.*}}strata.host
+// CHECK: %[[C:.*]] = graph.equal %{{[^{]*}} : (tensor<i64>, tensor<i64>) -> tensor<i1>
+// GPU-LABEL: func.func @branches
+// GPU: graph.size {{.*}}strata.host
+// GPU: graph.equal {{.*}}strata.host
 // CHECK-NOT: graph.if
 // CHECK: %[[G:.*]] = graph.guard %[[C]], %[[V]] {expect = false, strata.host}
 // CHECK: %[[D:.*]] = graph.add %[[G]], %[[G]] {strata.host}
