@@ -1017,23 +1017,51 @@ void gatherElements(KernelContext &ctx) {
 
 /// ScatterElements: data with each update written (or reduced: "add",
 /// "mul", "max", "min") at its index along `axis`.
+/// The `reduction` of ScatterElements and ScatterND: 0 none, 1 add, 2 mul,
+/// 3 max, 4 min; an Error naming any other. With a reduction, the data's
+/// element type must be one kindOf takes.
+int scatterReduction(KernelContext &ctx, DType dtype) {
+  std::string reduction =
+      ctx.hasAttr("reduction") ? ctx.attrString("reduction") : "none";
+  int mode = reduction == "none"  ? 0
+             : reduction == "add" ? 1
+             : reduction == "mul" ? 2
+             : reduction == "max" ? 3
+             : reduction == "min" ? 4
+                                  : -1;
+  if (mode < 0)
+    throw ctx.error("has reduction '" + reduction + "'");
+  if (mode != 0)
+    kindOf(ctx, dtype);
+  return mode;
+}
+
+/// out[at] = out[at] (reduction `mode`, not 0) updates[from].
+void reduceInto(const TensorView &out, int64_t at, const TensorView &updates,
+                int64_t from, int mode, bool isFloat) {
+  auto combine = [mode](auto a, auto b) {
+    return mode == 1   ? a + b
+           : mode == 2 ? a * b
+           : mode == 3 ? std::max(a, b)
+                       : std::min(a, b);
+  };
+  if (isFloat)
+    storeF(out, at, combine(loadF(out, at), loadF(updates, from)));
+  else
+    storeI(out, at, combine(loadI(out, at), loadI(updates, from)));
+}
+
 void scatterElements(KernelContext &ctx) {
   const TensorView &x = ctx.input(0), &indices = ctx.input(1),
                    &updates = ctx.input(2);
   refuseStrings(ctx, x);
   size_t rank = x.shape.size();
   size_t axis = normalizeAxis(ctx, attrOr(ctx, "axis", 0), rank, "axis");
-  std::string reduction =
-      ctx.hasAttr("reduction") ? ctx.attrString("reduction") : "none";
   if (indices.shape != updates.shape || indices.shape.size() != rank)
     throw ctx.error("takes indices and updates of one shape and the data's "
                     "rank, got " +
                     describe(indices) + " and " + describe(updates));
-  if (reduction != "none" && reduction != "add" && reduction != "mul" &&
-      reduction != "max" && reduction != "min")
-    throw ctx.error("has reduction '" + reduction + "'");
-  if (reduction != "none")
-    kindOf(ctx, x.dtype);
+  int mode = scatterReduction(ctx, x.dtype);
   TensorView &out = ctx.allocateOutput(0, x.shape);
   if (x.numElements())
     std::memcpy(out.data, x.data, x.byteSize());
@@ -1043,19 +1071,7 @@ void scatterElements(KernelContext &ctx) {
   Shape strides = contiguousStrides(x.shape);
   Shape others = strides;
   others[axis] = 0;
-  bool isFloat = reduction != "none" && kindOf(ctx, x.dtype) == Kind::Float;
-  // 0 none, 1 add, 2 mul, 3 max, 4 min.
-  int mode = reduction == "none"  ? 0
-             : reduction == "add" ? 1
-             : reduction == "mul" ? 2
-             : reduction == "max" ? 3
-                                  : 4;
-  auto combine = [mode](auto a, auto b) {
-    return mode == 1   ? a + b
-           : mode == 2 ? a * b
-           : mode == 3 ? std::max(a, b)
-                       : std::min(a, b);
-  };
+  bool isFloat = mode != 0 && kindOf(ctx, x.dtype) == Kind::Float;
   auto *dst = static_cast<uint8_t *>(out.data);
   const auto *src = static_cast<const uint8_t *>(updates.data);
   int64_t dim = x.shape[axis], step = strides[axis];
@@ -1091,10 +1107,8 @@ void scatterElements(KernelContext &ctx) {
     int64_t offset = o[0] + checkedIndex(ctx, loadI(indices, n), dim) * step;
     if (mode == 0)
       std::memcpy(dst + offset * size, src + n * size, size);
-    else if (isFloat)
-      storeF(out, offset, combine(loadF(out, offset), loadF(updates, n)));
     else
-      storeI(out, offset, combine(loadI(out, offset), loadI(updates, n)));
+      reduceInto(out, offset, updates, n, mode, isFloat);
   });
 }
 
@@ -1184,16 +1198,11 @@ void einsum(KernelContext &ctx) {
   }
   std::vector<int> outLabels;
   if (arrow != std::string::npos) {
+    // The output's term, read as an input's of the rank it spells.
     std::string out = eq.substr(arrow + 2);
-    size_t dots = out.find("...");
-    std::string head = out.substr(0, dots);
-    for (char c : head)
-      outLabels.push_back(c);
-    if (dots != std::string::npos)
-      for (int64_t k = ellipsisRank; k-- > 0;)
-        outLabels.push_back(256 + static_cast<int>(k));
-    for (char c : dots == std::string::npos ? "" : out.substr(dots + 3))
-      outLabels.push_back(c);
+    bool dots = out.find("...") != std::string::npos;
+    auto letters = static_cast<int64_t>(out.size()) - (dots ? 3 : 0);
+    outLabels = labelsOf(out, letters + (dots ? ellipsisRank : 0));
   } else {
     for (int64_t k = ellipsisRank; k-- > 0;)
       outLabels.push_back(256 + static_cast<int>(k));
@@ -1237,48 +1246,48 @@ void einsum(KernelContext &ctx) {
   bool isFloat = kindOf(ctx, out.dtype) == Kind::Float;
   size_t numOut = outLabels.size();
   int64_t inner = numElements(sumShape);
-  ctx.pool().parallelFor(0, out.numElements(), 64,
-                         [&](int64_t begin, int64_t end) {
-                           std::vector<int64_t> base(n), index(all.size());
-                           for (int64_t e = begin; e < end; ++e) {
-                             int64_t rest = e;
-                             for (size_t d = numOut; d-- > 0;) {
-                               index[d] = rest % outShape[d];
-                               rest /= outShape[d];
-                             }
-                             for (size_t i = 0; i < n; ++i) {
-                               base[i] = 0;
-                               for (size_t d = 0; d < numOut; ++d)
-                                 base[i] += index[d] * strides[i][d];
-                             }
-                             double sumF = 0;
-                             int64_t sumI = 0;
-                             for (int64_t r = 0; r < inner; ++r) {
-                               int64_t left = r;
-                               double productF = 1;
-                               int64_t productI = 1;
-                               std::vector<int64_t> offset(base);
-                               for (size_t d = all.size(); d-- > numOut;) {
-                                 int64_t k = left % sumShape[d - numOut];
-                                 left /= sumShape[d - numOut];
-                                 for (size_t i = 0; i < n; ++i)
-                                   offset[i] += k * strides[i][d];
-                               }
-                               for (size_t i = 0; i < n; ++i) {
-                                 if (isFloat)
-                                   productF *= loadF(ctx.input(i), offset[i]);
-                                 else
-                                   productI *= loadI(ctx.input(i), offset[i]);
-                               }
-                               sumF += productF;
-                               sumI += productI;
-                             }
-                             if (isFloat)
-                               storeF(out, e, sumF);
-                             else
-                               storeI(out, e, sumI);
-                           }
-                         });
+  // Output elements [begin, end): each the sum, over the summed labels'
+  // index space, of the inputs' product.
+  auto compute = [&](int64_t begin, int64_t end) {
+    std::vector<int64_t> base(n), offset(n);
+    for (int64_t e = begin; e < end; ++e) {
+      int64_t rest = e;
+      std::fill(base.begin(), base.end(), 0);
+      for (size_t d = numOut; d-- > 0;) {
+        int64_t k = rest % outShape[d];
+        rest /= outShape[d];
+        for (size_t i = 0; i < n; ++i)
+          base[i] += k * strides[i][d];
+      }
+      double sumF = 0;
+      int64_t sumI = 0;
+      for (int64_t r = 0; r < inner; ++r) {
+        int64_t left = r;
+        offset = base;
+        for (size_t d = all.size(); d-- > numOut;) {
+          int64_t k = left % sumShape[d - numOut];
+          left /= sumShape[d - numOut];
+          for (size_t i = 0; i < n; ++i)
+            offset[i] += k * strides[i][d];
+        }
+        double productF = 1;
+        int64_t productI = 1;
+        for (size_t i = 0; i < n; ++i) {
+          if (isFloat)
+            productF *= loadF(ctx.input(i), offset[i]);
+          else
+            productI *= loadI(ctx.input(i), offset[i]);
+        }
+        sumF += productF;
+        sumI += productI;
+      }
+      if (isFloat)
+        storeF(out, e, sumF);
+      else
+        storeI(out, e, sumI);
+    }
+  };
+  ctx.pool().parallelFor(0, out.numElements(), 64, compute);
 }
 
 /// ONNX ScatterND: the data, with each index tuple's slice (indices
@@ -1301,17 +1310,8 @@ void scatterNd(KernelContext &ctx) {
     throw ctx.error("takes updates of shape " + shapeToString(expect) +
                     " for " + describe(x) + " and indices " +
                     describe(indices) + ", got " + describe(updates));
-  std::string reduction =
-      ctx.hasAttr("reduction") ? ctx.attrString("reduction") : "none";
-  int mode = reduction == "none"  ? 0
-             : reduction == "add" ? 1
-             : reduction == "mul" ? 2
-             : reduction == "max" ? 3
-             : reduction == "min" ? 4
-                                  : -1;
-  if (mode < 0)
-    throw ctx.error("has reduction '" + reduction + "'");
-  bool isFloat = kindOf(ctx, x.dtype) == Kind::Float;
+  int mode = scatterReduction(ctx, x.dtype);
+  bool isFloat = mode != 0 && kindOf(ctx, x.dtype) == Kind::Float;
   TensorView &out = ctx.allocateOutput(0, x.shape);
   if (x.numElements())
     std::memcpy(out.data, x.data, x.byteSize());
@@ -1335,24 +1335,8 @@ void scatterNd(KernelContext &ctx) {
                     slice * size);
       continue;
     }
-    for (int64_t e = 0; e < slice; ++e) {
-      int64_t at = offset + e, from = row * slice + e;
-      if (isFloat) {
-        double a = loadF(out, at), b = loadF(updates, from);
-        storeF(out, at,
-               mode == 1   ? a + b
-               : mode == 2 ? a * b
-               : mode == 3 ? std::max(a, b)
-                           : std::min(a, b));
-      } else {
-        int64_t a = loadI(out, at), b = loadI(updates, from);
-        storeI(out, at,
-               mode == 1   ? a + b
-               : mode == 2 ? a * b
-               : mode == 3 ? std::max(a, b)
-                           : std::min(a, b));
-      }
-    }
+    for (int64_t e = 0; e < slice; ++e)
+      reduceInto(out, offset + e, updates, row * slice + e, mode, isFloat);
   }
 }
 
