@@ -17,9 +17,9 @@
 
 #include "strata/Runtime/Runtime.h"
 
-#include <algorithm>
+#include "Omp.h"
 
-#include <omp.h>
+#include <algorithm>
 
 namespace strata::rt {
 
@@ -54,8 +54,7 @@ void ThreadPool::parallelFor(int64_t begin, int64_t end, int64_t grain,
   std::mutex errorMutex;
   std::exception_ptr error;
   int team = static_cast<int>(std::min<int64_t>(threads_, numChunks));
-#pragma omp parallel num_threads(team)
-  {
+  auto body = [&] {
     insideParallelFor = true;
     // Thread t always takes the same contiguous run of chunks, so that from
     // one run to the next each thread touches the rows it touched before,
@@ -78,7 +77,8 @@ void ThreadPool::parallelFor(int64_t begin, int64_t end, int64_t grain,
       }
     }
     insideParallelFor = false;
-  }
+  };
+  omp::parallel(team, body);
   if (error)
     std::rethrow_exception(error);
 }

@@ -14,9 +14,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "Dnnl.h"
+#include "Omp.h"
 
 #include <cfloat>
-#include <omp.h>
 #if defined(__SSE__)
 #include <xmmintrin.h>
 #endif
@@ -157,16 +157,30 @@ void transposeImages(const float *src, float *dst, int64_t images, int64_t rows,
   int64_t grain = std::max<int64_t>(1, 4096 / (tileRows * tileCols));
   // On OpenMP threads, as oneDNN's own work (ScopedOmpThreads set the
   // count): the session's pool would compete with libgomp's workers, which
-  // spin for a while after the convolution's parallel region.
-#pragma omp parallel for schedule(static, grain) if (tiles > grain)
-  for (int64_t t = 0; t < tiles; ++t) {
-    int64_t image = t / (rowTiles * colTiles);
-    int64_t rt = t / colTiles % rowTiles, ct = t % colTiles;
-    int64_t r0 = rt * tileRows, c0 = ct * tileCols;
-    transposeTile(src + image * rows * cols, dst + image * rows * cols, rows,
-                  cols, r0, std::min(r0 + tileRows, rows), c0,
-                  std::min(c0 + tileCols, cols));
+  // spin for a while after the convolution's parallel region. Each thread
+  // takes a contiguous run of chunks of `grain` tiles.
+  auto run = [&](int64_t first, int64_t last) {
+    for (int64_t t = first; t < last; ++t) {
+      int64_t image = t / (rowTiles * colTiles);
+      int64_t rt = t / colTiles % rowTiles, ct = t % colTiles;
+      int64_t r0 = rt * tileRows, c0 = ct * tileCols;
+      transposeTile(src + image * rows * cols, dst + image * rows * cols, rows,
+                    cols, r0, std::min(r0 + tileRows, rows), c0,
+                    std::min(c0 + tileCols, cols));
+    }
+  };
+  int64_t chunks = (tiles + grain - 1) / grain;
+  if (chunks <= 1 || omp_in_parallel()) {
+    run(0, tiles);
+    return;
   }
+  auto body = [&] {
+    int64_t t = omp_get_thread_num(), n = omp_get_num_threads();
+    run(std::min(tiles, chunks * t / n * grain),
+        std::min(tiles, chunks * (t + 1) / n * grain));
+  };
+  omp::parallel(
+      static_cast<int>(std::min<int64_t>(chunks, omp_get_max_threads())), body);
 }
 
 } // namespace

@@ -1,0 +1,43 @@
+//===- Omp.h - The OpenMP runtime that oneDNN runs on -----------*- C++ -*-===//
+//
+// Debian's oneDNN runs its primitives on GCC's OpenMP runtime, libgomp, and
+// the runtime's own parallel loops share its threads (ThreadPool.cpp says
+// why). The runtime calls libgomp through its API (the omp_* functions of
+// the OpenMP standard) and its ABI (GOMP_parallel, what GCC lowers
+// `#pragma omp parallel` to, stable since GCC 4.9) instead of through
+// pragmas: pragmas bind to the compiling compiler's runtime, and clang's is
+// not libgomp. So any compiler builds the runtime, and every build has one
+// OpenMP runtime in the process, oneDNN's.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef STRATA_RUNTIME_LIB_OMP_H
+#define STRATA_RUNTIME_LIB_OMP_H
+
+extern "C" {
+// The OpenMP API (libgomp's OMP_1.0 symbols).
+int omp_get_thread_num(void);
+int omp_get_num_threads(void);
+int omp_get_max_threads(void);
+void omp_set_num_threads(int);
+int omp_in_parallel(void);
+// libgomp's entry for a parallel region: runs fn(data) on a team of
+// numThreads threads (0: the default count), the calling thread among them,
+// and returns when all have finished.
+void GOMP_parallel(void (*fn)(void *), void *data, unsigned numThreads,
+                   unsigned flags);
+}
+
+namespace strata::rt::omp {
+
+/// Runs `body()` on each thread of a team of `team` OpenMP threads, the
+/// caller among them; omp_get_thread_num() and omp_get_num_threads() tell a
+/// thread its place. No exception may leave `body`.
+template <typename F> void parallel(int team, F &body) {
+  GOMP_parallel([](void *data) { (*static_cast<F *>(data))(); }, &body,
+                static_cast<unsigned>(team < 1 ? 1 : team), 0);
+}
+
+} // namespace strata::rt::omp
+
+#endif // STRATA_RUNTIME_LIB_OMP_H
