@@ -186,7 +186,8 @@ void registerExamplePlugin(strata::plugin::Registrar &registrar) {
   llvm::StringRef(setting ? setting : "insert")
       .split(actions, ',', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
   for (llvm::StringRef action : actions) {
-    auto [name, arg] = action.trim().split('=');
+    auto [name, argument] = action.trim().split('=');
+    llvm::StringRef arg = argument; // a lambda captures variables, not bindings
     // The anchor strings are copied by the registrar, so a temporary is fine.
     auto anchor = [&](const char *fallback) {
       return (arg.empty() ? llvm::StringRef(fallback) : arg).str();

@@ -368,7 +368,8 @@ struct EpilogueBuilder {
 
   /// Adds the activation reading the current value if oneDNN has it.
   void activationEpilogue() {
-    if (auto [gate, kind] = gatedActivation(); !gate.empty()) {
+    if (auto [gatedOps, kind] = gatedActivation(); !gatedOps.empty()) {
+      const auto &gate = gatedOps; // for the lambda below
       for (Operation *op : gate)
         if (vetoed(op))
           return;

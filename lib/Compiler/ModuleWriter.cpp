@@ -409,11 +409,10 @@ void Planner::planArena() {
   };
   std::vector<Live> live; // sorted by offset
   for (auto [index, step] : llvm::enumerate(steps)) {
-    live.erase(std::remove_if(live.begin(), live.end(),
-                              [&](const Live &l) {
-                                return all[l.root].lastUse <
-                                       static_cast<int>(index);
-                              }),
+    int now = static_cast<int>(index);
+    live.erase(std::remove_if(
+                   live.begin(), live.end(),
+                   [&](const Live &l) { return all[l.root].lastUse < now; }),
                live.end());
     for (int out : step.outputs) {
       Slot &slot = all[out];

@@ -476,7 +476,8 @@ static std::string codegenReason(const Group &group) {
   if (group.noLibraries)
     return "--no-libraries: every kernel is generated code" + notGemm;
   SmallVector<std::pair<std::string, std::string>> byReason; // reason, ops
-  for (auto &[op, why] : group.anchorsNotLibrary) {
+  for (auto &[op, reason] : group.anchorsNotLibrary) {
+    const std::string &why = reason;
     auto it = llvm::find_if(byReason, [&](auto &e) { return e.first == why; });
     if (it == byReason.end())
       byReason.push_back({why, op});

@@ -67,8 +67,9 @@ void guardBranches(graph::IfOp op) {
   Value condition = op.getCondition();
   SmallVector<Value> yielded[2];
   Region *branches[] = {&op.getThenBranch(), &op.getElseBranch()};
-  for (auto [index, region] : llvm::enumerate(branches)) {
+  for (auto [index, branch] : llvm::enumerate(branches)) {
     bool expect = index == 0;
+    Region *region = branch;
     Block &block = region->front();
     // One guard per outer value the branch reads, made before its first use.
     llvm::DenseMap<Value, Value> guarded;

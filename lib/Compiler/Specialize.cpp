@@ -227,7 +227,8 @@ LogicalResult strata::bindInputShapes(ModuleOp module,
     }
     argTypes.push_back(type.clone(shape));
   }
-  for (const auto &[name, shape] : options.inputShapes)
+  for (const auto &given : options.inputShapes) {
+    const auto &name = given.first;
     if (!used.count(name) && !llvm::any_of(entry.getArguments(), [&](auto a) {
           return getArgumentName(entry, a.getArgNumber()) == name;
         })) {
@@ -235,6 +236,7 @@ LogicalResult strata::bindInputShapes(ModuleOp module,
                                 << "', which is not an input of the model";
       failedAny = true;
     }
+  }
   if (failedAny)
     return failure();
 

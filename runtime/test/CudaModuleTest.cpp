@@ -291,7 +291,8 @@ TEST_F(CudaPlan, LaunchAttributesAreChecked) {
       {{"ptx_kernel", {1}, {}, ""},
        "attribute 'ptx_kernel' must be a kernel's name"},
   };
-  for (const auto &[attr, expected] : cases)
+  for (const auto &[attribute, expected] : cases) {
+    const auto &attr = attribute; // the lambda captures a variable
     EXPECT_THAT(
         kernelStepError(DType::F32, 4,
                         [&](Step &step) {
@@ -302,6 +303,7 @@ TEST_F(CudaPlan, LaunchAttributesAreChecked) {
                         }),
         HasSubstr(expected))
         << attr.key;
+  }
 }
 
 // The portable PTX's own launch (docs/runtime.md): all four attributes or
@@ -353,12 +355,14 @@ TEST_F(CudaPlan, TensorMapsAreChecked) {
       {{"persistent", {0}, {}, ""},
        "attribute 'persistent' must be one integer from 1 to 64"},
   };
-  for (const auto &[attr, expected] : cases)
+  for (const auto &[attribute, expected] : cases) {
+    const auto &attr = attribute; // the lambda captures a variable
     EXPECT_THAT(
         kernelStepError(DType::F32, 64,
                         [&](Step &step) { step.attributes.push_back(attr); }),
         HasSubstr(expected))
         << expected;
+  }
   // Maps over other element types are refused.
   EXPECT_THAT(kernelStepError(
                   DType::I32, 64,

@@ -929,6 +929,8 @@ void CudaSession::allocate() {
     case BufferKind::Input:
       address_[i] = inputs_ + offset[i];
       break;
+    case BufferKind::Host: // only host kernels use it (checkPlan)
+      break;
     }
   }
 

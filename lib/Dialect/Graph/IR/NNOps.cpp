@@ -1149,7 +1149,8 @@ static LogicalResult parseEinsum(StringRef equation,
   output = std::move(*term);
   if (output.ellipsis >= 0 && !anyEllipsis)
     return check.fail("the einsum output has an ellipsis but no input does");
-  for (auto [i, c] : llvm::enumerate(output.labels)) {
+  for (auto [i, label] : llvm::enumerate(output.labels)) {
+    char c = label;
     if (llvm::is_contained(ArrayRef(output.labels).take_front(i), c))
       return check.fail("einsum output letter '", StringRef(&c, 1),
                         "' is repeated");
