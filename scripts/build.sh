@@ -4,5 +4,6 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${STRATA_BUILD_DIR:-$root/build}
+. "$root/scripts/toolchain.sh"
 cmake -S "$root" -B "$build" -G Ninja "$@"
 cmake --build "$build" -j "${STRATA_JOBS:-$(nproc)}"

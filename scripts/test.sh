@@ -12,6 +12,7 @@ fuzz=${STRATA_FUZZ_BUILD_DIR:-$root/build-fuzz}
 jobs=${STRATA_JOBS:-$(nproc)}
 
 bash "$root/scripts/install-deps.sh"
+. "$root/scripts/toolchain.sh"
 
 echo "== build ($build)"
 cmake -S "$root" -B "$build" -G Ninja -DSTRATA_ASAN_TOOLS_DIR="$asan/bin" \
