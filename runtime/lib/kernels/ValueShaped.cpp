@@ -253,10 +253,12 @@ UniqueResult uniqueSlices(const SliceKeys<K> &keys, int64_t slices,
                           bool sorted) {
   std::vector<int64_t> order(slices);
   std::iota(order.begin(), order.end(), 0);
-  // Stable: within a group of equal slices the first occurrence comes
-  // first, as numpy's return_index (a stable sort) gives.
-  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-    return keys.compare(a, b) < 0;
+  // Within a group of equal slices the first occurrence comes first, as
+  // numpy's return_index (a stable sort) gives: ties broken by index.
+  // (std::stable_sort would do too, but libstdc++ 12's warns under clang.)
+  std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+    int c = keys.compare(a, b);
+    return c != 0 ? c < 0 : a < b;
   });
   UniqueResult r;
   r.inverse.assign(slices, 0);
@@ -523,13 +525,17 @@ void nonMaxSuppression(KernelContext &ctx) {
       for (int64_t i = 0; i < numBoxes; ++i)
         if (!filterScores || classScores[i] > scoreThreshold)
           candidates.emplace_back(classScores[i], i);
-      // Best score first; equal scores keep the lower box first (stable).
-      // NaN scores go last, which keeps the ordering strict and weak.
-      std::stable_sort(candidates.begin(), candidates.end(),
-                       [](const auto &l, const auto &r) {
-                         return !std::isnan(l.first) &&
-                                (std::isnan(r.first) || l.first > r.first);
-                       });
+      // Best score first; equal scores (and NaNs, which go last) keep the
+      // lower box first, as a stable sort would.
+      std::sort(candidates.begin(), candidates.end(),
+                [](const auto &l, const auto &r) {
+                  bool ln = std::isnan(l.first), rn = std::isnan(r.first);
+                  if (ln != rn)
+                    return rn;
+                  if (!ln && l.first != r.first)
+                    return l.first > r.first;
+                  return l.second < r.second;
+                });
       kept.clear();
       for (const auto &[score, box] : candidates) {
         if (static_cast<int64_t>(kept.size()) >= maxOutput)
