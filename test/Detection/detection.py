@@ -60,14 +60,14 @@ def build(name, compressible=False):
             weights=None, weights_backbone=None, num_classes=3,
             width_mult=0.25)
         size, opset = 320, 17
-        last = {model.head.classification_head: 0.3}
+        last = [{model.head.classification_head: 0.3}]
     elif name == "fasterrcnn":
         model = detection.fasterrcnn_mobilenet_v3_large_320_fpn(
             weights=None, weights_backbone=None, num_classes=3)
         size, opset = 320, 11
-        last = {model.rpn.head.cls_logits: 1.0, model.rpn.head.bbox_pred: 0.1,
-                model.roi_heads.box_predictor.cls_score: 1.0,
-                model.roi_heads.box_predictor.bbox_pred: 0.1}
+        last = [{model.rpn.head.cls_logits: 1.0, model.rpn.head.bbox_pred: 0.1},
+                {model.roi_heads.box_predictor.cls_score: 1.0,
+                 model.roi_heads.box_predictor.bbox_pred: 0.1}]
     elif name in ("maskrcnn", "keypointrcnn"):
         make = (detection.maskrcnn_resnet50_fpn if name == "maskrcnn" else
                 detection.keypointrcnn_resnet50_fpn)
@@ -75,16 +75,16 @@ def build(name, compressible=False):
                      num_classes=3 if name == "maskrcnn" else 2,
                      min_size=256, max_size=256)
         size, opset = 256, 11
-        last = {model.rpn.head.cls_logits: 1.0, model.rpn.head.bbox_pred: 0.1,
-                model.roi_heads.box_predictor.cls_score: 1.0,
-                model.roi_heads.box_predictor.bbox_pred: 0.1}
+        last = [{model.rpn.head.cls_logits: 1.0, model.rpn.head.bbox_pred: 0.1},
+                {model.roi_heads.box_predictor.cls_score: 1.0,
+                 model.roi_heads.box_predictor.bbox_pred: 0.1}]
     else:
         model = detection.retinanet_resnet50_fpn(
             weights=None, weights_backbone=None, num_classes=3, min_size=256,
             max_size=256)
         size, opset = 256, 17
-        last = {model.head.classification_head.cls_logits: 1.0,
-                model.head.regression_head.bbox_reg: 1.0}
+        last = [{model.head.classification_head.cls_logits: 1.0,
+                 model.head.regression_head.bbox_reg: 1.0}]
     with torch.no_grad():
         if compressible:
             for p in model.parameters():
@@ -98,18 +98,29 @@ def build(name, compressible=False):
         batch = model.transform(list(torch.rand(4, 3, size, size)))[0]
         model.backbone(batch.tensors)
         model.eval()
-        for layer, target in last.items():
-            if isinstance(layer, torch.nn.Module) and hasattr(layer, "weight"):
-                seen = []
-                hook = layer.register_forward_hook(
-                    lambda mod, i, o: seen.append(o.std()))
+        # `last` lists the layers in stages: a stage's layers read the same
+        # features (a head's scores and boxes), so one forward pass measures
+        # them all; a later stage's input depends on the earlier's scaling
+        # (the proposals the RPN's scores choose).
+        for stage in last:
+            seen = {}
+
+            def record(mod, inputs, output):  # the first call: the first level
+                seen.setdefault(mod, output.std())
+
+            hooks = [layer.register_forward_hook(record)
+                     for layer in stage if hasattr(layer, "weight")]
+            if hooks:
                 model(torch.rand(1, 3, size, size))
+            for hook in hooks:
                 hook.remove()
-                layer.weight.mul_(target / seen[0])
-                layer.bias.zero_()
-            else:  # SSD's classification head: every level's convolution
-                for p in layer.parameters():
-                    p.normal_(0, target)
+            for layer, target in stage.items():
+                if layer in seen:
+                    layer.weight.mul_(target / seen[layer])
+                    layer.bias.zero_()
+                else:  # SSD's classification head: every level's convolution
+                    for p in layer.parameters():
+                        p.normal_(0, target)
     return model, size, opset
 
 
