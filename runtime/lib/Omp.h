@@ -14,6 +14,8 @@
 #ifndef STRATA_RUNTIME_LIB_OMP_H
 #define STRATA_RUNTIME_LIB_OMP_H
 
+#include <cstdint>
+
 extern "C" {
 // The OpenMP API (libgomp's OMP_1.0 symbols).
 int omp_get_thread_num(void);
@@ -30,12 +32,24 @@ void GOMP_parallel(void (*fn)(void *), void *data, unsigned numThreads,
 
 namespace strata::rt::omp {
 
-/// Runs `body()` on each thread of a team of `team` OpenMP threads, the
-/// caller among them; omp_get_thread_num() and omp_get_num_threads() tell a
-/// thread its place. No exception may leave `body`.
-template <typename F> void parallel(int team, F &body) {
-  GOMP_parallel([](void *data) { (*static_cast<F *>(data))(); }, &body,
-                static_cast<unsigned>(team < 1 ? 1 : team), 0);
+/// Splits `chunks` chunks over a team of `team` OpenMP threads, the caller
+/// among them: thread t of n runs `share(first, last)` on chunks
+/// [chunks * t / n, chunks * (t + 1) / n), a contiguous run that depends on
+/// t and n only, so that from one call to the next each thread touches the
+/// rows it touched before, still in its caches. No exception may leave
+/// `share`.
+template <typename F> void forEachShare(int team, int64_t chunks, F &share) {
+  struct Region {
+    F &share;
+    int64_t chunks;
+  } region{share, chunks};
+  GOMP_parallel(
+      [](void *data) {
+        auto &r = *static_cast<Region *>(data);
+        int64_t t = omp_get_thread_num(), n = omp_get_num_threads();
+        r.share(r.chunks * t / n, r.chunks * (t + 1) / n);
+      },
+      &region, static_cast<unsigned>(team < 1 ? 1 : team), 0);
 }
 
 } // namespace strata::rt::omp

@@ -54,13 +54,9 @@ void ThreadPool::parallelFor(int64_t begin, int64_t end, int64_t grain,
   std::mutex errorMutex;
   std::exception_ptr error;
   int team = static_cast<int>(std::min<int64_t>(threads_, numChunks));
-  auto body = [&] {
+  // Thread t always takes the same contiguous run of chunks (forEachShare).
+  auto share = [&](int64_t first, int64_t last) {
     insideParallelFor = true;
-    // Thread t always takes the same contiguous run of chunks, so that from
-    // one run to the next each thread touches the rows it touched before,
-    // which are still in its caches.
-    int64_t t = omp_get_thread_num(), n = omp_get_num_threads();
-    int64_t first = numChunks * t / n, last = numChunks * (t + 1) / n;
     for (int64_t chunk = first;
          chunk < last && !failed.load(std::memory_order_relaxed); ++chunk) {
       int64_t b = begin + chunk * grain;
@@ -78,7 +74,7 @@ void ThreadPool::parallelFor(int64_t begin, int64_t end, int64_t grain,
     }
     insideParallelFor = false;
   };
-  omp::parallel(team, body);
+  omp::forEachShare(team, numChunks, share);
   if (error)
     std::rethrow_exception(error);
 }

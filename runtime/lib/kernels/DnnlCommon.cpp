@@ -174,13 +174,12 @@ void transposeImages(const float *src, float *dst, int64_t images, int64_t rows,
     run(0, tiles);
     return;
   }
-  auto body = [&] {
-    int64_t t = omp_get_thread_num(), n = omp_get_num_threads();
-    run(std::min(tiles, chunks * t / n * grain),
-        std::min(tiles, chunks * (t + 1) / n * grain));
+  auto share = [&](int64_t first, int64_t last) {
+    run(first * grain, std::min(tiles, last * grain));
   };
-  omp::parallel(
-      static_cast<int>(std::min<int64_t>(chunks, omp_get_max_threads())), body);
+  omp::forEachShare(
+      static_cast<int>(std::min<int64_t>(chunks, omp_get_max_threads())),
+      chunks, share);
 }
 
 } // namespace
