@@ -624,6 +624,7 @@ static std::optional<LibraryMatch> matchConv(graph::ConvOp conv,
   // A residual add of the output's shape becomes oneDNN's sum post-op.
   auto [add, other] = epilogue.addEpilogue(/*sameShape=*/true);
   if (add) {
+    match.accumulates = match.inputs.size();
     match.inputs.push_back(other);
     epilogue.join(add, "residual add: oneDNN's sum post-op");
   }

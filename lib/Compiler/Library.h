@@ -23,6 +23,10 @@ struct LibraryMatch {
   llvm::SmallVector<mlir::Operation *> ops;
   llvm::SmallVector<mlir::OpOperand *> inputs;
   mlir::NamedAttrList attrs;
+  /// The position in `inputs` of the value the call adds its result onto
+  /// (oneDNN's sum post-op), which its result may overwrite
+  /// (kernel::Accumulates).
+  std::optional<unsigned> accumulates;
   /// Why the library was chosen (kept in the IR for `strata explain`).
   std::string reason;
   /// Why each epilogue op joined, parallel to `ops` ("" for the anchor).

@@ -12,6 +12,8 @@
 //   buffer's space is released after the last step that reads it (or any
 //   view of it), and each new result takes the lowest 64-byte aligned gap
 //   that fits (first fit). Model outputs are never released.
+//   A library call that adds onto an input (kernel::Accumulates) takes
+//   that input's space instead when it is the input's last reader.
 // - strings never enter the arena (docs/runtime.md, "Strings"): a string
 //   constant is stored as a table of strings, and every string result of a
 //   step gets a Host buffer of its own that the session holds. Only those
@@ -130,6 +132,10 @@ struct Slot {
 struct PlannedStep {
   rt::Step step;
   std::vector<int> inputs, outputs;
+  /// The input the step adds its one result onto (kernel::Accumulates),
+  /// or -1: the result may take that input's space when it is its last
+  /// reader.
+  int accumulates = -1;
 };
 
 class Planner {
@@ -148,6 +154,7 @@ private:
   LogicalResult addLaunch(func::FuncOp kernel, rt::Step &step);
   LogicalResult checkHostSteps(StringRef target);
   void planArena();
+  int inPlaceInput(const PlannedStep &step, int now) const;
 
   ModuleOp module;
   func::FuncOp entry;
@@ -245,6 +252,8 @@ LogicalResult Planner::addStepForCall(func::CallOp call) {
       for (NamedAttribute attr : attrs)
         step.attributes.push_back(
             toRuntimeAttribute(attr.getName(), attr.getValue()));
+    if (auto accumulates = kernel::get<kernel::Accumulates>(callee))
+      planned.accumulates = accumulates.getInt();
   }
   if (auto nodes = kernel::get<kernel::Nodes>(callee))
     for (Attribute node : nodes)
@@ -393,6 +402,27 @@ LogicalResult Planner::checkHostSteps(StringRef target) {
   return success();
 }
 
+/// The input slot whose space the one result of `step` (at position `now`)
+/// may take, or -1: the input the step adds onto (PlannedStep::accumulates),
+/// when it is a whole arena buffer of the result's size that no later step
+/// and no other operand of this step reads.
+int Planner::inPlaceInput(const PlannedStep &step, int now) const {
+  if (step.accumulates < 0 || step.outputs.size() != 1 ||
+      step.accumulates >= static_cast<int>(step.inputs.size()))
+    return -1;
+  int input = step.inputs[step.accumulates];
+  const Slot &in = all[input], &root = all[in.root];
+  const Slot &out = all[step.outputs.front()];
+  if (root.kind != SlotKind::Arena || root.lastUse != now ||
+      out.kind != SlotKind::Arena || out.root != step.outputs.front() ||
+      in.size != out.size || root.size != out.size)
+    return -1;
+  for (auto [i, other] : llvm::enumerate(step.inputs))
+    if (static_cast<int>(i) != step.accumulates && all[other].root == in.root)
+      return -1;
+  return input;
+}
+
 void Planner::planArena() {
   // Liveness of roots: the last step reading any view of them.
   for (auto [index, step] : llvm::enumerate(steps))
@@ -414,6 +444,17 @@ void Planner::planArena() {
                    live.begin(), live.end(),
                    [&](const Live &l) { return all[l.root].lastUse < now; }),
                live.end());
+    if (int reused = inPlaceInput(step, now); reused >= 0) {
+      // The result takes the space of the input it adds onto, which this
+      // step reads last: the library writes in place, without a copy.
+      Slot &slot = all[step.outputs.front()];
+      auto pos = llvm::find_if(
+          live, [&](const Live &l) { return l.root == all[reused].root; });
+      slot.offset = pos->offset;
+      pos->root = step.outputs.front();
+      slot.lastUse = std::max(slot.lastUse, now);
+      continue;
+    }
     for (int out : step.outputs) {
       Slot &slot = all[out];
       if (slot.kind != SlotKind::Arena || slot.root != out)

@@ -597,6 +597,9 @@ static LogicalResult outline(ModuleOp module, func::FuncOp entry,
         kernel, StringAttr::get(context, group.library->library));
     kernel::set<kernel::LibraryAttrs>(
         kernel, group.library->attrs.getDictionary(context));
+    if (group.library->accumulates)
+      kernel::set<kernel::Accumulates>(
+          kernel, builder.getI64IntegerAttr(*group.library->accumulates));
     kernel::set<kernel::Reason>(
         kernel, StringAttr::get(context, group.library->reason));
     for (auto [op, why] : llvm::zip(group.ops, group.library->joinReasons))

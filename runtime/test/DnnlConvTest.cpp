@@ -320,3 +320,63 @@ TEST(DnnlConv, ShapeMismatchesAreErrors) {
               }),
               HasSubstr("supports 1 to 3 spatial dimensions"));
 }
+
+// The compiler's plan lets a convolution with a residual write in place of
+// the residual when nothing reads it later (kernel::Accumulates): the sum
+// and the output are one arena buffer. Two steps: an identity 1x1
+// convolution puts the residual into the arena (row-major), then the
+// convolution adds onto it in place, writing row-major (nothing to
+// convert) or channels-last (the row-major sum is converted into the
+// layout of the buffer that holds it, which cannot be done in place).
+TEST(DnnlConv, SumInPlaceOfItsOwnBuffer) {
+  ConvCase c;
+  c.xShape = {2, 8, 9, 7};
+  c.wShape = {16, 8, 3, 3};
+  c.strides = {1, 1};
+  c.dilations = {1, 1};
+  c.pads = {1, 1, 1, 1};
+  c.bias = c.sum = true;
+  std::vector<int64_t> out = c.outShape();
+  std::vector<StepOperand> ops = c.operands(11);
+  Tensor identity = Tensor::zeros(DType::F32, {out[1], out[1], 1, 1});
+  for (int64_t i = 0; i < out[1]; ++i)
+    identity.data<float>()[i * out[1] + i] = 1.f;
+  for (bool channelsLast : {false, true}) {
+    SCOPED_TRACE(channelsLast ? "channels-last output" : "row-major output");
+    ModuleBuilder b;
+    uint32_t x = b.addInput("x", DType::F32, c.xShape);
+    uint32_t residual = b.addInput("residual", DType::F32, out);
+    uint64_t bytes = ops.back().value.byteSize();
+    uint32_t inArena = b.addArenaBuffer(DType::F32, out, 0, bytes);
+    uint32_t y = b.addArenaBuffer(DType::F32, out, 0, bytes);
+    std::vector<Attribute> unit = {
+        intsAttr("strides", {1, 1}), intsAttr("dilations", {1, 1}),
+        intsAttr("pads", {0, 0, 0, 0}), intsAttr("group", {1})};
+    b.addStep({StepKind::Library,
+               "dnnl.conv",
+               {residual, b.addConstant(identity)},
+               {inArena},
+               unit,
+               {"copy"}});
+    std::vector<Attribute> attrs = c.attrs();
+    if (channelsLast)
+      attrs.push_back(stringAttr("dst_layout", "channels_last"));
+    b.addStep(
+        {StepKind::Library,
+         "dnnl.conv",
+         {x, b.addConstant(ops[1].value), b.addConstant(ops[2].value), inArena},
+         {y},
+         attrs,
+         {"conv"}});
+    b.addOutput("y", y);
+    Session session(Module::loadFromMemory(b.finish(), "inplace.strata"), {2});
+    for (int round = 0; round < 2; ++round) {
+      session.setInput("x", ops[0].value);
+      session.setInput("residual", ops.back().value);
+      session.run();
+      const Tensor &got = session.output("y");
+      expectClose(channelsLast ? reorderChannels(got, false) : Tensor(got),
+                  c.reference(ops));
+    }
+  }
+}

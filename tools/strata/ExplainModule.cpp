@@ -116,6 +116,20 @@ int strata::driver::explainModuleFile(const std::string &path, bool asJson) {
     }
     return out;
   };
+  // The input whose arena space a step's output takes (a convolution
+  // adding onto a residual it reads last writes over it), or -1.
+  auto inPlaceOf = [&](const rt::Step &step, uint32_t output) -> int {
+    const rt::BufferInfo &out = m.buffers()[output];
+    if (out.kind != rt::BufferKind::Arena || out.size == 0)
+      return -1;
+    for (size_t i = 0; i < step.inputs.size(); ++i) {
+      const rt::BufferInfo &in = m.buffers()[step.inputs[i]];
+      if (in.kind == rt::BufferKind::Arena && in.offset == out.offset &&
+          in.size == out.size)
+        return static_cast<int>(i);
+    }
+    return -1;
+  };
   std::map<std::string, size_t> libraryCalls;
   size_t kernels = 0, hosts = 0;
   for (const rt::Step &step : m.steps()) {
@@ -144,8 +158,13 @@ int strata::driver::explainModuleFile(const std::string &path, bool asJson) {
       json::Array reads, writes, nodes;
       for (std::string &text : operands(step.inputs))
         reads.push_back(std::move(text));
+      json::Array inPlace;
       for (std::string &text : operands(step.outputs))
         writes.push_back(std::move(text));
+      for (size_t w = 0; w < step.outputs.size(); ++w)
+        if (int of = inPlaceOf(step, step.outputs[w]); of >= 0)
+          inPlace.push_back(
+              json::Object{{"write", static_cast<int64_t>(w)}, {"read", of}});
       for (const std::string &node : step.sourceNodes)
         nodes.push_back(node);
       json::Object attributes;
@@ -157,6 +176,7 @@ int strata::driver::explainModuleFile(const std::string &path, bool asJson) {
                                    {"nodes", std::move(nodes)},
                                    {"reads", std::move(reads)},
                                    {"writes", std::move(writes)},
+                                   {"in_place", std::move(inPlace)},
                                    {"attributes", std::move(attributes)}});
     }
     json::Object meta;
@@ -236,6 +256,9 @@ int strata::driver::explainModuleFile(const std::string &path, bool asJson) {
     }
     std::vector<std::string> reads = operands(step.inputs),
                              writes = operands(step.outputs);
+    for (size_t i = 0; i < writes.size(); ++i)
+      if (int of = inPlaceOf(step, step.outputs[i]); of >= 0)
+        writes[i] += " (in place of reads[" + std::to_string(of) + "])";
     if (!reads.empty())
       os << "    reads: " << llvm::join(reads, "; ") << "\n";
     os << "    writes: " << llvm::join(writes, "; ") << "\n";

@@ -48,6 +48,10 @@ std::vector<int64_t> shapeKey(const KernelContext &ctx);
 
 /// Row-major strides of `dims`.
 dnnl::memory::dims rowMajorStrides(const dnnl::memory::dims &dims);
+/// Copies `bytes` bytes with the OpenMP threads the step was given (a
+/// residual into a convolution's destination: one thread alone cannot
+/// fill the memory bandwidth that two or more share).
+void copyInParallel(void *dst, const void *src, size_t bytes);
 /// A plain (row-major) f32 descriptor of `dims`.
 dnnl::memory::desc rowMajorDesc(const dnnl::memory::dims &dims);
 /// The dense channels-last (nhwc) f32 descriptor of `dims` [N, C, ...].

@@ -16,7 +16,9 @@
 #include "Dnnl.h"
 #include "Omp.h"
 
+#include <algorithm>
 #include <cfloat>
+#include <cstring>
 #if defined(__SSE__)
 #include <xmmintrin.h>
 #endif
@@ -183,6 +185,26 @@ void transposeImages(const float *src, float *dst, int64_t images, int64_t rows,
 }
 
 } // namespace
+
+void copyInParallel(void *dst, const void *src, size_t bytes) {
+  // Chunks of 256 KiB: below two of them, a team costs more than it gains.
+  constexpr size_t kChunk = size_t{1} << 18;
+  auto *to = static_cast<char *>(dst);
+  const auto *from = static_cast<const char *>(src);
+  int64_t chunks = static_cast<int64_t>((bytes + kChunk - 1) / kChunk);
+  int team = static_cast<int>(std::min<int64_t>(chunks, omp_get_max_threads()));
+  if (team <= 1 || omp_in_parallel()) {
+    std::memcpy(to, from, bytes);
+    return;
+  }
+  auto share = [&](int64_t first, int64_t last) {
+    size_t begin = static_cast<size_t>(first) * kChunk;
+    size_t end = std::min(bytes, static_cast<size_t>(last) * kChunk);
+    if (begin < end)
+      std::memcpy(to + begin, from + begin, end - begin);
+  };
+  omp::forEachShare(team, chunks, share);
+}
 
 LayoutConversion::LayoutConversion(const dnnl::memory::desc &from,
                                    const dnnl::memory::desc &to,

@@ -25,6 +25,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 namespace strata::rt::kernels::dnnl_support {
 
@@ -43,6 +44,8 @@ struct ConvState : KernelState {
   LayoutConversion srcReorder, sumReorder, dstReorder;
   /// Whether the sum is converted (else copied) into the destination.
   bool reorderSum = false;
+  /// The sum's bytes, when it must be converted into its own buffer.
+  std::vector<uint8_t> sumCopy;
   PrimitiveWeights weights;
   dnnl::stream stream;
 };
@@ -198,12 +201,22 @@ void conv(KernelContext &ctx) {
     dnnl::memory userDst(state.userDst, engine, out.data);
     dnnl::memory dst = state.reorderDst ? state.dst : userDst;
     if (sum) {
-      // The sum post-op accumulates into the destination.
+      // The sum post-op accumulates into the destination. The plan gives
+      // the result the sum's own buffer when nothing reads the sum later
+      // (kernel::Accumulates): then it is there already, unless the
+      // destination's layout differs, and a reorder cannot run in place.
       if (state.reorderSum) {
-        dnnl::memory userSum(state.userSum, engine, sum->data);
+        const void *from = sum->data;
+        if (sum->data == out.data && !state.reorderDst) {
+          state.sumCopy.resize(out.byteSize());
+          copyInParallel(state.sumCopy.data(), sum->data, out.byteSize());
+          from = state.sumCopy.data();
+        }
+        dnnl::memory userSum(state.userSum, engine, const_cast<void *>(from));
         state.sumReorder.execute(state.stream, userSum, dst);
-      } else if (sum->data != dst.get_data_handle())
-        std::memcpy(dst.get_data_handle(), sum->data, out.byteSize());
+      } else if (sum->data != dst.get_data_handle()) {
+        copyInParallel(dst.get_data_handle(), sum->data, out.byteSize());
+      }
     }
     std::unordered_map<int, dnnl::memory> args = {
         {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}};

@@ -26,6 +26,9 @@ se.onnx (test/Compile/layouts.test): a squeeze-and-excitation block at
 batch 1 as torchvision's EfficientNet exports it: Conv + SiLU, then
 GlobalAveragePool, Conv + Relu, Conv + Sigmoid, the scale by Mul, and a
 1x1 Conv.
+
+residual.onnx (test/Compile/in-place-sum.test): residual adds whose added
+tensor is, or is not, read after the convolution that adds it.
 """
 import os
 import sys
@@ -285,6 +288,44 @@ def shared_model(out, rng):
             np.maximum(conv2d(s0, w1, b1, 1), s0).astype(np.float32))
 
 
+def residual_model(out, rng):
+    """Residual adds as oneDNN's sum post-op (test/Compile/in-place-sum.test):
+    a = relu(conv0(x)), b = relu(conv1(a)), c = relu(conv2(b) + a), whose
+    sum `a` nobody reads later (the result takes its buffer), then
+    y = relu(conv3(c) + b) * b, whose sum `b` the final Mul reads again
+    (copied, not overwritten)."""
+    weights = {}
+    for i, (m, c) in enumerate([(16, 8), (16, 16), (16, 16), (16, 16)]):
+        weights[f"w{i}"] = rng.standard_normal((m, c, 3, 3)).astype(
+            np.float32) * 0.08
+        weights[f"b{i}"] = rng.standard_normal(m).astype(np.float32) * 0.1
+    conv = [helper.make_node("Conv", [src, f"w{i}", f"b{i}"], [f"c{i}"],
+                             name=f"conv{i}", pads=[1, 1, 1, 1])
+            for i, src in enumerate(["x", "a", "b", "c"])]
+    nodes = [
+        conv[0], helper.make_node("Relu", ["c0"], ["a"], name="relu0"),
+        conv[1], helper.make_node("Relu", ["c1"], ["b"], name="relu1"),
+        conv[2], helper.make_node("Add", ["c2", "a"], ["s2"], name="add2"),
+        helper.make_node("Relu", ["s2"], ["c"], name="relu2"),
+        conv[3], helper.make_node("Add", ["c3", "b"], ["s3"], name="add3"),
+        helper.make_node("Relu", ["s3"], ["r3"], name="relu3"),
+        helper.make_node("Mul", ["r3", "b"], ["y"], name="gate"),
+    ]
+    save_model(out, "residual", nodes, weights, [2, 8, 12, 12],
+               [2, 16, 12, 12])
+    x = rng.standard_normal((2, 8, 12, 12)).astype(np.float32)
+    f = {k: v.astype(np.float64) for k, v in weights.items()}
+
+    def cv(v, i):
+        return conv2d(v, f[f"w{i}"], f[f"b{i}"], 1)
+    a = np.maximum(cv(x.astype(np.float64), 0), 0)
+    b = np.maximum(cv(a, 1), 0)
+    c = np.maximum(cv(b, 2) + a, 0)
+    y = np.maximum(cv(c, 3) + b, 0) * b
+    np.save(os.path.join(out, "residual_x.npy"), x)
+    np.save(os.path.join(out, "residual_y.npy"), y.astype(np.float32))
+
+
 def main():
     out = sys.argv[1]
     rng = np.random.default_rng(5)
@@ -326,6 +367,7 @@ def main():
     se_model(out, rng)
     shared_model(out, rng)
     silu_model(out, rng, "silu_wide", 32)
+    residual_model(out, rng)
 
 
 if __name__ == "__main__":

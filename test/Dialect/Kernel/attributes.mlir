@@ -32,3 +32,9 @@ func.func private @gemm(tensor<4xf32>) -> tensor<4xf32> attributes {
 func.func private @matmul(tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
     attributes {strata.kernel, strata.kind = "library",
                 strata.library = "cublaslt.matmul", strata.attrs = {trans_b = 1 : i64}}
+
+// CHECK-LABEL: func.func private @conv_sum
+// CHECK-SAME: strata.accumulates = 2 : i64
+func.func private @conv_sum(tensor<1x8x4x4xf32>, tensor<8x8x1x1xf32>, tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+    attributes {strata.kernel, strata.kind = "library",
+                strata.library = "dnnl.conv", strata.accumulates = 2 : i64}

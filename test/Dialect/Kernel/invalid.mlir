@@ -82,3 +82,13 @@ func.func private @k() -> tensor<2x3xf32> attributes {strata.channels_last_resul
 
 // expected-error @+1 {{attribute 'strata.channels_last_rows' needs channels-last results (strata.channels_last_results)}}
 func.func private @k(tensor<1x2x3x4xf32>) attributes {strata.channels_last_args = array<i64: 0>, strata.channels_last_rows}
+
+// -----
+
+// expected-error @+1 {{attribute 'strata.accumulates' is 2; the kernel has 2 arguments}}
+func.func private @k(tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> attributes {strata.accumulates = 2 : i64}
+
+// -----
+
+// expected-error @+1 {{attribute 'strata.accumulates' names argument 0 of type 'tensor<2x4xf32>'; it must have the type of the kernel's one result}}
+func.func private @k(tensor<2x4xf32>, tensor<4xf32>) -> tensor<4xf32> attributes {strata.accumulates = 0 : i64}

@@ -206,6 +206,7 @@ private:
   LogicalResult strings();
   LogicalResult count(bool positive);
   LogicalResult positions(bool ofArguments);
+  LogicalResult accumulatedArgument();
 
   Operation *op;
   StringRef name;
@@ -269,6 +270,27 @@ LogicalResult AttributeChecker::positions(bool ofArguments) {
   return success();
 }
 
+/// The position of an argument of the function's own type as its one
+/// result, which the kernel adds its result onto.
+LogicalResult AttributeChecker::accumulatedArgument() {
+  if (failed(count(/*positive=*/false)))
+    return failure();
+  auto function = dyn_cast<FunctionOpInterface>(op);
+  if (!function)
+    return fail() << "belongs on a kernel's function";
+  ArrayRef<Type> args = function.getArgumentTypes();
+  ArrayRef<Type> results = function.getResultTypes();
+  int64_t position = cast<IntegerAttr>(value).getInt();
+  if (position >= static_cast<int64_t>(args.size()))
+    return fail() << "is " << position << "; the kernel has " << args.size()
+                  << " arguments";
+  if (results.size() != 1 || results.front() != args[position])
+    return fail() << "names argument " << position << " of type "
+                  << args[position]
+                  << "; it must have the type of the kernel's one result";
+  return success();
+}
+
 LogicalResult AttributeChecker::check() {
   StringRef key =
       name.drop_front(KernelDialect::getDialectNamespace().size() + 1);
@@ -305,6 +327,8 @@ LogicalResult AttributeChecker::check() {
     return expect<DictionaryAttr>("a dictionary");
   if (key == "parallel_rows" || key == "parallel_dims")
     return count(/*positive=*/false);
+  if (key == "accumulates")
+    return accumulatedArgument();
   if (key == "parallel_block" || key == "max_threads")
     return count(/*positive=*/true);
   if (key == "block_strides")

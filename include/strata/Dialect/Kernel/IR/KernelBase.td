@@ -48,6 +48,11 @@ def Kernel_Dialect : Dialect {
     // Partition: library kernels.
     "::mlir::StringAttr":$library,
     "::mlir::DictionaryAttr":$attrs,
+    // A library kernel that adds its result onto one of its inputs (oneDNN's
+    // sum post-op): that argument's position. The result may take the
+    // argument's buffer when nothing reads the argument later (the module
+    // writer's arena plan); else the kernel copies it into the result first.
+    "::mlir::IntegerAttr":$accumulates,
     // Partition: kernels generated from a template and their parameters.
     "::mlir::StringAttr":$template,
     "::mlir::DictionaryAttr":$gemm,

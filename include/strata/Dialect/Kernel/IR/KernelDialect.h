@@ -34,6 +34,7 @@ using NotFused = KernelDialect::NotFusedAttrHelper;
 using Tile = KernelDialect::TileAttrHelper;
 using Library = KernelDialect::LibraryAttrHelper;
 using LibraryAttrs = KernelDialect::AttrsAttrHelper;
+using Accumulates = KernelDialect::AccumulatesAttrHelper;
 using Template = KernelDialect::TemplateAttrHelper;
 using Gemm = KernelDialect::GemmAttrHelper;
 using Attention = KernelDialect::AttentionAttrHelper;
