@@ -48,6 +48,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
 
 #include <cstring>
@@ -1055,7 +1056,7 @@ static bool staysOneParallelOp(const Group &group, Operation *op) {
 /// Graph ops whose lowering strata-gpu-pull-fusion reads through (all-parallel
 /// linalg ops, slices, inserts, pads; GpuPullFusion.cpp).
 static bool isPullableOnGpu(Operation *op) {
-  return strata::isLowerableElementwise(op) ||
+  return strata::isLowerableElementwise(op) || strata::isViewOp(op) ||
          isa<graph::GatherOp, graph::GatherElementsOp, graph::TransposeOp,
              graph::SliceOp, graph::ConcatOp, graph::PadOp, graph::ExpandOp,
              graph::TriluOp, graph::WhereOp>(op);
@@ -1079,6 +1080,67 @@ static bool staysPullable(const Group &group, Operation *op) {
         return false;
   }
   return true;
+}
+
+/// Whether every reader of the view `op` is an op the pointwise kernel it
+/// would end may take in (staysPullable) other than a gather: a gather of
+/// windows reads the buffer in place inside the reduction that sums them
+/// (becomesOneReduction: a depthwise convolution), which a copy through the
+/// pointwise kernel would materialize.
+static bool viewFeedsPullableOps(Operation *op) {
+  return llvm::all_of(op->getResult(0).getUsers(), [](Operation *user) {
+    return isPullableOnGpu(user) &&
+           !isa<graph::GatherOp, graph::GatherElementsOp>(user);
+  });
+}
+
+/// On a GPU target, moves each pullable op that is the one reader of a
+/// single-result op up to just after it, when everything else it reads is
+/// computed before that point (constants, which read nothing, move up with
+/// it). The partitioner grows a kernel only while the next op in program
+/// order reads from it, and exporters write sibling chains interleaved:
+/// ViT's query, key and value slices of the in-projection, then their head
+/// splits, then their transposes, each link a kernel of its own. Grouped,
+/// each chain is one pointwise kernel (staysPullable). Only ops without
+/// regions or side effects move; the order is otherwise the exporter's.
+static void groupPullableChains(func::FuncOp entry) {
+  Block &body = entry.getBody().front();
+  SmallVector<Operation *> order;
+  for (Operation &op : body.without_terminator())
+    order.push_back(&op);
+  for (Operation *op : order) {
+    // A constant heads no chain: what reads it stays where it computes.
+    if (isa<graph::ConstantOp>(op) || op->getNumResults() != 1 ||
+        !op->getResult(0).hasOneUse())
+      continue;
+    Operation *user = *op->getResult(0).getUsers().begin();
+    if (user->getBlock() != &body || user->getNumRegions() != 0 ||
+        user->hasTrait<OpTrait::IsTerminator>() || !isPullableOnGpu(user) ||
+        !isMemoryEffectFree(user) || onRunTimeShapes(user))
+      continue;
+    // Already next but for constants: nothing to gain from moving.
+    Operation *next = op->getNextNode();
+    while (next != user && isa<graph::ConstantOp>(next))
+      next = next->getNextNode();
+    if (next == user)
+      continue;
+    bool movable = true;
+    SmallVector<Operation *> constants;
+    for (Value operand : user->getOperands()) {
+      Operation *def = operand.getDefiningOp();
+      if (!def || def == op || def->isBeforeInBlock(op))
+        continue;
+      if (isa<graph::ConstantOp>(def) && def->getNumOperands() == 0)
+        constants.push_back(def);
+      else
+        movable = false;
+    }
+    if (!movable)
+      continue;
+    for (Operation *constant : constants)
+      constant->moveBefore(op);
+    user->moveAfter(op);
+  }
 }
 
 /// Whether `group` with the reduction `op` added becomes one loop nest with
@@ -1403,6 +1465,8 @@ LogicalResult strata::partitionIntoKernels(ModuleOp module,
     storeUnalignedWeightsByRows(entry);
   }
   foldEmptyResults(entry);
+  if (facts.gpu)
+    groupPullableChains(entry);
 
   Decisions decisions;
   if (!options.decisionsFile.empty()) {
@@ -1654,9 +1718,14 @@ LogicalResult strata::partitionIntoKernels(ModuleOp module,
           return def && current->members.contains(def);
         });
     // On the CPU a view of the current kernel's result may be computed in
-    // the kernel (a copy that keeps the kernel going); on the GPU it stays
-    // a view: the copy would make a multi-op body (see gpuJoinRefusal).
-    bool fuseView = feedsFromCurrent && isLowerableToLinalg(&op) && !facts.gpu;
+    // the kernel (a copy that keeps the kernel going). On the GPU only
+    // where the kernel stays one that strata-gpu-pull-fusion makes a single
+    // all-parallel op (the reshape is an index computation: a slice, the
+    // head split's view and a transpose, one kernel); elsewhere the copy
+    // would make a multi-op body (see gpuJoinRefusal).
+    bool fuseView = feedsFromCurrent && isLowerableToLinalg(&op) &&
+                    (!facts.gpu || (staysPullable(*current, &op) &&
+                                    viewFeedsPullableOps(&op)));
     if (isViewOp(&op) && !fuseView) {
       // A view of a buffer. It closes the current kernel when it reads from
       // it (the kernel must produce the buffer before the view exists).

@@ -9,6 +9,9 @@ layout, partition and mapping rules are about (test/Gpu/cnn-patterns.test):
   roll_case/ holds it with a float64 reference;
 - dropout0.onnx: Dropout with ratio 0 and training_mode true (torchvision's Swin exports its
   attention dropout so), which is the identity.
+- qkv_heads.onnx: a vision transformer's packed query/key/value projection split into heads
+  (a slice, a reshape and a transpose each), the three chains interleaved as exporters write
+  them.
 
     make_cnn_patterns.py OUT_DIR
 """
@@ -77,3 +80,25 @@ save("dropout0",
      [helper.make_tensor_value_info("y", f32, [4, 64])],
      [numpy_helper.from_array(np.array(0.0, np.float32), "ratio"),
       numpy_helper.from_array(np.array(True), "training")])
+
+# A vision transformer's head split as torch exports it: the packed in-projection's result
+# sliced into query, key and value, each reshaped into heads and transposed, the three chains
+# written interleaved (the slices, then the reshapes, then the transposes).
+tokens, heads, dim = 197, 12, 64
+nodes = []
+for i, part in enumerate("qkv"):
+    nodes.append(helper.make_node("Slice", ["qkv", f"s{i}", f"e{i}", "last"], [f"{part}_flat"],
+                                  name=f"slice_{part}"))
+for part in "qkv":
+    nodes.append(helper.make_node("Reshape", [f"{part}_flat", "heads_shape"], [f"{part}_heads"],
+                                  name=f"split_{part}"))
+for part in "qkv":
+    nodes.append(helper.make_node("Transpose", [f"{part}_heads"], [part], name=f"heads_{part}",
+                                  perm=[1, 0, 2]))
+width = heads * dim
+save("qkv_heads", nodes,
+     [helper.make_tensor_value_info("qkv", f16, [tokens, 3 * width])],
+     [helper.make_tensor_value_info(part, f16, [heads, tokens, dim]) for part in "qkv"],
+     [i64(f"s{i}", [i * width]) for i in range(3)] +
+     [i64(f"e{i}", [(i + 1) * width]) for i in range(3)] +
+     [i64("last", [1]), i64("heads_shape", [tokens, heads, dim])])
