@@ -1447,6 +1447,563 @@ static bool isWeightPrologue(Operation *op, const Group &current) {
          type.getNumElements() < anchor.getNumElements();
 }
 
+namespace {
+/// The attention blocks of the entry function, found before the walk.
+struct AttentionBlocks {
+  std::deque<AttentionMatch> matches;
+  /// Each block by its first op in program order.
+  llvm::DenseMap<Operation *, AttentionMatch *> at;
+  /// Why a product that looked like attention is not a flash-attention
+  /// kernel (for its library or codegen reason).
+  llvm::DenseMap<Operation *, std::string> notAttention;
+  /// Causal masks that only attention kernels read (cloned into them).
+  llvm::SmallPtrSet<Operation *, 16> masks;
+};
+
+/// The GEMM kernel's match for one product, computed once when first asked
+/// for (the library rule and the GEMM kernel's own turn both ask).
+class GemmLookup {
+public:
+  GemmLookup(Operation *op, const LibraryRequest &request)
+      : op(op), request(request) {}
+  std::optional<GemmMatch> &get() {
+    if (!match)
+      match = matchGemm(
+          op, [](Operation *def) { return isInlinableConstant(def); },
+          request.epilogueVeto, whyNot);
+    return *match;
+  }
+  /// Why the GEMM kernel does not take it (after get()).
+  std::string whyNot;
+
+private:
+  Operation *op;
+  const LibraryRequest &request;
+  std::optional<std::optional<GemmMatch>> match;
+};
+
+/// Groups the entry function's ops into kernels, walking them in program
+/// order and growing the current kernel while the next op reads it and the
+/// target's rules let it join; then names the groups and outlines each into
+/// a kernel function. What each step decided is kept for `strata explain`
+/// (Group, Ledger).
+class Partitioner {
+public:
+  Partitioner(ModuleOp module, func::FuncOp entry,
+              const CompileOptions &options, const TargetFacts &facts,
+              Decisions &decisions)
+      : module(module), entry(entry), options(options), facts(facts),
+        decisions(decisions) {
+    request.library = facts.library;
+    request.targetName = options.target;
+    request.epilogueVeto = [this](ArrayRef<Operation *> group,
+                                  Operation *candidate) -> std::string {
+      if (std::string entry = this->decisions.forcedCodegen(candidate);
+          !entry.empty())
+        return "forced to generated code by the decisions file (" + entry + ")";
+      return this->decisions.apartReason(group, candidate);
+    };
+  }
+
+  LogicalResult run();
+
+private:
+  void close(Operation *by, const std::string &why);
+  Group *start(Operation *op);
+  /// `op` joins the current kernel, for the reason `why` (fused_because).
+  Group *join(Operation *op, std::string why);
+  /// Adds `ops` after the first to `group`, unexplained (a library call's
+  /// epilogue), and claims them all.
+  void addMembers(Group *group, ArrayRef<Operation *> ops);
+
+  void findAttentionBlocks();
+  /// Places `op` in a kernel; failure is a decisions-file error that ends
+  /// the walk (an unsupported op is reported and the walk goes on).
+  LogicalResult visit(Operation &op);
+  void startAttention(Operation &op, const AttentionMatch &block,
+                      const std::string &label);
+  /// The library call for `op`, if one takes it; else sets whyNotLibrary,
+  /// and `asked` to whether the libraries were asked at all (not with
+  /// --no-libraries, nor for a product the decisions file keeps generated).
+  std::optional<LibraryMatch>
+  matchLibrary(Operation &op, const std::string &forcedLibrary,
+               const std::string &forcedCodegen, GemmLookup &gemm,
+               std::string &whyNotLibrary, bool &asked);
+  /// `op` in a generated kernel: the current one or a new one.
+  void placeGenerated(Operation &op, const std::string &label,
+                      std::string whyNotLibrary,
+                      std::pair<std::string, std::string> notGemm);
+  /// The kernel a generated op joins or starts when it does not read the
+  /// current one (a weight's or a gather's prologue), or null.
+  Group *placeBeside(Operation &op, const std::string &label);
+
+  void separateSharedPrologues();
+  LogicalResult nameGroups();
+  LogicalResult outlineGroups();
+
+  ModuleOp module;
+  func::FuncOp entry;
+  const CompileOptions &options;
+  const TargetFacts &facts;
+  Decisions &decisions;
+  LibraryRequest request;
+  /// A product that is generated code (no library takes it: --no-libraries,
+  /// the decisions file, or cuBLASLt refuses it) is strata's GEMM kernel on
+  /// Hopper (Gemm.h, GpuGemm.cpp), with the elementwise ops after it as its
+  /// epilogue, rather than the generic mapping's one output per thread.
+  /// Where cuBLASLt takes the product it stays cuBLASLt's, unless its
+  /// epilogue cannot take all of the ops after it (the exact GELU) and the
+  /// product is long enough (kGemmOverLibraryDepth, below).
+  bool gemmKernels = false;
+
+  AttentionBlocks attention;
+  std::deque<Group> groups; // stable addresses: `current` points in
+  Group *current = nullptr;
+  Ledger ledger;
+  llvm::SmallPtrSet<Operation *, 16> claimed; // library epilogues
+  SmallVector<Operation *> joinedPrologues;
+  // Unsupported ops are all reported before giving up.
+  bool failedAny = false;
+};
+} // namespace
+
+void Partitioner::close(Operation *by, const std::string &why) {
+  if (!current)
+    return;
+  current->closedBy = by;
+  current->closeReason = why;
+  current = nullptr;
+}
+
+Group *Partitioner::start(Operation *op) {
+  groups.emplace_back();
+  Group &group = groups.back();
+  group.ops.push_back(op);
+  group.members.insert(op);
+  ledger.groupOf[op] = &group;
+  return &group;
+}
+
+Group *Partitioner::join(Operation *op, std::string why) {
+  current->joined.push_back(std::move(why));
+  current->ops.push_back(op);
+  current->members.insert(op);
+  ledger.groupOf[op] = current;
+  return current;
+}
+
+void Partitioner::addMembers(Group *group, ArrayRef<Operation *> ops) {
+  for (Operation *member : ops.drop_front()) {
+    group->ops.push_back(member);
+    group->members.insert(member);
+    ledger.groupOf[member] = group;
+  }
+  claimed.insert(ops.begin(), ops.end());
+}
+
+// Attention blocks on the GPU (Attention.h) are found before the walk: the
+// first of their ops in program order, K's transpose, comes before the
+// product that identifies them. Each becomes one flash-attention kernel; a
+// causal mask's Trilu that only they read needs no kernel. The
+// flash-attention kernel multiplies with mma.sync (sm_80 on).
+void Partitioner::findAttentionBlocks() {
+  if (!facts.tensorCores)
+    return;
+  llvm::SmallPtrSet<Operation *, 16> taken;
+  for (Operation &op : entry.getBody().front().without_terminator()) {
+    std::string why;
+    std::optional<AttentionMatch> match = matchAttention(&op, why);
+    if (match && llvm::any_of(match->ops, [&](Operation *member) {
+          return taken.contains(member);
+        }))
+      match.reset();
+    for (size_t i = 1; match && i < match->ops.size(); ++i) {
+      Operation *member = match->ops[i];
+      std::string forced = decisions.forcedLibrary(member);
+      if (forced.empty())
+        forced = decisions.forcedCodegen(member);
+      if (!forced.empty())
+        why = "the decisions file decides " + describeOp(member) + " (" +
+              forced + ")";
+      else
+        why = decisions.apartReason(ArrayRef(match->ops).take_front(i), member);
+      if (!why.empty())
+        match.reset();
+    }
+    if (!match) {
+      if (!why.empty())
+        attention.notAttention[&op] = why;
+      continue;
+    }
+    taken.insert(match->ops.begin(), match->ops.end());
+    match->queryRows = attentionQueryRows(
+        match->headDim, match->seqQ, gpuHasWgmma(gpuArchitecture(options)));
+    if (!gpuPortableArchitecture(options).empty()) {
+      int64_t portable =
+          attentionQueryRows(match->headDim, match->seqQ, /*wgmma=*/false);
+      if (portable != match->queryRows)
+        match->portableQueryRows = portable;
+    }
+    attention.matches.push_back(std::move(*match));
+    attention.at[attention.matches.back().ops.front()] =
+        &attention.matches.back();
+  }
+  for (AttentionMatch &match : attention.matches)
+    if (Operation *mask = match.mask)
+      if (llvm::all_of(mask->getUsers(),
+                       [&](Operation *user) { return taken.contains(user); }))
+        attention.masks.insert(mask);
+  claimed.insert(attention.masks.begin(), attention.masks.end());
+}
+
+void Partitioner::startAttention(Operation &op, const AttentionMatch &block,
+                                 const std::string &label) {
+  close(&op, label + " starts an attention block (" + block.describe() +
+                 "), a flash-attention kernel of its own");
+  Group *group = start(&op);
+  for (Operation *member : ArrayRef(block.ops).drop_front()) {
+    group->joined.push_back(
+        describeOp(member) +
+        (block.layout.contains(member)
+             ? ": a layout op the kernel reads or writes through (its "
+               "strides), no copy"
+         : block.bias && member == block.bias->source->getOwner()
+             ? ": adds the bias, which the kernel reads per key step "
+               "(broadcast dimensions with stride 0)"
+             : ": part of the attention block"));
+    group->ops.push_back(member);
+    group->members.insert(member);
+    ledger.groupOf[member] = group;
+  }
+  if (block.mask)
+    group->joined.push_back(describeOp(block.mask) +
+                            ": the causal mask, computed from indices by "
+                            "the kernel");
+  claimed.insert(block.ops.begin(), block.ops.end());
+  group->attention = block;
+}
+
+std::optional<LibraryMatch>
+Partitioner::matchLibrary(Operation &op, const std::string &forcedLibrary,
+                          const std::string &forcedCodegen, GemmLookup &gemm,
+                          std::string &whyNotLibrary, bool &asked) {
+  asked = false;
+  // Strings and value-dependent shapes have no generated code: their
+  // runtime kernels are taken even with --no-libraries, which is about
+  // vendor libraries.
+  if (!options.useLibraries && !isHostOp(&op)) {
+    whyNotLibrary = "--no-libraries";
+    return std::nullopt;
+  }
+  if (!forcedCodegen.empty() && isLibraryAnchor(&op)) {
+    whyNotLibrary = "forced to generated code by the decisions file (" +
+                    forcedCodegen + ")";
+    return std::nullopt;
+  }
+  asked = true;
+  request.forced = !forcedLibrary.empty();
+  std::optional<LibraryMatch> match =
+      matchLibraryKernel(&op, request, whyNotLibrary);
+  // A product whose epilogue the library call would leave, in part, to a
+  // kernel after it: the GEMM kernel fuses all of it, which saves that
+  // kernel's pass over the result (docs/gpu.md, "The GEMM kernel": measured
+  // on the H200, gelu(x@w+b) 8192x4096x4096 0.40 ms against cuBLASLt's 0.35
+  // + the GELU kernel's 0.04, BERT's FFN1 at K = 768 0.165 against 0.116 +
+  // 0.065; shorter products stay the library's).
+  if (match && !request.forced && gemmKernels && isa<graph::MatMulOp>(op)) {
+    const std::optional<GemmMatch> &candidate = gemm.get();
+    if (candidate && candidate->ops.size() > match->ops.size() &&
+        candidate->depth >= kGemmOverLibraryDepth) {
+      whyNotLibrary =
+          "its library call would fuse " + std::to_string(match->ops.size()) +
+          " of the " + std::to_string(candidate->ops.size()) +
+          " ops the GEMM kernel fuses and leave the rest to a kernel after "
+          "it; at K = " +
+          std::to_string(candidate->depth) +
+          " (>= " + std::to_string(kGemmOverLibraryDepth) +
+          ") the GEMM kernel's fused epilogue is faster than that kernel's "
+          "pass over the result";
+      match.reset();
+    }
+  }
+  return match;
+}
+
+LogicalResult Partitioner::visit(Operation &op) {
+  std::string label = describeOp(&op);
+  if (AttentionMatch *block = attention.at.lookup(&op)) {
+    startAttention(op, *block, label);
+    return success();
+  }
+  std::string forcedLibrary = decisions.forcedLibrary(&op);
+  std::string forcedCodegen = decisions.forcedCodegen(&op);
+  if (!forcedLibrary.empty() && !options.useLibraries)
+    return decisions.error(module, forcedLibrary)
+           << "a library call was asked for, but libraries are off "
+              "(--no-libraries)";
+  // Why `op` is not a library call, when it is not.
+  std::string whyNotLibrary;
+  GemmLookup gemm(&op, request);
+  bool asked = false;
+  if (std::optional<LibraryMatch> match = matchLibrary(
+          op, forcedLibrary, forcedCodegen, gemm, whyNotLibrary, asked)) {
+    if (auto it = attention.notAttention.find(&op);
+        it != attention.notAttention.end())
+      match->reason += "; not a flash-attention kernel: " + it->second;
+    close(&op, label + " went to " + libraryVendor(match->library) +
+                   " as a library call (" + match->library + ")");
+    Group *group = start(&op);
+    addMembers(group, match->ops);
+    group->library = std::move(*match);
+    return success();
+  }
+  if (asked && !forcedLibrary.empty())
+    return decisions.error(module, forcedLibrary)
+           << "no library kernel can take this node: " << whyNotLibrary;
+  std::pair<std::string, std::string> notGemm;
+  if (gemmKernels && isa<graph::MatMulOp>(op)) {
+    if (std::optional<GemmMatch> &match = gemm.get()) {
+      close(&op, label + " starts a GEMM kernel (" + match->describe() +
+                     "), a kernel of its own");
+      Group *group = start(&op);
+      for (Operation *member : ArrayRef(match->ops).drop_front()) {
+        group->joined.push_back(describeOp(member) +
+                                ": the GEMM's epilogue, applied to its "
+                                "accumulators in registers");
+        group->ops.push_back(member);
+        group->members.insert(member);
+        ledger.groupOf[member] = group;
+      }
+      claimed.insert(match->ops.begin(), match->ops.end());
+      group->gemmReason =
+          "a GEMM kernel (" + match->describe() +
+          "): tensor-core products into f32 accumulators, the epilogue "
+          "applied to them in registers, one write of the result; not a "
+          "library call: " +
+          whyNotLibrary;
+      group->gemm = std::move(*match);
+      return success();
+    }
+    notGemm = {label, gemm.whyNot};
+  }
+  placeGenerated(op, label, std::move(whyNotLibrary), std::move(notGemm));
+  return success();
+}
+
+void Partitioner::placeGenerated(Operation &op, const std::string &label,
+                                 std::string whyNotLibrary,
+                                 std::pair<std::string, std::string> notGemm) {
+  bool feedsFromCurrent =
+      current && llvm::any_of(op.getOperands(), [&](Value v) {
+        Operation *def = v.getDefiningOp();
+        return def && current->members.contains(def);
+      });
+  // On the CPU a view of the current kernel's result may be computed in
+  // the kernel (a copy that keeps the kernel going). On the GPU only
+  // where the kernel stays one that strata-gpu-pull-fusion makes a single
+  // all-parallel op (the reshape is an index computation: a slice, the
+  // head split's view and a transpose, one kernel); elsewhere the copy
+  // would make a multi-op body (see gpuJoinRefusal).
+  bool fuseView = feedsFromCurrent && isLowerableToLinalg(&op) &&
+                  (!facts.gpu ||
+                   (staysPullable(*current, &op) && viewFeedsPullableOps(&op)));
+  if (isViewOp(&op) && !fuseView) {
+    // A view of a buffer. It closes the current kernel when it reads from
+    // it (the kernel must produce the buffer before the view exists).
+    ledger.views.insert(&op);
+    if (feedsFromCurrent)
+      close(&op, label + " is a view of its result (the buffer must be "
+                         "written before the view exists)");
+    return;
+  }
+  if (isHostOp(&op)) {
+    // No generated code takes shapes known only at run time.
+    op.emitError() << describeNode(&op) << " computes from "
+                   << describeRunTimeSource(&op)
+                   << ", so it must run on the host, but " << whyNotLibrary;
+    failedAny = true;
+    close(&op, label + " has no host kernel");
+    return;
+  }
+  if (!isLowerableToLinalg(&op)) {
+    InFlightDiagnostic diag = op.emitError();
+    diag << "'" << op.getName() << "' ";
+    if (std::string node = getNodeName(&op); !node.empty())
+      diag << "(ONNX node '" << node << "') ";
+    diag << "with operand types " << op.getOperandTypes()
+         << " has no implementation on the " << options.target << " target yet";
+    failedAny = true;
+    close(&op, label + " has no generated implementation");
+    return;
+  }
+  Group *group = nullptr;
+  if (feedsFromCurrent) {
+    std::string refused;
+    if (current->ops.size() >= kMaxKernelOps)
+      refused = "kernel size limit " + std::to_string(kMaxKernelOps) + " ops";
+    else if (facts.gpu)
+      refused = gpuJoinRefusal(*current, &op);
+    if (refused.empty())
+      refused = decisions.apartReason(current->ops, &op);
+    if (refused.empty()) {
+      group = join(&op, label + ": " + joinReason(*current, &op));
+    } else {
+      ledger.refusedJoin[&op] = {current, refused};
+      close(&op, label + ": " + refused);
+    }
+  } else {
+    group = placeBeside(op, label);
+  }
+  if (!group)
+    current = group = start(&op);
+  if (auto it = attention.notAttention.find(&op);
+      it != attention.notAttention.end())
+    whyNotLibrary += "; not a flash-attention kernel: " + it->second;
+  if (!notGemm.first.empty())
+    group->notGemm.push_back(std::move(notGemm));
+  if (StringRef(whyNotLibrary).starts_with("--no-libraries"))
+    group->noLibraries = true;
+  else if (isLibraryAnchor(&op))
+    group->anchorsNotLibrary.push_back({label, whyNotLibrary});
+  else
+    group->noLibraryOps.insert(op.getName().getStringRef());
+}
+
+Group *Partitioner::placeBeside(Operation &op, const std::string &label) {
+  if (current && isWeightPrologue(&op, *current)) {
+    // An op on the model's inputs and constants alone (a weight's cast)
+    // gets a kernel of its own and leaves the current one open: closing it
+    // would send that kernel's value through memory for nothing (RMSNorm's
+    // x * rsqrt(mean(x^2)) * float(w)). Its call runs before the current
+    // kernel's, which is placed after its last op. On the GPU it joins a
+    // kernel that reduces rows instead, computed whole by each block
+    // (RowParallel.h) where its values stay in registers: one launch fewer
+    // (RMSNorm bf16 16384x4096 spent about 3 us of 71 on the cast's own
+    // kernel). If a kernel other than this one reads it, it gets its own
+    // after all (separateSharedPrologues).
+    if (facts.gpu &&
+        llvm::any_of(current->ops,
+                     [](Operation *member) {
+                       return reductionOf(member).kind != Reduction::None;
+                     }) &&
+        current->ops.size() < kMaxKernelOps &&
+        decisions.apartReason(current->ops, &op).empty()) {
+      joinedPrologues.push_back(&op);
+      return join(&op, label + ": a weight's prologue (it reads only the "
+                               "model's inputs and constants), computed "
+                               "whole by each block of the kernel that "
+                               "reads it");
+    }
+    return start(&op);
+  }
+  if (current && facts.gpu && isGatherPrologue(&op, *current) &&
+      current->ops.size() < kMaxKernelOps &&
+      decisions.apartReason(current->ops, &op).empty()) {
+    // A position embedding next to the token embedding's gather: it joins
+    // as a prologue, and their sum (which reads both) then joins too
+    // (staysOneParallelOp). If a kernel other than this one reads it, it
+    // gets its own after all (separateSharedPrologues).
+    joinedPrologues.push_back(&op);
+    return join(&op, label + ": a prologue (a gather of the model's inputs "
+                             "and constants), fused into the elementwise "
+                             "ops after it that read it");
+  }
+  close(&op, label + ", next in program order, does not read its results");
+  return nullptr;
+}
+
+// A prologue that joined a kernel (placeBeside) whose result another kernel
+// also reads gets a kernel of its own.
+void Partitioner::separateSharedPrologues() {
+  for (Operation *op : joinedPrologues) {
+    Group *group = ledger.groupOf[op];
+    if (llvm::all_of(op->getResult(0).getUsers(), [&](Operation *user) {
+          return group->members.contains(user);
+        }))
+      continue;
+    group->ops.erase(llvm::find(group->ops, op));
+    group->members.erase(op);
+    std::string why = describeOp(op) + ": ";
+    llvm::erase_if(group->joined, [&](const std::string &reason) {
+      return StringRef(reason).starts_with(why);
+    });
+    start(op);
+  }
+}
+
+// Names, and the decisions file's tiles, before anything is outlined.
+LogicalResult Partitioner::nameGroups() {
+  for (auto [index, group] : llvm::enumerate(groups)) {
+    group.category = categoryOf(group);
+    group.name = kernelName(index, group);
+    // Unique even against the model's own function names.
+    for (unsigned n = 2; module.lookupSymbol(group.name); ++n)
+      group.name = kernelName(index, group) + "_" + std::to_string(n);
+    FailureOr<std::optional<Decisions::Tile>> tile =
+        decisions.tileFor(group.ops, module);
+    if (failed(tile))
+      return failure();
+    group.tile = *tile;
+  }
+  SmallVector<std::pair<Operation *, std::string>> tiled = decisions.tiledOps();
+  llvm::sort(tiled, [](auto &a, auto &b) { return a.second < b.second; });
+  for (auto &[op, node] : tiled) {
+    Group *group = ledger.groupOf.lookup(op);
+    if (!group)
+      return decisions.error(module, "tile[\"" + node + "\"]")
+             << "'" << node
+             << "' is a view of a buffer, in no kernel; tiles apply to "
+                "generated kernels";
+    if (group->library)
+      return decisions.error(module, "tile[\"" + node + "\"]")
+             << "'" << node << "' is in the library call " << group->name
+             << " (" << libraryVendor(group->library->library)
+             << " chooses its own blocking); tiles apply to "
+                "generated kernels";
+  }
+  return success();
+}
+
+LogicalResult Partitioner::outlineGroups() {
+  // Every group's neighbours are read before any is outlined (outlining
+  // replaces a group's values with its call's results).
+  for (Group &group : groups)
+    group.notFused = notFusedLines(ledger, group);
+
+  // `groups` is no longer appended to, so the pointers above stay valid
+  // until here; outlining erases the grouped ops.
+  for (Group &group : groups)
+    if (failed(outline(module, entry, group, decisions, facts.gpu)))
+      return failure();
+  // Causal masks that only attention kernels read were cloned into them.
+  for (Operation *mask : attention.masks)
+    if (mask->use_empty())
+      mask->erase();
+  // Constants that only kernels read were cloned into them.
+  for (Operation &op :
+       llvm::make_early_inc_range(entry.getBody().front().without_terminator()))
+    if (isa<graph::ConstantOp>(op) && op.use_empty())
+      op.erase();
+  return success();
+}
+
+LogicalResult Partitioner::run() {
+  gemmKernels = facts.wgmma;
+  findAttentionBlocks();
+  for (Operation &op : entry.getBody().front().without_terminator()) {
+    if (isa<graph::ConstantOp>(op) || claimed.contains(&op))
+      continue;
+    if (failed(visit(op)))
+      return failure();
+  }
+  if (failedAny)
+    return failure();
+  separateSharedPrologues();
+  if (failed(nameGroups()))
+    return failure();
+  return outlineGroups();
+}
+
 LogicalResult strata::partitionIntoKernels(ModuleOp module,
                                            const CompileOptions &options) {
   func::FuncOp entry = getEntryFunction(module);
@@ -1476,422 +2033,5 @@ LogicalResult strata::partitionIntoKernels(ModuleOp module,
       return failure();
     decisions = std::move(*loaded);
   }
-
-  // Unsupported ops are all reported before giving up.
-  bool failedAny = false;
-  std::deque<Group> groups; // stable addresses: `current` points in
-  Group *current = nullptr;
-  Ledger ledger;
-  llvm::SmallPtrSet<Operation *, 16> claimed; // library epilogues
-  auto close = [&](Operation *by, const std::string &why) {
-    if (!current)
-      return;
-    current->closedBy = by;
-    current->closeReason = why;
-    current = nullptr;
-  };
-  SmallVector<Operation *> joinedPrologues;
-  auto start = [&](Operation *op) {
-    groups.emplace_back();
-    Group &group = groups.back();
-    group.ops.push_back(op);
-    group.members.insert(op);
-    ledger.groupOf[op] = &group;
-    return &group;
-  };
-  // `op` joins the current kernel, for the reason `why` (fused_because).
-  auto join = [&](Operation *op, std::string why) {
-    current->joined.push_back(std::move(why));
-    current->ops.push_back(op);
-    current->members.insert(op);
-    ledger.groupOf[op] = current;
-    return current;
-  };
-  LibraryRequest request;
-  request.library = facts.library;
-  request.targetName = options.target;
-  request.epilogueVeto = [&](ArrayRef<Operation *> group,
-                             Operation *candidate) -> std::string {
-    if (std::string entry = decisions.forcedCodegen(candidate); !entry.empty())
-      return "forced to generated code by the decisions file (" + entry + ")";
-    return decisions.apartReason(group, candidate);
-  };
-  // Attention blocks on the GPU (Attention.h) are found before the walk:
-  // the first of their ops in program order, K's transpose, comes before
-  // the product that identifies them. Each becomes one flash-attention
-  // kernel; a causal mask's Trilu that only they read needs no kernel.
-  std::deque<AttentionMatch> attentions;
-  llvm::DenseMap<Operation *, AttentionMatch *> attentionAt;
-  llvm::DenseMap<Operation *, std::string> notAttention;
-  llvm::SmallPtrSet<Operation *, 16> masks;
-  // The flash-attention kernel multiplies with mma.sync (sm_80 on).
-  if (facts.tensorCores) {
-    llvm::SmallPtrSet<Operation *, 16> taken;
-    for (Operation &op : entry.getBody().front().without_terminator()) {
-      std::string why;
-      std::optional<AttentionMatch> match = matchAttention(&op, why);
-      if (match && llvm::any_of(match->ops, [&](Operation *member) {
-            return taken.contains(member);
-          }))
-        match.reset();
-      for (size_t i = 1; match && i < match->ops.size(); ++i) {
-        Operation *member = match->ops[i];
-        std::string forced = decisions.forcedLibrary(member);
-        if (forced.empty())
-          forced = decisions.forcedCodegen(member);
-        if (!forced.empty())
-          why = "the decisions file decides " + describeOp(member) + " (" +
-                forced + ")";
-        else
-          why =
-              decisions.apartReason(ArrayRef(match->ops).take_front(i), member);
-        if (!why.empty())
-          match.reset();
-      }
-      if (!match) {
-        if (!why.empty())
-          notAttention[&op] = why;
-        continue;
-      }
-      taken.insert(match->ops.begin(), match->ops.end());
-      match->queryRows = attentionQueryRows(
-          match->headDim, match->seqQ, gpuHasWgmma(gpuArchitecture(options)));
-      if (!gpuPortableArchitecture(options).empty()) {
-        int64_t portable =
-            attentionQueryRows(match->headDim, match->seqQ, /*wgmma=*/false);
-        if (portable != match->queryRows)
-          match->portableQueryRows = portable;
-      }
-      attentions.push_back(std::move(*match));
-      attentionAt[attentions.back().ops.front()] = &attentions.back();
-    }
-    for (AttentionMatch &match : attentions)
-      if (Operation *mask = match.mask)
-        if (llvm::all_of(mask->getUsers(),
-                         [&](Operation *user) { return taken.contains(user); }))
-          masks.insert(mask);
-    claimed.insert(masks.begin(), masks.end());
-  }
-
-  // A product that is generated code (no library takes it: --no-libraries,
-  // the decisions file, or cuBLASLt refuses it) is strata's GEMM kernel on
-  // Hopper (Gemm.h, GpuGemm.cpp), with the elementwise ops after it as its
-  // epilogue, rather than the generic mapping's one output per thread.
-  // Where cuBLASLt takes the product it stays cuBLASLt's, unless its
-  // epilogue cannot take all of the ops after it (the exact GELU) and the
-  // product is long enough (kGemmOverLibraryDepth, below).
-  bool gemmKernels = facts.wgmma;
-  for (Operation &op : entry.getBody().front().without_terminator()) {
-    if (isa<graph::ConstantOp>(op) || claimed.contains(&op))
-      continue;
-    std::string label = describeOp(&op);
-    if (AttentionMatch *attention = attentionAt.lookup(&op)) {
-      close(&op, label + " starts an attention block (" +
-                     attention->describe() +
-                     "), a flash-attention kernel of its own");
-      Group *group = start(&op);
-      for (Operation *member : ArrayRef(attention->ops).drop_front()) {
-        group->joined.push_back(
-            describeOp(member) +
-            (attention->layout.contains(member)
-                 ? ": a layout op the kernel reads or writes through (its "
-                   "strides), no copy"
-             : attention->bias && member == attention->bias->source->getOwner()
-                 ? ": adds the bias, which the kernel reads per key step "
-                   "(broadcast dimensions with stride 0)"
-                 : ": part of the attention block"));
-        group->ops.push_back(member);
-        group->members.insert(member);
-        ledger.groupOf[member] = group;
-      }
-      if (attention->mask)
-        group->joined.push_back(describeOp(attention->mask) +
-                                ": the causal mask, computed from indices by "
-                                "the kernel");
-      claimed.insert(attention->ops.begin(), attention->ops.end());
-      group->attention = *attention;
-      continue;
-    }
-    std::string forcedLibrary = decisions.forcedLibrary(&op);
-    std::string forcedCodegen = decisions.forcedCodegen(&op);
-    if (!forcedLibrary.empty() && !options.useLibraries)
-      return decisions.error(module, forcedLibrary)
-             << "a library call was asked for, but libraries are off "
-                "(--no-libraries)";
-    // Why `op` is not a library call, when it is not.
-    std::string whyNotLibrary;
-    // The GEMM kernel's match for `op`, computed once when first asked for
-    // (the library rule below and the GEMM kernel's own turn both ask).
-    std::optional<std::optional<GemmMatch>> gemmMatch;
-    std::string whyNotGemm;
-    auto gemmFor = [&]() -> std::optional<GemmMatch> & {
-      if (!gemmMatch)
-        gemmMatch = matchGemm(
-            &op, [](Operation *def) { return isInlinableConstant(def); },
-            request.epilogueVeto, whyNotGemm);
-      return *gemmMatch;
-    };
-    // Strings and value-dependent shapes have no generated code: their
-    // runtime kernels are taken even with --no-libraries, which is about
-    // vendor libraries.
-    if (!options.useLibraries && !isHostOp(&op)) {
-      whyNotLibrary = "--no-libraries";
-    } else if (!forcedCodegen.empty() && isLibraryAnchor(&op)) {
-      whyNotLibrary = "forced to generated code by the decisions file (" +
-                      forcedCodegen + ")";
-    } else {
-      request.forced = !forcedLibrary.empty();
-      std::optional<LibraryMatch> match =
-          matchLibraryKernel(&op, request, whyNotLibrary);
-      // A product whose epilogue the library call would leave, in part, to
-      // a kernel after it: the GEMM kernel fuses all of it, which saves that
-      // kernel's pass over the result (docs/gpu.md, "The GEMM kernel":
-      // measured on the H200, gelu(x@w+b) 8192x4096x4096 0.40 ms against
-      // cuBLASLt's 0.35 + the GELU kernel's 0.04, BERT's FFN1 at K = 768
-      // 0.165 against 0.116 + 0.065; shorter products stay the library's).
-      if (match && !request.forced && gemmKernels && isa<graph::MatMulOp>(op)) {
-        const std::optional<GemmMatch> &gemm = gemmFor();
-        if (gemm && gemm->ops.size() > match->ops.size() &&
-            gemm->depth >= kGemmOverLibraryDepth) {
-          whyNotLibrary =
-              "its library call would fuse " +
-              std::to_string(match->ops.size()) + " of the " +
-              std::to_string(gemm->ops.size()) +
-              " ops the GEMM kernel fuses and leave the rest to a kernel "
-              "after it; at K = " +
-              std::to_string(gemm->depth) +
-              " (>= " + std::to_string(kGemmOverLibraryDepth) +
-              ") the GEMM kernel's fused epilogue is faster than that "
-              "kernel's pass over the result";
-          match.reset();
-        }
-      }
-      if (match) {
-        if (auto it = notAttention.find(&op); it != notAttention.end())
-          match->reason += "; not a flash-attention kernel: " + it->second;
-        close(&op, label + " went to " + libraryVendor(match->library) +
-                       " as a library call (" + match->library + ")");
-        Group *group = start(&op);
-        for (Operation *epilogue : ArrayRef(match->ops).drop_front()) {
-          group->ops.push_back(epilogue);
-          group->members.insert(epilogue);
-          ledger.groupOf[epilogue] = group;
-        }
-        claimed.insert(match->ops.begin(), match->ops.end());
-        group->library = std::move(*match);
-        continue;
-      }
-      if (!forcedLibrary.empty())
-        return decisions.error(module, forcedLibrary)
-               << "no library kernel can take this node: " << whyNotLibrary;
-    }
-    std::pair<std::string, std::string> notGemm;
-    if (gemmKernels && isa<graph::MatMulOp>(op)) {
-      std::optional<GemmMatch> &gemm = gemmFor();
-      if (gemm) {
-        close(&op, label + " starts a GEMM kernel (" + gemm->describe() +
-                       "), a kernel of its own");
-        Group *group = start(&op);
-        for (Operation *member : ArrayRef(gemm->ops).drop_front()) {
-          group->joined.push_back(describeOp(member) +
-                                  ": the GEMM's epilogue, applied to its "
-                                  "accumulators in registers");
-          group->ops.push_back(member);
-          group->members.insert(member);
-          ledger.groupOf[member] = group;
-        }
-        claimed.insert(gemm->ops.begin(), gemm->ops.end());
-        group->gemmReason =
-            "a GEMM kernel (" + gemm->describe() +
-            "): tensor-core products into f32 accumulators, the epilogue "
-            "applied to them in registers, one write of the result; not a "
-            "library call: " +
-            whyNotLibrary;
-        group->gemm = std::move(*gemm);
-        continue;
-      }
-      notGemm = {label, whyNotGemm};
-    }
-    bool feedsFromCurrent =
-        current && llvm::any_of(op.getOperands(), [&](Value v) {
-          Operation *def = v.getDefiningOp();
-          return def && current->members.contains(def);
-        });
-    // On the CPU a view of the current kernel's result may be computed in
-    // the kernel (a copy that keeps the kernel going). On the GPU only
-    // where the kernel stays one that strata-gpu-pull-fusion makes a single
-    // all-parallel op (the reshape is an index computation: a slice, the
-    // head split's view and a transpose, one kernel); elsewhere the copy
-    // would make a multi-op body (see gpuJoinRefusal).
-    bool fuseView = feedsFromCurrent && isLowerableToLinalg(&op) &&
-                    (!facts.gpu || (staysPullable(*current, &op) &&
-                                    viewFeedsPullableOps(&op)));
-    if (isViewOp(&op) && !fuseView) {
-      // A view of a buffer. It closes the current kernel when it reads from
-      // it (the kernel must produce the buffer before the view exists).
-      ledger.views.insert(&op);
-      if (feedsFromCurrent)
-        close(&op, label + " is a view of its result (the buffer must be "
-                           "written before the view exists)");
-      continue;
-    }
-    if (isHostOp(&op)) {
-      // No generated code takes shapes known only at run time.
-      op.emitError() << describeNode(&op) << " computes from "
-                     << describeRunTimeSource(&op)
-                     << ", so it must run on the host, but " << whyNotLibrary;
-      failedAny = true;
-      close(&op, label + " has no host kernel");
-      continue;
-    }
-    if (!isLowerableToLinalg(&op)) {
-      InFlightDiagnostic diag = op.emitError();
-      diag << "'" << op.getName() << "' ";
-      if (std::string node = getNodeName(&op); !node.empty())
-        diag << "(ONNX node '" << node << "') ";
-      diag << "with operand types " << op.getOperandTypes()
-           << " has no implementation on the " << options.target
-           << " target yet";
-      failedAny = true;
-      close(&op, label + " has no generated implementation");
-      continue;
-    }
-    Group *group = nullptr;
-    if (feedsFromCurrent) {
-      std::string refused;
-      if (current->ops.size() >= kMaxKernelOps)
-        refused = "kernel size limit " + std::to_string(kMaxKernelOps) + " ops";
-      else if (facts.gpu)
-        refused = gpuJoinRefusal(*current, &op);
-      if (refused.empty())
-        refused = decisions.apartReason(current->ops, &op);
-      if (refused.empty()) {
-        group = join(&op, label + ": " + joinReason(*current, &op));
-      } else {
-        ledger.refusedJoin[&op] = {current, refused};
-        close(&op, label + ": " + refused);
-      }
-    } else if (current && isWeightPrologue(&op, *current)) {
-      // An op on the model's inputs and constants alone (a weight's cast)
-      // gets a kernel of its own and leaves the current one open: closing
-      // it would send that kernel's value through memory for nothing
-      // (RMSNorm's x * rsqrt(mean(x^2)) * float(w)). Its call runs before
-      // the current kernel's, which is placed after its last op. On the
-      // GPU it joins a kernel that reduces rows instead, computed whole by
-      // each block (RowParallel.h) where its values stay in registers: one
-      // launch fewer (RMSNorm bf16 16384x4096 spent about 3 us of 71 on the
-      // cast's own kernel). If a kernel other than this one reads it, it
-      // gets its own after all (below).
-      if (facts.gpu &&
-          llvm::any_of(current->ops,
-                       [](Operation *member) {
-                         return reductionOf(member).kind != Reduction::None;
-                       }) &&
-          current->ops.size() < kMaxKernelOps &&
-          decisions.apartReason(current->ops, &op).empty()) {
-        group = join(&op, label + ": a weight's prologue (it reads only the "
-                                  "model's inputs and constants), computed "
-                                  "whole by each block of the kernel that "
-                                  "reads it");
-        joinedPrologues.push_back(&op);
-      } else {
-        group = start(&op);
-      }
-    } else if (current && facts.gpu && isGatherPrologue(&op, *current) &&
-               current->ops.size() < kMaxKernelOps &&
-               decisions.apartReason(current->ops, &op).empty()) {
-      // A position embedding next to the token embedding's gather: it
-      // joins as a prologue, and their sum (which reads both) then joins
-      // too (staysOneParallelOp). If a kernel other than this one reads
-      // it, it gets its own after all (below).
-      group = join(&op, label + ": a prologue (a gather of the model's inputs "
-                                "and constants), fused into the elementwise "
-                                "ops after it that read it");
-      joinedPrologues.push_back(&op);
-    } else {
-      close(&op, label + ", next in program order, does not read its results");
-    }
-    if (!group)
-      current = group = start(&op);
-    if (auto it = notAttention.find(&op); it != notAttention.end())
-      whyNotLibrary += "; not a flash-attention kernel: " + it->second;
-    if (!notGemm.first.empty())
-      group->notGemm.push_back(std::move(notGemm));
-    if (StringRef(whyNotLibrary).starts_with("--no-libraries"))
-      group->noLibraries = true;
-    else if (isLibraryAnchor(&op))
-      group->anchorsNotLibrary.push_back({label, whyNotLibrary});
-    else
-      group->noLibraryOps.insert(op.getName().getStringRef());
-  }
-  if (failedAny)
-    return failure();
-
-  // A prologue that joined a kernel (above) whose result another kernel
-  // also reads gets a kernel of its own.
-  for (Operation *op : joinedPrologues) {
-    Group *group = ledger.groupOf[op];
-    if (llvm::all_of(op->getResult(0).getUsers(), [&](Operation *user) {
-          return group->members.contains(user);
-        }))
-      continue;
-    group->ops.erase(llvm::find(group->ops, op));
-    group->members.erase(op);
-    std::string why = describeOp(op) + ": ";
-    llvm::erase_if(group->joined, [&](const std::string &reason) {
-      return StringRef(reason).starts_with(why);
-    });
-    start(op);
-  }
-
-  // Names, and the decisions file's tiles, before anything is outlined.
-  for (auto [index, group] : llvm::enumerate(groups)) {
-    group.category = categoryOf(group);
-    group.name = kernelName(index, group);
-    // Unique even against the model's own function names.
-    for (unsigned n = 2; module.lookupSymbol(group.name); ++n)
-      group.name = kernelName(index, group) + "_" + std::to_string(n);
-    FailureOr<std::optional<Decisions::Tile>> tile =
-        decisions.tileFor(group.ops, module);
-    if (failed(tile))
-      return failure();
-    group.tile = *tile;
-  }
-  SmallVector<std::pair<Operation *, std::string>> tiled = decisions.tiledOps();
-  llvm::sort(tiled, [](auto &a, auto &b) { return a.second < b.second; });
-  for (auto &[op, node] : tiled) {
-    Group *group = ledger.groupOf.lookup(op);
-    if (!group)
-      return decisions.error(module, "tile[\"" + node + "\"]")
-             << "'" << node
-             << "' is a view of a buffer, in no kernel; tiles apply to "
-                "generated kernels";
-    if (group->library)
-      return decisions.error(module, "tile[\"" + node + "\"]")
-             << "'" << node << "' is in the library call " << group->name
-             << " (" << libraryVendor(group->library->library)
-             << " chooses its own blocking); tiles apply to "
-                "generated kernels";
-  }
-
-  // Every group's neighbours are read before any is outlined (outlining
-  // replaces a group's values with its call's results).
-  for (Group &group : groups)
-    group.notFused = notFusedLines(ledger, group);
-
-  // `groups` is no longer appended to, so the pointers above stay valid
-  // until here; outlining erases the grouped ops.
-  for (Group &group : groups)
-    if (failed(outline(module, entry, group, decisions, facts.gpu)))
-      return failure();
-  // Causal masks that only attention kernels read were cloned into them.
-  for (Operation *mask : masks)
-    if (mask->use_empty())
-      mask->erase();
-  // Constants that only kernels read were cloned into them.
-  for (Operation &op :
-       llvm::make_early_inc_range(entry.getBody().front().without_terminator()))
-    if (isa<graph::ConstantOp>(op) && op.use_empty())
-      op.erase();
-  return success();
+  return Partitioner(module, entry, options, facts, decisions).run();
 }
