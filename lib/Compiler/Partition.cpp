@@ -512,17 +512,27 @@ static ArrayAttr stringArray(MLIRContext *context, ArrayRef<std::string> list) {
 /// this many elements per row (outline).
 static constexpr int64_t kGpuOneRowElements = 512;
 
-static LogicalResult outline(ModuleOp module, func::FuncOp entry,
-                             const Group &group,
-                             const strata::Decisions &decisions, bool gpu) {
-  MLIRContext *context = module.getContext();
+namespace {
+/// A group's kernel function's interface: its operands from outside the
+/// group (a library kernel's in the library's order, repeats included; a
+/// generated kernel's each once, in first-use order), the small constants
+/// and causal masks cloned in instead, and its results (the values read
+/// outside the group).
+struct KernelInterface {
+  SmallVector<Value> inputs, outputs;
+  llvm::SetVector<Operation *> inlined;
+};
+} // namespace
+
+static KernelInterface kernelInterface(const Group &group) {
+  KernelInterface k;
+  SmallVector<Value> &inputs = k.inputs;
+  llvm::SetVector<Operation *> &inlined = k.inlined;
   // Operands from outside the group, in first-use order; small constants
   // are cloned in instead.
   // A library kernel takes its operands in its own order, repeats included
   // (x @ x passes x twice); a generated kernel takes each value once.
   llvm::SetVector<Value> inputSet;
-  SmallVector<Value> inputs;
-  llvm::SetVector<Operation *> inlined;
   if (group.library)
     for (OpOperand *operand : group.library->inputs)
       inputs.push_back(operand->get());
@@ -561,33 +571,22 @@ static LogicalResult outline(ModuleOp module, func::FuncOp entry,
     }
   if (!group.library)
     inputs.assign(inputSet.begin(), inputSet.end());
-  SmallVector<Value> outputs;
   for (Operation *op : group.ops)
     for (Value result : op->getResults())
       if (llvm::any_of(result.getUsers(), [&](Operation *user) {
             return !group.members.contains(user);
           }))
-        outputs.push_back(result);
+        k.outputs.push_back(result);
+  return k;
+}
 
-  SmallVector<Type> inputTypes, outputTypes;
-  for (Value v : inputs)
-    inputTypes.push_back(v.getType());
-  for (Value v : outputs)
-    outputTypes.push_back(v.getType());
-
-  // The kernel and its call are located at every node they compute, so
-  // diagnostics and dumps name the nodes.
-  SmallVector<Location> locs;
-  for (Operation *op : group.ops)
-    locs.push_back(op->getLoc());
-  Location loc = FusedLoc::get(context, locs);
-
+/// The decisions recorded on a group's kernel function: its kind, library
+/// or template and their parameters, the reason, the ONNX nodes it computes
+/// and why its ops joined (and its neighbours did not).
+static void setDecisions(func::FuncOp kernel, const Group &group,
+                         ArrayRef<Value> inputs) {
+  MLIRContext *context = kernel.getContext();
   OpBuilder builder(context);
-  builder.setInsertionPoint(entry);
-  auto kernel =
-      func::FuncOp::create(builder, loc, group.name,
-                           FunctionType::get(context, inputTypes, outputTypes));
-  kernel.setPrivate();
   kernel::set<kernel::IsKernel>(kernel, UnitAttr::get(context));
   kernel::set<kernel::Category>(kernel,
                                 StringAttr::get(context, group.category));
@@ -652,7 +651,15 @@ static LogicalResult outline(ModuleOp module, func::FuncOp entry,
   kernel::set<kernel::Nodes>(kernel, stringArray(context, nodes));
   kernel::set<kernel::FusedBecause>(kernel, stringArray(context, fusedBecause));
   kernel::set<kernel::NotFused>(kernel, stringArray(context, group.notFused));
+}
 
+/// Clones the group's ops (and the constants and masks it inlines) into the
+/// kernel's body.
+static void buildBody(func::FuncOp kernel, const Group &group,
+                      const KernelInterface &k) {
+  OpBuilder builder(kernel.getContext());
+  const SmallVector<Value> &inputs = k.inputs, &outputs = k.outputs;
+  const llvm::SetVector<Operation *> &inlined = k.inlined;
   Block *body = kernel.addEntryBlock();
   builder.setInsertionPointToStart(body);
   IRMapping mapping;
@@ -667,8 +674,104 @@ static LogicalResult outline(ModuleOp module, func::FuncOp entry,
   for (Value v : outputs)
     results.push_back(mapping.lookup(v));
   func::ReturnOp::create(builder, group.ops.back()->getLoc(), results);
+}
 
-  // The row split (RowParallel.h), and where it came from.
+/// A generated kernel's row split (RowParallel.h) into `tile`, with the
+/// parallel attributes the wrapper walks; failure when the decisions file
+/// asks for a split the kernel cannot take.
+static LogicalResult planRowTile(ModuleOp module, func::FuncOp kernel,
+                                 const Group &group,
+                                 const strata::Decisions &decisions, bool gpu,
+                                 NamedAttrList &tile) {
+  MLIRContext *context = kernel.getContext();
+  auto i64 = IntegerType::get(context, 64);
+  std::string whyNot;
+  std::optional<int64_t> forced;
+  if (group.tile)
+    forced = group.tile->rowsPerBlock;
+  std::optional<RowPlan> plan = planRows(kernel, forced, &whyNot);
+  // On the GPU, a kernel that reduces its rows takes one row per block
+  // when a row has enough elements for a few warps: every reduction then
+  // has one point per block, and the row stays in registers (strata-gpu-
+  // map, "rows in registers"; GPT-2's and BERT's LayerNorms over 768
+  // columns). The CPU's heuristic gathers rows up to kMinBlockElements
+  // for a thread's worth of work.
+  std::string gpuSource;
+  // The CPU's heuristic finds no block when no divisor of the rows gathers
+  // kMinBlockElements (ViT's 197 tokens, a prime, of 768 columns): on the
+  // CPU the kernel then runs whole on one thread, which costs little; on
+  // the GPU it would be one thread block for the whole tensor (a ViT-B
+  // LayerNorm at batch 1: 58 us instead of a few). There a row per block
+  // is right whatever the row's length: short rows are packed into warps,
+  // several to a block (strata-gpu-map's planPack). Only for persistent
+  // reductions (norms, softmax: several ops one after another in a
+  // block): a lone reduction or product kernel whole is already spread
+  // over the grid, one output point per thread.
+  if (gpu && !plan && !forced && group.category == "per")
+    if (std::optional<RowPlan> one = planRows(kernel, 1)) {
+      plan = one;
+      gpuSource = "the GPU's: one row per block (no divisor of the " +
+                  std::to_string(one->rows) +
+                  " rows gathers the CPU heuristic's " +
+                  std::to_string(kMinBlockElements) +
+                  " elements; short rows pack into warps)";
+    }
+  if (gpu && plan && !forced && plan->block > 1 && group.category != "poi") {
+    int64_t rowElements = 0;
+    for (Type type : kernel.getFunctionType().getResults())
+      if (auto tensor = dyn_cast<RankedTensorType>(type);
+          tensor && tensor.hasStaticShape())
+        rowElements =
+            std::max(rowElements, tensor.getNumElements() / plan->rows);
+    if (rowElements >= kGpuOneRowElements)
+      if (std::optional<RowPlan> one =
+              planRows(kernel, 1, nullptr, plan->dims)) {
+        plan = one;
+        gpuSource = "the GPU's: one row per block (" +
+                    std::to_string(rowElements) +
+                    " elements per row, at least " +
+                    std::to_string(kGpuOneRowElements) +
+                    "), so each reduction takes the whole block";
+      }
+  }
+  if (!plan && group.tile)
+    return decisions.error(module, "tile[\"" + group.tile->node + "\"]")
+           << "cannot split " << group.name << " into blocks of "
+           << group.tile->rowsPerBlock << " rows: " << whyNot;
+  if (plan) {
+    tile.set("rows", IntegerAttr::get(i64, plan->rows));
+    tile.set("rows_per_block", IntegerAttr::get(i64, plan->block));
+    tile.set("blocks", IntegerAttr::get(i64, plan->extent()));
+    if (plan->dims > 1)
+      tile.set("row_dims", IntegerAttr::get(i64, plan->dims));
+    std::string source =
+        group.tile ? "decisions file: the tile for '" + group.tile->node + "'"
+        : !gpuSource.empty() ? gpuSource
+                             : plan->source;
+    tile.set("source", StringAttr::get(context, source));
+    // One block needs no split: the kernel runs whole, as without a plan.
+    if (plan->block < plan->rows) {
+      kernel::set<kernel::ParallelRows>(kernel,
+                                        IntegerAttr::get(i64, plan->rows));
+      kernel::set<kernel::ParallelBlock>(kernel,
+                                         IntegerAttr::get(i64, plan->block));
+      if (plan->dims > 1)
+        kernel::set<kernel::ParallelDims>(kernel,
+                                          IntegerAttr::get(i64, plan->dims));
+    }
+  } else {
+    tile.set("source", StringAttr::get(context, "no split: " + whyNot));
+  }
+  return success();
+}
+
+/// The kernel's tile: a library call's (none), the GEMM kernel's tiles,
+/// the flash-attention kernel's query rows, or a generated kernel's row
+/// split, each with where it came from.
+static LogicalResult setTile(ModuleOp module, func::FuncOp kernel,
+                             const Group &group,
+                             const strata::Decisions &decisions, bool gpu) {
+  MLIRContext *context = kernel.getContext();
   auto i64 = IntegerType::get(context, 64);
   NamedAttrList tile;
   if (group.library) {
@@ -719,93 +822,48 @@ static LogicalResult outline(ModuleOp module, func::FuncOp entry,
                            std::to_string(kAttentionBlockRows) +
                            ", launched as its own"
                      : std::string())));
-  } else {
-    std::string whyNot;
-    std::optional<int64_t> forced;
-    if (group.tile)
-      forced = group.tile->rowsPerBlock;
-    std::optional<RowPlan> plan = planRows(kernel, forced, &whyNot);
-    // On the GPU, a kernel that reduces its rows takes one row per block
-    // when a row has enough elements for a few warps: every reduction then
-    // has one point per block, and the row stays in registers (strata-gpu-
-    // map, "rows in registers"; GPT-2's and BERT's LayerNorms over 768
-    // columns). The CPU's heuristic gathers rows up to kMinBlockElements
-    // for a thread's worth of work.
-    std::string gpuSource;
-    // The CPU's heuristic finds no block when no divisor of the rows gathers
-    // kMinBlockElements (ViT's 197 tokens, a prime, of 768 columns): on the
-    // CPU the kernel then runs whole on one thread, which costs little; on
-    // the GPU it would be one thread block for the whole tensor (a ViT-B
-    // LayerNorm at batch 1: 58 us instead of a few). There a row per block
-    // is right whatever the row's length: short rows are packed into warps,
-    // several to a block (strata-gpu-map's planPack). Only for persistent
-    // reductions (norms, softmax: several ops one after another in a
-    // block): a lone reduction or product kernel whole is already spread
-    // over the grid, one output point per thread.
-    if (gpu && !plan && !forced && group.category == "per")
-      if (std::optional<RowPlan> one = planRows(kernel, 1)) {
-        plan = one;
-        gpuSource = "the GPU's: one row per block (no divisor of the " +
-                    std::to_string(one->rows) +
-                    " rows gathers the CPU heuristic's " +
-                    std::to_string(kMinBlockElements) +
-                    " elements; short rows pack into warps)";
-      }
-    if (gpu && plan && !forced && plan->block > 1 && group.category != "poi") {
-      int64_t rowElements = 0;
-      for (Type type : kernel.getFunctionType().getResults())
-        if (auto tensor = dyn_cast<RankedTensorType>(type);
-            tensor && tensor.hasStaticShape())
-          rowElements =
-              std::max(rowElements, tensor.getNumElements() / plan->rows);
-      if (rowElements >= kGpuOneRowElements)
-        if (std::optional<RowPlan> one =
-                planRows(kernel, 1, nullptr, plan->dims)) {
-          plan = one;
-          gpuSource = "the GPU's: one row per block (" +
-                      std::to_string(rowElements) +
-                      " elements per row, at least " +
-                      std::to_string(kGpuOneRowElements) +
-                      "), so each reduction takes the whole block";
-        }
-    }
-    if (!plan && group.tile)
-      return decisions.error(module, "tile[\"" + group.tile->node + "\"]")
-             << "cannot split " << group.name << " into blocks of "
-             << group.tile->rowsPerBlock << " rows: " << whyNot;
-    if (plan) {
-      tile.set("rows", IntegerAttr::get(i64, plan->rows));
-      tile.set("rows_per_block", IntegerAttr::get(i64, plan->block));
-      tile.set("blocks", IntegerAttr::get(i64, plan->extent()));
-      if (plan->dims > 1)
-        tile.set("row_dims", IntegerAttr::get(i64, plan->dims));
-      std::string source =
-          group.tile ? "decisions file: the tile for '" + group.tile->node + "'"
-          : !gpuSource.empty() ? gpuSource
-                               : plan->source;
-      tile.set("source", StringAttr::get(context, source));
-      // One block needs no split: the kernel runs whole, as without a plan.
-      if (plan->block < plan->rows) {
-        kernel::set<kernel::ParallelRows>(kernel,
-                                          IntegerAttr::get(i64, plan->rows));
-        kernel::set<kernel::ParallelBlock>(kernel,
-                                           IntegerAttr::get(i64, plan->block));
-        if (plan->dims > 1)
-          kernel::set<kernel::ParallelDims>(kernel,
-                                            IntegerAttr::get(i64, plan->dims));
-      }
-    } else {
-      tile.set("source", StringAttr::get(context, "no split: " + whyNot));
-    }
+  } else if (failed(planRowTile(module, kernel, group, decisions, gpu, tile))) {
+    return failure();
   }
   kernel::set<kernel::Tile>(kernel, tile.getDictionary(context));
+  return success();
+}
+
+static LogicalResult outline(ModuleOp module, func::FuncOp entry,
+                             const Group &group,
+                             const strata::Decisions &decisions, bool gpu) {
+  MLIRContext *context = module.getContext();
+  KernelInterface k = kernelInterface(group);
+  SmallVector<Type> inputTypes, outputTypes;
+  for (Value v : k.inputs)
+    inputTypes.push_back(v.getType());
+  for (Value v : k.outputs)
+    outputTypes.push_back(v.getType());
+
+  // The kernel and its call are located at every node they compute, so
+  // diagnostics and dumps name the nodes.
+  SmallVector<Location> locs;
+  for (Operation *op : group.ops)
+    locs.push_back(op->getLoc());
+  Location loc = FusedLoc::get(context, locs);
+
+  OpBuilder builder(context);
+  builder.setInsertionPoint(entry);
+  auto kernel =
+      func::FuncOp::create(builder, loc, group.name,
+                           FunctionType::get(context, inputTypes, outputTypes));
+  kernel.setPrivate();
+  setDecisions(kernel, group, k.inputs);
+  buildBody(kernel, group, k);
+  if (failed(setTile(module, kernel, group, decisions, gpu)))
+    return failure();
 
   // The call takes the group's place (after its last op: every input is
   // defined before some group op, and no op between the group's ops uses
   // its results, since the group is a contiguous run).
   builder.setInsertionPointAfter(group.ops.back());
-  auto call = func::CallOp::create(builder, loc, kernel, inputs);
-  for (auto [value, result] : llvm::zip(outputs, call.getResults()))
+  auto call = func::CallOp::create(builder, loc, kernel, k.inputs);
+  for (auto [value, result] : llvm::zip(k.outputs, call.getResults()))
     value.replaceAllUsesWith(result);
   for (Operation *op : llvm::reverse(group.ops))
     op->erase();
