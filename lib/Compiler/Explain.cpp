@@ -128,6 +128,8 @@ FailureOr<Explanation> explainFusedModule(ModuleOp module,
       k.fusedBecause = strings<kernel::FusedBecause>(callee);
       k.notFused = strings<kernel::NotFused>(callee);
       k.attrs = kernel::get<kernel::LibraryAttrs>(callee);
+      if (auto accumulates = kernel::get<kernel::Accumulates>(callee))
+        k.accumulates = accumulates.getInt();
       k.tile = kernel::get<kernel::Tile>(callee);
       e.kernels.push_back(std::move(k));
       continue;
@@ -182,6 +184,8 @@ json::Value explanationJson(const Explanation &e, llvm::StringRef model,
     if (k.kind == "library") {
       object["library"] = k.library;
       object["attrs"] = k.attrs ? attrJson(k.attrs) : json::Object();
+      if (k.accumulates)
+        object["accumulates"] = *k.accumulates;
     }
     kernels.push_back(std::move(object));
   }

@@ -271,6 +271,12 @@ int strata::driver::runExplain() {
                    explainAttrText(attr.getValue());
         printWrapped(os, "library attributes: ", attrs);
       }
+      if (k.accumulates)
+        printWrapped(os, "adds onto: ",
+                     "operand " + std::to_string(*k.accumulates) +
+                         " (oneDNN's sum post-op); the module writes the "
+                         "result in place of that operand's buffer when no "
+                         "later step reads it");
     } else {
       printWrapped(os, "codegen: ", k.reason);
     }

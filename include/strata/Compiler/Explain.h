@@ -16,6 +16,7 @@
 #include "llvm/Support/JSON.h"
 
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -38,6 +39,8 @@ struct ExplainedKernel {
   std::string storage;
   std::vector<std::string> nodes, fusedBecause, notFused;
   mlir::DictionaryAttr attrs, tile;
+  /// strata.accumulates: the operand a library call adds its result onto.
+  std::optional<int64_t> accumulates;
 };
 
 /// Everything about a compilation at the fused stage.
