@@ -291,22 +291,33 @@ std::string strata::AttentionMatch::describe() const {
   return os.str();
 }
 
-std::optional<strata::AttentionMatch>
-strata::matchAttention(Operation *op, std::string &whyNot, bool anyShape) {
-  whyNot.clear();
-  auto first = dyn_cast<graph::MatMulOp>(op);
-  if (!first)
-    return std::nullopt;
-  AttentionMatch match;
-
-  // Walk the chain first: whether this is attention at all decides whether
-  // a refusal is worth a reason.
-  SmallVector<Operation *> chain = {first};
-  Value value = first.getOutput();
-  Operation *next = soleUser(value);
+namespace {
+/// The ops from an attention block's first product to its second: casts,
+/// scales, an added bias and a Where (in any order), the softmax, torch's
+/// guard for rows masked whole, a cast.
+struct ScoreChain {
+  /// The first product, the ops between, the second product.
+  SmallVector<Operation *> ops;
+  graph::MatMulOp second;
   graph::WhereOp where;
   OpOperand *biasUse = nullptr;
-  double biasFactor = 1.0;
+  /// The scales after the bias's add (the bias is multiplied by them), and
+  /// all scales between the products.
+  double biasFactor = 1.0, scale = 1.0;
+  bool zeroMaskedRows = false;
+};
+} // namespace
+
+/// The chain of scores after `first`, or nothing when it is not attention.
+static std::optional<ScoreChain> walkScoreChain(graph::MatMulOp first) {
+  ScoreChain result;
+  SmallVector<Operation *> &chain = result.ops;
+  chain.push_back(first);
+  Value value = first.getOutput();
+  Operation *next = soleUser(value);
+  graph::WhereOp &where = result.where;
+  OpOperand *&biasUse = result.biasUse;
+  double &biasFactor = result.biasFactor;
   // Casts, scales, an added bias and the causal mask, in any order.
   for (int i = 0; i < 6 && next; ++i) {
     OpOperand *input = nullptr;
@@ -317,7 +328,7 @@ strata::matchAttention(Operation *op, std::string &whyNot, bool anyShape) {
       std::optional<double> factor = scalarFactor(next, input);
       if (!factor || input->get() != value)
         return std::nullopt;
-      match.scale *= *factor;
+      result.scale *= *factor;
       if (biasUse)
         biasFactor *= *factor;
     } else if (auto w = dyn_cast<graph::WhereOp>(next)) {
@@ -361,7 +372,7 @@ strata::matchAttention(Operation *op, std::string &whyNot, bool anyShape) {
         guard.getCondition() == isNaN.getOutput() && guard.getY() == value &&
         isZeroSplat(guard.getX())) {
       chain.append({isNaN, guard});
-      match.zeroMaskedRows = true;
+      result.zeroMaskedRows = true;
       value = guard.getOutput();
       next = soleUser(value);
     }
@@ -374,8 +385,165 @@ strata::matchAttention(Operation *op, std::string &whyNot, bool anyShape) {
   auto second = dyn_cast_or_null<graph::MatMulOp>(next);
   if (!second || second.getLhs() != value)
     return std::nullopt;
-  match.roles.scores.assign(chain.begin() + 1, chain.end());
   chain.push_back(second);
+  result.second = second;
+  return result;
+}
+
+/// The causal mask of `where` into `match` (its offset and Trilu), or false
+/// with the reason in `whyNot`.
+static bool matchCausalMask(graph::WhereOp where, strata::AttentionMatch &match,
+                            std::string &whyNot) {
+  // Which operand is the scores decides whether the Trilu marks what is
+  // dropped (Where(mask, fill, s)) or what is kept (Where(mask, s, fill)).
+  bool dropMarked = isMaskFill(where.getX());
+  Value scores = dropMarked ? where.getY() : where.getX();
+  Value fill = dropMarked ? where.getX() : where.getY();
+  auto trilu = where.getCondition().getDefiningOp<graph::TriluOp>();
+  auto maskType = staticTensorType(where.getCondition());
+  std::optional<int64_t> diagonal =
+      trilu ? (trilu.getK() ? strata::splatIntConstant(trilu.getK()) : 0)
+            : std::nullopt;
+  bool fullMask = maskType && maskType.getRank() >= 2 &&
+                  maskType.getShape().take_back(2) ==
+                      ArrayRef<int64_t>{match.seqQ, match.seqK} &&
+                  llvm::all_of(maskType.getShape().drop_back(2),
+                               [](int64_t d) { return d == 1; });
+  if (!trilu || !diagonal || !isAllTrue(trilu.getInput()) || !fullMask ||
+      !isMaskFill(fill) || scores == fill) {
+    whyNot = "the Where is not a causal mask (a Trilu of all-true [S, T] "
+             "selecting -inf)";
+    return false;
+  }
+  // Trilu upper keeps j - i >= k, lower keeps j - i <= k.
+  bool upper = trilu.getUpper() != 0;
+  if (dropMarked != upper) {
+    whyNot = "the mask keeps the upper triangle (not causal)";
+    return false;
+  }
+  int64_t offset = upper ? *diagonal - 1 : *diagonal;
+  if (offset < 0) {
+    whyNot = "the causal mask drops every key of the first query rows";
+    return false;
+  }
+  match.causalOffset = offset;
+  match.mask = trilu;
+  return true;
+}
+
+/// The bias `biasUse` adds to scores of batch dimensions `batch` into
+/// `match`, with its strides over the scores (0 where it broadcasts), or
+/// false with the reason in `whyNot`.
+static bool matchBias(OpOperand *biasUse, double biasFactor,
+                      ArrayRef<int64_t> batch, strata::AttentionMatch &match,
+                      std::string &whyNot) {
+  // The bias broadcasts to the scores [batch..., S, T]: a dimension it
+  // lacks or holds once has stride 0.
+  auto biasType = staticTensorType(biasUse->get());
+  Type element = biasType ? biasType.getElementType() : Type();
+  std::string type = !element          ? ""
+                     : element.isF32() ? "f32"
+                                       : typeName(element);
+  SmallVector<int64_t> scores(batch.begin(), batch.end());
+  scores.append({match.seqQ, match.seqK});
+  int64_t lead = int64_t(scores.size()) -
+                 (biasType ? biasType.getRank() : int64_t(scores.size()) + 1);
+  if (type.empty() || lead < 0) {
+    whyNot = "the scores' added bias is not a static f32, bf16 or f16 "
+             "tensor of at most their rank";
+    return false;
+  }
+  SmallVector<int64_t> contiguous = contiguousStrides(biasType.getShape());
+  SmallVector<int64_t> strides;
+  for (int64_t i = 0; i < int64_t(scores.size()); ++i) {
+    int64_t d = i - lead;
+    strides.push_back(d < 0 || biasType.getDimSize(d) == 1 ? 0 : contiguous[d]);
+    if (d >= 0 && biasType.getDimSize(d) != 1 &&
+        biasType.getDimSize(d) != scores[i]) {
+      whyNot = "the added bias does not broadcast to the scores";
+      return false;
+    }
+  }
+  strata::AttentionBias bias;
+  bias.source = biasUse;
+  bias.batchStrides.assign(strides.begin(), strides.end() - 2);
+  bias.rowStride = strides[strides.size() - 2];
+  bias.keyStride = strides.back();
+  bias.factor = biasFactor;
+  bias.type = type;
+  bias.shape.assign(biasType.getShape().begin(), biasType.getShape().end());
+  match.bias = bias;
+  return true;
+}
+
+/// The permutation that makes K of the transpose `transpose` of K^T (the
+/// transpose's with its last two entries swapped), or empty when K^T is not
+/// a transpose read only by the product of a buffer whose last dimension is
+/// the head dimension.
+static SmallVector<int64_t> keyPermutation(graph::TransposeOp transpose) {
+  SmallVector<int64_t> kPerm;
+  if (transpose && transpose.getOutput().hasOneUse() &&
+      staticTensorType(transpose.getInput())) {
+    kPerm = permutationOf(transpose);
+    int64_t r = int64_t(kPerm.size());
+    if (r >= 2) {
+      std::swap(kPerm[r - 2], kPerm[r - 1]);
+      if (kPerm.back() != r - 1)
+        kPerm.clear();
+    } else {
+      kPerm.clear();
+    }
+  }
+  return kPerm;
+}
+
+/// O's strides into `match.out`: contiguous, or written through a
+/// transpose of its heads that is its only reader (which then joins the
+/// block as a layout op), when its rows start on 16 bytes.
+static void matchOutput(graph::MatMulOp second, RankedTensorType oType,
+                        int64_t elementBytes, strata::AttentionMatch &match) {
+  SmallVector<int64_t> oContiguous = contiguousStrides(oType.getShape());
+  match.out.batchStrides.assign(oContiguous.begin(), oContiguous.end() - 2);
+  match.out.rowStride = match.headDim;
+  if (Operation *user = soleUser(second.getOutput()))
+    if (auto merge = dyn_cast<graph::TransposeOp>(user)) {
+      SmallVector<int64_t> perm = permutationOf(merge);
+      SmallVector<int64_t> strides =
+          contiguousStrides(cast<ShapedType>(merge.getType()).getShape());
+      // Result dimension i is O's dimension perm[i].
+      SmallVector<int64_t> oStrides(perm.size());
+      for (size_t i = 0; i < perm.size(); ++i)
+        oStrides[perm[i]] = strides[i];
+      int64_t unit = 16 / elementBytes;
+      if (oStrides.back() == 1 && oStrides[oStrides.size() - 2] % unit == 0) {
+        match.out.rowStride = oStrides[oStrides.size() - 2];
+        match.out.batchStrides.assign(oStrides.begin(), oStrides.end() - 2);
+        match.ops.push_back(merge);
+        match.layout.insert(merge);
+      }
+    }
+}
+
+std::optional<strata::AttentionMatch>
+strata::matchAttention(Operation *op, std::string &whyNot, bool anyShape) {
+  whyNot.clear();
+  auto first = dyn_cast<graph::MatMulOp>(op);
+  if (!first)
+    return std::nullopt;
+  AttentionMatch match;
+
+  // Walk the chain first: whether this is attention at all decides whether
+  // a refusal is worth a reason.
+  std::optional<ScoreChain> scores = walkScoreChain(first);
+  if (!scores)
+    return std::nullopt;
+  SmallVector<Operation *> chain = scores->ops;
+  graph::MatMulOp second = scores->second;
+  graph::WhereOp where = scores->where;
+  OpOperand *biasUse = scores->biasUse;
+  match.scale *= scores->scale;
+  match.zeroMaskedRows = scores->zeroMaskedRows;
+  match.roles.scores.assign(chain.begin() + 1, chain.end() - 1);
 
   // It is attention; from here on every refusal says why.
   // Q and K^T may each be scaled before the product.
@@ -400,19 +568,7 @@ strata::matchAttention(Operation *op, std::string &whyNot, bool anyShape) {
   // dimension: K is X permuted by kPerm (the transpose's permutation with
   // its last two entries swapped).
   auto transpose = kt.getDefiningOp<graph::TransposeOp>();
-  SmallVector<int64_t> kPerm;
-  if (transpose && transpose.getOutput().hasOneUse() &&
-      staticTensorType(transpose.getInput())) {
-    kPerm = permutationOf(transpose);
-    int64_t r = int64_t(kPerm.size());
-    if (r >= 2) {
-      std::swap(kPerm[r - 2], kPerm[r - 1]);
-      if (kPerm.back() != r - 1)
-        kPerm.clear();
-    } else {
-      kPerm.clear();
-    }
-  }
+  SmallVector<int64_t> kPerm = keyPermutation(transpose);
   if (kPerm.empty()) {
     whyNot = "K^T is not a transpose of K read only by the product";
     return std::nullopt;
@@ -471,82 +627,12 @@ strata::matchAttention(Operation *op, std::string &whyNot, bool anyShape) {
   if (!anyShape)
     match.padding = padding;
 
-  if (where) {
-    // Which operand is the scores decides whether the Trilu marks what is
-    // dropped (Where(mask, fill, s)) or what is kept (Where(mask, s, fill)).
-    bool dropMarked = isMaskFill(where.getX());
-    Value scores = dropMarked ? where.getY() : where.getX();
-    Value fill = dropMarked ? where.getX() : where.getY();
-    auto trilu = where.getCondition().getDefiningOp<graph::TriluOp>();
-    auto maskType = staticTensorType(where.getCondition());
-    std::optional<int64_t> diagonal =
-        trilu ? (trilu.getK() ? strata::splatIntConstant(trilu.getK()) : 0)
-              : std::nullopt;
-    bool fullMask = maskType && maskType.getRank() >= 2 &&
-                    maskType.getShape().take_back(2) ==
-                        ArrayRef<int64_t>{match.seqQ, match.seqK} &&
-                    llvm::all_of(maskType.getShape().drop_back(2),
-                                 [](int64_t d) { return d == 1; });
-    if (!trilu || !diagonal || !isAllTrue(trilu.getInput()) || !fullMask ||
-        !isMaskFill(fill) || scores == fill) {
-      whyNot = "the Where is not a causal mask (a Trilu of all-true [S, T] "
-               "selecting -inf)";
-      return std::nullopt;
-    }
-    // Trilu upper keeps j - i >= k, lower keeps j - i <= k.
-    bool upper = trilu.getUpper() != 0;
-    if (dropMarked != upper) {
-      whyNot = "the mask keeps the upper triangle (not causal)";
-      return std::nullopt;
-    }
-    int64_t offset = upper ? *diagonal - 1 : *diagonal;
-    if (offset < 0) {
-      whyNot = "the causal mask drops every key of the first query rows";
-      return std::nullopt;
-    }
-    match.causalOffset = offset;
-    match.mask = trilu;
-  }
+  if (where && !matchCausalMask(where, match, whyNot))
+    return std::nullopt;
 
-  if (biasUse) {
-    // The bias broadcasts to the scores [batch..., S, T]: a dimension it
-    // lacks or holds once has stride 0.
-    auto biasType = staticTensorType(biasUse->get());
-    Type element = biasType ? biasType.getElementType() : Type();
-    std::string type = !element          ? ""
-                       : element.isF32() ? "f32"
-                                         : typeName(element);
-    SmallVector<int64_t> scores(q.drop_back(2));
-    scores.append({match.seqQ, match.seqK});
-    int64_t lead = int64_t(scores.size()) -
-                   (biasType ? biasType.getRank() : int64_t(scores.size()) + 1);
-    if (type.empty() || lead < 0) {
-      whyNot = "the scores' added bias is not a static f32, bf16 or f16 "
-               "tensor of at most their rank";
-      return std::nullopt;
-    }
-    SmallVector<int64_t> contiguous = contiguousStrides(biasType.getShape());
-    SmallVector<int64_t> strides;
-    for (int64_t i = 0; i < int64_t(scores.size()); ++i) {
-      int64_t d = i - lead;
-      strides.push_back(d < 0 || biasType.getDimSize(d) == 1 ? 0
-                                                             : contiguous[d]);
-      if (d >= 0 && biasType.getDimSize(d) != 1 &&
-          biasType.getDimSize(d) != scores[i]) {
-        whyNot = "the added bias does not broadcast to the scores";
-        return std::nullopt;
-      }
-    }
-    AttentionBias bias;
-    bias.source = biasUse;
-    bias.batchStrides.assign(strides.begin(), strides.end() - 2);
-    bias.rowStride = strides[strides.size() - 2];
-    bias.keyStride = strides.back();
-    bias.factor = biasFactor;
-    bias.type = type;
-    bias.shape.assign(biasType.getShape().begin(), biasType.getShape().end());
-    match.bias = bias;
-  }
+  if (biasUse &&
+      !matchBias(biasUse, scores->biasFactor, q.drop_back(2), match, whyNot))
+    return std::nullopt;
 
   match.ops.push_back(transpose);
   match.ops.append(chain.begin(), chain.end());
@@ -672,26 +758,7 @@ strata::matchAttention(Operation *op, std::string &whyNot, bool anyShape) {
 
   // O: contiguous, or written through a transpose of its heads that is its
   // only reader.
-  SmallVector<int64_t> oContiguous = contiguousStrides(oType.getShape());
-  match.out.batchStrides.assign(oContiguous.begin(), oContiguous.end() - 2);
-  match.out.rowStride = match.headDim;
-  if (Operation *user = soleUser(second.getOutput()))
-    if (auto merge = dyn_cast<graph::TransposeOp>(user)) {
-      SmallVector<int64_t> perm = permutationOf(merge);
-      SmallVector<int64_t> strides =
-          contiguousStrides(cast<ShapedType>(merge.getType()).getShape());
-      // Result dimension i is O's dimension perm[i].
-      SmallVector<int64_t> oStrides(perm.size());
-      for (size_t i = 0; i < perm.size(); ++i)
-        oStrides[perm[i]] = strides[i];
-      int64_t unit = 16 / elementBytes;
-      if (oStrides.back() == 1 && oStrides[oStrides.size() - 2] % unit == 0) {
-        match.out.rowStride = oStrides[oStrides.size() - 2];
-        match.out.batchStrides.assign(oStrides.begin(), oStrides.end() - 2);
-        match.ops.push_back(merge);
-        match.layout.insert(merge);
-      }
-    }
+  matchOutput(second, oType, elementBytes, match);
   splitHeads(match.out.batchStrides, false);
   if (match.headRepeat > 1) {
     match.batchDims[head] /= match.headRepeat;
