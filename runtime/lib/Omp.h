@@ -52,6 +52,19 @@ template <typename F> void forEachShare(int team, int64_t chunks, F &share) {
       &region, static_cast<unsigned>(team < 1 ? 1 : team), 0);
 }
 
+/// forEachShare over as many of the calling thread's OpenMP threads
+/// (omp_get_max_threads) as there are chunks; inline, as share(0, chunks),
+/// with one chunk or thread, or inside a parallel region already.
+template <typename F> void shareOverThreads(int64_t chunks, F &share) {
+  int64_t team =
+      chunks < omp_get_max_threads() ? chunks : omp_get_max_threads();
+  if (team <= 1 || omp_in_parallel()) {
+    share(0, chunks);
+    return;
+  }
+  forEachShare(static_cast<int>(team), chunks, share);
+}
+
 } // namespace strata::rt::omp
 
 #endif // STRATA_RUNTIME_LIB_OMP_H

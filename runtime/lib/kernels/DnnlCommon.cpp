@@ -171,17 +171,10 @@ void transposeImages(const float *src, float *dst, int64_t images, int64_t rows,
                     std::min(c0 + tileCols, cols));
     }
   };
-  int64_t chunks = (tiles + grain - 1) / grain;
-  if (chunks <= 1 || omp_in_parallel()) {
-    run(0, tiles);
-    return;
-  }
   auto share = [&](int64_t first, int64_t last) {
     run(first * grain, std::min(tiles, last * grain));
   };
-  omp::forEachShare(
-      static_cast<int>(std::min<int64_t>(chunks, omp_get_max_threads())),
-      chunks, share);
+  omp::shareOverThreads((tiles + grain - 1) / grain, share);
 }
 
 } // namespace
@@ -191,19 +184,14 @@ void copyInParallel(void *dst, const void *src, size_t bytes) {
   constexpr size_t kChunk = size_t{1} << 18;
   auto *to = static_cast<char *>(dst);
   const auto *from = static_cast<const char *>(src);
-  int64_t chunks = static_cast<int64_t>((bytes + kChunk - 1) / kChunk);
-  int team = static_cast<int>(std::min<int64_t>(chunks, omp_get_max_threads()));
-  if (team <= 1 || omp_in_parallel()) {
-    std::memcpy(to, from, bytes);
-    return;
-  }
   auto share = [&](int64_t first, int64_t last) {
     size_t begin = static_cast<size_t>(first) * kChunk;
     size_t end = std::min(bytes, static_cast<size_t>(last) * kChunk);
     if (begin < end)
       std::memcpy(to + begin, from + begin, end - begin);
   };
-  omp::forEachShare(team, chunks, share);
+  omp::shareOverThreads(static_cast<int64_t>((bytes + kChunk - 1) / kChunk),
+                        share);
 }
 
 LayoutConversion::LayoutConversion(const dnnl::memory::desc &from,
