@@ -203,7 +203,7 @@ int64_t partitionRows(DictionaryAttr params, bool wgmma) {
 /// kernel has wgmma. Without it (sm_80, sm_90, and the portable PTX of a
 /// module for sm_90a) attentionQueryRows's for a target without wgmma: the
 /// portable PTX then has a launch of its own (strata.ptx_* on the kernel's
-/// declaration, the step's ptx_* attributes: Compiler.cpp, docs/runtime.md).
+/// declaration, the step's ptx_launch: CudaTarget.cpp, docs/runtime.md).
 /// Launching the cubin's 16-warp blocks of 192 rows instead, its 12 compute
 /// warps of 16 rows each, it had been 25-33% slower at D = 64 (d64 s4k
 /// 3.160 -> 4.191 ms on the H200, bench/RESULTS.md 2026-12-01 20:08), and

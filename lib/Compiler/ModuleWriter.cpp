@@ -270,8 +270,39 @@ LogicalResult Planner::addStepForCall(func::CallOp call) {
   return success();
 }
 
-/// The launch geometry the gpu stage recorded on a kernel's declaration,
-/// as the step attributes the CUDA executor reads.
+/// A launch as the module file's typed table (format 1.6). The attribute's
+/// verifier has checked the extents; what fits no 32-bit field is an
+/// internal error.
+static FailureOr<rt::KernelLaunch> runtimeLaunch(func::FuncOp kernel,
+                                                 kernel::LaunchAttr launch) {
+  rt::KernelLaunch out;
+  auto fits = [](int64_t v) { return v >= 0 && v <= int64_t(UINT32_MAX); };
+  bool valid = launch.getGrid().size() == 3 && launch.getBlock().size() == 3 &&
+               fits(launch.getShared()) && fits(launch.getPersistent());
+  for (size_t k = 0; valid && k < 3; ++k) {
+    valid = fits(launch.getGrid()[k]) && fits(launch.getBlock()[k]);
+    out.grid[k] = static_cast<uint32_t>(launch.getGrid()[k]);
+    out.block[k] = static_cast<uint32_t>(launch.getBlock()[k]);
+  }
+  if (!valid)
+    return kernel.emitError("internal error: kernel ")
+           << kernel.getSymName() << "'s launch " << launch
+           << " does not fit the module file's 32-bit launch fields";
+  out.sharedBytes = static_cast<uint32_t>(launch.getShared());
+  // A persistent kernel walks its tiles with a stride of its grid: the
+  // runtime launches at most `persistent` blocks per SM.
+  out.persistent = static_cast<uint32_t>(launch.getPersistent());
+  // The kernel waits for the grids before it at its entry: the runtime may
+  // launch it with programmatic dependent launch (docs/runtime.md).
+  out.waitsForGrids = launch.getWaitsForGrids();
+  // TMA tensor maps the runtime encodes and passes after the outputs.
+  out.tensorMaps.assign(launch.getTensorMaps().begin(),
+                        launch.getTensorMaps().end());
+  return out;
+}
+
+/// The launch the gpu stage recorded on a kernel's declaration, as the
+/// step's typed launch that the CUDA executor reads.
 LogicalResult Planner::addLaunch(func::FuncOp kernel, rt::Step &step) {
   auto launch = kernel::get<kernel::Launch>(kernel);
   if (!launch)
@@ -279,42 +310,24 @@ LogicalResult Planner::addLaunch(func::FuncOp kernel, rt::Step &step) {
            << kernel.getSymName() << " has no GPU launch ("
            << kernel::name<kernel::Launch>()
            << "): the module is not at the llvm stage of the cuda target";
-  auto add = [&](const char *key, ArrayRef<int64_t> ints) {
-    rt::Attribute a;
-    a.key = key;
-    a.ints.assign(ints.begin(), ints.end());
-    step.attributes.push_back(std::move(a));
-  };
-  add("grid", launch.getGrid());
-  add("block", launch.getBlock());
-  add("shared_bytes", {launch.getShared()});
-  // A persistent kernel walks its tiles with a stride of its grid: the
-  // runtime launches at most `persistent` blocks per SM.
-  if (launch.getPersistent())
-    add("persistent", {launch.getPersistent()});
-  // TMA tensor maps the runtime encodes and passes after the outputs.
-  if (!launch.getTensorMaps().empty())
-    add("tensor_maps", launch.getTensorMaps());
+  FailureOr<rt::KernelLaunch> cubin = runtimeLaunch(kernel, launch);
+  if (failed(cubin))
+    return failure();
+  step.launch = std::move(*cubin);
   // The portable PTX's own kernel and launch, where they differ from the
-  // cubin's (Compiler.cpp, recordPortableLaunches).
+  // cubin's (CudaTarget.cpp, recordPortableLaunches).
   if (auto ptxKernel = kernel::get<kernel::PtxKernel>(kernel)) {
     auto ptx = kernel::get<kernel::PtxLaunch>(kernel);
     if (!ptx)
       return kernel.emitError("internal error: kernel ")
              << kernel.getSymName()
              << " names its portable PTX's kernel without its launch";
-    rt::Attribute name;
-    name.key = "ptx_kernel";
-    name.str = ptxKernel.str();
-    step.attributes.push_back(std::move(name));
-    add("ptx_grid", ptx.getGrid());
-    add("ptx_block", ptx.getBlock());
-    add("ptx_shared_bytes", {ptx.getShared()});
+    FailureOr<rt::KernelLaunch> portable = runtimeLaunch(kernel, ptx);
+    if (failed(portable))
+      return failure();
+    step.ptxKernel = ptxKernel.str();
+    step.ptxLaunch = std::move(*portable);
   }
-  // The kernel waits for the grids before it at its entry: the runtime may
-  // launch it with programmatic dependent launch (docs/runtime.md).
-  if (launch.getWaitsForGrids())
-    add("grid_dependency", {1});
   return success();
 }
 

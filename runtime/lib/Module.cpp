@@ -103,6 +103,70 @@ void checkShape(const std::vector<int64_t> &shape, bool allowDynamic,
   }
 }
 
+/// A step's launch (format 1.6), with its extents and field sizes checked.
+std::optional<KernelLaunch> kernelLaunch(const fb::KernelLaunch *l,
+                                         const Reporter &r,
+                                         const std::string &where) {
+  if (!l)
+    return std::nullopt;
+  KernelLaunch launch;
+  auto extents = [&](const flatbuffers::Vector<uint32_t> *v, uint32_t *out,
+                     const char *what) {
+    std::vector<uint32_t> values = vec<uint32_t>(v);
+    bool valid = values.size() == 3;
+    for (size_t k = 0; valid && k < 3; ++k)
+      valid = (out[k] = values[k]) >= 1;
+    if (!valid)
+      r.fail(where + " has the " + what + " " +
+             shapeToString(std::vector<int64_t>(values.begin(), values.end())) +
+             "; it must be three extents >= 1 (x, y, z)");
+  };
+  extents(l->grid(), launch.grid, "grid");
+  extents(l->block(), launch.block, "block");
+  launch.sharedBytes = l->shared_bytes();
+  launch.persistent = l->persistent();
+  if (launch.persistent > 64)
+    r.fail(where + " is persistent with " + std::to_string(launch.persistent) +
+           " blocks per SM; at most 64 are allowed");
+  launch.waitsForGrids = l->waits_for_grids();
+  launch.tensorMaps = vec<int64_t>(l->tensor_maps());
+  if (launch.tensorMaps.size() % 7 != 0)
+    r.fail(where + " has " + std::to_string(launch.tensorMaps.size()) +
+           " tensor-map numbers; each map has 7 (operand, inner and outer "
+           "extents, outer stride in bytes, box inner and outer, swizzle)");
+  return launch;
+}
+
+/// Which steps have launches: every generated kernel of a GPU module and
+/// nothing else. Before format 1.6, a GPU module's launches were step
+/// attributes, which this runtime no longer reads.
+void checkLaunches(const Step &step, const Reporter &r, const std::string &who,
+                   const std::string &target, uint16_t major, uint16_t minor) {
+  bool any = step.launch || step.ptxLaunch || !step.ptxKernel.empty();
+  if (step.kind != StepKind::Kernel || target != "cuda") {
+    if (any)
+      r.fail(who + " has a GPU launch, but it is " +
+             (step.kind == StepKind::Kernel
+                  ? "a generated kernel of a '" + target + "' module"
+                  : std::string("a library call")));
+    return;
+  }
+  if (minor < 6)
+    r.fail("format " + std::to_string(major) + "." + std::to_string(minor) +
+           " records a GPU kernel's launch as step attributes, which this "
+           "runtime (format " +
+           std::to_string(kFormatMajor) + "." + std::to_string(kFormatMinor) +
+           ") no longer reads: compile the model again with this strata");
+  if (!step.launch)
+    r.fail(who + " is a GPU kernel without a launch (grid, block, shared "
+                 "memory)");
+  if (step.ptxKernel.empty() != !step.ptxLaunch)
+    r.fail(who + " has the portable PTX's own " +
+           (step.ptxKernel.empty() ? "launch but not its kernel"
+                                   : "kernel but not its launch") +
+           "; a step has both or neither");
+}
+
 /// The element count of a static shape, or fails when it overflows.
 int64_t elementCount(const std::vector<int64_t> &shape, const Reporter &r,
                      const std::string &where) {
@@ -500,6 +564,11 @@ void Module::parse() {
           step.attributes.push_back(std::move(attr));
         }
       }
+      step.launch = kernelLaunch(s->launch(), r, who + "'s launch");
+      step.ptxKernel = str(s->ptx_kernel());
+      step.ptxLaunch =
+          kernelLaunch(s->ptx_launch(), r, who + "'s portable PTX launch");
+      checkLaunches(step, r, who, target_, major_, minor_);
       steps_.push_back(std::move(step));
     }
   }

@@ -232,9 +232,21 @@ std::vector<uint8_t> ModuleBuilder::finish() const {
     std::vector<flatbuffers::Offset<flatbuffers::String>> nodes;
     for (const std::string &node : step.sourceNodes)
       nodes.push_back(fbb.CreateString(node));
+    auto launch = [&](const std::optional<KernelLaunch> &l) {
+      if (!l)
+        return flatbuffers::Offset<fb::KernelLaunch>();
+      std::vector<uint32_t> grid(l->grid, l->grid + 3),
+          block(l->block, l->block + 3);
+      return fb::CreateKernelLaunchDirect(
+          fbb, &grid, &block, l->sharedBytes, l->persistent, l->waitsForGrids,
+          l->tensorMaps.empty() ? nullptr : &l->tensorMaps);
+    };
+    auto cubinLaunch = launch(step.launch);
+    auto ptxLaunch = launch(step.ptxLaunch);
     steps.push_back(fb::CreateStepDirect(
         fbb, static_cast<fb::StepKind>(step.kind), step.name.c_str(),
-        &step.inputs, &step.outputs, &attrs, &nodes));
+        &step.inputs, &step.outputs, &attrs, &nodes, cubinLaunch,
+        step.ptxKernel.empty() ? nullptr : step.ptxKernel.c_str(), ptxLaunch));
   }
   auto stepVector = fbb.CreateVector(steps);
 

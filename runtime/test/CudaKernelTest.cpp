@@ -105,13 +105,18 @@ void setImage(ModuleBuilder &b, Image image) {
 Step gpuStep(std::string name, std::vector<uint32_t> inputs,
              std::vector<uint32_t> outputs, std::vector<int64_t> grid,
              std::vector<int64_t> block, std::string node) {
-  return Step{
-      StepKind::Kernel,
-      std::move(name),
-      std::move(inputs),
-      std::move(outputs),
-      {{"grid", std::move(grid), {}, ""}, {"block", std::move(block), {}, ""}},
-      {std::move(node)}};
+  Step step{StepKind::Kernel,
+            std::move(name),
+            std::move(inputs),
+            std::move(outputs),
+            {},
+            {std::move(node)}};
+  auto extents = [](const std::vector<int64_t> &v) {
+    return std::array<uint32_t, 3>{uint32_t(v.at(0)), uint32_t(v.at(1)),
+                                   uint32_t(v.at(2))};
+  };
+  step.launch = gpuLaunch(extents(grid), extents(block));
+  return step;
 }
 
 constexpr int64_t kRows = 48, kCols = 512;
@@ -125,12 +130,13 @@ std::vector<float> biasValues() {
 
 /// z = x + y (strata_cuda_add, 1-D grid), then w = 2.5 z + bias
 /// (strata_cuda_scale_bias, 2-D grid, a constant bias) over f32[48, 512].
-/// `second` replaces the second step's kernel name; `addAttributes` go to
-/// the first step.
+/// `second` replaces the second step's kernel name; `ptxKernel`, when not
+/// empty, is the first step's portable PTX's own kernel, with `ptxLaunch`.
 ModuleBuilder
 addScaleBuilder(Image image,
                 const std::string &second = "strata_cuda_scale_bias",
-                const std::vector<Attribute> &addAttributes = {}) {
+                const std::string &ptxKernel = "",
+                const std::optional<KernelLaunch> &ptxLaunch = std::nullopt) {
   ModuleBuilder b;
   b.setTarget("cuda");
   uint32_t x = b.addInput("x", DType::F32, {kRows, kCols});
@@ -141,8 +147,8 @@ addScaleBuilder(Image image,
   uint32_t w = b.addArenaBuffer(DType::F32, {kRows, kCols});
   Step add = gpuStep("strata_cuda_add", {x, y}, {z},
                      {kRows * kCols / 256, 1, 1}, {256, 1, 1}, "Add_0");
-  add.attributes.insert(add.attributes.end(), addAttributes.begin(),
-                        addAttributes.end());
+  add.ptxKernel = ptxKernel;
+  add.ptxLaunch = ptxLaunch;
   b.addStep(std::move(add));
   b.addStep(gpuStep(second, {z, bias}, {w}, {kCols / 128, kRows, 1},
                     {128, 1, 1}, "Mul_0"));
@@ -275,19 +281,17 @@ TEST(CudaKernel, CubinForAnotherGpuFallsBackToPtx) {
   runAndCheck(*session, rng);
 }
 
-// A step whose portable PTX has its own kernel and launch (the ptx_*
-// attributes, docs/runtime.md): the PTX's kernel strata_cuda_add_pairs takes
-// two elements a thread, half strata_cuda_add's grid. The session takes it
-// where it loads the PTX, and the step's own where it loads the cubin.
+// A step whose portable PTX has its own kernel and launch (the step's
+// ptx_kernel and ptx_launch, docs/runtime.md): the PTX's kernel
+// strata_cuda_add_pairs takes two elements a thread, half strata_cuda_add's
+// grid. The session takes it where it loads the PTX, and the step's own where
+// it loads the cubin.
 TEST(CudaKernel, PtxTakesItsOwnLaunch) {
   REQUIRE_GPU();
   for (Image image : {Image::Cubin, Image::PtxOnly, Image::WrongCubinAndPtx}) {
-    ModuleBuilder b =
-        addScaleBuilder(image, "strata_cuda_scale_bias",
-                        {{"ptx_kernel", {}, {}, "strata_cuda_add_pairs"},
-                         {"ptx_grid", {kRows * kCols / 2 / 128, 1, 1}, {}, ""},
-                         {"ptx_block", {128, 1, 1}, {}, ""},
-                         {"ptx_shared_bytes", {0}, {}, ""}});
+    ModuleBuilder b = addScaleBuilder(
+        image, "strata_cuda_scale_bias", "strata_cuda_add_pairs",
+        gpuLaunch({kRows * kCols / 2 / 128, 1, 1}, {128, 1, 1}));
     std::string name = freshName("own-launch");
     testing::internal::CaptureStderr();
     std::unique_ptr<Session> session;
@@ -352,7 +356,7 @@ TEST(CudaKernel, GraphReplayMatchesDirectLaunches) {
 }
 
 /// A chain of `steps` strata_cuda_rotate_add_one kernels over f32[n], each
-/// reading the one before's output and marked grid_dependency.
+/// reading the one before's output and marked waits_for_grids.
 std::shared_ptr<const Module> rotateChainModule(int steps, int64_t n) {
   ModuleBuilder b;
   b.setTarget("cuda");
@@ -362,7 +366,7 @@ std::shared_ptr<const Module> rotateChainModule(int steps, int64_t n) {
     Step step =
         gpuStep("strata_cuda_rotate_add_one", {value}, {next}, {n / 256, 1, 1},
                 {256, 1, 1}, "Rotate_" + std::to_string(k));
-    step.attributes.push_back({"grid_dependency", {1}, {}, ""});
+    step.launch->waitsForGrids = true;
     b.addStep(std::move(step));
     value = next;
   }
@@ -542,7 +546,7 @@ ModuleBuilder reverseBuilder(int64_t blocks, std::vector<int64_t> block,
   uint32_t sizes = b.addArenaBuffer(DType::U32, {blocks});
   Step step = gpuStep("strata_cuda_reverse_blocks", {in}, {out, sizes},
                       {blocks, 1, 1}, std::move(block), "Reverse_0");
-  step.attributes.push_back({"shared_bytes", {shared}, {}, ""});
+  step.launch->sharedBytes = static_cast<uint32_t>(shared);
   b.addStep(step);
   b.addOutput("out", out);
   b.addOutput("sizes", sizes);
@@ -589,8 +593,7 @@ TEST(CudaKernel, TensorMapsDescribeTheStepsOperands) {
   uint32_t out = b.addArenaBuffer(DType::F32, {64, 64});
   Step step = gpuStep("strata_cuda_tma_copy", {in}, {out}, {2, 4, 1},
                       {128, 1, 1}, "Identity_0");
-  step.attributes.push_back(
-      {"tensor_maps", {0, 64, 64, 256, 32, 16, 0}, {}, ""});
+  step.launch->tensorMaps = {0, 64, 64, 256, 32, 16, 0};
   b.addStep(step);
   b.addOutput("out", out);
   setImage(b, Image::Cubin);

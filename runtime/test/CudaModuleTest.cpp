@@ -12,6 +12,7 @@
 
 #include "strata/Runtime/Cuda.h"
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 
@@ -37,8 +38,9 @@ Step gpuStep(std::string name, std::vector<uint32_t> inputs,
             std::move(name),
             std::move(inputs),
             std::move(outputs),
-            {{"grid", {4, 1, 1}, {}, ""}, {"block", {64, 1, 1}, {}, ""}},
+            {},
             {"Add_0"}};
+  step.launch = gpuLaunch({4, 1, 1}, {64, 1, 1});
   return step;
 }
 
@@ -96,7 +98,9 @@ TEST(CudaModule, GpuFieldsRoundTrip) {
   EXPECT_EQ(m->gpuPtxSize(), std::strlen(kPtx));
   EXPECT_EQ(m->gpuArch(), "sm_90a");
   ASSERT_EQ(m->steps().size(), 1u);
-  EXPECT_EQ(m->steps()[0].attributes.size(), 2u);
+  ASSERT_TRUE(m->steps()[0].launch);
+  EXPECT_EQ(m->steps()[0].launch->grid[0], 4u);
+  EXPECT_EQ(m->steps()[0].launch->block[0], 64u);
 }
 
 TEST(CudaModule, CpuModulesHaveNoGpuCode) {
@@ -105,6 +109,35 @@ TEST(CudaModule, CpuModulesHaveNoGpuCode) {
   EXPECT_EQ(m->gpuCubinSize(), 0u);
   EXPECT_EQ(m->gpuPtx(), nullptr);
   EXPECT_EQ(m->gpuArch(), "");
+}
+
+// Every field of a step's launches (format 1.6) reads back as written.
+TEST(CudaModule, LaunchesRoundTrip) {
+  ModuleBuilder b;
+  b.setTarget("cuda");
+  uint32_t z = b.addArenaBuffer(DType::F32, {64});
+  Step step = gpuStep("k", {}, {z});
+  step.launch = gpuLaunch({7, 2, 3}, {128, 2, 1}, 196608);
+  step.launch->persistent = 2;
+  step.launch->waitsForGrids = true;
+  step.launch->tensorMaps = {0, 16, 4, 64, 16, 4, 64};
+  step.ptxKernel = "k_ptx";
+  step.ptxLaunch = gpuLaunch({14, 1, 1}, {256, 1, 1}, 1024);
+  b.addStep(step);
+  b.setGpuPtx(kPtx);
+  auto m = Module::loadFromMemory(b.finish(), "launch.strata");
+  const Step &read = m->steps().at(0);
+  ASSERT_TRUE(read.launch && read.ptxLaunch);
+  auto same = [](const KernelLaunch &x, const KernelLaunch &y) {
+    return std::equal(x.grid, x.grid + 3, y.grid) &&
+           std::equal(x.block, x.block + 3, y.block) &&
+           x.sharedBytes == y.sharedBytes && x.persistent == y.persistent &&
+           x.waitsForGrids == y.waitsForGrids && x.tensorMaps == y.tensorMaps;
+  };
+  EXPECT_TRUE(same(*read.launch, *step.launch));
+  EXPECT_TRUE(same(*read.ptxLaunch, *step.ptxLaunch));
+  EXPECT_EQ(read.ptxKernel, "k_ptx");
+  EXPECT_TRUE(read.attributes.empty());
 }
 
 TEST(CudaModule, FormatOneZeroModulesStillLoad) {
@@ -252,78 +285,83 @@ TEST_F(CudaPlan, GpuStepsDoNotReadWhatHostStepsWrite) {
                         "(f32[4, 4]), which only host kernels use"));
 }
 
-TEST_F(CudaPlan, LaunchAttributesAreRequired) {
-  for (const char *key : {"grid", "block"}) {
-    EXPECT_THAT(kernelStepError(DType::F32, 4,
-                                [&](Step &step) {
-                                  step.attributes.erase(
-                                      step.attributes.begin() +
-                                      (std::string(key) == "grid" ? 0 : 1));
-                                }),
-                HasSubstr("step 0 ('k', from ONNX node 'Add_0') is a GPU "
-                          "kernel without the launch attribute '" +
-                          std::string(key) + "'"));
-  }
+// Format 1.6: every generated kernel of a GPU module has a typed launch,
+// and nothing else has one; older GPU modules are refused by the loader.
+TEST_F(CudaPlan, LaunchesAreRequired) {
+  EXPECT_THAT(
+      kernelStepError(DType::F32, 4, [](Step &step) { step.launch.reset(); }),
+      HasSubstr("step 0 ('k', from ONNX node 'Add_0') is a GPU kernel "
+                "without a launch"));
+  ModuleBuilder old = cudaAddBuilder();
+  old.setVersion(1, 5);
+  EXPECT_THAT(sessionError(old, "old.strata"),
+              HasSubstr("'old.strata': format 1.5 records a GPU kernel's "
+                        "launch as step attributes, which this runtime "
+                        "(format 1.6) no longer reads: compile the model "
+                        "again with this strata"));
+  ModuleBuilder library;
+  library.setTarget("cuda");
+  uint32_t a = library.addInput("a", DType::F32, {4, 4});
+  uint32_t o = library.addArenaBuffer(DType::F32, {4, 4});
+  Step call{StepKind::Library, "cublaslt.matmul", {a, a}, {o}, {}, {"MM"}};
+  call.launch = gpuLaunch({1, 1, 1}, {32, 1, 1});
+  library.addStep(call);
+  EXPECT_THAT(sessionError(library),
+              HasSubstr("step 0 ('cublaslt.matmul', from ONNX node 'MM') has "
+                        "a GPU launch, but it is a library call"));
+  ModuleBuilder cpu = cudaAddBuilder();
+  cpu.setTarget("cpu");
+  EXPECT_THAT(sessionError(cpu),
+              HasSubstr("has a GPU launch, but it is a generated kernel of a "
+                        "'cpu' module"));
 }
 
-TEST_F(CudaPlan, LaunchAttributesAreChecked) {
-  std::vector<std::pair<Attribute, std::string>> cases = {
-      {{"grid", {4, 1}, {}, ""}, "attribute 'grid' must be three integers"},
-      {{"grid", {4, 0, 1}, {}, ""}, "attribute 'grid' must be three integers"},
-      {{"block", {}, {64, 1, 1}, ""},
-       "attribute 'block' must be three integers"},
-      {{"block", {1LL << 33, 1, 1}, {}, ""},
-       "attribute 'block' must be three integers"},
-      {{"shared_bytes", {-1}, {}, ""},
-       "attribute 'shared_bytes' must be one integer >= 0"},
-      {{"shared_bytes", {1, 2}, {}, ""},
-       "attribute 'shared_bytes' must be one integer >= 0"},
-      {{"grid_dependency", {2}, {}, ""},
-       "attribute 'grid_dependency' must be the integer 1"},
-      {{"grid_dependency", {}, {}, "yes"},
-       "attribute 'grid_dependency' must be the integer 1"},
-      {{"ptx_grid", {4, 1}, {}, ""},
-       "attribute 'ptx_grid' must be three integers"},
-      {{"ptx_block", {0, 1, 1}, {}, ""},
-       "attribute 'ptx_block' must be three integers"},
-      {{"ptx_shared_bytes", {-1}, {}, ""},
-       "attribute 'ptx_shared_bytes' must be one integer >= 0"},
-      {{"ptx_kernel", {1}, {}, ""},
-       "attribute 'ptx_kernel' must be a kernel's name"},
-  };
-  for (const auto &[attribute, expected] : cases) {
-    const auto &attr = attribute; // the lambda captures a variable
+TEST_F(CudaPlan, LaunchesAreChecked) {
+  std::vector<std::pair<std::function<void(KernelLaunch &)>, std::string>>
+      cases = {
+          {[](KernelLaunch &l) { l.grid[1] = 0; },
+           "'s launch has the grid [4, 0, 1]; it must be three extents >= 1 "
+           "(x, y, z)"},
+          {[](KernelLaunch &l) { l.block[0] = 0; },
+           "'s launch has the block [0, 1, 1]"},
+          {[](KernelLaunch &l) { l.persistent = 65; },
+           "'s launch is persistent with 65 blocks per SM; at most 64 are "
+           "allowed"},
+          {[](KernelLaunch &l) { l.tensorMaps = {0, 16, 4, 64, 16, 4}; },
+           "'s launch has 6 tensor-map numbers; each map has 7"},
+      };
+  for (const auto &[change, expected] : cases) {
+    const auto &edit = change; // the lambda captures a variable
     EXPECT_THAT(
-        kernelStepError(DType::F32, 4,
-                        [&](Step &step) {
-                          if (attr.key == "grid" || attr.key == "block")
-                            step.attributes[attr.key == "grid" ? 0 : 1] = attr;
-                          else
-                            step.attributes.push_back(attr);
-                        }),
+        kernelStepError(DType::F32, 4, [&](Step &step) { edit(*step.launch); }),
         HasSubstr(expected))
-        << attr.key;
+        << expected;
+    EXPECT_THAT(kernelStepError(DType::F32, 4,
+                                [&](Step &step) {
+                                  step.ptxKernel = "k_ptx";
+                                  step.ptxLaunch = *step.launch;
+                                  edit(*step.ptxLaunch);
+                                }),
+                HasSubstr("'s portable PTX launch" +
+                          expected.substr(expected.find(" ", 3))))
+        << "ptx: " << expected;
   }
 }
 
-// The portable PTX's own launch (docs/runtime.md): all four attributes or
-// none, so that a step never launches the PTX's kernel in the cubin's grid.
+// The portable PTX's own kernel and launch: both or neither, so that a step
+// never launches the PTX's kernel in the cubin's grid.
 TEST_F(CudaPlan, PtxLaunchesAreWhole) {
-  std::vector<Attribute> all = {{"ptx_kernel", {}, {}, "k_ptx"},
-                                {"ptx_grid", {2, 1, 1}, {}, ""},
-                                {"ptx_block", {32, 1, 1}, {}, ""},
-                                {"ptx_shared_bytes", {0}, {}, ""}};
-  for (size_t left = 0; left < all.size(); ++left)
-    EXPECT_THAT(kernelStepError(DType::F32, 4,
-                                [&](Step &step) {
-                                  for (size_t i = 0; i < all.size(); ++i)
-                                    if (i != left)
-                                      step.attributes.push_back(all[i]);
-                                }),
-                HasSubstr("the portable PTX's own launch needs all four of "
-                          "the attributes 'ptx_kernel', 'ptx_grid', "
-                          "'ptx_block' and 'ptx_shared_bytes'"))
-        << "without " << all[left].key;
+  EXPECT_THAT(kernelStepError(DType::F32, 4,
+                              [](Step &step) { step.ptxKernel = "k_ptx"; }),
+              HasSubstr("has the portable PTX's own kernel but not its "
+                        "launch; a step has both or neither"));
+  EXPECT_THAT(
+      kernelStepError(DType::F32, 4,
+                      [](Step &step) {
+                        step.ptxLaunch = gpuLaunch({2, 1, 1}, {32, 1, 1});
+                      }),
+      HasSubstr("has the portable PTX's own launch but not its "
+                "kernel; a step has both or neither"));
 }
 
 // TMA tensor maps (docs/runtime.md, "Tensor maps"): 7 integers a map,
@@ -337,40 +375,30 @@ TEST_F(CudaPlan, TensorMapsAreChecked) {
     v[at] = value;
     return v;
   };
-  std::vector<std::pair<Attribute, std::string>> cases = {
-      {{"tensor_maps", {0, 16, 4, 64, 16, 4}, {}, ""},
-       "attribute 'tensor_maps' must be 7 integers per map"},
-      {{"tensor_maps", edit(0, 3), {}, ""},
-       "attribute 'tensor_maps' (map 0) names operand 3; the step has 1"},
-      {{"tensor_maps", edit(2, 5), {}, ""},
-       "(map 0) describes 5 rows of 16 elements 64 bytes apart; buffer 0 "
-       "holds 256 bytes"},
-      {{"tensor_maps", edit(3, 40), {}, ""},
-       "rows must be 16-byte multiples apart"},
-      {{"tensor_maps", edit(4, 32), {}, ""},
-       "(map 0) has boxes of 32x4 and a swizzle of 64 bytes"},
-      {{"tensor_maps", edit(5, 300), {}, ""}, "boxes are 1 to 256 a side"},
-      {{"tensor_maps", edit(6, 48), {}, ""},
-       "the swizzle 0, 32, 64 or 128 bytes"},
-      {{"persistent", {0}, {}, ""},
-       "attribute 'persistent' must be one integer from 1 to 64"},
+  std::vector<std::pair<std::vector<int64_t>, std::string>> cases = {
+      {edit(0, 3), "launch's tensor_maps (map 0) names operand 3; the step "
+                   "has 1"},
+      {edit(2, 5), "(map 0) describes 5 rows of 16 elements 64 bytes apart; "
+                   "buffer 0 holds 256 bytes"},
+      {edit(3, 40), "rows must be 16-byte multiples apart"},
+      {edit(4, 32), "(map 0) has boxes of 32x4 and a swizzle of 64 bytes"},
+      {edit(5, 300), "boxes are 1 to 256 a side"},
+      {edit(6, 48), "the swizzle 0, 32, 64 or 128 bytes"},
   };
-  for (const auto &[attribute, expected] : cases) {
-    const auto &attr = attribute; // the lambda captures a variable
+  for (const auto &[numbers, expected] : cases) {
+    const auto &maps = numbers; // the lambda captures a variable
     EXPECT_THAT(
         kernelStepError(DType::F32, 64,
-                        [&](Step &step) { step.attributes.push_back(attr); }),
+                        [&](Step &step) { step.launch->tensorMaps = maps; }),
         HasSubstr(expected))
         << expected;
   }
   // Maps over other element types are refused.
-  EXPECT_THAT(kernelStepError(
-                  DType::I32, 64,
-                  [&](Step &step) {
-                    step.attributes.push_back({"tensor_maps", valid, {}, ""});
-                  }),
-              HasSubstr("(map 0) is over buffer 0 of i32; tensor maps take "
-                        "bf16, f16 and f32"));
+  EXPECT_THAT(
+      kernelStepError(DType::I32, 64,
+                      [&](Step &step) { step.launch->tensorMaps = valid; }),
+      HasSubstr("(map 0) is over buffer 0 of i32; tensor maps take "
+                "bf16, f16 and f32"));
 }
 
 TEST_F(CudaPlan, DynamicInputsAreRefused) {

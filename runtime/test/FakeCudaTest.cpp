@@ -196,13 +196,14 @@ Step kernelStep(std::string name, std::vector<uint32_t> inputs,
             std::move(name),
             std::move(inputs),
             std::move(outputs),
-            {{"grid", {4, 1, 1}, {}, ""}, {"block", {32, 1, 1}, {}, ""}},
+            {},
             {std::move(node)}};
+  step.launch = gpuLaunch({4, 1, 1}, {32, 1, 1});
   return step;
 }
 
 /// h = scale(x, c), y = relu(h): two kernel steps over f32[4, 8]. The second
-/// waits for the first at its entry (grid_dependency: cuLaunchKernelEx on an
+/// waits for the first at its entry (waits_for_grids: cuLaunchKernelEx on an
 /// sm_90 device, which the fake is), takes 64 KiB of dynamic shared memory
 /// (opted into with cuFuncSetAttribute) and reads h through a TMA tensor map
 /// (cuTensorMapEncodeTiled, one more allocation and copy). The GPU code is a
@@ -218,9 +219,9 @@ std::shared_ptr<const Module> kernelModule(const std::string &name,
   uint32_t y = b.addArenaBuffer(DType::F32, {4, 8});
   b.addStep(kernelStep("scale", {x, c}, {h}, "Mul_0"));
   Step relu = kernelStep("relu", {h}, {y}, "Relu_1");
-  relu.attributes.push_back({"shared_bytes", {64 * 1024}, {}, ""});
-  relu.attributes.push_back({"grid_dependency", {1}, {}, ""});
-  relu.attributes.push_back({"tensor_maps", {0, 8, 4, 32, 8, 4, 0}, {}, ""});
+  relu.launch->sharedBytes = 64 * 1024;
+  relu.launch->waitsForGrids = true;
+  relu.launch->tensorMaps = {0, 8, 4, 32, 8, 4, 0};
   b.addStep(relu);
   b.addOutput("y", y);
   if (cubin)

@@ -15,11 +15,25 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <optional>
 #include <string>
 
 namespace strata::rt::test {
+
+/// A GPU kernel's launch (format 1.6): `grid` blocks of `block` threads,
+/// with `shared` bytes of dynamic shared memory.
+inline KernelLaunch gpuLaunch(std::array<uint32_t, 3> grid,
+                              std::array<uint32_t, 3> block,
+                              uint32_t shared = 0) {
+  KernelLaunch launch;
+  std::copy(grid.begin(), grid.end(), launch.grid);
+  std::copy(block.begin(), block.end(), launch.block);
+  launch.sharedBytes = shared;
+  return launch;
+}
 
 /// Runs `body` with $name set to `value`, then gives $name back the value
 /// it had (or unsets it).

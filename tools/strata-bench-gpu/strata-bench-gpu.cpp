@@ -381,13 +381,16 @@ int selftestModule(const std::map<std::string, std::string> &args) {
   uint32_t y = b.addArenaBuffer(DType::BF16, {rows, cols});
   b.addOutput("y", y);
   int64_t grid = (n / perThread + block - 1) / block;
-  b.addStep(
-      Step{StepKind::Kernel,
-           "selftest_gelu_add_bf16",
-           {a, bb, r},
-           {y},
-           {{"grid", {grid, 1, 1}, {}, ""}, {"block", {block, 1, 1}, {}, ""}},
-           {"hand-written stand-in (bench self-test)"}});
+  Step step{StepKind::Kernel,
+            "selftest_gelu_add_bf16",
+            {a, bb, r},
+            {y},
+            {},
+            {"hand-written stand-in (bench self-test)"}};
+  step.launch = KernelLaunch{};
+  step.launch->grid[0] = static_cast<uint32_t>(grid);
+  step.launch->block[0] = static_cast<uint32_t>(block);
+  b.addStep(step);
   std::vector<uint8_t> cubin = readFile(get("cubin", nullptr));
   std::vector<uint8_t> ptx = readFile(get("ptx", nullptr));
   b.setGpuCubin(cubin);

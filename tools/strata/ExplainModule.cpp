@@ -53,6 +53,38 @@ std::string typeText(rt::DType dtype, const std::vector<int64_t> &shape) {
   return rt::dtypeName(dtype) + rt::shapeToString(shape);
 }
 
+/// A GPU kernel's launch as text: "grid 14x1x1, block 512x1x1, 197696 B
+/// of shared memory, persistent (1 block per SM), waits for the grids
+/// before it, 3 TMA tensor maps".
+std::string launchText(const rt::KernelLaunch &l) {
+  auto extents = [](const uint32_t *v) {
+    return std::to_string(v[0]) + "x" + std::to_string(v[1]) + "x" +
+           std::to_string(v[2]);
+  };
+  std::string text = "grid " + extents(l.grid) + ", block " + extents(l.block) +
+                     ", " + std::to_string(l.sharedBytes) +
+                     " B of shared memory";
+  if (l.persistent)
+    text += ", persistent (" + std::to_string(l.persistent) +
+            (l.persistent == 1 ? " block" : " blocks") + " per SM)";
+  if (l.waitsForGrids)
+    text += ", waits for the grids before it";
+  if (size_t maps = l.tensorMaps.size() / 7)
+    text += ", " + std::to_string(maps) + " TMA tensor map" +
+            (maps == 1 ? "" : "s");
+  return text;
+}
+
+json::Object launchJson(const rt::KernelLaunch &l) {
+  return json::Object{
+      {"grid", json::Array{l.grid[0], l.grid[1], l.grid[2]}},
+      {"block", json::Array{l.block[0], l.block[1], l.block[2]}},
+      {"shared_bytes", l.sharedBytes},
+      {"persistent", l.persistent},
+      {"waits_for_grids", l.waitsForGrids},
+      {"tensor_maps", static_cast<int64_t>(l.tensorMaps.size() / 7)}};
+}
+
 /// An attribute's value as text: "1", "[3, 3]", "gelu_tanh".
 std::string attributeText(const rt::Attribute &a) {
   std::vector<std::string> parts;
@@ -170,14 +202,21 @@ int strata::driver::explainModuleFile(const std::string &path, bool asJson) {
       json::Object attributes;
       for (const rt::Attribute &a : step.attributes)
         attributes[a.key] = attributeText(a);
-      steps.push_back(json::Object{{"index", static_cast<int64_t>(i)},
-                                   {"kind", kindName(step)},
-                                   {"name", step.name},
-                                   {"nodes", std::move(nodes)},
-                                   {"reads", std::move(reads)},
-                                   {"writes", std::move(writes)},
-                                   {"in_place", std::move(inPlace)},
-                                   {"attributes", std::move(attributes)}});
+      json::Object entry{{"index", static_cast<int64_t>(i)},
+                         {"kind", kindName(step)},
+                         {"name", step.name},
+                         {"nodes", std::move(nodes)},
+                         {"reads", std::move(reads)},
+                         {"writes", std::move(writes)},
+                         {"in_place", std::move(inPlace)},
+                         {"attributes", std::move(attributes)}};
+      if (step.launch)
+        entry["launch"] = launchJson(*step.launch);
+      if (step.ptxLaunch) {
+        entry["ptx_kernel"] = step.ptxKernel;
+        entry["ptx_launch"] = launchJson(*step.ptxLaunch);
+      }
+      steps.push_back(std::move(entry));
     }
     json::Object meta;
     for (const auto &[key, value] : metadata)
@@ -262,8 +301,14 @@ int strata::driver::explainModuleFile(const std::string &path, bool asJson) {
     if (!reads.empty())
       os << "    reads: " << llvm::join(reads, "; ") << "\n";
     os << "    writes: " << llvm::join(writes, "; ") << "\n";
-    // A kernel step's attributes are launch details (grid, block, shared
-    // memory) that the runtime uses; a library call's say what it computes.
+    // A GPU kernel's launch, and the portable PTX's own where it differs;
+    // a CPU kernel's attributes are details of its threads (rows split
+    // over them); a library call's say what it computes.
+    if (step.launch)
+      os << "    launch: " << launchText(*step.launch) << "\n";
+    if (step.ptxLaunch)
+      os << "    portable PTX: kernel " << step.ptxKernel << ", "
+         << launchText(*step.ptxLaunch) << "\n";
     if (step.kind == rt::StepKind::Library && !step.attributes.empty()) {
       std::vector<std::string> attributes;
       for (const rt::Attribute &a : step.attributes)

@@ -103,11 +103,14 @@ LogicalResult CudaTarget::generateObject(ModuleOp module,
 /// queryRows). Such a kernel is renamed in the portable module (`<name>_ptx`)
 /// and its launch recorded on the main module's declaration
 /// (strata.ptx_kernel, strata.ptx_launch), which the module writer makes
-/// the step's ptx_* attributes (docs/runtime.md). The new name makes a runtime
-/// that predates those attributes fail to find the kernel in the PTX, with a
-/// message naming it, rather than launch it in the cubin's grid. What a launch
-/// does not carry must agree: whether the kernel waits for the grids before it,
-/// and whether it walks its work with a stride of its grid (persistent).
+/// the step's ptx_kernel and ptx_launch (docs/runtime.md). The new name makes
+/// a runtime that does not read that launch fail to find the kernel in the
+/// PTX, with a message naming it, rather than launch it in the cubin's grid.
+/// Each launch says whether its kernel waits for the grids before it and
+/// whether it walks its work with a stride of its grid (persistent); the gpu
+/// stage makes the two variants agree on both, and a difference is an
+/// internal error here rather than a kernel contract that depends on which
+/// image a driver loads.
 /// Every other kernel takes the same grid and block in both and at most the
 /// same dynamic shared memory (wgmma's kernels only ever ask for more).
 static LogicalResult recordPortableLaunches(ModuleOp module,

@@ -123,7 +123,7 @@ struct Launch {
   unsigned block[3] = {1, 1, 1};
   unsigned sharedBytes = 0;
   /// Launched with programmatic dependent launch: the kernel waits for the
-  /// grids before it at its entry (the step's grid_dependency attribute),
+  /// grids before it at its entry (its launch's waits_for_grids),
   /// so it may start while the kernel before it finishes.
   bool gridDependency = false;
   /// The device pointers of the step's inputs, then its outputs; `params`
@@ -143,27 +143,30 @@ struct TensorMapSpec {
   uint32_t boxInner = 0, boxOuter = 0, swizzle = 0;
 };
 
-/// Where a kernel is launched: its grid, its block and its dynamic shared
-/// memory.
-struct Geometry {
+/// One variant's launch (the cubin's or the portable PTX's), from the step's
+/// typed launch (format 1.6), checked against its buffers without a device.
+struct LaunchSpec {
   unsigned grid[3] = {0, 0, 0}, block[3] = {0, 0, 0};
   unsigned sharedBytes = 0;
-};
-
-/// A kernel step's launch attributes, checked without a device.
-struct LaunchShape {
-  Geometry geometry;
   bool gridDependency = false;
   /// A persistent kernel (it walks its work with a stride of its grid):
   /// at most this many blocks per SM are launched; 0: the grid as it is.
   unsigned persistent = 0;
   /// Passed, encoded, after the outputs: one device pointer to them.
   std::vector<TensorMapSpec> tensorMaps;
+};
+
+/// A kernel step's launches.
+struct LaunchShape {
+  LaunchSpec cubin;
   /// The portable PTX's own kernel and launch, where they differ from the
-  /// cubin's (the step's ptx_* attributes; docs/runtime.md): taken when the
-  /// session loads the PTX. Empty `ptxKernel`: the step's.
+  /// cubin's (docs/runtime.md): taken when the session loads the PTX.
+  /// Empty `ptxKernel`: the step's kernel and the cubin's launch.
   std::string ptxKernel;
-  Geometry ptx;
+  LaunchSpec ptx;
+  /// Whether the loaded image runs the PTX's own kernel (resolveKernels).
+  bool ownPtx = false;
+  const LaunchSpec &taken() const { return ownPtx ? ptx : cubin; }
 };
 
 class CudaSession final : public detail::CudaExecutor {
@@ -285,25 +288,23 @@ static uint32_t operandBuffer(const Step &step, uint32_t operand) {
              : step.outputs[operand - step.inputs.size()];
 }
 
-/// The tensor maps of `step`'s attribute `a`, checked against its operands
-/// and what cuTensorMapEncodeTiled accepts (so that a bad module fails
-/// here, naming the step, not in the driver).
+/// The tensor maps of a launch of `step`, checked against its operands and
+/// what cuTensorMapEncodeTiled accepts (so that a bad module fails here,
+/// naming the step, not in the driver). The loader has checked that there
+/// are 7 numbers a map.
 static std::vector<TensorMapSpec> checkTensorMaps(const Module &m,
                                                   const Step &step,
                                                   const std::string &who,
-                                                  const Attribute &a) {
+                                                  const KernelLaunch &launch) {
   auto fail = [&](const std::string &what) -> void {
     throw Error("strata module '" + m.name() + "': " + who +
-                ": attribute 'tensor_maps' " + what);
+                ": launch's tensor_maps " + what);
   };
-  if (a.ints.empty() || a.ints.size() % 7 != 0 || !a.floats.empty() ||
-      !a.str.empty())
-    fail("must be 7 integers per map (operand, inner and outer extents, "
-         "outer stride in bytes, box inner and outer, swizzle bytes)");
+  const std::vector<int64_t> &numbers = launch.tensorMaps;
   size_t operands = step.inputs.size() + step.outputs.size();
   std::vector<TensorMapSpec> maps;
-  for (size_t k = 0; k < a.ints.size(); k += 7) {
-    const int64_t *v = &a.ints[k];
+  for (size_t k = 0; k + 7 <= numbers.size(); k += 7) {
+    const int64_t *v = &numbers[k];
     std::string map = "map " + std::to_string(k / 7);
     if (v[0] < 0 || static_cast<size_t>(v[0]) >= operands)
       fail("(" + map + ") names operand " + std::to_string(v[0]) +
@@ -348,9 +349,9 @@ static std::vector<TensorMapSpec> checkTensorMaps(const Module &m,
   return maps;
 }
 
-/// What can be checked without a GPU: that every step is a kernel with
-/// launch attributes the ABI allows, that shapes are static and aligned,
-/// and that there is GPU code for the kernel steps.
+/// What can be checked without a GPU: that every step is a kernel whose
+/// launch the ABI allows (or a cuBLASLt call), that shapes are static and
+/// aligned, and that there is GPU code for the kernel steps.
 void CudaSession::checkPlan() {
   const Module &m = module_;
   for (const TensorSignature &sig : m.inputs())
@@ -414,67 +415,25 @@ void CudaSession::checkPlan() {
     }
     hasKernels = true;
     LaunchShape &shape = shapes_[i];
-    // Whether the step has `key` (three integers >= 1, into `out`).
-    auto dims = [&](const char *key, unsigned *out) {
-      for (const Attribute &a : step.attributes) {
-        if (a.key != key)
-          continue;
-        bool valid = a.ints.size() == 3 && a.floats.empty() && a.str.empty();
-        for (size_t k = 0; valid && k < 3; ++k) {
-          valid = a.ints[k] >= 1 && a.ints[k] <= UINT_MAX;
-          if (valid)
-            out[k] = static_cast<unsigned>(a.ints[k]);
-        }
-        if (!valid)
-          failPlan(who + ": attribute '" + key +
-                   "' must be three integers >= 1 (x, y, z)");
-        return true;
-      }
-      return false;
+    // The loader has checked that a kernel step of a CUDA module has a
+    // launch, its extents and its field sizes.
+    auto spec = [&](const KernelLaunch &launch) {
+      LaunchSpec out;
+      std::copy(launch.grid, launch.grid + 3, out.grid);
+      std::copy(launch.block, launch.block + 3, out.block);
+      out.sharedBytes = launch.sharedBytes;
+      out.gridDependency = launch.waitsForGrids;
+      out.persistent = launch.persistent;
+      out.tensorMaps = checkTensorMaps(m, step, who, launch);
+      return out;
     };
-    auto required = [&](const char *key, unsigned *out) {
-      if (!dims(key, out))
-        failPlan(who + " is a GPU kernel without the launch attribute '" + key +
-                 "' (three integers: x, y, z)");
-    };
-    required("grid", shape.geometry.grid);
-    required("block", shape.geometry.block);
-    bool ptxGrid = dims("ptx_grid", shape.ptx.grid);
-    bool ptxBlock = dims("ptx_block", shape.ptx.block);
-    bool ptxShared = false;
-    for (const Attribute &a : step.attributes) {
-      bool oneInteger = a.ints.size() == 1 && a.floats.empty() && a.str.empty();
-      if (a.key == "shared_bytes" || a.key == "ptx_shared_bytes") {
-        if (!oneInteger || a.ints[0] < 0 || a.ints[0] > UINT_MAX)
-          failPlan(who + ": attribute '" + a.key +
-                   "' must be one integer >= 0");
-        (a.key == "shared_bytes" ? shape.geometry : shape.ptx).sharedBytes =
-            static_cast<unsigned>(a.ints[0]);
-        ptxShared |= a.key == "ptx_shared_bytes";
-      } else if (a.key == "ptx_kernel") {
-        if (a.str.empty() || !a.ints.empty() || !a.floats.empty())
-          failPlan(who + ": attribute 'ptx_kernel' must be a kernel's name");
-        shape.ptxKernel = a.str;
-      } else if (a.key == "grid_dependency") {
-        if (!oneInteger || a.ints[0] != 1)
-          failPlan(who + ": attribute 'grid_dependency' must be the integer "
-                         "1 (the kernel waits for the grids before it)");
-        shape.gridDependency = true;
-      } else if (a.key == "persistent") {
-        if (!oneInteger || a.ints[0] < 1 || a.ints[0] > 64)
-          failPlan(who + ": attribute 'persistent' must be one integer from "
-                         "1 to 64 (blocks per SM)");
-        shape.persistent = static_cast<unsigned>(a.ints[0]);
-      } else if (a.key == "tensor_maps") {
-        shape.tensorMaps = checkTensorMaps(m, step, who, a);
-      }
+    if (!step.launch)
+      failPlan(who + " is a GPU kernel without a launch");
+    shape.cubin = spec(*step.launch);
+    if (step.ptxLaunch) {
+      shape.ptxKernel = step.ptxKernel;
+      shape.ptx = spec(*step.ptxLaunch);
     }
-    bool ptxKernel = !shape.ptxKernel.empty();
-    if ((ptxKernel || ptxGrid || ptxBlock || ptxShared) &&
-        !(ptxKernel && ptxGrid && ptxBlock && ptxShared))
-      failPlan(who + ": the portable PTX's own launch needs all four of the "
-                     "attributes 'ptx_kernel', 'ptx_grid', 'ptx_block' and "
-                     "'ptx_shared_bytes'");
   }
   // Host buffers (strings, values of run-time shape) are written by host
   // steps, on the host; one no step writes has no value anywhere.
@@ -753,11 +712,13 @@ void CudaSession::resolveKernels() {
       continue; // prepareLibrarySteps(), once the buffers exist
     std::string who = stepWhere(i);
     Launch &l = launches_[i];
-    const LaunchShape &shape = shapes_[i];
+    LaunchShape &variants = shapes_[i];
     // The PTX's own kernel and launch where the step gives them (the
     // portable PTX's variant of a kernel whose cubin form needs wgmma).
-    bool ownPtx = info_.loadedImage == "ptx" && !shape.ptxKernel.empty();
-    const std::string &kernel = ownPtx ? shape.ptxKernel : step.name;
+    bool ownPtx = variants.ownPtx =
+        info_.loadedImage == "ptx" && !variants.ptxKernel.empty();
+    const LaunchSpec &shape = variants.taken();
+    const std::string &kernel = ownPtx ? variants.ptxKernel : step.name;
     auto found = functions.find(kernel);
     if (found == functions.end()) {
       CUfunction fn = nullptr;
@@ -773,10 +734,9 @@ void CudaSession::resolveKernels() {
       found = functions.emplace(kernel, fn).first;
     }
     l.function = found->second;
-    const Geometry &geometry = ownPtx ? shape.ptx : shape.geometry;
-    std::copy(geometry.grid, geometry.grid + 3, l.grid);
-    std::copy(geometry.block, geometry.block + 3, l.block);
-    l.sharedBytes = geometry.sharedBytes;
+    std::copy(shape.grid, shape.grid + 3, l.grid);
+    std::copy(shape.block, shape.block + 3, l.block);
+    l.sharedBytes = shape.sharedBytes;
     info_.ownPtxLaunches += ownPtx;
     l.gridDependency = shape.gridDependency && gridDependency_;
     info_.programmaticLaunches += l.gridDependency;
@@ -975,8 +935,8 @@ void CudaSession::allocate() {
   for (size_t i = 0; i < launches_.size(); ++i) {
     const Step &step = m.steps()[i];
     firstMap[i] = maps.size();
-    for (size_t k = 0; k < shapes_[i].tensorMaps.size(); ++k) {
-      const TensorMapSpec &t = shapes_[i].tensorMaps[k];
+    for (size_t k = 0; k < shapes_[i].taken().tensorMaps.size(); ++k) {
+      const TensorMapSpec &t = shapes_[i].taken().tensorMaps[k];
       uint32_t id = operandBuffer(step, t.operand);
       DType dtype = buffers[id].dtype;
       CUtensorMapDataType type =
@@ -1019,7 +979,7 @@ void CudaSession::allocate() {
   }
   for (size_t i = 0; i < launches_.size(); ++i) {
     Launch &l = launches_[i];
-    if (!shapes_[i].tensorMaps.empty())
+    if (!shapes_[i].taken().tensorMaps.empty())
       l.args.push_back(tensorMaps_ + firstMap[i] * sizeof(CUtensorMap));
     for (CUdeviceptr &arg : l.args)
       l.params.push_back(&arg);

@@ -42,7 +42,7 @@ extern "C" __global__ void strata_cuda_scale_bias(const float *z,
 /// out[i] = in[(i + n / 2 + 1) % n] + 1 over n = gridDim.x * blockDim.x
 /// elements, after waiting for the grids before it: a kernel the runtime
 /// may launch with programmatic dependent launch (the step's
-/// grid_dependency attribute), as strata's own kernels begin. Each element
+/// launch's waits_for_grids), as strata's own kernels begin. Each element
 /// reads one that a block half the grid away wrote in the step before, so
 /// a launch that did not wait would read stale values.
 extern "C" __global__ void strata_cuda_rotate_add_one(const float *in,
@@ -57,7 +57,7 @@ extern "C" __global__ void strata_cuda_rotate_add_one(const float *in,
 }
 
 /// Reverses each block's chunk of `in` through dynamic shared memory (the
-/// step's shared_bytes, at least blockDim.x floats). The block's last
+/// launch's shared_bytes, at least blockDim.x floats). The block's last
 /// thread also writes, at the chunk's end of `sizes`, how many bytes of
 /// dynamic shared memory the launch gave, read from %dynamic_smem_size.
 extern "C" __global__ void

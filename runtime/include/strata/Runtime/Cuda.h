@@ -56,7 +56,7 @@ struct CudaSessionInfo {
   /// sm_90 or later, unless STRATA_CUDA_PDL=0.
   size_t programmaticLaunches = 0;
   /// Kernel steps launched as the portable PTX's own kernel, grid and block
-  /// (the step's ptx_* attributes, taken when the PTX was loaded).
+  /// (the step's ptx_kernel and ptx_launch, taken when the PTX was loaded).
   size_t ownPtxLaunches = 0;
   /// What each library step computes and how, in plan order: "step 88
   /// (MatMul_3): cuBLASLt bf16 8192x768x50257, as 10 products: rows of

@@ -64,7 +64,10 @@ constexpr uint16_t kFormatMajor = 1;
 // 1.3: Module.checksum, XXH3-64 of the file's bytes, checked on load.
 // 1.4: Host buffers of numbers (value-dependent shapes).
 // 1.5: TensorSignature.required_value (inputs specialized on their value).
-constexpr uint16_t kFormatMinor = 5;
+// 1.6: Step.launch, ptx_kernel and ptx_launch: a GPU kernel's launch as a
+// typed table, no longer step attributes (CUDA modules before 1.6 are
+// refused with a message that says to compile them again).
+constexpr uint16_t kFormatMinor = 6;
 
 //===----------------------------------------------------------------------===//
 // Element types and tensors
@@ -333,6 +336,22 @@ struct Attribute {
 
 enum class StepKind : uint8_t { Kernel = 0, Library };
 
+/// Format 1.6: how a generated GPU kernel is launched (fb::KernelLaunch).
+/// The loader checks the extents and the field sizes; what depends on the
+/// device and on the step's buffers is checked by the CUDA executor.
+struct KernelLaunch {
+  uint32_t grid[3] = {1, 1, 1};
+  uint32_t block[3] = {1, 1, 1};
+  uint32_t sharedBytes = 0;
+  /// Blocks per SM of a persistent kernel (1 to 64); 0: not persistent.
+  uint32_t persistent = 0;
+  /// The kernel waits for the grids before it (programmatic dependent
+  /// launch).
+  bool waitsForGrids = false;
+  /// TMA tensor maps, 7 numbers each (docs/runtime.md).
+  std::vector<int64_t> tensorMaps;
+};
+
 struct Step {
   StepKind kind = StepKind::Library;
   std::string name;
@@ -340,6 +359,12 @@ struct Step {
   std::vector<uint32_t> outputs;
   std::vector<Attribute> attributes;
   std::vector<std::string> sourceNodes;
+  /// Format 1.6, the generated kernels of GPU modules: the launch, and the
+  /// portable PTX's own kernel and launch where they differ from the
+  /// cubin's (both or neither).
+  std::optional<KernelLaunch> launch;
+  std::string ptxKernel;
+  std::optional<KernelLaunch> ptxLaunch;
 
   /// "step 3 ('add.f32', from ONNX node 'Add_0')", for error messages.
   std::string describe(size_t index) const;
