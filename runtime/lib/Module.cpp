@@ -303,18 +303,22 @@ const std::string *Module::metadataValue(const std::string &key) const {
   return nullptr;
 }
 
-void Module::parse() {
-  Reporter r{name_};
-  const uint8_t *base = bytes_.get();
+namespace {
 
+/// The module's root, once the header (size prefix, root offset,
+/// identifier), FlatBuffers' verifier, the version and the checksum have
+/// passed; sets the version read.
+const fb::Module *verifiedRoot(const uint8_t *base, size_t numBytes,
+                               const Reporter &r, uint16_t &major,
+                               uint16_t &minor) {
   // The header is the size prefix, the root offset and the identifier. The
   // size prefix is what catches truncation: the verifier alone cannot see
   // a cut that only removes trailing padding.
   constexpr size_t prefixSize = sizeof(flatbuffers::uoffset_t);
   constexpr size_t headerSize =
       2 * sizeof(flatbuffers::uoffset_t) + flatbuffers::kFileIdentifierLength;
-  if (numBytes_ < headerSize)
-    r.fail("the file is truncated (" + std::to_string(numBytes_) +
+  if (numBytes < headerSize)
+    r.fail("the file is truncated (" + std::to_string(numBytes) +
            " bytes, shorter than a module header)");
   if (!fb::SizePrefixedModuleBufferHasIdentifier(base)) {
     std::string found(reinterpret_cast<const char *>(base) + 2 * prefixSize,
@@ -326,252 +330,299 @@ void Module::parse() {
            "', expected 'STRM')");
   }
   uint64_t declared = flatbuffers::ReadScalar<flatbuffers::uoffset_t>(base);
-  if (declared + prefixSize > numBytes_)
-    r.fail("the file is truncated (" + std::to_string(numBytes_) +
+  if (declared + prefixSize > numBytes)
+    r.fail("the file is truncated (" + std::to_string(numBytes) +
            " bytes, its header says " + std::to_string(declared + prefixSize) +
            ")");
-  if (declared + prefixSize < numBytes_)
-    r.fail("the file has " + std::to_string(numBytes_ - declared - prefixSize) +
+  if (declared + prefixSize < numBytes)
+    r.fail("the file has " + std::to_string(numBytes - declared - prefixSize) +
            " bytes of trailing garbage after the module");
-  if (numBytes_ >= FLATBUFFERS_MAX_BUFFER_SIZE)
+  if (numBytes >= FLATBUFFERS_MAX_BUFFER_SIZE)
     r.fail("the file is larger than FlatBuffers' 2 GiB limit");
-  flatbuffers::Verifier verifier(base, numBytes_);
+  flatbuffers::Verifier verifier(base, numBytes);
   if (!fb::VerifySizePrefixedModuleBuffer(verifier))
     r.fail("the file is corrupted (FlatBuffers verification failed)");
 
   // Verified: from here on the buffer may be read.
   const fb::Module *m = fb::GetSizePrefixedModule(base);
-  major_ = m->version()->major();
-  minor_ = m->version()->minor();
-  if (major_ != kFormatMajor)
-    r.fail("format version " + std::to_string(major_) + "." +
-           std::to_string(minor_) + " is not supported (this runtime reads " +
+  major = m->version()->major();
+  minor = m->version()->minor();
+  if (major != kFormatMajor)
+    r.fail("format version " + std::to_string(major) + "." +
+           std::to_string(minor) + " is not supported (this runtime reads " +
            std::to_string(kFormatMajor) + ".x)");
   // Before anything else is read: the bytes must be the compiler's.
-  if (std::optional<size_t> at = detail::checksumOffset(base, numBytes_)) {
+  if (std::optional<size_t> at = detail::checksumOffset(base, numBytes)) {
     uint64_t recorded = flatbuffers::ReadScalar<uint64_t>(base + *at);
-    uint64_t actual = detail::moduleChecksum(base, numBytes_, *at);
+    uint64_t actual = detail::moduleChecksum(base, numBytes, *at);
     if (recorded != actual)
       r.fail("the file is corrupted: its bytes do not match the checksum "
              "the compiler recorded (XXH3-64 " +
              hex64(actual) + ", recorded " + hex64(recorded) + ")");
-  } else if (minor_ >= 3) {
-    r.fail("the file has no checksum, which format " + std::to_string(major_) +
-           "." + std::to_string(minor_) +
+  } else if (minor >= 3) {
+    r.fail("the file has no checksum, which format " + std::to_string(major) +
+           "." + std::to_string(minor) +
            " records (it was edited or written by another tool)");
   }
-  target_ = str(m->target());
-  arenaSize_ = m->arena_size();
+  return m;
+}
 
-  if (auto *buffers = m->buffers()) {
-    for (flatbuffers::uoffset_t i = 0; i < buffers->size(); ++i) {
-      const fb::Buffer *b = buffers->Get(i);
-      std::string where = "buffer " + std::to_string(i);
-      BufferInfo info;
-      auto kind = static_cast<int>(b->kind());
-      if (kind < 0 || kind > static_cast<int>(fb::BufferKind::MAX))
-        r.fail(where + " has invalid kind " + std::to_string(kind));
-      info.kind = static_cast<BufferKind>(kind);
-      info.dtype = checkedType(b->type(), r, where);
-      info.shape = vec<int64_t>(b->shape());
-      // Host buffers may have -1 dimensions: the step writing them sets
-      // them at run time.
-      checkShape(info.shape,
-                 /*allowDynamic=*/info.kind == BufferKind::Input ||
-                     info.kind == BufferKind::Host,
-                 r, where);
-      bool isString = info.dtype == DType::String;
-      if (isString && info.kind == BufferKind::Arena)
-        r.fail(where + " is an arena buffer of strings (strings live in "
-                       "host buffers, outside the arena)");
-      if (b->strings() && !(isString && info.kind == BufferKind::Constant))
-        r.fail(where + " has a string table but is not a constant of "
-                       "strings");
-      switch (info.kind) {
-      case BufferKind::Host:
-        break;
-      case BufferKind::Arena: {
-        info.offset = b->offset();
-        info.size = b->size();
-        uint64_t needed = byteSize(info.dtype, info.shape, r, where);
-        if (info.size < needed)
-          r.fail(where + " has " + std::to_string(info.size) +
-                 " bytes in the arena but its type " + dtypeName(info.dtype) +
-                 shapeToString(info.shape) + " needs " +
-                 std::to_string(needed));
-        if (info.offset > arenaSize_ || info.size > arenaSize_ - info.offset)
-          r.fail(where + " (offset " + std::to_string(info.offset) + ", size " +
-                 std::to_string(info.size) + ") lies outside the arena of " +
-                 std::to_string(arenaSize_) + " bytes");
-        // Kernels access elements directly; a misaligned element is UB.
-        if (info.offset % dtypeSize(info.dtype) != 0)
-          r.fail(where + " has offset " + std::to_string(info.offset) +
-                 ", not a multiple of its element size");
-        break;
-      }
-      case BufferKind::Constant: {
-        if (isString) {
-          // The verifier has checked every string of the table (offsets,
-          // lengths, terminators); what is left is that there is one per
-          // element and no byte data beside them.
-          int64_t count = elementCount(info.shape, r, where);
-          size_t have = b->strings() ? b->strings()->size() : 0;
-          if (static_cast<uint64_t>(have) != static_cast<uint64_t>(count))
-            r.fail(where + " is a constant of type string" +
-                   shapeToString(info.shape) + " with " + std::to_string(have) +
-                   " strings, expected " + std::to_string(count));
-          if (b->data() && b->data()->size())
-            r.fail(where + " is a constant of strings but also has " +
-                   std::to_string(b->data()->size()) + " bytes of data");
-          try {
-            if (detail::injectedAllocationFailure())
-              throw std::bad_alloc();
-            info.strings.reserve(have);
-            if (have)
-              for (const flatbuffers::String *value : *b->strings())
-                info.strings.push_back(str(value));
-          } catch (const std::bad_alloc &) {
-            throw OutOfMemory("cannot allocate the " + std::to_string(have) +
-                              " strings of " + where);
-          }
-          break;
-        }
-        uint64_t needed = byteSize(info.dtype, info.shape, r, where);
-        size_t have = b->data() ? b->data()->size() : 0;
-        if (have != needed)
-          r.fail(where + " is a constant of type " + dtypeName(info.dtype) +
-                 shapeToString(info.shape) + " with " + std::to_string(have) +
-                 " bytes, expected " + std::to_string(needed));
-        if (have) {
-          info.data = b->data()->data();
-          info.dataSize = have;
-          if (reinterpret_cast<uintptr_t>(info.data) % 64 != 0)
-            r.fail(where + ": the constant's bytes are not 64-byte aligned");
-        }
-        break;
-      }
-      case BufferKind::Input:
-        break;
-      }
-      buffers_.push_back(std::move(info));
-    }
+/// Buffer `i` of the module, checked: its kind, type and shape, and its
+/// bytes in an arena of `arenaSize` bytes or in the file.
+BufferInfo readBuffer(const fb::Buffer *b, size_t i, uint64_t arenaSize,
+                      const Reporter &r) {
+  std::string where = "buffer " + std::to_string(i);
+  BufferInfo info;
+  auto kind = static_cast<int>(b->kind());
+  if (kind < 0 || kind > static_cast<int>(fb::BufferKind::MAX))
+    r.fail(where + " has invalid kind " + std::to_string(kind));
+  info.kind = static_cast<BufferKind>(kind);
+  info.dtype = checkedType(b->type(), r, where);
+  info.shape = vec<int64_t>(b->shape());
+  // Host buffers may have -1 dimensions: the step writing them sets
+  // them at run time.
+  checkShape(info.shape,
+             /*allowDynamic=*/info.kind == BufferKind::Input ||
+                 info.kind == BufferKind::Host,
+             r, where);
+  bool isString = info.dtype == DType::String;
+  if (isString && info.kind == BufferKind::Arena)
+    r.fail(where + " is an arena buffer of strings (strings live in "
+                   "host buffers, outside the arena)");
+  if (b->strings() && !(isString && info.kind == BufferKind::Constant))
+    r.fail(where + " has a string table but is not a constant of "
+                   "strings");
+  switch (info.kind) {
+  case BufferKind::Host:
+    break;
+  case BufferKind::Arena: {
+    info.offset = b->offset();
+    info.size = b->size();
+    uint64_t needed = byteSize(info.dtype, info.shape, r, where);
+    if (info.size < needed)
+      r.fail(where + " has " + std::to_string(info.size) +
+             " bytes in the arena but its type " + dtypeName(info.dtype) +
+             shapeToString(info.shape) + " needs " + std::to_string(needed));
+    if (info.offset > arenaSize || info.size > arenaSize - info.offset)
+      r.fail(where + " (offset " + std::to_string(info.offset) + ", size " +
+             std::to_string(info.size) + ") lies outside the arena of " +
+             std::to_string(arenaSize) + " bytes");
+    // Kernels access elements directly; a misaligned element is UB.
+    if (info.offset % dtypeSize(info.dtype) != 0)
+      r.fail(where + " has offset " + std::to_string(info.offset) +
+             ", not a multiple of its element size");
+    break;
   }
+  case BufferKind::Constant: {
+    if (isString) {
+      // The verifier has checked every string of the table (offsets,
+      // lengths, terminators); what is left is that there is one per
+      // element and no byte data beside them.
+      int64_t count = elementCount(info.shape, r, where);
+      size_t have = b->strings() ? b->strings()->size() : 0;
+      if (static_cast<uint64_t>(have) != static_cast<uint64_t>(count))
+        r.fail(where + " is a constant of type string" +
+               shapeToString(info.shape) + " with " + std::to_string(have) +
+               " strings, expected " + std::to_string(count));
+      if (b->data() && b->data()->size())
+        r.fail(where + " is a constant of strings but also has " +
+               std::to_string(b->data()->size()) + " bytes of data");
+      try {
+        if (detail::injectedAllocationFailure())
+          throw std::bad_alloc();
+        info.strings.reserve(have);
+        if (have)
+          for (const flatbuffers::String *value : *b->strings())
+            info.strings.push_back(str(value));
+      } catch (const std::bad_alloc &) {
+        throw OutOfMemory("cannot allocate the " + std::to_string(have) +
+                          " strings of " + where);
+      }
+      break;
+    }
+    uint64_t needed = byteSize(info.dtype, info.shape, r, where);
+    size_t have = b->data() ? b->data()->size() : 0;
+    if (have != needed)
+      r.fail(where + " is a constant of type " + dtypeName(info.dtype) +
+             shapeToString(info.shape) + " with " + std::to_string(have) +
+             " bytes, expected " + std::to_string(needed));
+    if (have) {
+      info.data = b->data()->data();
+      info.dataSize = have;
+      if (reinterpret_cast<uintptr_t>(info.data) % 64 != 0)
+        r.fail(where + ": the constant's bytes are not 64-byte aligned");
+    }
+    break;
+  }
+  case BufferKind::Input:
+    break;
+  }
+  return info;
+}
 
-  auto checkBufferId = [&](uint32_t id, const std::string &who) {
-    if (id >= buffers_.size())
-      r.fail(who + " refers to buffer " + std::to_string(id) +
-             " which does not exist (the module has " +
-             std::to_string(buffers_.size()) + " buffers)");
-  };
+/// Fails unless `id` names one of `buffers`.
+void checkBufferId(const std::vector<BufferInfo> &buffers, uint32_t id,
+                   const std::string &who, const Reporter &r) {
+  if (id >= buffers.size())
+    r.fail(who + " refers to buffer " + std::to_string(id) +
+           " which does not exist (the module has " +
+           std::to_string(buffers.size()) + " buffers)");
+}
+
+/// The model's inputs and outputs, each checked against its buffer: an
+/// input's must be an input buffer that no other input uses, and every
+/// input buffer must have its input.
+void readSignatures(const fb::Module *m, const std::vector<BufferInfo> &buffers,
+                    const Reporter &r, std::vector<TensorSignature> &inputs,
+                    std::vector<TensorSignature> &outputs) {
   auto checkSignature = [&](const TensorSignature &sig,
                             const std::string &who) {
-    checkBufferId(sig.buffer, who);
-    const BufferInfo &b = buffers_[sig.buffer];
+    checkBufferId(buffers, sig.buffer, who, r);
+    const BufferInfo &b = buffers[sig.buffer];
     if (b.dtype != sig.dtype || b.shape != sig.shape)
       r.fail(who + " is " + dtypeName(sig.dtype) + shapeToString(sig.shape) +
              " but its buffer " + std::to_string(sig.buffer) + " is " +
              dtypeName(b.dtype) + shapeToString(b.shape));
   };
 
-  std::vector<bool> inputBound(buffers_.size(), false);
-  if (auto *inputs = m->inputs()) {
-    for (flatbuffers::uoffset_t i = 0; i < inputs->size(); ++i) {
-      TensorSignature sig = readSignature(inputs->Get(i), "input", i, r);
+  std::vector<bool> inputBound(buffers.size(), false);
+  if (auto *declared = m->inputs()) {
+    for (flatbuffers::uoffset_t i = 0; i < declared->size(); ++i) {
+      TensorSignature sig = readSignature(declared->Get(i), "input", i, r);
       std::string who = "input " + std::to_string(i) + " ('" + sig.name + "')";
       checkSignature(sig, who);
-      if (buffers_[sig.buffer].kind != BufferKind::Input)
+      if (buffers[sig.buffer].kind != BufferKind::Input)
         r.fail(who + " refers to buffer " + std::to_string(sig.buffer) +
                " which is not an input buffer");
       if (inputBound[sig.buffer])
         r.fail(who + " refers to buffer " + std::to_string(sig.buffer) +
                " which another input already uses");
       inputBound[sig.buffer] = true;
-      for (const TensorSignature &other : inputs_)
+      for (const TensorSignature &other : inputs)
         if (other.name == sig.name)
           r.fail("two inputs are named '" + sig.name + "'");
-      inputs_.push_back(std::move(sig));
+      inputs.push_back(std::move(sig));
     }
   }
-  for (size_t i = 0; i < buffers_.size(); ++i)
-    if (buffers_[i].kind == BufferKind::Input && !inputBound[i])
+  for (size_t i = 0; i < buffers.size(); ++i)
+    if (buffers[i].kind == BufferKind::Input && !inputBound[i])
       r.fail("buffer " + std::to_string(i) +
              " is an input buffer but no input refers to it");
-  if (auto *outputs = m->outputs()) {
-    for (flatbuffers::uoffset_t i = 0; i < outputs->size(); ++i) {
-      TensorSignature sig = readSignature(outputs->Get(i), "output", i, r);
+  if (auto *declared = m->outputs()) {
+    for (flatbuffers::uoffset_t i = 0; i < declared->size(); ++i) {
+      TensorSignature sig = readSignature(declared->Get(i), "output", i, r);
       checkSignature(sig,
                      "output " + std::to_string(i) + " ('" + sig.name + "')");
-      for (const TensorSignature &other : outputs_)
+      for (const TensorSignature &other : outputs)
         if (other.name == sig.name)
           r.fail("two outputs are named '" + sig.name + "'");
-      outputs_.push_back(std::move(sig));
+      outputs.push_back(std::move(sig));
     }
   }
+}
 
-  if (auto *steps = m->steps()) {
-    for (flatbuffers::uoffset_t i = 0; i < steps->size(); ++i) {
-      const fb::Step *s = steps->Get(i);
-      Step step;
-      step.name = str(s->name());
-      if (auto *nodes = s->source_nodes())
-        for (const flatbuffers::String *node : *nodes)
-          step.sourceNodes.push_back(str(node));
-      std::string who = step.describe(i);
-      auto kind = static_cast<int>(s->kind());
-      if (kind < 0 || kind > static_cast<int>(fb::StepKind::MAX))
-        r.fail(who + " has invalid kind " + std::to_string(kind));
-      step.kind = static_cast<StepKind>(kind);
-      if (step.name.empty())
-        r.fail(who + " has an empty name");
-      step.inputs = vec<uint32_t>(s->inputs());
-      step.outputs = vec<uint32_t>(s->outputs());
-      for (uint32_t id : step.inputs)
-        checkBufferId(id, who);
-      for (uint32_t id : step.outputs) {
-        checkBufferId(id, who);
-        if (buffers_[id].kind != BufferKind::Arena &&
-            buffers_[id].kind != BufferKind::Host)
-          r.fail(who + " writes buffer " + std::to_string(id) +
-                 " which is not an arena buffer (nor a host buffer)");
-      }
-      // Host buffers of numbers (1.4) may change storage and shape at run
-      // time, which generated code, compiled for fixed buffers, cannot
-      // follow. (Strings are refused for generated kernels by the session.)
-      if (step.kind == StepKind::Kernel)
-        for (const std::vector<uint32_t> *ids : {&step.inputs, &step.outputs})
-          for (uint32_t id : *ids)
-            if (buffers_[id].kind == BufferKind::Host &&
-                buffers_[id].dtype != DType::String)
-              r.fail(who + " is a generated kernel, but it " +
-                     (ids == &step.inputs ? "reads" : "writes") + " buffer " +
-                     std::to_string(id) + ", a host buffer of " +
-                     dtypeName(buffers_[id].dtype) +
-                     shapeToString(buffers_[id].shape) +
-                     " (only library kernels use host buffers)");
-      if (auto *attrs = s->attributes()) {
-        for (const fb::Attribute *a : *attrs) {
-          Attribute attr;
-          attr.key = str(a->key());
-          attr.ints = vec<int64_t>(a->ints());
-          attr.floats = vec<double>(a->floats());
-          attr.str = str(a->str());
-          if (auto *strs = a->strs())
-            for (const flatbuffers::String *value : *strs)
-              attr.strs.push_back(str(value));
-          for (const Attribute &other : step.attributes)
-            if (other.key == attr.key)
-              r.fail(who + " has two attributes '" + attr.key + "'");
-          step.attributes.push_back(std::move(attr));
-        }
-      }
-      step.launch = kernelLaunch(s->launch(), r, who + "'s launch");
-      step.ptxKernel = str(s->ptx_kernel());
-      step.ptxLaunch =
-          kernelLaunch(s->ptx_launch(), r, who + "'s portable PTX launch");
-      checkLaunches(step, r, who, target_, major_, minor_);
-      steps_.push_back(std::move(step));
+/// Step `i` of the plan, checked: its kind and name, the buffers it reads
+/// and writes, its attributes and its GPU launches.
+Step readStep(const fb::Step *s, size_t i,
+              const std::vector<BufferInfo> &buffers, const Reporter &r,
+              const std::string &target, uint16_t major, uint16_t minor) {
+  Step step;
+  step.name = str(s->name());
+  if (auto *nodes = s->source_nodes())
+    for (const flatbuffers::String *node : *nodes)
+      step.sourceNodes.push_back(str(node));
+  std::string who = step.describe(i);
+  auto kind = static_cast<int>(s->kind());
+  if (kind < 0 || kind > static_cast<int>(fb::StepKind::MAX))
+    r.fail(who + " has invalid kind " + std::to_string(kind));
+  step.kind = static_cast<StepKind>(kind);
+  if (step.name.empty())
+    r.fail(who + " has an empty name");
+  step.inputs = vec<uint32_t>(s->inputs());
+  step.outputs = vec<uint32_t>(s->outputs());
+  for (uint32_t id : step.inputs)
+    checkBufferId(buffers, id, who, r);
+  for (uint32_t id : step.outputs) {
+    checkBufferId(buffers, id, who, r);
+    if (buffers[id].kind != BufferKind::Arena &&
+        buffers[id].kind != BufferKind::Host)
+      r.fail(who + " writes buffer " + std::to_string(id) +
+             " which is not an arena buffer (nor a host buffer)");
+  }
+  // Host buffers of numbers (1.4) may change storage and shape at run
+  // time, which generated code, compiled for fixed buffers, cannot
+  // follow. (Strings are refused for generated kernels by the session.)
+  if (step.kind == StepKind::Kernel)
+    for (const std::vector<uint32_t> *ids : {&step.inputs, &step.outputs})
+      for (uint32_t id : *ids)
+        if (buffers[id].kind == BufferKind::Host &&
+            buffers[id].dtype != DType::String)
+          r.fail(who + " is a generated kernel, but it " +
+                 (ids == &step.inputs ? "reads" : "writes") + " buffer " +
+                 std::to_string(id) + ", a host buffer of " +
+                 dtypeName(buffers[id].dtype) +
+                 shapeToString(buffers[id].shape) +
+                 " (only library kernels use host buffers)");
+  if (auto *attrs = s->attributes()) {
+    for (const fb::Attribute *a : *attrs) {
+      Attribute attr;
+      attr.key = str(a->key());
+      attr.ints = vec<int64_t>(a->ints());
+      attr.floats = vec<double>(a->floats());
+      attr.str = str(a->str());
+      if (auto *strs = a->strs())
+        for (const flatbuffers::String *value : *strs)
+          attr.strs.push_back(str(value));
+      for (const Attribute &other : step.attributes)
+        if (other.key == attr.key)
+          r.fail(who + " has two attributes '" + attr.key + "'");
+      step.attributes.push_back(std::move(attr));
     }
   }
+  step.launch = kernelLaunch(s->launch(), r, who + "'s launch");
+  step.ptxKernel = str(s->ptx_kernel());
+  step.ptxLaunch =
+      kernelLaunch(s->ptx_launch(), r, who + "'s portable PTX launch");
+  checkLaunches(step, r, who, target, major, minor);
+  return step;
+}
+
+/// Fails unless `arch` is empty or sm_<digits> with at most one lower-case
+/// suffix letter.
+void checkGpuArch(const std::string &arch, const Reporter &r) {
+  if (!arch.empty()) {
+    // sm_<digits> with an optional feature suffix letter (sm_90a, sm_100f).
+    bool valid = arch.size() > 3 && arch.compare(0, 3, "sm_") == 0;
+    size_t i = 3;
+    while (valid && i < arch.size() &&
+           std::isdigit(static_cast<unsigned char>(arch[i])))
+      ++i;
+    valid = valid && i > 3 &&
+            (i == arch.size() ||
+             (i + 1 == arch.size() &&
+              std::islower(static_cast<unsigned char>(arch[i]))));
+    if (!valid)
+      r.fail("gpu_arch '" + arch +
+             "' is not a GPU architecture (expected e.g. 'sm_90a')");
+  }
+}
+
+} // namespace
+
+void Module::parse() {
+  Reporter r{name_};
+  const fb::Module *m =
+      verifiedRoot(bytes_.get(), numBytes_, r, major_, minor_);
+  target_ = str(m->target());
+  arenaSize_ = m->arena_size();
+  if (auto *buffers = m->buffers())
+    for (flatbuffers::uoffset_t i = 0; i < buffers->size(); ++i)
+      buffers_.push_back(readBuffer(buffers->Get(i), i, arenaSize_, r));
+  readSignatures(m, buffers_, r, inputs_, outputs_);
+  if (auto *steps = m->steps())
+    for (flatbuffers::uoffset_t i = 0; i < steps->size(); ++i)
+      steps_.push_back(
+          readStep(steps->Get(i), i, buffers_, r, target_, major_, minor_));
 
   if (auto *code = m->code()) {
     code_ = code->data();
@@ -598,21 +649,7 @@ void Module::parse() {
     gpuPtxSize_ = ptx->size();
   }
   gpuArch_ = str(m->gpu_arch());
-  if (!gpuArch_.empty()) {
-    // sm_<digits> with an optional feature suffix letter (sm_90a, sm_100f).
-    bool valid = gpuArch_.size() > 3 && gpuArch_.compare(0, 3, "sm_") == 0;
-    size_t i = 3;
-    while (valid && i < gpuArch_.size() &&
-           std::isdigit(static_cast<unsigned char>(gpuArch_[i])))
-      ++i;
-    valid = valid && i > 3 &&
-            (i == gpuArch_.size() ||
-             (i + 1 == gpuArch_.size() &&
-              std::islower(static_cast<unsigned char>(gpuArch_[i]))));
-    if (!valid)
-      r.fail("gpu_arch '" + gpuArch_ +
-             "' is not a GPU architecture (expected e.g. 'sm_90a')");
-  }
+  checkGpuArch(gpuArch_, r);
 }
 
 } // namespace strata::rt
