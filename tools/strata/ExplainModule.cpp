@@ -111,59 +111,38 @@ std::string signatureText(const rt::TensorSignature &sig) {
          rt::valuesToString(sig.dtype, sig.shape, sig.requiredValue) + ")";
 }
 
-} // namespace
+/// What both forms of the explanation say about a module: its metadata,
+/// its constants' bytes, names for the buffers the model's inputs and
+/// outputs are, and its steps counted by kind.
+struct ModuleFacts {
+  explicit ModuleFacts(const rt::Module &m);
 
-using strata::driver::humanBytes;
+  /// What a step reads or writes: "input 'x'" or the buffer's kind, then
+  /// its type.
+  std::vector<std::string> operands(const std::vector<uint32_t> &ids) const;
+  /// The input whose arena space a step's output takes (a convolution
+  /// adding onto a residual it reads last writes over it), or -1.
+  int inPlaceOf(const rt::Step &step, uint32_t output) const;
 
-int strata::driver::explainModuleFile(const std::string &path, bool asJson) {
-  std::shared_ptr<const rt::Module> loaded;
-  try {
-    loaded = rt::Module::load(path);
-  } catch (const rt::Error &e) {
-    llvm::errs() << path << ": error: " << e.what() << "\n";
-    return 1;
-  }
-  const rt::Module &m = *loaded;
-  std::map<std::string, std::string> metadata(m.metadata().begin(),
-                                              m.metadata().end());
+  const rt::Module &m;
+  std::map<std::string, std::string> metadata;
   uint64_t constantBytes = 0;
+  std::map<uint32_t, std::string> named;
+  std::map<std::string, size_t> libraryCalls;
+  size_t kernels = 0, hosts = 0, libraries = 0;
+  /// "1.6".
+  std::string format;
+};
+
+ModuleFacts::ModuleFacts(const rt::Module &m)
+    : m(m), metadata(m.metadata().begin(), m.metadata().end()) {
   for (const rt::BufferInfo &b : m.buffers())
     if (b.kind == rt::BufferKind::Constant)
       constantBytes += b.dataSize;
-  // What each step reads and writes: "x" for a model input, else the
-  // buffer's kind and type.
-  std::map<uint32_t, std::string> named;
   for (const rt::TensorSignature &sig : m.inputs())
     named[sig.buffer] = "input '" + sig.name + "'";
   for (const rt::TensorSignature &sig : m.outputs())
     named[sig.buffer] = "output '" + sig.name + "'";
-  auto operands = [&](const std::vector<uint32_t> &ids) {
-    std::vector<std::string> out;
-    for (uint32_t id : ids) {
-      const rt::BufferInfo &b = m.buffers()[id];
-      auto it = named.find(id);
-      out.push_back(
-          (it != named.end() ? it->second : std::string(bufferKind(b.kind))) +
-          " " + typeText(b.dtype, b.shape));
-    }
-    return out;
-  };
-  // The input whose arena space a step's output takes (a convolution
-  // adding onto a residual it reads last writes over it), or -1.
-  auto inPlaceOf = [&](const rt::Step &step, uint32_t output) -> int {
-    const rt::BufferInfo &out = m.buffers()[output];
-    if (out.kind != rt::BufferKind::Arena || out.size == 0)
-      return -1;
-    for (size_t i = 0; i < step.inputs.size(); ++i) {
-      const rt::BufferInfo &in = m.buffers()[step.inputs[i]];
-      if (in.kind == rt::BufferKind::Arena && in.offset == out.offset &&
-          in.size == out.size)
-        return static_cast<int>(i);
-    }
-    return -1;
-  };
-  std::map<std::string, size_t> libraryCalls;
-  size_t kernels = 0, hosts = 0;
   for (const rt::Step &step : m.steps()) {
     if (step.isHostKernel())
       ++hosts;
@@ -172,99 +151,133 @@ int strata::driver::explainModuleFile(const std::string &path, bool asJson) {
     else
       ++libraryCalls[step.name];
   }
-  size_t libraries = m.steps().size() - kernels - hosts;
-  std::string format =
+  libraries = m.steps().size() - kernels - hosts;
+  format =
       std::to_string(m.versionMajor()) + "." + std::to_string(m.versionMinor());
+}
 
-  if (asJson) {
-    json::Array inputs, outputs, steps;
-    for (const rt::TensorSignature &sig : m.inputs())
-      inputs.push_back(json::Object{{"name", sig.name},
-                                    {"type", typeText(sig.dtype, sig.shape)},
-                                    {"text", signatureText(sig)}});
-    for (const rt::TensorSignature &sig : m.outputs())
-      outputs.push_back(json::Object{{"name", sig.name},
-                                     {"type", typeText(sig.dtype, sig.shape)}});
-    for (size_t i = 0; i < m.steps().size(); ++i) {
-      const rt::Step &step = m.steps()[i];
-      json::Array reads, writes, nodes;
-      for (std::string &text : operands(step.inputs))
-        reads.push_back(std::move(text));
-      json::Array inPlace;
-      for (std::string &text : operands(step.outputs))
-        writes.push_back(std::move(text));
-      for (size_t w = 0; w < step.outputs.size(); ++w)
-        if (int of = inPlaceOf(step, step.outputs[w]); of >= 0)
-          inPlace.push_back(
-              json::Object{{"write", static_cast<int64_t>(w)}, {"read", of}});
-      for (const std::string &node : step.sourceNodes)
-        nodes.push_back(node);
-      json::Object attributes;
-      for (const rt::Attribute &a : step.attributes)
-        attributes[a.key] = attributeText(a);
-      json::Object entry{{"index", static_cast<int64_t>(i)},
-                         {"kind", kindName(step)},
-                         {"name", step.name},
-                         {"nodes", std::move(nodes)},
-                         {"reads", std::move(reads)},
-                         {"writes", std::move(writes)},
-                         {"in_place", std::move(inPlace)},
-                         {"attributes", std::move(attributes)}};
-      if (step.launch)
-        entry["launch"] = launchJson(*step.launch);
-      if (step.ptxLaunch) {
-        entry["ptx_kernel"] = step.ptxKernel;
-        entry["ptx_launch"] = launchJson(*step.ptxLaunch);
-      }
-      steps.push_back(std::move(entry));
-    }
-    json::Object meta;
-    for (const auto &[key, value] : metadata)
-      meta[key] = value;
-    json::Object out{
-        {"module", path},
-        {"format", format},
-        {"target", m.target()},
-        {"metadata", std::move(meta)},
-        {"inputs", std::move(inputs)},
-        {"outputs", std::move(outputs)},
-        {"arena_bytes", static_cast<int64_t>(m.arenaSize())},
-        {"constant_bytes", static_cast<int64_t>(constantBytes)},
-        {"code_bytes", static_cast<int64_t>(m.codeSize())},
-        {"steps", std::move(steps)},
-        {"summary",
-         json::Object{{"steps", static_cast<int64_t>(m.steps().size())},
-                      {"library_calls", static_cast<int64_t>(libraries)},
-                      {"generated_kernels", static_cast<int64_t>(kernels)},
-                      {"host_kernels", static_cast<int64_t>(hosts)}}}};
-    if (!m.gpuArch().empty())
-      out["gpu"] =
-          json::Object{{"arch", m.gpuArch()},
-                       {"cubin_bytes", static_cast<int64_t>(m.gpuCubinSize())},
-                       {"ptx_bytes", static_cast<int64_t>(m.gpuPtxSize())}};
-    llvm::outs() << llvm::formatv("{0:2}", json::Value(std::move(out))) << "\n";
-    return 0;
+std::vector<std::string>
+ModuleFacts::operands(const std::vector<uint32_t> &ids) const {
+  std::vector<std::string> out;
+  for (uint32_t id : ids) {
+    const rt::BufferInfo &b = m.buffers()[id];
+    auto it = named.find(id);
+    out.push_back(
+        (it != named.end() ? it->second : std::string(bufferKind(b.kind))) +
+        " " + typeText(b.dtype, b.shape));
   }
+  return out;
+}
 
+int ModuleFacts::inPlaceOf(const rt::Step &step, uint32_t output) const {
+  const rt::BufferInfo &out = m.buffers()[output];
+  if (out.kind != rt::BufferKind::Arena || out.size == 0)
+    return -1;
+  for (size_t i = 0; i < step.inputs.size(); ++i) {
+    const rt::BufferInfo &in = m.buffers()[step.inputs[i]];
+    if (in.kind == rt::BufferKind::Arena && in.offset == out.offset &&
+        in.size == out.size)
+      return static_cast<int>(i);
+  }
+  return -1;
+}
+
+/// `strata explain --json m.strata`.
+void printJson(const ModuleFacts &f, const std::string &path) {
+  const rt::Module &m = f.m;
+  json::Array inputs, outputs, steps;
+  for (const rt::TensorSignature &sig : m.inputs())
+    inputs.push_back(json::Object{{"name", sig.name},
+                                  {"type", typeText(sig.dtype, sig.shape)},
+                                  {"text", signatureText(sig)}});
+  for (const rt::TensorSignature &sig : m.outputs())
+    outputs.push_back(json::Object{{"name", sig.name},
+                                   {"type", typeText(sig.dtype, sig.shape)}});
+  for (size_t i = 0; i < m.steps().size(); ++i) {
+    const rt::Step &step = m.steps()[i];
+    json::Array reads, writes, nodes;
+    for (std::string &text : f.operands(step.inputs))
+      reads.push_back(std::move(text));
+    json::Array inPlace;
+    for (std::string &text : f.operands(step.outputs))
+      writes.push_back(std::move(text));
+    for (size_t w = 0; w < step.outputs.size(); ++w)
+      if (int of = f.inPlaceOf(step, step.outputs[w]); of >= 0)
+        inPlace.push_back(
+            json::Object{{"write", static_cast<int64_t>(w)}, {"read", of}});
+    for (const std::string &node : step.sourceNodes)
+      nodes.push_back(node);
+    json::Object attributes;
+    for (const rt::Attribute &a : step.attributes)
+      attributes[a.key] = attributeText(a);
+    json::Object entry{{"index", static_cast<int64_t>(i)},
+                       {"kind", kindName(step)},
+                       {"name", step.name},
+                       {"nodes", std::move(nodes)},
+                       {"reads", std::move(reads)},
+                       {"writes", std::move(writes)},
+                       {"in_place", std::move(inPlace)},
+                       {"attributes", std::move(attributes)}};
+    if (step.launch)
+      entry["launch"] = launchJson(*step.launch);
+    if (step.ptxLaunch) {
+      entry["ptx_kernel"] = step.ptxKernel;
+      entry["ptx_launch"] = launchJson(*step.ptxLaunch);
+    }
+    steps.push_back(std::move(entry));
+  }
+  json::Object meta;
+  for (const auto &[key, value] : f.metadata)
+    meta[key] = value;
+  json::Object out{
+      {"module", path},
+      {"format", f.format},
+      {"target", m.target()},
+      {"metadata", std::move(meta)},
+      {"inputs", std::move(inputs)},
+      {"outputs", std::move(outputs)},
+      {"arena_bytes", static_cast<int64_t>(m.arenaSize())},
+      {"constant_bytes", static_cast<int64_t>(f.constantBytes)},
+      {"code_bytes", static_cast<int64_t>(m.codeSize())},
+      {"steps", std::move(steps)},
+      {"summary",
+       json::Object{{"steps", static_cast<int64_t>(m.steps().size())},
+                    {"library_calls", static_cast<int64_t>(f.libraries)},
+                    {"generated_kernels", static_cast<int64_t>(f.kernels)},
+                    {"host_kernels", static_cast<int64_t>(f.hosts)}}}};
+  if (!m.gpuArch().empty())
+    out["gpu"] =
+        json::Object{{"arch", m.gpuArch()},
+                     {"cubin_bytes", static_cast<int64_t>(m.gpuCubinSize())},
+                     {"ptx_bytes", static_cast<int64_t>(m.gpuPtxSize())}};
+  llvm::outs() << llvm::formatv("{0:2}", json::Value(std::move(out))) << "\n";
+}
+
+/// `strata explain m.strata`.
+void printText(const ModuleFacts &f, const std::string &path) {
+  const rt::Module &m = f.m;
   llvm::raw_ostream &os = llvm::outs();
-  os << "strata explain " << path << " (a compiled module, format " << format
+  os << "strata explain " << path << " (a compiled module, format " << f.format
      << ")\n";
   auto line = [&](llvm::StringRef label, const std::string &text) {
     os << "  " << label << ": " << text << "\n";
   };
-  if (metadata.count("source"))
-    line("compiled from", metadata["source"]);
-  if (metadata.count("compiler"))
-    line("compiler", metadata["compiler"]);
+  if (f.metadata.count("source"))
+    line("compiled from", f.metadata.at("source"));
+  if (f.metadata.count("compiler"))
+    line("compiler", f.metadata.at("compiler"));
   std::string target = m.target();
   if (!m.gpuArch().empty())
-    target += " (" + m.gpuArch() +
-              (m.gpuCubinSize() ? ", cubin " + humanBytes(m.gpuCubinSize())
-                                : std::string(", no cubin")) +
-              (m.gpuPtxSize() ? ", PTX " + humanBytes(m.gpuPtxSize()) : "") +
-              ")";
-  else if (metadata.count("cpu"))
-    target += " (" + metadata["cpu"] + ")";
+    target +=
+        " (" + m.gpuArch() +
+        (m.gpuCubinSize()
+             ? ", cubin " + strata::driver::humanBytes(m.gpuCubinSize())
+             : std::string(", no cubin")) +
+        (m.gpuPtxSize() ? ", PTX " + strata::driver::humanBytes(m.gpuPtxSize())
+                        : "") +
+        ")";
+  else if (f.metadata.count("cpu"))
+    target += " (" + f.metadata.at("cpu") + ")";
   line("target", target);
   std::vector<std::string> ins, outs;
   for (const rt::TensorSignature &sig : m.inputs())
@@ -273,10 +286,12 @@ int strata::driver::explainModuleFile(const std::string &path, bool asJson) {
     outs.push_back(signatureText(sig));
   line("inputs", ins.empty() ? "none" : llvm::join(ins, "; "));
   line("outputs", llvm::join(outs, "; "));
-  line("memory", "arena " + humanBytes(m.arenaSize()) + ", constants " +
-                     humanBytes(constantBytes) +
-                     (m.codeSize() ? ", host code " + humanBytes(m.codeSize())
-                                   : std::string()));
+  line("memory",
+       "arena " + strata::driver::humanBytes(m.arenaSize()) + ", constants " +
+           strata::driver::humanBytes(f.constantBytes) +
+           (m.codeSize()
+                ? ", host code " + strata::driver::humanBytes(m.codeSize())
+                : std::string()));
   os << "\n";
   for (size_t i = 0; i < m.steps().size(); ++i) {
     const rt::Step &step = m.steps()[i];
@@ -293,10 +308,10 @@ int strata::driver::explainModuleFile(const std::string &path, bool asJson) {
         nodes.push_back("'" + node + "'");
       os << "    ONNX nodes: " << llvm::join(nodes, ", ") << "\n";
     }
-    std::vector<std::string> reads = operands(step.inputs),
-                             writes = operands(step.outputs);
+    std::vector<std::string> reads = f.operands(step.inputs),
+                             writes = f.operands(step.outputs);
     for (size_t i = 0; i < writes.size(); ++i)
-      if (int of = inPlaceOf(step, step.outputs[i]); of >= 0)
+      if (int of = f.inPlaceOf(step, step.outputs[i]); of >= 0)
         writes[i] += " (in place of reads[" + std::to_string(of) + "])";
     if (!reads.empty())
       os << "    reads: " << llvm::join(reads, "; ") << "\n";
@@ -317,12 +332,31 @@ int strata::driver::explainModuleFile(const std::string &path, bool asJson) {
     }
   }
   std::vector<std::string> calls;
-  for (const auto &[name, count] : libraryCalls)
+  for (const auto &[name, count] : f.libraryCalls)
     calls.push_back(name + " " + std::to_string(count));
-  os << "\nsummary: " << m.steps().size() << " steps: " << libraries
+  os << "\nsummary: " << m.steps().size() << " steps: " << f.libraries
      << " library calls"
      << (calls.empty() ? "" : " (" + llvm::join(calls, ", ") + ")") << ", "
-     << kernels << " generated kernels, " << hosts << " host kernels\n"
+     << f.kernels << " generated kernels, " << f.hosts << " host kernels\n"
      << "(the reasons behind these decisions: strata explain on the model)\n";
+}
+
+} // namespace
+
+using strata::driver::humanBytes;
+
+int strata::driver::explainModuleFile(const std::string &path, bool asJson) {
+  std::shared_ptr<const rt::Module> loaded;
+  try {
+    loaded = rt::Module::load(path);
+  } catch (const rt::Error &e) {
+    llvm::errs() << path << ": error: " << e.what() << "\n";
+    return 1;
+  }
+  ModuleFacts facts(*loaded);
+  if (asJson)
+    printJson(facts, path);
+  else
+    printText(facts, path);
   return 0;
 }
