@@ -378,6 +378,24 @@ private:
 
   LogicalResult analyze();
   void planRegisters();
+  /// A buffer of the row that planRegisters may keep in registers.
+  struct RowBuffer {
+    Value value;
+    Operation *alloc = nullptr;
+    int64_t arg = -1;
+    Operation *finalWriter = nullptr;
+    bool writeThrough = false;
+    int64_t registers = 0;
+    // Positions in the row's ops of the first op that defines its values
+    // and the last that reads them.
+    int64_t start = -1, end = -1;
+  };
+  SmallVector<RowBuffer>
+  rowBuffers(MutableArrayRef<linalg::LinalgOp> ordered,
+             const llvm::SmallPtrSet<Operation *, 8> &ops, int64_t row);
+  void chooseRowBlock(ArrayRef<linalg::LinalgOp> ordered,
+                      ArrayRef<RowBuffer> buffers,
+                      llvm::SmallPtrSet<Operation *, 8> ops, int64_t row);
   void planPack();
   void noteRegisters();
   bool rowAccess(linalg::LinalgOp op, OpOperand &operand, int64_t row);

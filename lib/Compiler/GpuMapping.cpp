@@ -386,7 +386,6 @@ bool KernelMapper::rowAccess(linalg::LinalgOp op, OpOperand &operand,
 /// softmax over 1024 threads 4.14 TB/s against 3.58 staged in dynamic
 /// shared memory.
 void KernelMapper::planRegisters() {
-  RegisterRows &rows = plan.registers;
   if (plan.mapping != "block_ops")
     return;
   auto wholeRowReduction = [&](linalg::LinalgOp op, int64_t row) {
@@ -416,7 +415,19 @@ void KernelMapper::planRegisters() {
       ordered.push_back(op);
     }
 
-  // The buffers that only those ops touch, each in row order.
+  SmallVector<RowBuffer> buffers = rowBuffers(ordered, ops, row);
+  if (buffers.empty())
+    return;
+  chooseRowBlock(ordered, buffers, std::move(ops), row);
+}
+
+/// The buffers that only the row's ops touch, each in row order, that
+/// stay in registers: an input read twice or more, a temporary, an output
+/// written once at the end or once at the start (write-through).
+SmallVector<KernelMapper::RowBuffer>
+KernelMapper::rowBuffers(MutableArrayRef<linalg::LinalgOp> ordered,
+                         const llvm::SmallPtrSet<Operation *, 8> &ops,
+                         int64_t row) {
   std::function<bool(Value, SmallVectorImpl<OpOperand *> &)> rowUses =
       [&](Value value, SmallVectorImpl<OpOperand *> &uses) {
         for (OpOperand &use : value.getUses()) {
@@ -437,19 +448,8 @@ void KernelMapper::planRegisters() {
   auto reads = [](linalg::LinalgOp op, OpOperand *use) {
     return !op.getMatchingBlockArgument(use).use_empty();
   };
-  struct Buffer {
-    Value value;
-    Operation *alloc = nullptr;
-    int64_t arg = -1;
-    Operation *finalWriter = nullptr;
-    bool writeThrough = false;
-    int64_t registers = 0;
-    // Positions in `ordered` of the first op that defines its values and
-    // the last that reads them.
-    int64_t start = -1, end = -1;
-  };
-  SmallVector<Buffer> buffers;
-  auto consider = [&](Buffer buffer, bool input) {
+  SmallVector<RowBuffer> buffers;
+  auto consider = [&](RowBuffer buffer, bool input) {
     SmallVector<OpOperand *> uses;
     if (!rowUses(buffer.value, uses) || uses.empty())
       return;
@@ -524,9 +524,17 @@ void KernelMapper::planRegisters() {
   for (BlockArgument arg : body.getBody().front().getArguments())
     consider({arg, nullptr, arg.getArgNumber()},
              arg.getArgNumber() < decl.getNumArguments());
-  if (buffers.empty())
-    return;
+  return buffers;
+}
 
+/// The row's block for `buffers` in registers: the group of elements a
+/// thread moves at once, and the warps that share the row's groups, in
+/// plan.registers; nothing when no block holds them.
+void KernelMapper::chooseRowBlock(ArrayRef<linalg::LinalgOp> ordered,
+                                  ArrayRef<RowBuffer> buffers,
+                                  llvm::SmallPtrSet<Operation *, 8> ops,
+                                  int64_t row) {
+  RegisterRows &rows = plan.registers;
   // Groups of 16 bytes of the narrowest element the ops move along the row,
   // up to 32 bytes of the widest; each op's innermost loop holds whole
   // groups.
@@ -555,7 +563,7 @@ void KernelMapper::planRegisters() {
     int64_t most = 0;
     for (int64_t i = 0; i < static_cast<int64_t>(ordered.size()); ++i) {
       int64_t across = 0, ending = 0, starting = 0;
-      for (const Buffer &buffer : buffers) {
+      for (const RowBuffer &buffer : buffers) {
         int64_t regs = ceilDiv(perThread * buffer.registers, 4);
         if (buffer.start < i && buffer.end > i)
           across += regs;
@@ -601,7 +609,7 @@ void KernelMapper::planRegisters() {
     }
     rows.buffers = buffers.size();
     rows.ops = std::move(ops);
-    for (const Buffer &buffer : buffers) {
+    for (const RowBuffer &buffer : buffers) {
       if (buffer.alloc)
         rows.allocs.insert(buffer.alloc);
       else
