@@ -524,6 +524,80 @@ static void matchOutput(graph::MatMulOp second, RankedTensorType oType,
     }
 }
 
+/// The layout chains of Q's, K's and V's uses (`uses`) that the block
+/// absorbs beside its ops (`inside`): grown to a fixed point over what the
+/// other chains read, and cut back to what every chain still reads.
+static void absorbLayoutChains(ArrayRef<OpOperand *> uses,
+                               const llvm::SmallPtrSetImpl<Operation *> &inside,
+                               SmallVector<Operation *> (&chains)[3]) {
+  for (bool changed = true; changed;) {
+    changed = false;
+    llvm::SmallPtrSet<Operation *, 16> candidates(inside.begin(), inside.end());
+    for (OpOperand *use : uses)
+      for (Operation *op : layoutChain(use, inside))
+        candidates.insert(op);
+    for (int i = 0; i < 3; ++i) {
+      SmallVector<Operation *> chain = layoutChain(uses[i], candidates);
+      if (chain != chains[i]) {
+        chains[i] = chain;
+        changed = true;
+      }
+    }
+    // Only what every chain still reads is absorbed.
+    llvm::SmallPtrSet<Operation *, 16> absorbed(inside.begin(), inside.end());
+    for (auto &chain : chains)
+      absorbed.insert(chain.begin(), chain.end());
+    for (int i = 0; i < 3; ++i) {
+      SmallVector<Operation *> kept = layoutChain(uses[i], absorbed);
+      if (kept.size() < chains[i].size()) {
+        chains[i] = kept;
+        changed = true;
+      }
+    }
+  }
+}
+
+/// Q's, K's and V's views (`viewOf`) through their chains, into `views`: a
+/// chain whose view fails, or whose ops something outside the block reads
+/// once another chain was dropped, is dropped (the operand is then read as
+/// it is). False when an operand has no view even so.
+static bool viewOperands(function_ref<std::optional<strata::AttentionOperand>(
+                             int, ArrayRef<Operation *>)>
+                             viewOf,
+                         const llvm::SmallPtrSetImpl<Operation *> &inside,
+                         SmallVector<Operation *> (&chains)[3],
+                         strata::AttentionOperand *const (&views)[3]) {
+  for (int i = 0; i < 3; ++i) {
+    std::optional<strata::AttentionOperand> view = viewOf(i, chains[i]);
+    if (!view) {
+      chains[i].clear();
+      view = viewOf(i, {});
+    }
+    // Only a head dimension the kernel does not take (anyShape) leaves
+    // rows off 16 bytes.
+    if (!view)
+      return false;
+    *views[i] = *view;
+  }
+  llvm::SmallPtrSet<Operation *, 16> absorbed;
+  for (auto &chain : chains)
+    absorbed.insert(chain.begin(), chain.end());
+  // A chain dropped for its strides may leave another's ops read outside.
+  for (int i = 0; i < 3; ++i)
+    for (Operation *op : chains[i])
+      if (llvm::any_of(op->getUsers(), [&](Operation *user) {
+            return !inside.contains(user) && !absorbed.contains(user);
+          })) {
+        chains[i].clear();
+        std::optional<strata::AttentionOperand> view = viewOf(i, {});
+        if (!view)
+          return false;
+        *views[i] = *view;
+        break;
+      }
+  return true;
+}
+
 std::optional<strata::AttentionMatch>
 strata::matchAttention(Operation *op, std::string &whyNot, bool anyShape) {
   whyNot.clear();
@@ -676,65 +750,13 @@ strata::matchAttention(Operation *op, std::string &whyNot, bool anyShape) {
   };
   llvm::SmallPtrSet<Operation *, 16> inside(match.ops.begin(), match.ops.end());
   SmallVector<Operation *> chains[3];
-  for (bool changed = true; changed;) {
-    changed = false;
-    llvm::SmallPtrSet<Operation *, 16> candidates = inside;
-    for (OpOperand *use : uses)
-      for (Operation *op : layoutChain(use, inside))
-        candidates.insert(op);
-    for (int i = 0; i < 3; ++i) {
-      SmallVector<Operation *> chain = layoutChain(uses[i], candidates);
-      if (chain != chains[i]) {
-        chains[i] = chain;
-        changed = true;
-      }
-    }
-    // Only what every chain still reads is absorbed.
-    llvm::SmallPtrSet<Operation *, 16> absorbed = inside;
-    for (auto &chain : chains)
-      absorbed.insert(chain.begin(), chain.end());
-    for (int i = 0; i < 3; ++i) {
-      SmallVector<Operation *> kept = layoutChain(uses[i], absorbed);
-      if (kept.size() < chains[i].size()) {
-        chains[i] = kept;
-        changed = true;
-      }
-    }
-  }
-  AttentionOperand *views[3] = {&match.q, &match.k, &match.v};
-  for (int i = 0; i < 3; ++i) {
-    std::optional<AttentionOperand> view = viewOf(i, chains[i]);
-    if (!view) {
-      chains[i].clear();
-      view = viewOf(i, {});
-    }
-    if (!view) {
-      // Only a head dimension the kernel does not take (anyShape) leaves
-      // rows off 16 bytes.
-      whyNot = "the rows of Q, K or V do not start on 16 bytes";
-      return std::nullopt;
-    }
-    *views[i] = *view;
+  absorbLayoutChains(uses, inside, chains);
+  AttentionOperand *const views[3] = {&match.q, &match.k, &match.v};
+  if (!viewOperands(viewOf, inside, chains, views)) {
+    whyNot = "the rows of Q, K or V do not start on 16 bytes";
+    return std::nullopt;
   }
   llvm::SmallPtrSet<Operation *, 16> absorbed;
-  for (auto &chain : chains)
-    absorbed.insert(chain.begin(), chain.end());
-  // A chain dropped for its strides may leave another's ops read outside.
-  for (int i = 0; i < 3; ++i)
-    for (Operation *op : chains[i])
-      if (llvm::any_of(op->getUsers(), [&](Operation *user) {
-            return !inside.contains(user) && !absorbed.contains(user);
-          })) {
-        chains[i].clear();
-        std::optional<AttentionOperand> view = viewOf(i, {});
-        if (!view) {
-          whyNot = "the rows of Q, K or V do not start on 16 bytes";
-          return std::nullopt;
-        }
-        *views[i] = *view;
-        break;
-      }
-  absorbed.clear();
   for (auto &chain : chains)
     absorbed.insert(chain.begin(), chain.end());
   match.layout.insert(absorbed.begin(), absorbed.end());
