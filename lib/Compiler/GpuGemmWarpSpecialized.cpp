@@ -323,10 +323,9 @@ SmallVector<Value> GemmEmitter::consumerStep(const Consumer &c, Value k,
   asmBarrier("wgmma.commit_group.sync.aligned;");
   asmBarrier(last ? "wgmma.wait_group.sync.aligned 0;"
                   : "wgmma.wait_group.sync.aligned 1;");
-  Value previous = arith::SelectOp::create(
-      b, loc,
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, s, c32(0)),
-      c32(ring.stages - 1), arith::SubIOp::create(b, loc, s, c32(1)));
+  Value previous =
+      arith::SelectOp::create(b, loc, equals(s, 0), c32(ring.stages - 1),
+                              arith::SubIOp::create(b, loc, s, c32(1)));
   mbarrierArrive(
       emptyBarrier(previous),
       arith::ExtUIOp::create(

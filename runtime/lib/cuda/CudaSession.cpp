@@ -180,22 +180,13 @@ void CudaSession::checkPlan() {
     // The loader has checked that a kernel step of a CUDA module has a
     // launch, its extents and its field sizes.
     auto spec = [&](const KernelLaunch &launch) {
-      LaunchSpec out;
-      std::copy(launch.grid, launch.grid + 3, out.grid);
-      std::copy(launch.block, launch.block + 3, out.block);
-      out.sharedBytes = launch.sharedBytes;
-      out.gridDependency = launch.waitsForGrids;
-      out.persistent = launch.persistent;
-      out.tensorMaps = checkTensorMaps(m, step, who, launch);
-      return out;
+      return LaunchSpec{&launch, checkTensorMaps(m, step, who, launch)};
     };
     if (!step.launch)
       failPlan(who + " is a GPU kernel without a launch");
     shape.cubin = spec(*step.launch);
-    if (step.ptxLaunch) {
-      shape.ptxKernel = step.ptxKernel;
+    if (step.ptxLaunch)
       shape.ptx = spec(*step.ptxLaunch);
-    }
   }
   // Host buffers (strings, values of run-time shape) are written by host
   // steps, on the host; one no step writes has no value anywhere.
@@ -478,9 +469,10 @@ void CudaSession::resolveKernels() {
     // The PTX's own kernel and launch where the step gives them (the
     // portable PTX's variant of a kernel whose cubin form needs wgmma).
     bool ownPtx = variants.ownPtx =
-        info_.loadedImage == "ptx" && !variants.ptxKernel.empty();
+        info_.loadedImage == "ptx" && variants.ptx.launch;
     const LaunchSpec &shape = variants.taken();
-    const std::string &kernel = ownPtx ? variants.ptxKernel : step.name;
+    const KernelLaunch &launch = *shape.launch;
+    const std::string &kernel = ownPtx ? step.ptxKernel : step.name;
     auto found = functions.find(kernel);
     if (found == functions.end()) {
       CUfunction fn = nullptr;
@@ -496,23 +488,23 @@ void CudaSession::resolveKernels() {
       found = functions.emplace(kernel, fn).first;
     }
     l.function = found->second;
-    std::copy(shape.grid, shape.grid + 3, l.grid);
-    std::copy(shape.block, shape.block + 3, l.block);
-    l.sharedBytes = shape.sharedBytes;
+    std::copy(launch.grid, launch.grid + 3, l.grid);
+    std::copy(launch.block, launch.block + 3, l.block);
+    l.sharedBytes = launch.sharedBytes;
     info_.ownPtxLaunches += ownPtx;
-    l.gridDependency = shape.gridDependency && gridDependency_;
+    l.gridDependency = launch.waitsForGrids && gridDependency_;
     info_.programmaticLaunches += l.gridDependency;
 
     // The ABI: one device pointer per input, then per output. Drivers with
     // cuFuncGetParamInfo let a mismatch surface here, not as a fault.
     size_t numArgs = step.inputs.size() + step.outputs.size() +
                      (shape.tensorMaps.empty() ? 0 : 1);
-    if (shape.persistent) {
+    if (launch.persistent) {
       // A persistent kernel's blocks each take every grid-th piece of its
       // work: no more of them than the SMs hold at once, or than
       // options_.persistentBlocks (STRATA_CUDA_PERSISTENT_BLOCKS) says
       // (tests: several pieces a block on small cases).
-      uint64_t most = uint64_t(multiprocessors) * shape.persistent;
+      uint64_t most = uint64_t(multiprocessors) * launch.persistent;
       if (unsigned cap = *options_.persistentBlocks;
           cap && (!most || most > cap))
         most = cap;

@@ -131,27 +131,21 @@ struct TensorMapSpec {
   uint32_t boxInner = 0, boxOuter = 0, swizzle = 0;
 };
 
-/// One variant's launch (the cubin's or the portable PTX's), from the step's
-/// typed launch (format 1.6), checked against its buffers without a device.
+/// One variant's launch (the cubin's or the portable PTX's): the step's
+/// typed launch (format 1.6; the module outlives its sessions) and its
+/// tensor maps, checked against the step's buffers without a device.
 struct LaunchSpec {
-  unsigned grid[3] = {0, 0, 0}, block[3] = {0, 0, 0};
-  unsigned sharedBytes = 0;
-  bool gridDependency = false;
-  /// A persistent kernel (it walks its work with a stride of its grid):
-  /// at most this many blocks per SM are launched; 0: the grid as it is.
-  unsigned persistent = 0;
+  /// Null for the PTX of a step without a launch of the PTX's own.
+  const KernelLaunch *launch = nullptr;
   /// Passed, encoded, after the outputs: one device pointer to them.
   std::vector<TensorMapSpec> tensorMaps;
 };
 
-/// A kernel step's launches.
+/// A kernel step's launches: the cubin's, and the portable PTX's own where
+/// it differs (the step's ptx_kernel and ptx_launch, docs/runtime.md),
+/// taken when the session loads the PTX.
 struct LaunchShape {
-  LaunchSpec cubin;
-  /// The portable PTX's own kernel and launch, where they differ from the
-  /// cubin's (docs/runtime.md): taken when the session loads the PTX.
-  /// Empty `ptxKernel`: the step's kernel and the cubin's launch.
-  std::string ptxKernel;
-  LaunchSpec ptx;
+  LaunchSpec cubin, ptx;
   /// Whether the loaded image runs the PTX's own kernel (resolveKernels).
   bool ownPtx = false;
   const LaunchSpec &taken() const { return ownPtx ? ptx : cubin; }
