@@ -496,12 +496,9 @@ static BodyBuilder buildClip(graph::ClipOp op) {
   return nullptr;
 }
 
-/// Returns how to compute one element of `op`'s result, or null when this
-/// pass does not lower `op` (an op it does not know, or element types it does
-/// not handle). Shapes are checked separately (getBroadcastShape). The types
-/// inspected are the op's own (uiN included); the body sees their signless
-/// forms.
-static BodyBuilder getBodyBuilder(Operation *op) {
+/// How to compute one element of a unary op's result (math, sign and
+/// classification ops), or null (getBodyBuilder).
+static BodyBuilder unaryBody(Operation *op) {
   using Args = ValueRange;
   return llvm::TypeSwitch<Operation *, BodyBuilder>(op)
       // Unary float ops with a direct upstream counterpart.
@@ -665,6 +662,14 @@ static BodyBuilder getBodyBuilder(Operation *op) {
           return result;
         };
       })
+      .Default([](Operation *) { return nullptr; });
+}
+
+/// How to compute one element of a binary op's result (arithmetic, bitwise
+/// and logical ops, comparisons), or null (getBodyBuilder).
+static BodyBuilder binaryBody(Operation *op) {
+  using Args = ValueRange;
+  return llvm::TypeSwitch<Operation *, BodyBuilder>(op)
       // Binary arithmetic. Integer division truncates toward zero, like C
       // and onnxruntime; min/max on floats propagate NaN, like numpy.
       .Case([](graph::AddOp op) {
@@ -757,6 +762,21 @@ static BodyBuilder getBodyBuilder(Operation *op) {
         return compare(op, arith::CmpFPredicate::OGE, arith::CmpIPredicate::sge,
                        arith::CmpIPredicate::uge, /*allowBool=*/false);
       })
+      .Default([](Operation *) { return nullptr; });
+}
+
+/// Returns how to compute one element of `op`'s result, or null when this
+/// pass does not lower `op` (an op it does not know, or element types it does
+/// not handle). Shapes are checked separately (getBroadcastShape). The types
+/// inspected are the op's own (uiN included); the body sees their signless
+/// forms.
+static BodyBuilder getBodyBuilder(Operation *op) {
+  if (BodyBuilder body = unaryBody(op))
+    return body;
+  if (BodyBuilder body = binaryBody(op))
+    return body;
+  using Args = ValueRange;
+  return llvm::TypeSwitch<Operation *, BodyBuilder>(op)
       // Selection, clamping and conversion.
       .Case([](graph::WhereOp op) -> BodyBuilder {
         Type type = elementTypeOf(op.getX());

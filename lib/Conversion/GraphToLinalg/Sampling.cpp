@@ -297,39 +297,70 @@ static SmallVector<Value> buildResizeTables(OpBuilder &b, Location loc,
   return generic.getResults();
 }
 
-static Lowering lowerResize(graph::ResizeOp op) {
+namespace {
+/// What lowerResize decides from a Resize's attributes and operand types:
+/// each axis's resampling (planResizeAxis), or, where the scales or the
+/// region of interest are known only at run time, which axes the kernel
+/// resamples with tables it computes itself.
+struct ResizePlan {
+  ResizeParams p;
+  RankedTensorType input;
+  int64_t rank = 0, taps = 1;
+  bool crop = false, nearest = false;
+  SmallVector<double> scales, roi;
+  bool runtimeScales = false, runtimeRoi = false;
+  SmallVector<ResizeAxis> axes;
+  double extrapolation = 0;
+  /// Operand positions (AttrSizedOperandSegments: input, roi?, scales?,
+  /// sizes?).
+  unsigned roiOperand = 1, scalesOperand = 1;
+  bool runtime() const { return runtimeScales || runtimeRoi; }
+};
+
+/// Per resized axis, its taps' indices, weights and outside flags.
+struct ResizeTables {
+  SmallVector<Value> index, weight, outside;
+};
+} // namespace
+
+/// The plan of a Resize this pass lowers, or std::nullopt: a mode,
+/// coordinate transformation or element type it does not take, dynamic
+/// shapes, or scales and a region of interest of unusable types.
+static std::optional<ResizePlan> planResize(graph::ResizeOp op) {
+  ResizePlan plan;
+  ResizeParams &p = plan.p;
   auto input = staticTensorType(op.getInput());
   auto result = staticTensorType(op.getOutput());
   if (!input || !result || input.getRank() != result.getRank() ||
       input.getRank() == 0)
-    return nullptr;
-  ResizeParams p;
+    return std::nullopt;
+  plan.input = input;
   p.mode = op.getMode().str();
   p.transform = op.getCoordinateTransformationMode().str();
   p.nearestMode = op.getNearestMode().str();
   p.cubicA = op.getCubicCoeffA().convertToDouble();
   p.excludeOutside = op.getExcludeOutside() != 0;
   if (p.mode != "nearest" && p.mode != "linear" && p.mode != "cubic")
-    return nullptr;
+    return std::nullopt;
   if (!llvm::is_contained({"half_pixel", "pytorch_half_pixel", "align_corners",
                            "asymmetric", "tf_crop_and_resize",
                            "tf_half_pixel_for_nn"},
                           p.transform))
-    return nullptr;
+    return std::nullopt;
   if (!llvm::is_contained(
           {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"},
           p.nearestMode))
-    return nullptr;
+    return std::nullopt;
   Type element = input.getElementType();
   if (p.mode == "nearest" ? !isMovableScalar(element)
                           : !(element.isF32() || element.isF64()))
-    return nullptr;
-  int64_t rank = input.getRank();
+    return std::nullopt;
+  int64_t rank = plan.rank = input.getRank();
   for (int64_t d = 0; d < rank; ++d)
     if (input.getDimSize(d) == 0 && result.getDimSize(d) != 0)
-      return nullptr;
-  int64_t taps = p.mode == "nearest" ? 1 : p.mode == "linear" ? 2 : 4;
-  bool crop = p.transform == "tf_crop_and_resize";
+      return std::nullopt;
+  plan.taps = p.mode == "nearest" ? 1 : p.mode == "linear" ? 2 : 4;
+  plan.crop = p.transform == "tf_crop_and_resize";
 
   // Scales, when given (and not empty), decide the coordinate mapping;
   // otherwise the sizes, which the static result shape holds. Scales and
@@ -340,210 +371,235 @@ static Lowering lowerResize(graph::ResizeOp op) {
     return type && type.getNumElements() == n &&
            isComputeFloat(type.getElementType());
   };
-  SmallVector<double> scales;
-  bool runtimeScales = false;
+  SmallVector<double> &scales = plan.scales;
   if (op.getScales() && staticTensorType(op.getScales()) &&
       staticTensorType(op.getScales()).getNumElements() > 0) {
     if (auto given = constantFloats(op.getScales()))
       scales = *given;
     else if (staticF32(op.getScales(), rank))
-      runtimeScales = true;
+      plan.runtimeScales = true;
     else
-      return nullptr;
+      return std::nullopt;
   }
-  if (scales.empty() && !runtimeScales) {
+  if (scales.empty() && !plan.runtimeScales) {
     if (!op.getSizes())
-      return nullptr;
+      return std::nullopt;
     for (int64_t d = 0; d < rank; ++d)
       scales.push_back(input.getDimSize(d) == 0
                            ? 1.0
                            : double(result.getDimSize(d)) /
                                  double(input.getDimSize(d)));
   }
-  if (!runtimeScales &&
+  if (!plan.runtimeScales &&
       (int64_t(scales.size()) != rank ||
        llvm::any_of(scales, [](double s) { return !(s > 0); })))
-    return nullptr;
-  SmallVector<double> roi(2 * rank, 0.0);
-  bool runtimeRoi = false;
-  if (crop) {
+    return std::nullopt;
+  SmallVector<double> &roi = plan.roi;
+  roi.assign(2 * rank, 0.0);
+  if (plan.crop) {
     if (!op.getRoi())
-      return nullptr;
+      return std::nullopt;
     if (auto given = constantFloats(op.getRoi())) {
       if (int64_t(given->size()) != 2 * rank)
-        return nullptr;
+        return std::nullopt;
       roi = *given;
     } else if (staticF32(op.getRoi(), 2 * rank)) {
-      runtimeRoi = true;
+      plan.runtimeRoi = true;
     } else {
-      return nullptr;
+      return std::nullopt;
     }
   }
-  bool runtime = runtimeScales || runtimeRoi;
-  SmallVector<ResizeAxis> axes;
   for (int64_t d = 0; d < rank; ++d) {
-    if (!runtime) {
-      axes.push_back(planResizeAxis(p, input.getDimSize(d),
-                                    result.getDimSize(d), scales[d], roi[d],
-                                    roi[d + rank]));
+    if (!plan.runtime()) {
+      plan.axes.push_back(planResizeAxis(p, input.getDimSize(d),
+                                         result.getDimSize(d), scales[d],
+                                         roi[d], roi[d + rank]));
       continue;
     }
     // Computed in the kernel: every axis is resampled unless its scale is
     // known to be 1 with nothing else moving it.
     ResizeAxis axis;
-    bool identity = !runtimeScales && scales[d] == 1.0 &&
-                    input.getDimSize(d) == result.getDimSize(d) && !crop &&
+    bool identity = !plan.runtimeScales && scales[d] == 1.0 &&
+                    input.getDimSize(d) == result.getDimSize(d) && !plan.crop &&
                     p.transform != "tf_half_pixel_for_nn";
-    axis.taps = identity ? 0 : taps;
-    axis.anyOutside = !identity && crop;
-    axes.push_back(axis);
+    axis.taps = identity ? 0 : plan.taps;
+    axis.anyOutside = !identity && plan.crop;
+    plan.axes.push_back(axis);
   }
-  double extrapolation = op.getExtrapolationValue().convertToDouble();
-  bool nearest = p.mode == "nearest";
-  // Operand positions (AttrSizedOperandSegments: input, roi?, scales?,
-  // sizes?).
-  unsigned roiOperand = 1;
-  unsigned scalesOperand = op.getRoi() ? 2 : 1;
+  plan.extrapolation = op.getExtrapolationValue().convertToDouble();
+  plan.nearest = p.mode == "nearest";
+  plan.roiOperand = 1;
+  plan.scalesOperand = op.getRoi() ? 2 : 1;
+  return plan;
+}
 
-  return single([=](OpBuilder &b, Location loc, ValueRange operands,
-                    RankedTensorType type) -> Value {
-    Value data = operands[0];
-    Type element = type.getElementType();
-    Type tableElement = isa<FloatType>(element) ? element : b.getF32Type();
-    SmallVector<int64_t> resized;
-    for (int64_t d = 0; d < rank; ++d)
-      if (axes[d].taps)
-        resized.push_back(d);
-    // No axis moves (a resize to the input's own size, as VitDet's export
-    // resizes its position embeddings): the input itself. The general form
-    // below accumulates into its zero-filled init, which without a tap
-    // dimension would be an elementwise op reading its own output, and
-    // fused into a consumer that broadcasts it, that output is revisited
-    // (doubled, then tripled) once per broadcast row.
-    if (resized.empty() && !llvm::any_of(axes, [](const ResizeAxis &axis) {
-          return axis.anyOutside;
-        }))
-      return data;
-    // Tables: per resized axis, indices, weights and outside flags.
-    SmallVector<Value> indexTables, weightTables, outsideTables;
-    for (int64_t d : resized) {
-      int64_t in = input.getDimSize(d), out = type.getDimSize(d);
-      if (!runtime) {
-        SmallVector<int64_t> shape{out, axes[d].taps};
-        indexTables.push_back(
-            denseConstant(b, loc, shape, b.getI64Type(), axes[d].index));
-        weightTables.push_back(
-            denseConstant(b, loc, shape, tableElement, axes[d].weight));
-        outsideTables.push_back(
-            denseConstant(b, loc, {out, 1}, b.getI1Type(), axes[d].outside));
-        continue;
-      }
-      auto readF64 = [&](Value tensor, int64_t i) {
-        Value v = tensor::ExtractOp::create(
-            b, loc, tensor, ValueRange{indexConstant(b, loc, i)});
-        return convertNumeric(b, loc, v, b.getF64Type());
-      };
-      Value scale = runtimeScales
-                        ? readF64(operands[scalesOperand], d)
-                        : scalarConstant(b, loc, b.getF64Type(), scales[d]);
-      Value roiStart, roiEnd;
-      if (crop) {
-        roiStart = runtimeRoi ? readF64(operands[roiOperand], d)
-                              : scalarConstant(b, loc, b.getF64Type(), roi[d]);
-        roiEnd = runtimeRoi
-                     ? readF64(operands[roiOperand], d + rank)
-                     : scalarConstant(b, loc, b.getF64Type(), roi[d + rank]);
-      }
-      SmallVector<Value> tables =
-          buildResizeTables(b, loc, p, in, out, axes[d].taps, scale, roiStart,
-                            roiEnd, tableElement);
-      indexTables.push_back(tables[0]);
-      weightTables.push_back(tables[1]);
-      outsideTables.push_back(tables[2]);
+/// The tables of the resized axes: constants where the plan has them, else
+/// computed in the kernel from the scales and region of interest.
+static ResizeTables resizeTables(const ResizePlan &plan, OpBuilder &b,
+                                 Location loc, ValueRange operands,
+                                 RankedTensorType type,
+                                 ArrayRef<int64_t> resized) {
+  const ResizeParams &p = plan.p;
+  int64_t rank = plan.rank;
+  Type element = type.getElementType();
+  Type tableElement = isa<FloatType>(element) ? element : b.getF32Type();
+  ResizeTables tables;
+  for (int64_t d : resized) {
+    int64_t in = plan.input.getDimSize(d), out = type.getDimSize(d);
+    const ResizeAxis &axis = plan.axes[d];
+    if (!plan.runtime()) {
+      SmallVector<int64_t> shape{out, axis.taps};
+      tables.index.push_back(
+          denseConstant(b, loc, shape, b.getI64Type(), axis.index));
+      tables.weight.push_back(
+          denseConstant(b, loc, shape, tableElement, axis.weight));
+      tables.outside.push_back(
+          denseConstant(b, loc, {out, 1}, b.getI1Type(), axis.outside));
+      continue;
     }
-    auto readInput = [&](OpBuilder &b, Location loc, ValueRange ivs,
-                         ArrayRef<Value> tapIndices) -> Value {
-      SmallVector<Value> at(ivs.take_front(rank));
-      for (auto [k, d] : llvm::enumerate(resized))
-        at[d] = toIndex(b, loc, tapIndices[k]);
-      return tensor::ExtractOp::create(b, loc, data, at);
+    auto readF64 = [&](Value tensor, int64_t i) {
+      Value v = tensor::ExtractOp::create(b, loc, tensor,
+                                          ValueRange{indexConstant(b, loc, i)});
+      return convertNumeric(b, loc, v, b.getF64Type());
     };
-
-    Value value;
-    if (nearest) {
-      SmallVector<AffineMap> maps;
-      for (int64_t d : resized)
-        // (o_d, 0): the single tap.
-        maps.push_back(AffineMap::get(
-            rank, 0, {b.getAffineDimExpr(d), b.getAffineConstantExpr(0)},
-            b.getContext()));
-      value = buildIndexedGeneric(
-          b, loc, type, indexTables, maps,
-          [&](OpBuilder &b, Location loc, ValueRange ivs,
-              ValueRange args) -> Value {
-            return readInput(b, loc, ivs, llvm::to_vector(args));
-          });
-    } else {
-      // Dims: the output dims, then one tap dim per resized axis.
-      int64_t numDims = rank + int64_t(resized.size());
-      SmallVector<AffineMap> maps;
-      for (int pass = 0; pass < 2; ++pass)
-        for (auto [k, d] : llvm::enumerate(resized))
-          maps.push_back(AffineMap::get(
-              numDims, 0,
-              {b.getAffineDimExpr(d), b.getAffineDimExpr(rank + int64_t(k))},
-              b.getContext()));
-      SmallVector<AffineExpr> outExprs;
-      for (int64_t d = 0; d < rank; ++d)
-        outExprs.push_back(b.getAffineDimExpr(d));
-      maps.push_back(AffineMap::get(numDims, 0, outExprs, b.getContext()));
-      SmallVector<utils::IteratorType> iterators(rank,
-                                                 utils::IteratorType::parallel);
-      iterators.append(resized.size(), utils::IteratorType::reduction);
-      SmallVector<Value> inputs(indexTables);
-      inputs.append(weightTables);
-      Value init =
-          filledTensor(b, loc, type, scalarConstant(b, loc, element, 0));
-      size_t n = resized.size();
-      value = linalg::GenericOp::create(
-                  b, loc, TypeRange{type}, inputs, ValueRange{init}, maps,
-                  iterators,
-                  [&](OpBuilder &b, Location loc, ValueRange args) {
-                    SmallVector<Value> ivs;
-                    for (int64_t d = 0; d < rank; ++d)
-                      ivs.push_back(linalg::IndexOp::create(b, loc, d));
-                    Value v = readInput(b, loc, ivs,
-                                        llvm::to_vector(args.take_front(n)));
-                    for (size_t k = 0; k < n; ++k)
-                      v = arith::MulFOp::create(b, loc, v, args[n + k]);
-                    Value sum = arith::AddFOp::create(b, loc, args.back(), v);
-                    linalg::YieldOp::create(b, loc, sum);
-                  })
-                  .getResult(0);
+    Value scale = plan.runtimeScales
+                      ? readF64(operands[plan.scalesOperand], d)
+                      : scalarConstant(b, loc, b.getF64Type(), plan.scales[d]);
+    Value roiStart, roiEnd;
+    if (plan.crop) {
+      roiStart = plan.runtimeRoi
+                     ? readF64(operands[plan.roiOperand], d)
+                     : scalarConstant(b, loc, b.getF64Type(), plan.roi[d]);
+      roiEnd = plan.runtimeRoi
+                   ? readF64(operands[plan.roiOperand], d + rank)
+                   : scalarConstant(b, loc, b.getF64Type(), plan.roi[d + rank]);
     }
-    bool anyOutside = llvm::any_of(
-        axes, [](const ResizeAxis &axis) { return axis.anyOutside; });
-    if (!anyOutside)
-      return value;
-    // tf_crop_and_resize: positions outside the input on any axis take the
-    // extrapolation value.
-    SmallVector<Value> flags{value};
-    SmallVector<AffineMap> maps{b.getMultiDimIdentityMap(rank)};
-    for (auto [k, d] : llvm::enumerate(resized)) {
-      flags.push_back(outsideTables[k]);
+    SmallVector<Value> built = buildResizeTables(
+        b, loc, p, in, out, axis.taps, scale, roiStart, roiEnd, tableElement);
+    tables.index.push_back(built[0]);
+    tables.weight.push_back(built[1]);
+    tables.outside.push_back(built[2]);
+  }
+  return tables;
+}
+
+/// The resampled values: each output element read from its nearest input
+/// element, or the weighted sum of its taps (a reduction over one tap
+/// dimension per resized axis).
+static Value resample(const ResizePlan &plan, OpBuilder &b, Location loc,
+                      Value data, RankedTensorType type,
+                      ArrayRef<int64_t> resized, const ResizeTables &tables) {
+  int64_t rank = plan.rank;
+  Type element = type.getElementType();
+  auto readInput = [&](OpBuilder &b, Location loc, ValueRange ivs,
+                       ArrayRef<Value> tapIndices) -> Value {
+    SmallVector<Value> at(ivs.take_front(rank));
+    for (auto [k, d] : llvm::enumerate(resized))
+      at[d] = toIndex(b, loc, tapIndices[k]);
+    return tensor::ExtractOp::create(b, loc, data, at);
+  };
+  if (plan.nearest) {
+    SmallVector<AffineMap> maps;
+    for (int64_t d : resized)
+      // (o_d, 0): the single tap.
       maps.push_back(AffineMap::get(
           rank, 0, {b.getAffineDimExpr(d), b.getAffineConstantExpr(0)},
           b.getContext()));
-    }
-    Value fill = scalarConstant(b, loc, element, extrapolation);
-    return buildIndexedGeneric(
-        b, loc, type, flags, maps,
-        [&](OpBuilder &b, Location loc, ValueRange, ValueRange args) -> Value {
-          Value out = args[1];
-          for (Value flag : args.drop_front(2))
-            out = arith::OrIOp::create(b, loc, out, flag);
-          return arith::SelectOp::create(b, loc, out, fill, args[0]);
-        });
+    return buildIndexedGeneric(b, loc, type, tables.index, maps,
+                               [&](OpBuilder &b, Location loc, ValueRange ivs,
+                                   ValueRange args) -> Value {
+                                 return readInput(b, loc, ivs,
+                                                  llvm::to_vector(args));
+                               });
+  }
+  // Dims: the output dims, then one tap dim per resized axis.
+  int64_t numDims = rank + int64_t(resized.size());
+  SmallVector<AffineMap> maps;
+  for (int pass = 0; pass < 2; ++pass)
+    for (auto [k, d] : llvm::enumerate(resized))
+      maps.push_back(AffineMap::get(
+          numDims, 0,
+          {b.getAffineDimExpr(d), b.getAffineDimExpr(rank + int64_t(k))},
+          b.getContext()));
+  SmallVector<AffineExpr> outExprs;
+  for (int64_t d = 0; d < rank; ++d)
+    outExprs.push_back(b.getAffineDimExpr(d));
+  maps.push_back(AffineMap::get(numDims, 0, outExprs, b.getContext()));
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  iterators.append(resized.size(), utils::IteratorType::reduction);
+  SmallVector<Value> inputs(tables.index);
+  inputs.append(tables.weight);
+  Value init = filledTensor(b, loc, type, scalarConstant(b, loc, element, 0));
+  size_t n = resized.size();
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{type}, inputs, ValueRange{init}, maps, iterators,
+             [&](OpBuilder &b, Location loc, ValueRange args) {
+               SmallVector<Value> ivs;
+               for (int64_t d = 0; d < rank; ++d)
+                 ivs.push_back(linalg::IndexOp::create(b, loc, d));
+               Value v =
+                   readInput(b, loc, ivs, llvm::to_vector(args.take_front(n)));
+               for (size_t k = 0; k < n; ++k)
+                 v = arith::MulFOp::create(b, loc, v, args[n + k]);
+               Value sum = arith::AddFOp::create(b, loc, args.back(), v);
+               linalg::YieldOp::create(b, loc, sum);
+             })
+      .getResult(0);
+}
+
+static Value buildResize(const ResizePlan &plan, OpBuilder &b, Location loc,
+                         ValueRange operands, RankedTensorType type) {
+  Value data = operands[0];
+  int64_t rank = plan.rank;
+  Type element = type.getElementType();
+  SmallVector<int64_t> resized;
+  for (int64_t d = 0; d < rank; ++d)
+    if (plan.axes[d].taps)
+      resized.push_back(d);
+  bool anyOutside = llvm::any_of(
+      plan.axes, [](const ResizeAxis &axis) { return axis.anyOutside; });
+  // No axis moves (a resize to the input's own size, as VitDet's export
+  // resizes its position embeddings): the input itself. The general form
+  // below accumulates into its zero-filled init, which without a tap
+  // dimension would be an elementwise op reading its own output, and fused
+  // into a consumer that broadcasts it, that output is revisited (doubled,
+  // then tripled) once per broadcast row.
+  if (resized.empty() && !anyOutside)
+    return data;
+  ResizeTables tables = resizeTables(plan, b, loc, operands, type, resized);
+  Value value = resample(plan, b, loc, data, type, resized, tables);
+  if (!anyOutside)
+    return value;
+  // tf_crop_and_resize: positions outside the input on any axis take the
+  // extrapolation value.
+  SmallVector<Value> flags{value};
+  SmallVector<AffineMap> maps{b.getMultiDimIdentityMap(rank)};
+  for (auto [k, d] : llvm::enumerate(resized)) {
+    flags.push_back(tables.outside[k]);
+    maps.push_back(AffineMap::get(
+        rank, 0, {b.getAffineDimExpr(d), b.getAffineConstantExpr(0)},
+        b.getContext()));
+  }
+  Value fill = scalarConstant(b, loc, element, plan.extrapolation);
+  return buildIndexedGeneric(
+      b, loc, type, flags, maps,
+      [&](OpBuilder &b, Location loc, ValueRange, ValueRange args) -> Value {
+        Value out = args[1];
+        for (Value flag : args.drop_front(2))
+          out = arith::OrIOp::create(b, loc, out, flag);
+        return arith::SelectOp::create(b, loc, out, fill, args[0]);
+      });
+}
+
+static Lowering lowerResize(graph::ResizeOp op) {
+  std::optional<ResizePlan> plan = planResize(op);
+  if (!plan)
+    return nullptr;
+  return single([plan = std::move(*plan)](OpBuilder &b, Location loc,
+                                          ValueRange operands,
+                                          RankedTensorType type) -> Value {
+    return buildResize(plan, b, loc, operands, type);
   });
 }
 
