@@ -1,14 +1,13 @@
 #!/usr/bin/env bash
 # The README's test command: installs what is needed, builds strata
-# normally and with AddressSanitizer + UBSan (for the bad-input checks), and
-# the runtime's stress test with ThreadSanitizer, then runs every test
-# through one CTest run.
+# normally and with AddressSanitizer + UBSan (for the bad-input checks, with
+# the libFuzzer targets of fuzz/), and the runtime's stress test with
+# ThreadSanitizer, then runs every test through one CTest run.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${STRATA_BUILD_DIR:-$root/build}
 asan=${STRATA_ASAN_BUILD_DIR:-$root/build-asan}
 tsan=${STRATA_TSAN_BUILD_DIR:-$root/build-tsan}
-fuzz=${STRATA_FUZZ_BUILD_DIR:-$root/build-fuzz}
 jobs=${STRATA_JOBS:-$(nproc)}
 
 bash "$root/scripts/install-deps.sh"
@@ -17,15 +16,20 @@ bash "$root/scripts/install-deps.sh"
 echo "== build ($build)"
 cmake -S "$root" -B "$build" -G Ninja -DSTRATA_ASAN_TOOLS_DIR="$asan/bin" \
   -DSTRATA_TSAN_STRESS_TOOL="$tsan/strata-runtime-stress" \
-  -DSTRATA_FUZZ_DIR="$fuzz" "$@"
+  -DSTRATA_FUZZ_DIR="$asan/bin" "$@"
 cmake --build "$build" -j "$jobs"
 
-# The sanitizer build only needs the importer driver; -O1 keeps it quick.
-echo "== sanitizer build ($asan)"
+# The sanitizer build makes the importer driver and the libFuzzer targets of
+# fuzz/ (clang), which share its runtime, tensorio, graph dialect and
+# importer; -O1 keeps it quick. CTest runs each fuzz target for
+# STRATA_FUZZ_SECONDS.
+echo "== sanitizer build with the fuzz targets ($asan)"
 cmake -S "$root" -B "$asan" -G Ninja -DSTRATA_ENABLE_SANITIZERS=ON \
+  -DSTRATA_BUILD_FUZZERS=ON \
   -DSTRATA_BUILD_PYTHON=OFF -DSTRATA_BUILD_COMPILER_LIBRARY=OFF \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1"
-cmake --build "$asan" -j "$jobs" --target strata
+cmake --build "$asan" -j "$jobs" --target strata fuzz-module fuzz-npy \
+  fuzz-tensorproto fuzz-import fuzz-decisions fuzz-cache
 
 # ThreadSanitizer: the runtime alone (no LLVM, a minute on two cores), for
 # the concurrency stress test (test/Stress).
@@ -33,15 +37,6 @@ echo "== thread sanitizer build ($tsan)"
 cmake -S "$root/runtime" -B "$tsan" -G Ninja -DSTRATA_ENABLE_TSAN=ON \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1"
 cmake --build "$tsan" -j "$jobs" --target strata-runtime-stress
-
-# libFuzzer targets (fuzz/): the runtime, tensorio and the compiler's front
-# (graph dialect, importer) again, with clang, AddressSanitizer and UBSan
-# (about 4 minutes on two cores); CTest runs each for STRATA_FUZZ_SECONDS.
-echo "== fuzz targets ($fuzz)"
-cmake -S "$root/fuzz" -B "$fuzz" -G Ninja -DCMAKE_C_COMPILER=clang-22 \
-  -DCMAKE_CXX_COMPILER=clang++-22
-cmake --build "$fuzz" -j "$jobs" --target fuzz-module fuzz-npy fuzz-tensorproto \
-  fuzz-import fuzz-decisions fuzz-cache
 
 echo "== tests"
 cd "$build"
