@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <vector>
 
@@ -148,24 +149,58 @@ LtMatmul::LtMatmul(const BlasLt &lt, const Driver &driver,
       workspaceBytes_(workspaceBytes) {
   // A failure gives back what was made so far: no destructor runs then.
   try {
-    prepare(module, step, pointers, workspaceBytes, who);
+    prepare(module, step, pointers, who);
   } catch (...) {
     release();
     throw;
   }
 }
 
-void LtMatmul::prepare(const Module &module, const Step &step,
-                       const std::vector<CUdeviceptr> &pointers,
-                       size_t workspaceBytes, const std::string &who) {
-  auto fail = [&](const std::string &what) -> void {
-    throw Error(who + ": " + what);
-  };
+/// What a cublaslt.matmul step asks for, checked against its buffers:
+/// D = alpha op(A) op(B) (+ beta C) (+ bias, then the activation), a batch
+/// of such products with each operand's batch stride (0: shared), and the
+/// operands' device addresses.
+struct LtMatmul::Product {
+  DType type = DType::F32;
+  size_t element = 4;
+  bool transA = false, transB = false, hasBias = false, hasC = false;
+  std::string activation;
+  int64_t m = 0, n = 0, k = 0, batch = 1;
+  int64_t strideA = 0, strideB = 0, strideC = 0;
+  CUdeviceptr a = 0, b = 0, c = 0, d = 0, bias = 0;
+  /// The rows of every product together.
+  int64_t rows() const { return batch * m; }
+  /// C where the step has one, else D: beta is 0 without C, so it is unread.
+  CUdeviceptr cOrD() const { return hasC ? c : d; }
+  /// Whether the batch folds into the rows: B shared, A and C not.
+  bool foldable() const {
+    return batch == 1 ||
+           (strideB == 0 && strideA != 0 && (!hasC || strideC != 0));
+  }
+  /// The address `elements` elements past `p`.
+  CUdeviceptr at(CUdeviceptr p, int64_t elements) const {
+    return p + CUdeviceptr(elements) * element;
+  }
+};
+
+void LtMatmul::fail(const std::string &who, const std::string &what) {
+  throw Error(who + ": " + what);
+}
+
+void LtMatmul::check(cublasStatus_t s, const char *call,
+                     const std::string &who) const {
+  if (s != CUBLAS_STATUS_SUCCESS)
+    fail(who, std::string(call) + " failed with " + statusText(lt_, s));
+}
+
+LtMatmul::Product LtMatmul::readStep(const Module &module, const Step &step,
+                                     const std::vector<CUdeviceptr> &pointers,
+                                     const std::string &who) {
   auto intAttr = [&](const char *key, int64_t fallback) {
     for (const Attribute &a : step.attributes)
       if (a.key == key) {
         if (a.ints.size() != 1 || (a.ints[0] != 0 && a.ints[0] != 1))
-          fail(std::string("attribute '") + key + "' must be 0 or 1");
+          fail(who, std::string("attribute '") + key + "' must be 0 or 1");
         return a.ints[0];
       }
     return fallback;
@@ -174,256 +209,180 @@ void LtMatmul::prepare(const Module &module, const Step &step,
     for (const Attribute &a : step.attributes)
       if (a.key == key) {
         if (a.floats.size() != 1)
-          fail(std::string("attribute '") + key + "' must be one float");
+          fail(who, std::string("attribute '") + key + "' must be one float");
         return a.floats[0];
       }
     return fallback;
   };
-  std::string activation;
+  Product x;
   for (const Attribute &a : step.attributes)
     if (a.key == "activation")
-      activation = a.str;
-  bool transA = intAttr("trans_a", 0), transB = intAttr("trans_b", 0);
-  bool hasBias = intAttr("has_bias", 0), hasC = intAttr("has_c", 0);
+      x.activation = a.str;
+  x.transA = intAttr("trans_a", 0), x.transB = intAttr("trans_b", 0);
+  x.hasBias = intAttr("has_bias", 0), x.hasC = intAttr("has_c", 0);
   alpha_ = static_cast<float>(floatAttr("alpha", 1.0));
-  beta_ = hasC ? static_cast<float>(floatAttr("beta", 1.0)) : 0.0f;
-  if (activation != "" && activation != "relu" && activation != "gelu_tanh")
-    fail("activation '" + activation +
-         "' is not one of cuBLASLt's epilogues (relu, gelu_tanh)");
-  size_t expected = 2 + hasBias + hasC;
+  beta_ = x.hasC ? static_cast<float>(floatAttr("beta", 1.0)) : 0.0f;
+  if (x.activation != "" && x.activation != "relu" &&
+      x.activation != "gelu_tanh")
+    fail(who, "activation '" + x.activation +
+                  "' is not one of cuBLASLt's epilogues (relu, gelu_tanh)");
+  size_t expected = 2 + x.hasBias + x.hasC;
   if (step.inputs.size() != expected || step.outputs.size() != 1 ||
       pointers.size() != expected + 1)
-    fail("cublaslt.matmul takes A, B" +
-         std::string(hasBias ? ", the bias" : "") + (hasC ? ", C" : "") +
-         " and one output; the step has " + std::to_string(step.inputs.size()) +
-         " inputs and " + std::to_string(step.outputs.size()) + " outputs");
+    fail(who, "cublaslt.matmul takes A, B" +
+                  std::string(x.hasBias ? ", the bias" : "") +
+                  (x.hasC ? ", C" : "") + " and one output; the step has " +
+                  std::to_string(step.inputs.size()) + " inputs and " +
+                  std::to_string(step.outputs.size()) + " outputs");
 
   const auto &buffers = module.buffers();
   const BufferInfo &a = buffers[step.inputs[0]];
   const BufferInfo &b = buffers[step.inputs[1]];
   const BufferInfo &d = buffers[step.outputs[0]];
-  DType type = d.dtype;
-  if (type != DType::F32 && type != DType::F16 && type != DType::BF16)
-    fail(std::string("cublaslt.matmul computes f32, f16 or bf16, not ") +
-         dtypeName(type));
+  x.type = d.dtype;
+  if (x.type != DType::F32 && x.type != DType::F16 && x.type != DType::BF16)
+    fail(who, std::string("cublaslt.matmul computes f32, f16 or bf16, not ") +
+                  dtypeName(x.type));
+  x.element = dtypeSize(x.type);
   for (uint32_t id : step.inputs)
-    if (buffers[id].dtype != type)
-      fail(std::string("every operand must be ") + dtypeName(type) +
-           "; buffer " + std::to_string(id) + " is " +
-           dtypeName(buffers[id].dtype));
+    if (buffers[id].dtype != x.type)
+      fail(who, std::string("every operand must be ") + dtypeName(x.type) +
+                    "; buffer " + std::to_string(id) + " is " +
+                    dtypeName(buffers[id].dtype));
   if (a.shape.size() < 2 || b.shape.size() < 2 || d.shape.size() < 2)
-    fail("A, B and the output must be matrices or batches of them; their "
-         "shapes are " +
-         shapeToString(a.shape) + ", " + shapeToString(b.shape) + " and " +
-         shapeToString(d.shape));
+    fail(who, "A, B and the output must be matrices or batches of them; "
+              "their shapes are " +
+                  shapeToString(a.shape) + ", " + shapeToString(b.shape) +
+                  " and " + shapeToString(d.shape));
   size_t ra = a.shape.size(), rb = b.shape.size(), rd = d.shape.size();
-  int64_t m = a.shape[ra - (transA ? 1 : 2)],
-          k = a.shape[ra - (transA ? 2 : 1)];
-  int64_t kb = b.shape[rb - (transB ? 1 : 2)],
-          n = b.shape[rb - (transB ? 2 : 1)];
-  if (k != kb || d.shape[rd - 2] != m || d.shape[rd - 1] != n || !m || !n || !k)
-    fail("shapes " + shapeToString(a.shape) + (transA ? "^T" : "") + " x " +
-         shapeToString(b.shape) + (transB ? "^T" : "") + " -> " +
-         shapeToString(d.shape) + " are not a non-empty matrix product");
+  x.m = a.shape[ra - (x.transA ? 1 : 2)];
+  x.k = a.shape[ra - (x.transA ? 2 : 1)];
+  int64_t kb = b.shape[rb - (x.transB ? 1 : 2)];
+  x.n = b.shape[rb - (x.transB ? 2 : 1)];
+  if (x.k != kb || d.shape[rd - 2] != x.m || d.shape[rd - 1] != x.n || !x.m ||
+      !x.n || !x.k)
+    fail(who, "shapes " + shapeToString(a.shape) + (x.transA ? "^T" : "") +
+                  " x " + shapeToString(b.shape) + (x.transB ? "^T" : "") +
+                  " -> " + shapeToString(d.shape) +
+                  " are not a non-empty matrix product");
 
-  k_ = k;
   // Every operand's batch is the output's or absent.
-  int64_t batch = product(d.shape, rd - 2);
+  x.batch = product(d.shape, rd - 2);
   std::vector<int64_t> outBatch = batchDims(d.shape);
-  auto batchStride = [&](const BufferInfo &x, const char *what) -> int64_t {
-    std::vector<int64_t> dims = batchDims(x.shape);
+  auto batchStride = [&](const BufferInfo &operand,
+                         const char *what) -> int64_t {
+    std::vector<int64_t> dims = batchDims(operand.shape);
     if (dims.empty())
       return 0;
     if (dims != outBatch)
-      fail(std::string(what) + "'s batch dimensions in " +
-           shapeToString(x.shape) + " neither match the output's " +
-           shapeToString(d.shape) + " nor are absent");
-    return x.shape[x.shape.size() - 2] * x.shape[x.shape.size() - 1];
+      fail(who, std::string(what) + "'s batch dimensions in " +
+                    shapeToString(operand.shape) +
+                    " neither match the output's " + shapeToString(d.shape) +
+                    " nor are absent");
+    return operand.shape[operand.shape.size() - 2] *
+           operand.shape[operand.shape.size() - 1];
   };
-  int64_t strideA = batchStride(a, "A"), strideB = batchStride(b, "B");
+  x.strideA = batchStride(a, "A"), x.strideB = batchStride(b, "B");
   size_t next = 2;
-  CUdeviceptr bias = 0;
-  if (hasBias) {
-    const BufferInfo &x = buffers[step.inputs[next]];
-    if (numElements(x.shape) != n || (!x.shape.empty() && x.shape.back() != n))
-      fail("the bias " + shapeToString(x.shape) + " must hold N = " +
-           std::to_string(n) + " values along the last dimension");
-    bias = pointers[next++];
+  if (x.hasBias) {
+    const BufferInfo &bias = buffers[step.inputs[next]];
+    if (numElements(bias.shape) != x.n ||
+        (!bias.shape.empty() && bias.shape.back() != x.n))
+      fail(who, "the bias " + shapeToString(bias.shape) + " must hold N = " +
+                    std::to_string(x.n) + " values along the last dimension");
+    x.bias = pointers[next++];
   }
-  int64_t strideC = 0;
-  CUdeviceptr stepC = 0;
-  if (hasC) {
-    const BufferInfo &x = buffers[step.inputs[next]];
-    if (x.shape.size() < 2 || x.shape[x.shape.size() - 2] != m ||
-        x.shape.back() != n)
-      fail("C " + shapeToString(x.shape) + " must be [..., " +
-           std::to_string(m) + ", " + std::to_string(n) + "]");
-    strideC = batchStride(x, "C");
-    stepC = pointers[next++];
+  if (x.hasC) {
+    const BufferInfo &c = buffers[step.inputs[next]];
+    if (c.shape.size() < 2 || c.shape[c.shape.size() - 2] != x.m ||
+        c.shape.back() != x.n)
+      fail(who, "C " + shapeToString(c.shape) + " must be [..., " +
+                    std::to_string(x.m) + ", " + std::to_string(x.n) + "]");
+    x.strideC = batchStride(c, "C");
+    x.c = pointers[next++];
   }
-  CUdeviceptr stepA = pointers[0], stepB = pointers[1], stepD = pointers.back();
+  x.a = pointers[0], x.b = pointers[1], x.d = pointers.back();
+  if (x.batch > INT32_MAX)
+    fail(who, "a batch of " + std::to_string(x.batch) +
+                  " matrices exceeds cuBLASLt's limit");
+  return x;
+}
 
-  auto check = [&](cublasStatus_t s, const char *call) {
-    if (s != CUBLAS_STATUS_SUCCESS)
-      fail(std::string(call) + " failed with " + statusText(lt_, s));
-  };
-  cudaDataType_t dt = dataType(type);
-  cublasOperation_t opA = transB ? CUBLAS_OP_T : CUBLAS_OP_N;
-  cublasOperation_t opB = transA ? CUBLAS_OP_T : CUBLAS_OP_N;
-  uint32_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
-  if (activation == "relu")
-    epilogue = hasBias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
-  else if (activation == "gelu_tanh")
-    epilogue = hasBias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
-  else if (hasBias)
-    epilogue = CUBLASLT_EPILOGUE_BIAS;
-  // A part's descriptor: the transpositions, the epilogue, and the bias
-  // from `biasAt` on (the part's first column).
-  auto describe = [&](cublasLtMatmulDesc_t *out, CUdeviceptr biasAt) {
-    check(lt_.cublasLtMatmulDescCreate(out, CUBLAS_COMPUTE_32F, CUDA_R_32F),
-          "cublasLtMatmulDescCreate");
-    auto set = [&](cublasLtMatmulDescAttributes_t key, const void *value,
-                   size_t size) {
-      check(lt_.cublasLtMatmulDescSetAttribute(*out, key, value, size),
-            "cublasLtMatmulDescSetAttribute");
-    };
-    set(CUBLASLT_MATMUL_DESC_TRANSA, &opA, sizeof(opA));
-    set(CUBLASLT_MATMUL_DESC_TRANSB, &opB, sizeof(opB));
-    set(CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue));
-    if (hasBias) {
-      const void *biasPointer = reinterpret_cast<const void *>(biasAt);
-      set(CUBLASLT_MATMUL_DESC_BIAS_POINTER, &biasPointer, sizeof(biasPointer));
-    }
-  };
-  if (batch > INT32_MAX)
-    fail("a batch of " + std::to_string(batch) +
-         " matrices exceeds cuBLASLt's limit");
-
-  summary_ = std::string(dtypeName(type)) + " " +
-             (batch > 1 ? std::to_string(batch) + " x " : "") +
-             std::to_string(m) + "x" + std::to_string(k) + "x" +
-             std::to_string(n);
-  std::string extras = std::string(hasBias ? "bias" : "") +
-                       (hasC ? std::string(hasBias ? "+" : "") + "C" : "") +
-                       (activation.empty() ? "" : "+" + activation);
+void LtMatmul::prepare(const Module &module, const Step &step,
+                       const std::vector<CUdeviceptr> &pointers,
+                       const std::string &who) {
+  Product x = readStep(module, step, pointers, who);
+  k_ = x.k;
+  summary_ = std::string(dtypeName(x.type)) + " " +
+             (x.batch > 1 ? std::to_string(x.batch) + " x " : "") +
+             std::to_string(x.m) + "x" + std::to_string(x.k) + "x" +
+             std::to_string(x.n);
+  std::string extras = std::string(x.hasBias ? "bias" : "") +
+                       (x.hasC ? std::string(x.hasBias ? "+" : "") + "C" : "") +
+                       (x.activation.empty() ? "" : "+" + x.activation);
   if (!extras.empty())
     summary_ += ", " + (extras[0] == '+' ? extras.substr(1) : extras);
 
-  // One matrix as cuBLASLt sees it: column-major, `rows` x `cols` with
-  // columns `ld` elements apart, `stride` elements between batches.
-  struct Operand {
-    CUdeviceptr p;
-    int64_t rows, cols, ld, stride;
-  };
-  size_t element = dtypeSize(type);
-  auto addPart = [&](Operand a, Operand b, Operand c, Operand d, int64_t count,
-                     CUdeviceptr biasPointer) {
-    auto layout = [&](cublasLtMatrixLayout_t *out, const Operand &x) {
-      check(lt_.cublasLtMatrixLayoutCreate(out, dt, x.rows, x.cols, x.ld),
-            "cublasLtMatrixLayoutCreate");
-      if (count == 1)
-        return;
-      int32_t n32 = static_cast<int32_t>(count);
-      check(lt_.cublasLtMatrixLayoutSetAttribute(
-                *out, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &n32, sizeof(n32)),
-            "cublasLtMatrixLayoutSetAttribute");
-      check(lt_.cublasLtMatrixLayoutSetAttribute(
-                *out, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &x.stride,
-                sizeof(x.stride)),
-            "cublasLtMatrixLayoutSetAttribute");
-    };
-    Part &p = parts_.emplace_back();
-    describe(&p.desc, biasPointer);
-    layout(&p.layoutA, a);
-    layout(&p.layoutB, b);
-    layout(&p.layoutC, c);
-    layout(&p.layoutD, d);
-    p.a = a.p, p.b = b.p, p.c = c.p, p.d = d.p;
-    p.m = d.cols * count, p.n = d.rows;
+  if (splitRows(x, who))
+    return;
+  int64_t m = x.m, n = x.n, k = x.k;
+  // A batch of products that share B (a linear layer on [..., M, K]
+  // activations: ViT's [197, 1, 768] at batch 1, ConvNeXt's pointwise
+  // convolutions as [N * 56, 56, 96], a decode step's [8, 1, 2048]) is one
+  // product of batch x M rows: A, C and D are contiguous [batch, M, .], so
+  // their rows follow on across the batch. As a strided batch, cuBLASLt ran
+  // one small product per batch entry, each reading all of B (8 products of
+  // one row for the decode step's projections, 197 for ViT's).
+  if (x.batch > 1 && x.foldable() && !x.transA) {
+    int64_t rowsAll = x.rows();
+    addPart(x, {x.b, x.transB ? k : n, x.transB ? n : k, x.transB ? k : n, 0},
+            {x.a, k, rowsAll, k, 0}, {x.cOrD(), n, rowsAll, n, 0},
+            {x.d, n, rowsAll, n, 0}, 1, x.bias, who);
+    summary_ += ", as one product of " + std::to_string(rowsAll) + " rows";
+    return;
+  }
+  // cuBLASLt's A is the step's B, and its B the step's A (the file comment).
+  addPart(
+      x, {x.b, x.transB ? k : n, x.transB ? n : k, x.transB ? k : n, x.strideB},
+      {x.a, x.transA ? m : k, x.transA ? k : m, x.transA ? m : k, x.strideA},
+      {x.cOrD(), n, m, n, x.hasC ? x.strideC : m * n}, {x.d, n, m, n, m * n},
+      x.batch, x.bias, who);
+}
 
-    // The heuristic's choice for these buffers' alignment (its default
-    // assumes 256 bytes, which arena buffers and batch strides need not
-    // have).
-    auto align = [&](const Operand &x) {
-      return std::min(alignmentOf(x.p),
-                      count == 1 ? 256u
-                                 : alignmentOf(uint64_t(x.stride) * element));
-    };
-    cublasLtMatmulPreference_t preference = nullptr;
-    check(lt_.cublasLtMatmulPreferenceCreate(&preference),
-          "cublasLtMatmulPreferenceCreate");
-    uint64_t maxWorkspace = workspaceBytes;
-    uint32_t alignments[4] = {align(a), align(b), align(c), align(d)};
-    cublasStatus_t s = lt_.cublasLtMatmulPreferenceSetAttribute(
-        preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &maxWorkspace,
-        sizeof(maxWorkspace));
-    const cublasLtMatmulPreferenceAttributes_t alignKeys[4] = {
-        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
-        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
-        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
-        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
-    for (int i = 0; i < 4 && s == CUBLAS_STATUS_SUCCESS; ++i)
-      s = lt_.cublasLtMatmulPreferenceSetAttribute(
-          preference, alignKeys[i], &alignments[i], sizeof(alignments[i]));
-    int wanted = std::clamp(options_.candidates, 1, kMaxCandidates);
-    cublasLtMatmulHeuristicResult_t results[kMaxCandidates] = {};
-    int found = 0;
-    if (s == CUBLAS_STATUS_SUCCESS)
-      s = lt_.cublasLtMatmulAlgoGetHeuristic(
-          handle_, p.desc, p.layoutA, p.layoutB, p.layoutC, p.layoutD,
-          preference, wanted, results, &found);
-    lt_.cublasLtMatmulPreferenceDestroy(preference);
-    std::string what = summary_;
-    if (p.m != batch * m || p.n != n)
-      what += " (its " + partShape(parts_.size() - 1) + " part)";
-    if (s != CUBLAS_STATUS_SUCCESS)
-      fail("choosing a cuBLASLt algorithm for " + what +
-           ": cublasLtMatmulAlgoGetHeuristic failed with " +
-           statusText(lt_, s));
-    if (found < 1)
-      fail("cuBLASLt has no algorithm for " + what +
-           " with these alignments (A " + std::to_string(alignments[1]) +
-           ", B " + std::to_string(alignments[0]) + " bytes)");
-    for (int i = 0; i < found; ++i)
-      if (results[i].state == CUBLAS_STATUS_SUCCESS)
-        p.algos.push_back(results[i].algo);
-    if (p.algos.empty())
-      fail("cuBLASLt has no usable algorithm for " + what);
-  };
-
-  // Output rows that are not a multiple of 16 bytes: a product per class of
-  // rows that start at the same offset from a 16-byte boundary, when the
-  // product is large enough for the extra calls not to matter (see the
-  // header). The step's A must then be rows of K (not transposed) and its B
-  // stored [N, K] (trans_b), both with 16-byte aligned rows, so that a class
-  // of rows (every u-th row of A) and a range of columns (rows of B) are
-  // matrices with aligned rows too; a batch folds into the rows when B is
-  // shared and A and C are not. A bias is read from each part's first
-  // column on, from a copy at an aligned address where that column is not
-  // (BiasCopy in the header).
+/// Output rows that are not a multiple of 16 bytes: a product per class of
+/// rows that start at the same offset from a 16-byte boundary, when the
+/// product is large enough for the extra calls not to matter (see the
+/// header). The step's A must then be rows of K (not transposed) and its B
+/// stored [N, K] (trans_b), both with 16-byte aligned rows, so that a class
+/// of rows (every u-th row of A) and a range of columns (rows of B) are
+/// matrices with aligned rows too; a batch folds into the rows when B is
+/// shared and A and C are not. A bias is read from each part's first column
+/// on, from a copy at an aligned address where that column is not
+/// (BiasCopy in the header). Returns whether the product was split.
+bool LtMatmul::splitRows(const Product &x, const std::string &who) {
+  int64_t n = x.n, k = x.k;
+  size_t element = x.element;
   int64_t u = static_cast<int64_t>(16 / element);
-  int64_t rowsAll = batch * m;
+  int64_t rowsAll = x.rows();
   // By default 4e9, about 10 microseconds of misaligned product.
   double minFlops = options_.splitMinFlops;
-  bool foldable =
-      batch == 1 || (strideB == 0 && strideA != 0 && (!hasC || strideC != 0));
-  bool split = (n * int64_t(element)) % 16 != 0 && u > 1 && !transA && transB &&
-               foldable && (k * int64_t(element)) % 16 == 0 && n > 2 * u &&
-               rowsAll >= u && alignmentOf(stepA) >= 16 &&
-               alignmentOf(stepB) >= 16 && alignmentOf(stepD) >= 16 &&
-               (!hasC || alignmentOf(stepC) >= 16) &&
+  bool split = (n * int64_t(element)) % 16 != 0 && u > 1 && !x.transA &&
+               x.transB && x.foldable() && (k * int64_t(element)) % 16 == 0 &&
+               n > 2 * u && rowsAll >= u && alignmentOf(x.a) >= 16 &&
+               alignmentOf(x.b) >= 16 && alignmentOf(x.d) >= 16 &&
+               (!x.hasC || alignmentOf(x.c) >= 16) &&
                2.0 * double(rowsAll) * double(n) * double(k) >= minFlops;
-  CUdeviceptr cOrD = hasC ? stepC : stepD; // beta is 0 without C: unread
-  auto at = [&](CUdeviceptr p, int64_t elements) {
-    return p + CUdeviceptr(elements) * element;
-  };
+  if (!split)
+    return false;
+  CUdeviceptr cOrD = x.cOrD();
   // Columns [first, first + columns) of every row, in D's own (unaligned)
   // rows: the thin products beside the classes of aligned rows (below).
   auto addColumns = [&](int64_t first, int64_t columns,
                         CUdeviceptr biasPointer) {
-    addPart({at(stepB, first * k), k, columns, k, 0}, {stepA, k, rowsAll, k, 0},
-            {at(cOrD, first), columns, rowsAll, n, 0},
-            {at(stepD, first), columns, rowsAll, n, 0}, 1, biasPointer);
+    addPart(x, {x.at(x.b, first * k), k, columns, k, 0},
+            {x.a, k, rowsAll, k, 0},
+            {x.at(cOrD, first), columns, rowsAll, n, 0},
+            {x.at(x.d, first), columns, rowsAll, n, 0}, 1, biasPointer, who);
   };
   // The classes as one batched product (docs/gpu.md, "Output rows that
   // are not 16-byte aligned"): class j starts at column j * s with
@@ -438,108 +397,204 @@ void LtMatmul::prepare(const Module &module, const Step &step,
   // =0) keeps the class calls.
   int64_t s = u - n % u;
   int64_t batchedColumns = (n - (u - 1) * s) / u * u;
-  if (split && !hasBias && rowsAll % u == 0 && batchedColumns >= u &&
+  if (!x.hasBias && rowsAll % u == 0 && batchedColumns >= u &&
       options_.classBatch) {
     int64_t rows = rowsAll / u, left = (u - 1) * s;
     // Columns [0, left) and [batchedColumns, n) of every row, in D's own
     // (unaligned) rows; the classes write some of those again, with the
     // same values.
     addColumns(0, left, 0);
-    addPart({stepB, k, batchedColumns, k, s * k}, {stepA, k, rows, u * k, k},
+    addPart(x, {x.b, k, batchedColumns, k, s * k}, {x.a, k, rows, u * k, k},
             {cOrD, batchedColumns, rows, u * n, n + s},
-            {stepD, batchedColumns, rows, u * n, n + s}, u, 0);
+            {x.d, batchedColumns, rows, u * n, n + s}, u, 0, who);
     parts_.back().classes = u;
     addColumns(batchedColumns, n - batchedColumns, 0);
     summary_ += ", as 3 products: rows of " + std::to_string(n * element) +
                 " bytes, " + std::to_string(u) +
                 " classes of aligned rows in one batched product";
-    return;
+    return true;
   }
-  if (split) {
-    // Class j's first column whose address is 16-byte aligned, and how
-    // many columns from there it takes: a multiple of 16 bytes too, since
-    // cuBLASLt's fast kernels also need that of the rows' extent (on the
-    // H200, GPT-2's 1024 x 50256 classes took 0.11 ms, 50250 columns 0.32
-    // and an odd count 0.77).
-    auto firstColumn = [&](int64_t j) { return (u - (j * n) % u) % u; };
-    auto classColumns = [&](int64_t j) { return (n - firstColumn(j)) / u * u; };
-    int64_t left = 0, right = 0;
-    for (int64_t j = 0; j < u; ++j) {
-      left = std::max(left, firstColumn(j));
-      right = std::max(right, n - firstColumn(j) - classColumns(j));
-    }
-    // The bias from each part's first column, at a 16-byte aligned address:
-    // the bias itself where it is, else a copy (BiasCopy in the header).
-    std::map<int64_t, CUdeviceptr> biasFrom;
-    if (hasBias) {
-      std::vector<int64_t> shifts;
-      for (int64_t j = 0; j < u; ++j)
-        shifts.push_back(firstColumn(j));
-      shifts.push_back(n - right);
-      size_t total = 0;
-      for (int64_t f : shifts)
-        if (alignmentOf(bias + f * element) < 16 && !biasFrom.count(f)) {
-          biasFrom[f] = total;
-          total += (size_t(n - f) * element + 255) / 256 * 256;
-        }
-      if (total) {
-        CUresult r = driver_.cuMemAlloc(&biasCopyMemory_, total);
-        if (r != CUDA_SUCCESS)
-          fail("cuMemAlloc of " + std::to_string(total) +
-               " bytes for the bias from unaligned columns failed with " +
-               errorText(driver_, r));
+  // Class j's first column whose address is 16-byte aligned, and how many
+  // columns from there it takes: a multiple of 16 bytes too, since
+  // cuBLASLt's fast kernels also need that of the rows' extent (on the
+  // H200, GPT-2's 1024 x 50256 classes took 0.11 ms, 50250 columns 0.32
+  // and an odd count 0.77).
+  auto firstColumn = [&](int64_t j) { return (u - (j * n) % u) % u; };
+  auto classColumns = [&](int64_t j) { return (n - firstColumn(j)) / u * u; };
+  int64_t left = 0, right = 0;
+  std::vector<int64_t> shifts;
+  for (int64_t j = 0; j < u; ++j) {
+    left = std::max(left, firstColumn(j));
+    right = std::max(right, n - firstColumn(j) - classColumns(j));
+    shifts.push_back(firstColumn(j));
+  }
+  shifts.push_back(n - right);
+  auto biasAt = copyBias(x, shifts, who);
+  // Columns [0, left) and [n - right, n) of every row, in D's own
+  // (unaligned) rows, around the classes; they write some of those columns
+  // again, with the same values.
+  addColumns(0, left, biasAt(0));
+  for (int64_t j = 0; j < u; ++j) {
+    int64_t first = firstColumn(j), columns = classColumns(j);
+    int64_t rows = (rowsAll - j + u - 1) / u;
+    addPart(x, {x.at(x.b, first * k), k, columns, k, 0},
+            {x.at(x.a, j * k), k, rows, u * k, 0},
+            {x.at(cOrD, j * n + first), columns, rows, u * n, 0},
+            {x.at(x.d, j * n + first), columns, rows, u * n, 0}, 1,
+            biasAt(first), who);
+  }
+  addColumns(n - right, right, biasAt(n - right));
+  summary_ += ", as " + std::to_string(parts_.size()) + " products: rows of " +
+              std::to_string(n * element) + " bytes";
+  if (!biasCopies_.empty())
+    summary_ += ", the bias copied to " + std::to_string(biasCopies_.size()) +
+                " aligned addresses per run";
+  return true;
+}
+
+/// The bias from column `f` on, for each first column `f` of a split's
+/// parts, at a 16-byte aligned address: the bias itself where it is, else
+/// a copy (BiasCopy in the header), made here. Returns where each part
+/// reads it.
+std::function<CUdeviceptr(int64_t)>
+LtMatmul::copyBias(const Product &x, const std::vector<int64_t> &shifts,
+                   const std::string &who) {
+  std::map<int64_t, CUdeviceptr> biasFrom;
+  if (x.hasBias) {
+    size_t total = 0;
+    for (int64_t f : shifts)
+      if (alignmentOf(x.at(x.bias, f)) < 16 && !biasFrom.count(f)) {
+        biasFrom[f] = total;
+        total += (size_t(x.n - f) * x.element + 255) / 256 * 256;
       }
-      for (auto &[f, at] : biasFrom) {
-        at += biasCopyMemory_;
-        biasCopies_.push_back(
-            {at, bias + CUdeviceptr(f) * element, size_t(n - f) * element});
-      }
+    if (total) {
+      CUresult r = driver_.cuMemAlloc(&biasCopyMemory_, total);
+      if (r != CUDA_SUCCESS)
+        fail(who, "cuMemAlloc of " + std::to_string(total) +
+                      " bytes for the bias from unaligned columns failed "
+                      "with " +
+                      errorText(driver_, r));
     }
-    auto biasAt = [&](int64_t f) -> CUdeviceptr {
-      auto it = biasFrom.find(f);
-      return it == biasFrom.end() ? bias + CUdeviceptr(f) * element
-                                  : it->second;
-    };
-    // Columns [0, left) and [n - right, n) of every row, in D's own
-    // (unaligned) rows, around the classes; they write some of those
-    // columns again, with the same values.
-    addColumns(0, left, biasAt(0));
-    for (int64_t j = 0; j < u; ++j) {
-      int64_t first = firstColumn(j), columns = classColumns(j);
-      int64_t rows = (rowsAll - j + u - 1) / u;
-      addPart({at(stepB, first * k), k, columns, k, 0},
-              {at(stepA, j * k), k, rows, u * k, 0},
-              {at(cOrD, j * n + first), columns, rows, u * n, 0},
-              {at(stepD, j * n + first), columns, rows, u * n, 0}, 1,
-              biasAt(first));
+    for (auto &[f, at] : biasFrom) {
+      at += biasCopyMemory_;
+      biasCopies_.push_back({at, x.at(x.bias, f), size_t(x.n - f) * x.element});
     }
-    addColumns(n - right, right, biasAt(n - right));
-    summary_ += ", as " + std::to_string(parts_.size()) +
-                " products: rows of " + std::to_string(n * element) + " bytes";
-    if (!biasCopies_.empty())
-      summary_ += ", the bias copied to " + std::to_string(biasCopies_.size()) +
-                  " aligned addresses per run";
-    return;
   }
-  // A batch of products that share B (a linear layer on [..., M, K]
-  // activations: ViT's [197, 1, 768] at batch 1, ConvNeXt's pointwise
-  // convolutions as [N * 56, 56, 96], a decode step's [8, 1, 2048]) is one
-  // product of batch x M rows: A, C and D are contiguous [batch, M, .], so
-  // their rows follow on across the batch. As a strided batch, cuBLASLt ran
-  // one small product per batch entry, each reading all of B (8 products of
-  // one row for the decode step's projections, 197 for ViT's).
-  if (batch > 1 && foldable && !transA) {
-    addPart({stepB, transB ? k : n, transB ? n : k, transB ? k : n, 0},
-            {stepA, k, rowsAll, k, 0}, {cOrD, n, rowsAll, n, 0},
-            {stepD, n, rowsAll, n, 0}, 1, bias);
-    summary_ += ", as one product of " + std::to_string(rowsAll) + " rows";
-    return;
+  return [x, biasFrom](int64_t f) -> CUdeviceptr {
+    auto it = biasFrom.find(f);
+    return it == biasFrom.end() ? x.at(x.bias, f) : it->second;
+  };
+}
+
+/// One cuBLASLt call: its descriptor (the transpositions, the epilogue, and
+/// the bias from `biasPointer` on: the part's first column), the four
+/// layouts (a strided batch of `count` when more than one), and the
+/// heuristic's algorithms for the operands' alignment.
+void LtMatmul::addPart(const Product &x, const Operand &a, const Operand &b,
+                       const Operand &c, const Operand &d, int64_t count,
+                       CUdeviceptr biasPointer, const std::string &who) {
+  cudaDataType_t dt = dataType(x.type);
+  cublasOperation_t opA = x.transB ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasOperation_t opB = x.transA ? CUBLAS_OP_T : CUBLAS_OP_N;
+  uint32_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
+  if (x.activation == "relu")
+    epilogue = x.hasBias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
+  else if (x.activation == "gelu_tanh")
+    epilogue = x.hasBias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
+  else if (x.hasBias)
+    epilogue = CUBLASLT_EPILOGUE_BIAS;
+  auto layout = [&](cublasLtMatrixLayout_t *out, const Operand &operand) {
+    check(lt_.cublasLtMatrixLayoutCreate(out, dt, operand.rows, operand.cols,
+                                         operand.ld),
+          "cublasLtMatrixLayoutCreate", who);
+    if (count == 1)
+      return;
+    int32_t n32 = static_cast<int32_t>(count);
+    check(lt_.cublasLtMatrixLayoutSetAttribute(
+              *out, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &n32, sizeof(n32)),
+          "cublasLtMatrixLayoutSetAttribute", who);
+    check(lt_.cublasLtMatrixLayoutSetAttribute(
+              *out, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+              &operand.stride, sizeof(operand.stride)),
+          "cublasLtMatrixLayoutSetAttribute", who);
+  };
+  Part &p = parts_.emplace_back();
+  check(lt_.cublasLtMatmulDescCreate(&p.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F),
+        "cublasLtMatmulDescCreate", who);
+  auto set = [&](cublasLtMatmulDescAttributes_t key, const void *value,
+                 size_t size) {
+    check(lt_.cublasLtMatmulDescSetAttribute(p.desc, key, value, size),
+          "cublasLtMatmulDescSetAttribute", who);
+  };
+  set(CUBLASLT_MATMUL_DESC_TRANSA, &opA, sizeof(opA));
+  set(CUBLASLT_MATMUL_DESC_TRANSB, &opB, sizeof(opB));
+  set(CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue));
+  if (x.hasBias) {
+    const void *biasAt = reinterpret_cast<const void *>(biasPointer);
+    set(CUBLASLT_MATMUL_DESC_BIAS_POINTER, &biasAt, sizeof(biasAt));
   }
-  // cuBLASLt's A is the step's B, and its B the step's A (the file comment).
-  addPart({stepB, transB ? k : n, transB ? n : k, transB ? k : n, strideB},
-          {stepA, transA ? m : k, transA ? k : m, transA ? m : k, strideA},
-          {cOrD, n, m, n, hasC ? strideC : m * n}, {stepD, n, m, n, m * n},
-          batch, bias);
+  layout(&p.layoutA, a);
+  layout(&p.layoutB, b);
+  layout(&p.layoutC, c);
+  layout(&p.layoutD, d);
+  p.a = a.p, p.b = b.p, p.c = c.p, p.d = d.p;
+  p.m = d.cols * count, p.n = d.rows;
+  std::string what = summary_;
+  if (p.m != x.rows() || p.n != x.n)
+    what += " (its " + partShape(parts_.size() - 1) + " part)";
+  // The heuristic's choice for these buffers' alignment (its default
+  // assumes 256 bytes, which arena buffers and batch strides need not
+  // have).
+  auto align = [&](const Operand &operand) {
+    return std::min(
+        alignmentOf(operand.p),
+        count == 1 ? 256u : alignmentOf(uint64_t(operand.stride) * x.element));
+  };
+  uint32_t alignments[4] = {align(a), align(b), align(c), align(d)};
+  chooseAlgorithms(p, alignments, what, who);
+}
+
+/// The heuristic's algorithms for a part whose operands have `alignments`
+/// (cuBLASLt's A, B, C and D), at most LtOptions::candidates of them.
+void LtMatmul::chooseAlgorithms(Part &p, const uint32_t (&alignments)[4],
+                                const std::string &what,
+                                const std::string &who) {
+  cublasLtMatmulPreference_t preference = nullptr;
+  check(lt_.cublasLtMatmulPreferenceCreate(&preference),
+        "cublasLtMatmulPreferenceCreate", who);
+  uint64_t maxWorkspace = workspaceBytes_;
+  cublasStatus_t s = lt_.cublasLtMatmulPreferenceSetAttribute(
+      preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &maxWorkspace,
+      sizeof(maxWorkspace));
+  const cublasLtMatmulPreferenceAttributes_t alignKeys[4] = {
+      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
+      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
+      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
+  for (int i = 0; i < 4 && s == CUBLAS_STATUS_SUCCESS; ++i)
+    s = lt_.cublasLtMatmulPreferenceSetAttribute(
+        preference, alignKeys[i], &alignments[i], sizeof(alignments[i]));
+  int wanted = std::clamp(options_.candidates, 1, kMaxCandidates);
+  cublasLtMatmulHeuristicResult_t results[kMaxCandidates] = {};
+  int found = 0;
+  if (s == CUBLAS_STATUS_SUCCESS)
+    s = lt_.cublasLtMatmulAlgoGetHeuristic(handle_, p.desc, p.layoutA,
+                                           p.layoutB, p.layoutC, p.layoutD,
+                                           preference, wanted, results, &found);
+  lt_.cublasLtMatmulPreferenceDestroy(preference);
+  if (s != CUBLAS_STATUS_SUCCESS)
+    fail(who, "choosing a cuBLASLt algorithm for " + what +
+                  ": cublasLtMatmulAlgoGetHeuristic failed with " +
+                  statusText(lt_, s));
+  if (found < 1)
+    fail(who, "cuBLASLt has no algorithm for " + what +
+                  " with these alignments (A " + std::to_string(alignments[1]) +
+                  ", B " + std::to_string(alignments[0]) + " bytes)");
+  for (int i = 0; i < found; ++i)
+    if (results[i].state == CUBLAS_STATUS_SUCCESS)
+      p.algos.push_back(results[i].algo);
+  if (p.algos.empty())
+    fail(who, "cuBLASLt has no usable algorithm for " + what);
 }
 
 LtMatmul::~LtMatmul() { release(); }

@@ -20,6 +20,7 @@
 #include <cublasLt.h>
 #include <cuda.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -178,10 +179,37 @@ private:
     bool pinned = false;
   };
 
-  /// The constructor's work (it gives back what was made when this throws).
+  /// What the step asks for (CublasLt.cpp).
+  struct Product;
+  /// One matrix as cuBLASLt sees it: column-major, `rows` x `cols` with
+  /// columns `ld` elements apart, `stride` elements between batches.
+  struct Operand {
+    CUdeviceptr p;
+    int64_t rows, cols, ld, stride;
+  };
+
+  /// The constructor's work (it gives back what was made when this throws):
+  /// the step read and checked, then its parts.
   void prepare(const Module &module, const Step &step,
-               const std::vector<CUdeviceptr> &pointers, size_t workspaceBytes,
+               const std::vector<CUdeviceptr> &pointers,
                const std::string &who);
+  Product readStep(const Module &module, const Step &step,
+                   const std::vector<CUdeviceptr> &pointers,
+                   const std::string &who);
+  bool splitRows(const Product &x, const std::string &who);
+  std::function<CUdeviceptr(int64_t)>
+  copyBias(const Product &x, const std::vector<int64_t> &shifts,
+           const std::string &who);
+  void addPart(const Product &x, const Operand &a, const Operand &b,
+               const Operand &c, const Operand &d, int64_t count,
+               CUdeviceptr biasPointer, const std::string &who);
+  void chooseAlgorithms(Part &p, const uint32_t (&alignments)[4],
+                        const std::string &what, const std::string &who);
+  /// Throws Error("<who>: <what>").
+  [[noreturn]] static void fail(const std::string &who,
+                                const std::string &what);
+  /// Fails naming `call` and the status unless it succeeded.
+  void check(cublasStatus_t s, const char *call, const std::string &who) const;
   /// Destroys the descriptors and frees the bias copies' memory.
   void release() noexcept;
 
