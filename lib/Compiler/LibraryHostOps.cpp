@@ -202,8 +202,13 @@ strata::matchHostOpKernel(Operation *op, const LibraryRequest &request,
   for (OpOperand &operand : op->getOpOperands())
     match.inputs.push_back(&operand);
   for (NamedAttribute attr : op->getAttrDictionary()) {
+    // The dialects' own attributes (the kernel layer's decisions, graph
+    // ops' bookkeeping) are not the op's.
     StringRef name = attr.getName().strref();
-    if (name.starts_with("strata.") || name.starts_with("graph."))
+    auto [prefix, rest] = name.split('.');
+    if (!rest.empty() &&
+        (prefix == kernel::KernelDialect::getDialectNamespace() ||
+         prefix == graph::GraphDialect::getDialectNamespace()))
       continue;
     // Step attributes are snake_case, as ONNX's (graph.gemm's transA is
     // trans_a, the name dnnl.matmul reads).

@@ -552,7 +552,8 @@ LogicalResult Planner::run(const CompileOptions &options,
       // Specialize.cpp) carries the value a session must be given.
       std::vector<uint8_t> required;
       if (auto value = entry.getArgAttrOfType<ElementsAttr>(
-              static_cast<unsigned>(index), "strata.required_value"))
+              static_cast<unsigned>(index),
+              kernel::name<kernel::RequiredValue>()))
         if (std::optional<std::vector<uint8_t>> bytes = constantBytes(value))
           required = std::move(*bytes);
       slot.buffer =

@@ -23,6 +23,7 @@
 #include "strata/Compiler/Compiler.h"
 #include "strata/Dialect/Graph/IR/GraphOps.h"
 #include "strata/Dialect/Graph/Transforms/Passes.h"
+#include "strata/Dialect/Kernel/IR/KernelDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -340,7 +341,8 @@ LogicalResult strata::specializeInputValues(ModuleOp module,
         graph::ConstantOp::create(b, arg.getLoc(), cast<ElementsAttr>(attr));
     arg.replaceAllUsesWith(constant);
     // The module records the value; a session refuses any other.
-    entry.setArgAttr(index, "strata.required_value", attr);
+    entry.setArgAttr(
+        index, strata::kernel::name<strata::kernel::RequiredValue>(), attr);
     changed = true;
   }
   return success();

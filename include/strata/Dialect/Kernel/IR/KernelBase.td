@@ -85,6 +85,10 @@ def Kernel_Dialect : Dialect {
     // reads what a value-dependent op or a run-time If's guard wrote, and
     // runs as a host kernel (RunTimeShapes.cpp).
     "::mlir::UnitAttr":$host,
+    // On an argument of the model's entry function (an argument attribute:
+    // the name only, kernel::name<RequiredValue>()): the value the module
+    // was specialized on (Specialize.cpp), which a session must be given.
+    "::mlir::ElementsAttr":$required_value,
     // On the module: the precision the compile was asked for.
     "::mlir::StringAttr":$precision,
     // The GPU stage: the launch, the choice in words, and on the loops of

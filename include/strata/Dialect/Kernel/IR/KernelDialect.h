@@ -57,6 +57,7 @@ using PtxKernel = KernelDialect::PtxKernelAttrHelper;
 using PtxLaunch = KernelDialect::PtxLaunchAttrHelper;
 using Windows = KernelDialect::WindowsAttrHelper;
 using Host = KernelDialect::HostAttrHelper;
+using RequiredValue = KernelDialect::RequiredValueAttrHelper;
 
 /// The attribute `H` of `op`, or null when it is absent or not of its type.
 template <typename H> auto get(mlir::Operation *op) {
