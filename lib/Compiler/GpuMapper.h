@@ -98,13 +98,6 @@ constexpr int64_t kRowGroups = 2;
 constexpr int64_t kPackBelowThreads = 128;
 constexpr int64_t kPackedRowBlocks = 4;
 
-inline int64_t product(ArrayRef<int64_t> values) {
-  int64_t p = 1;
-  for (int64_t v : values)
-    p *= v;
-  return p;
-}
-
 inline int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 inline int64_t roundUp(int64_t a, int64_t b) { return ceilDiv(a, b) * b; }

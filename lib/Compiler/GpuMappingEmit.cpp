@@ -455,8 +455,8 @@ void KernelMapper::emitDistributed(linalg::LinalgOp op, Strategy strategy) {
       reducedRanges.push_back(ranges[i]);
     }
   }
-  int64_t points = product(parallelRanges);
-  int64_t reducedPoints = product(reducedRanges);
+  int64_t points = llvm::product_of(parallelRanges);
+  int64_t reducedPoints = llvm::product_of(reducedRanges);
   SmallVector<Value> ivs(ranges.size());
   auto setParallel = [&](Value linear) {
     for (auto [d, iv] :
@@ -689,7 +689,8 @@ void KernelMapper::forgetScalars(linalg::LinalgOp op) {
 /// inputs every thread knows: every thread computes it (emitUniformScalar),
 /// so that no barrier has to publish its result.
 bool KernelMapper::isUniformScalar(linalg::LinalgOp op) {
-  if (!plan.registers.enabled || product(op.getStaticLoopRanges()) != 1)
+  if (!plan.registers.enabled ||
+      llvm::product_of(op.getStaticLoopRanges()) != 1)
     return false;
   for (OpOperand &operand : op->getOpOperands()) {
     auto type = dyn_cast<MemRefType>(operand.get().getType());

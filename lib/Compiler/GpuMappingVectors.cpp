@@ -182,7 +182,7 @@ int64_t KernelMapper::flatVector(linalg::LinalgOp op) {
   if (!bytes)
     return 1;
   int64_t vector = kVectorBytes / bytes;
-  return vector > 1 && product(ranges) % vector == 0 ? vector : 1;
+  return vector > 1 && llvm::product_of(ranges) % vector == 0 ? vector : 1;
 }
 
 /// `vector` consecutive iterations of the flat iteration space from

@@ -81,13 +81,6 @@ struct Reduction {
   int64_t extent = 0;
 };
 
-inline int64_t product(llvm::ArrayRef<int64_t> dims) {
-  int64_t n = 1;
-  for (int64_t d : dims)
-    n *= d;
-  return n;
-}
-
 /// A constant small enough to clone into each kernel that reads it (a
 /// splat, or a few elements), so that codegen can fold it.
 bool isInlinableConstant(Operation *op);

@@ -108,15 +108,16 @@ Reduction partition::reductionOf(Operation *op) {
                : Reduction{Reduction::Full, input.getNumElements()};
   if (name == "layer_norm") {
     int64_t axis = axisAttr("axis", -1);
-    return {Reduction::Full, product(shape.drop_front(
+    return {Reduction::Full, llvm::product_of(shape.drop_front(
                                  std::max<int64_t>(0, std::min(axis, rank))))};
   }
   if (name == "instance_norm" || name.starts_with("global_"))
     return {Reduction::Full,
-            product(shape.drop_front(std::min<int64_t>(2, rank)))};
+            llvm::product_of(shape.drop_front(std::min<int64_t>(2, rank)))};
   if (name == "group_norm") {
     auto groups = op->getAttrOfType<IntegerAttr>("num_groups");
-    int64_t perSample = product(shape.drop_front(std::min<int64_t>(1, rank)));
+    int64_t perSample =
+        llvm::product_of(shape.drop_front(std::min<int64_t>(1, rank)));
     return {Reduction::Full, groups && groups.getInt() > 0
                                  ? perSample / groups.getInt()
                                  : perSample};
