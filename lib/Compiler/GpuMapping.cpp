@@ -1179,4 +1179,3 @@ Value strata::combinePairwise(SmallVector<Value> values,
 std::string strata::gpuCopyKernelName(uint64_t bytes) {
   return "strata_copy_" + std::to_string(bytes);
 }
-
