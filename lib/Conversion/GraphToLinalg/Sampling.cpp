@@ -313,7 +313,8 @@ struct ResizePlan {
   double extrapolation = 0;
   /// Operand positions (AttrSizedOperandSegments: input, roi?, scales?,
   /// sizes?).
-  unsigned roiOperand = 1, scalesOperand = 1;
+  static constexpr unsigned kRoiOperand = 1;
+  unsigned scalesOperand = 1;
   bool runtime() const { return runtimeScales || runtimeRoi; }
 };
 
@@ -428,7 +429,6 @@ static std::optional<ResizePlan> planResize(graph::ResizeOp op) {
   }
   plan.extrapolation = op.getExtrapolationValue().convertToDouble();
   plan.nearest = p.mode == "nearest";
-  plan.roiOperand = 1;
   plan.scalesOperand = op.getRoi() ? 2 : 1;
   return plan;
 }
@@ -468,10 +468,10 @@ static ResizeTables resizeTables(const ResizePlan &plan, OpBuilder &b,
     Value roiStart, roiEnd;
     if (plan.crop) {
       roiStart = plan.runtimeRoi
-                     ? readF64(operands[plan.roiOperand], d)
+                     ? readF64(operands[ResizePlan::kRoiOperand], d)
                      : scalarConstant(b, loc, b.getF64Type(), plan.roi[d]);
       roiEnd = plan.runtimeRoi
-                   ? readF64(operands[plan.roiOperand], d + rank)
+                   ? readF64(operands[ResizePlan::kRoiOperand], d + rank)
                    : scalarConstant(b, loc, b.getF64Type(), plan.roi[d + rank]);
     }
     SmallVector<Value> built = buildResizeTables(
