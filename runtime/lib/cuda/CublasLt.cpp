@@ -22,7 +22,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <functional>
 #include <map>
 #include <vector>
 
@@ -146,10 +145,10 @@ LtMatmul::LtMatmul(const BlasLt &lt, const Driver &driver,
                    size_t workspaceBytes, const LtOptions &options,
                    const std::string &who)
     : lt_(lt), driver_(driver), handle_(handle), options_(options),
-      workspaceBytes_(workspaceBytes) {
+      workspaceBytes_(workspaceBytes), who_(who) {
   // A failure gives back what was made so far: no destructor runs then.
   try {
-    prepare(module, step, pointers, who);
+    prepare(module, step, pointers);
   } catch (...) {
     release();
     throw;
@@ -183,24 +182,22 @@ struct LtMatmul::Product {
   }
 };
 
-void LtMatmul::fail(const std::string &who, const std::string &what) {
-  throw Error(who + ": " + what);
+void LtMatmul::fail(const std::string &what) const {
+  throw Error(who_ + ": " + what);
 }
 
-void LtMatmul::check(cublasStatus_t s, const char *call,
-                     const std::string &who) const {
+void LtMatmul::check(cublasStatus_t s, const char *call) const {
   if (s != CUBLAS_STATUS_SUCCESS)
-    fail(who, std::string(call) + " failed with " + statusText(lt_, s));
+    fail(std::string(call) + " failed with " + statusText(lt_, s));
 }
 
 LtMatmul::Product LtMatmul::readStep(const Module &module, const Step &step,
-                                     const std::vector<CUdeviceptr> &pointers,
-                                     const std::string &who) {
+                                     const std::vector<CUdeviceptr> &pointers) {
   auto intAttr = [&](const char *key, int64_t fallback) {
     for (const Attribute &a : step.attributes)
       if (a.key == key) {
         if (a.ints.size() != 1 || (a.ints[0] != 0 && a.ints[0] != 1))
-          fail(who, std::string("attribute '") + key + "' must be 0 or 1");
+          fail(std::string("attribute '") + key + "' must be 0 or 1");
         return a.ints[0];
       }
     return fallback;
@@ -209,7 +206,7 @@ LtMatmul::Product LtMatmul::readStep(const Module &module, const Step &step,
     for (const Attribute &a : step.attributes)
       if (a.key == key) {
         if (a.floats.size() != 1)
-          fail(who, std::string("attribute '") + key + "' must be one float");
+          fail(std::string("attribute '") + key + "' must be one float");
         return a.floats[0];
       }
     return fallback;
@@ -224,16 +221,15 @@ LtMatmul::Product LtMatmul::readStep(const Module &module, const Step &step,
   beta_ = x.hasC ? static_cast<float>(floatAttr("beta", 1.0)) : 0.0f;
   if (x.activation != "" && x.activation != "relu" &&
       x.activation != "gelu_tanh")
-    fail(who, "activation '" + x.activation +
-                  "' is not one of cuBLASLt's epilogues (relu, gelu_tanh)");
+    fail("activation '" + x.activation +
+         "' is not one of cuBLASLt's epilogues (relu, gelu_tanh)");
   size_t expected = 2 + x.hasBias + x.hasC;
   if (step.inputs.size() != expected || step.outputs.size() != 1 ||
       pointers.size() != expected + 1)
-    fail(who, "cublaslt.matmul takes A, B" +
-                  std::string(x.hasBias ? ", the bias" : "") +
-                  (x.hasC ? ", C" : "") + " and one output; the step has " +
-                  std::to_string(step.inputs.size()) + " inputs and " +
-                  std::to_string(step.outputs.size()) + " outputs");
+    fail("cublaslt.matmul takes A, B" +
+         std::string(x.hasBias ? ", the bias" : "") + (x.hasC ? ", C" : "") +
+         " and one output; the step has " + std::to_string(step.inputs.size()) +
+         " inputs and " + std::to_string(step.outputs.size()) + " outputs");
 
   const auto &buffers = module.buffers();
   const BufferInfo &a = buffers[step.inputs[0]];
@@ -241,19 +237,19 @@ LtMatmul::Product LtMatmul::readStep(const Module &module, const Step &step,
   const BufferInfo &d = buffers[step.outputs[0]];
   x.type = d.dtype;
   if (x.type != DType::F32 && x.type != DType::F16 && x.type != DType::BF16)
-    fail(who, std::string("cublaslt.matmul computes f32, f16 or bf16, not ") +
-                  dtypeName(x.type));
+    fail(std::string("cublaslt.matmul computes f32, f16 or bf16, not ") +
+         dtypeName(x.type));
   x.element = dtypeSize(x.type);
   for (uint32_t id : step.inputs)
     if (buffers[id].dtype != x.type)
-      fail(who, std::string("every operand must be ") + dtypeName(x.type) +
-                    "; buffer " + std::to_string(id) + " is " +
-                    dtypeName(buffers[id].dtype));
+      fail(std::string("every operand must be ") + dtypeName(x.type) +
+           "; buffer " + std::to_string(id) + " is " +
+           dtypeName(buffers[id].dtype));
   if (a.shape.size() < 2 || b.shape.size() < 2 || d.shape.size() < 2)
-    fail(who, "A, B and the output must be matrices or batches of them; "
-              "their shapes are " +
-                  shapeToString(a.shape) + ", " + shapeToString(b.shape) +
-                  " and " + shapeToString(d.shape));
+    fail("A, B and the output must be matrices or batches of them; "
+         "their shapes are " +
+         shapeToString(a.shape) + ", " + shapeToString(b.shape) + " and " +
+         shapeToString(d.shape));
   size_t ra = a.shape.size(), rb = b.shape.size(), rd = d.shape.size();
   x.m = a.shape[ra - (x.transA ? 1 : 2)];
   x.k = a.shape[ra - (x.transA ? 2 : 1)];
@@ -261,10 +257,9 @@ LtMatmul::Product LtMatmul::readStep(const Module &module, const Step &step,
   x.n = b.shape[rb - (x.transB ? 2 : 1)];
   if (x.k != kb || d.shape[rd - 2] != x.m || d.shape[rd - 1] != x.n || !x.m ||
       !x.n || !x.k)
-    fail(who, "shapes " + shapeToString(a.shape) + (x.transA ? "^T" : "") +
-                  " x " + shapeToString(b.shape) + (x.transB ? "^T" : "") +
-                  " -> " + shapeToString(d.shape) +
-                  " are not a non-empty matrix product");
+    fail("shapes " + shapeToString(a.shape) + (x.transA ? "^T" : "") + " x " +
+         shapeToString(b.shape) + (x.transB ? "^T" : "") + " -> " +
+         shapeToString(d.shape) + " are not a non-empty matrix product");
 
   // Every operand's batch is the output's or absent.
   x.batch = product(d.shape, rd - 2);
@@ -275,10 +270,9 @@ LtMatmul::Product LtMatmul::readStep(const Module &module, const Step &step,
     if (dims.empty())
       return 0;
     if (dims != outBatch)
-      fail(who, std::string(what) + "'s batch dimensions in " +
-                    shapeToString(operand.shape) +
-                    " neither match the output's " + shapeToString(d.shape) +
-                    " nor are absent");
+      fail(std::string(what) + "'s batch dimensions in " +
+           shapeToString(operand.shape) + " neither match the output's " +
+           shapeToString(d.shape) + " nor are absent");
     return operand.shape[operand.shape.size() - 2] *
            operand.shape[operand.shape.size() - 1];
   };
@@ -288,30 +282,29 @@ LtMatmul::Product LtMatmul::readStep(const Module &module, const Step &step,
     const BufferInfo &bias = buffers[step.inputs[next]];
     if (numElements(bias.shape) != x.n ||
         (!bias.shape.empty() && bias.shape.back() != x.n))
-      fail(who, "the bias " + shapeToString(bias.shape) + " must hold N = " +
-                    std::to_string(x.n) + " values along the last dimension");
+      fail("the bias " + shapeToString(bias.shape) + " must hold N = " +
+           std::to_string(x.n) + " values along the last dimension");
     x.bias = pointers[next++];
   }
   if (x.hasC) {
     const BufferInfo &c = buffers[step.inputs[next]];
     if (c.shape.size() < 2 || c.shape[c.shape.size() - 2] != x.m ||
         c.shape.back() != x.n)
-      fail(who, "C " + shapeToString(c.shape) + " must be [..., " +
-                    std::to_string(x.m) + ", " + std::to_string(x.n) + "]");
+      fail("C " + shapeToString(c.shape) + " must be [..., " +
+           std::to_string(x.m) + ", " + std::to_string(x.n) + "]");
     x.strideC = batchStride(c, "C");
     x.c = pointers[next++];
   }
   x.a = pointers[0], x.b = pointers[1], x.d = pointers.back();
   if (x.batch > INT32_MAX)
-    fail(who, "a batch of " + std::to_string(x.batch) +
-                  " matrices exceeds cuBLASLt's limit");
+    fail("a batch of " + std::to_string(x.batch) +
+         " matrices exceeds cuBLASLt's limit");
   return x;
 }
 
 void LtMatmul::prepare(const Module &module, const Step &step,
-                       const std::vector<CUdeviceptr> &pointers,
-                       const std::string &who) {
-  Product x = readStep(module, step, pointers, who);
+                       const std::vector<CUdeviceptr> &pointers) {
+  Product x = readStep(module, step, pointers);
   k_ = x.k;
   summary_ = std::string(dtypeName(x.type)) + " " +
              (x.batch > 1 ? std::to_string(x.batch) + " x " : "") +
@@ -323,7 +316,7 @@ void LtMatmul::prepare(const Module &module, const Step &step,
   if (!extras.empty())
     summary_ += ", " + (extras[0] == '+' ? extras.substr(1) : extras);
 
-  if (splitRows(x, who))
+  if (splitRows(x))
     return;
   int64_t m = x.m, n = x.n, k = x.k;
   // A batch of products that share B (a linear layer on [..., M, K]
@@ -337,7 +330,7 @@ void LtMatmul::prepare(const Module &module, const Step &step,
     int64_t rowsAll = x.rows();
     addPart(x, {x.b, x.transB ? k : n, x.transB ? n : k, x.transB ? k : n, 0},
             {x.a, k, rowsAll, k, 0}, {x.cOrD(), n, rowsAll, n, 0},
-            {x.d, n, rowsAll, n, 0}, 1, x.bias, who);
+            {x.d, n, rowsAll, n, 0}, 1, x.bias);
     summary_ += ", as one product of " + std::to_string(rowsAll) + " rows";
     return;
   }
@@ -346,7 +339,7 @@ void LtMatmul::prepare(const Module &module, const Step &step,
       x, {x.b, x.transB ? k : n, x.transB ? n : k, x.transB ? k : n, x.strideB},
       {x.a, x.transA ? m : k, x.transA ? k : m, x.transA ? m : k, x.strideA},
       {x.cOrD(), n, m, n, x.hasC ? x.strideC : m * n}, {x.d, n, m, n, m * n},
-      x.batch, x.bias, who);
+      x.batch, x.bias);
 }
 
 /// Output rows that are not a multiple of 16 bytes: a product per class of
@@ -359,7 +352,7 @@ void LtMatmul::prepare(const Module &module, const Step &step,
 /// shared and A and C are not. A bias is read from each part's first column
 /// on, from a copy at an aligned address where that column is not
 /// (BiasCopy in the header). Returns whether the product was split.
-bool LtMatmul::splitRows(const Product &x, const std::string &who) {
+bool LtMatmul::splitRows(const Product &x) {
   int64_t n = x.n, k = x.k;
   size_t element = x.element;
   int64_t u = static_cast<int64_t>(16 / element);
@@ -382,7 +375,7 @@ bool LtMatmul::splitRows(const Product &x, const std::string &who) {
     addPart(x, {x.at(x.b, first * k), k, columns, k, 0},
             {x.a, k, rowsAll, k, 0},
             {x.at(cOrD, first), columns, rowsAll, n, 0},
-            {x.at(x.d, first), columns, rowsAll, n, 0}, 1, biasPointer, who);
+            {x.at(x.d, first), columns, rowsAll, n, 0}, 1, biasPointer);
   };
   // The classes as one batched product (docs/gpu.md, "Output rows that
   // are not 16-byte aligned"): class j starts at column j * s with
@@ -406,7 +399,7 @@ bool LtMatmul::splitRows(const Product &x, const std::string &who) {
     addColumns(0, left, 0);
     addPart(x, {x.b, k, batchedColumns, k, s * k}, {x.a, k, rows, u * k, k},
             {cOrD, batchedColumns, rows, u * n, n + s},
-            {x.d, batchedColumns, rows, u * n, n + s}, u, 0, who);
+            {x.d, batchedColumns, rows, u * n, n + s}, u, 0);
     parts_.back().classes = u;
     addColumns(batchedColumns, n - batchedColumns, 0);
     summary_ += ", as 3 products: rows of " + std::to_string(n * element) +
@@ -429,7 +422,13 @@ bool LtMatmul::splitRows(const Product &x, const std::string &who) {
     shifts.push_back(firstColumn(j));
   }
   shifts.push_back(n - right);
-  auto biasAt = copyBias(x, shifts, who);
+  // The bias from each part's first column, at a 16-byte aligned address:
+  // the bias itself where it is, else a copy.
+  std::map<int64_t, CUdeviceptr> copies = copyBias(x, shifts);
+  auto biasAt = [&](int64_t f) -> CUdeviceptr {
+    auto it = copies.find(f);
+    return it == copies.end() ? x.at(x.bias, f) : it->second;
+  };
   // Columns [0, left) and [n - right, n) of every row, in D's own
   // (unaligned) rows, around the classes; they write some of those columns
   // again, with the same values.
@@ -441,7 +440,7 @@ bool LtMatmul::splitRows(const Product &x, const std::string &who) {
             {x.at(x.a, j * k), k, rows, u * k, 0},
             {x.at(cOrD, j * n + first), columns, rows, u * n, 0},
             {x.at(x.d, j * n + first), columns, rows, u * n, 0}, 1,
-            biasAt(first), who);
+            biasAt(first));
   }
   addColumns(n - right, right, biasAt(n - right));
   summary_ += ", as " + std::to_string(parts_.size()) + " products: rows of " +
@@ -452,13 +451,12 @@ bool LtMatmul::splitRows(const Product &x, const std::string &who) {
   return true;
 }
 
-/// The bias from column `f` on, for each first column `f` of a split's
-/// parts, at a 16-byte aligned address: the bias itself where it is, else
-/// a copy (BiasCopy in the header), made here. Returns where each part
-/// reads it.
-std::function<CUdeviceptr(int64_t)>
-LtMatmul::copyBias(const Product &x, const std::vector<int64_t> &shifts,
-                   const std::string &who) {
+/// Copies of the bias from column `f` on, at 16-byte aligned addresses, for
+/// each first column `f` of a split's parts (`shifts`) where the bias itself
+/// is not aligned there (BiasCopy in the header); made here, filled by each
+/// run. Returns each copy's address by its first column.
+std::map<int64_t, CUdeviceptr>
+LtMatmul::copyBias(const Product &x, const std::vector<int64_t> &shifts) {
   std::map<int64_t, CUdeviceptr> biasFrom;
   if (x.hasBias) {
     size_t total = 0;
@@ -470,20 +468,17 @@ LtMatmul::copyBias(const Product &x, const std::vector<int64_t> &shifts,
     if (total) {
       CUresult r = driver_.cuMemAlloc(&biasCopyMemory_, total);
       if (r != CUDA_SUCCESS)
-        fail(who, "cuMemAlloc of " + std::to_string(total) +
-                      " bytes for the bias from unaligned columns failed "
-                      "with " +
-                      errorText(driver_, r));
+        fail("cuMemAlloc of " + std::to_string(total) +
+             " bytes for the bias from unaligned columns failed "
+             "with " +
+             errorText(driver_, r));
     }
     for (auto &[f, at] : biasFrom) {
       at += biasCopyMemory_;
       biasCopies_.push_back({at, x.at(x.bias, f), size_t(x.n - f) * x.element});
     }
   }
-  return [x, biasFrom](int64_t f) -> CUdeviceptr {
-    auto it = biasFrom.find(f);
-    return it == biasFrom.end() ? x.at(x.bias, f) : it->second;
-  };
+  return biasFrom;
 }
 
 /// One cuBLASLt call: its descriptor (the transpositions, the epilogue, and
@@ -492,7 +487,7 @@ LtMatmul::copyBias(const Product &x, const std::vector<int64_t> &shifts,
 /// heuristic's algorithms for the operands' alignment.
 void LtMatmul::addPart(const Product &x, const Operand &a, const Operand &b,
                        const Operand &c, const Operand &d, int64_t count,
-                       CUdeviceptr biasPointer, const std::string &who) {
+                       CUdeviceptr biasPointer) {
   cudaDataType_t dt = dataType(x.type);
   cublasOperation_t opA = x.transB ? CUBLAS_OP_T : CUBLAS_OP_N;
   cublasOperation_t opB = x.transA ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -506,25 +501,25 @@ void LtMatmul::addPart(const Product &x, const Operand &a, const Operand &b,
   auto layout = [&](cublasLtMatrixLayout_t *out, const Operand &operand) {
     check(lt_.cublasLtMatrixLayoutCreate(out, dt, operand.rows, operand.cols,
                                          operand.ld),
-          "cublasLtMatrixLayoutCreate", who);
+          "cublasLtMatrixLayoutCreate");
     if (count == 1)
       return;
     int32_t n32 = static_cast<int32_t>(count);
     check(lt_.cublasLtMatrixLayoutSetAttribute(
               *out, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &n32, sizeof(n32)),
-          "cublasLtMatrixLayoutSetAttribute", who);
+          "cublasLtMatrixLayoutSetAttribute");
     check(lt_.cublasLtMatrixLayoutSetAttribute(
               *out, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
               &operand.stride, sizeof(operand.stride)),
-          "cublasLtMatrixLayoutSetAttribute", who);
+          "cublasLtMatrixLayoutSetAttribute");
   };
   Part &p = parts_.emplace_back();
   check(lt_.cublasLtMatmulDescCreate(&p.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F),
-        "cublasLtMatmulDescCreate", who);
+        "cublasLtMatmulDescCreate");
   auto set = [&](cublasLtMatmulDescAttributes_t key, const void *value,
                  size_t size) {
     check(lt_.cublasLtMatmulDescSetAttribute(p.desc, key, value, size),
-          "cublasLtMatmulDescSetAttribute", who);
+          "cublasLtMatmulDescSetAttribute");
   };
   set(CUBLASLT_MATMUL_DESC_TRANSA, &opA, sizeof(opA));
   set(CUBLASLT_MATMUL_DESC_TRANSB, &opB, sizeof(opB));
@@ -551,17 +546,16 @@ void LtMatmul::addPart(const Product &x, const Operand &a, const Operand &b,
         count == 1 ? 256u : alignmentOf(uint64_t(operand.stride) * x.element));
   };
   uint32_t alignments[4] = {align(a), align(b), align(c), align(d)};
-  chooseAlgorithms(p, alignments, what, who);
+  chooseAlgorithms(p, alignments, what);
 }
 
 /// The heuristic's algorithms for a part whose operands have `alignments`
 /// (cuBLASLt's A, B, C and D), at most LtOptions::candidates of them.
 void LtMatmul::chooseAlgorithms(Part &p, const uint32_t (&alignments)[4],
-                                const std::string &what,
-                                const std::string &who) {
+                                const std::string &what) {
   cublasLtMatmulPreference_t preference = nullptr;
   check(lt_.cublasLtMatmulPreferenceCreate(&preference),
-        "cublasLtMatmulPreferenceCreate", who);
+        "cublasLtMatmulPreferenceCreate");
   uint64_t maxWorkspace = workspaceBytes_;
   cublasStatus_t s = lt_.cublasLtMatmulPreferenceSetAttribute(
       preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &maxWorkspace,
@@ -583,18 +577,17 @@ void LtMatmul::chooseAlgorithms(Part &p, const uint32_t (&alignments)[4],
                                            preference, wanted, results, &found);
   lt_.cublasLtMatmulPreferenceDestroy(preference);
   if (s != CUBLAS_STATUS_SUCCESS)
-    fail(who, "choosing a cuBLASLt algorithm for " + what +
-                  ": cublasLtMatmulAlgoGetHeuristic failed with " +
-                  statusText(lt_, s));
+    fail("choosing a cuBLASLt algorithm for " + what +
+         ": cublasLtMatmulAlgoGetHeuristic failed with " + statusText(lt_, s));
   if (found < 1)
-    fail(who, "cuBLASLt has no algorithm for " + what +
-                  " with these alignments (A " + std::to_string(alignments[1]) +
-                  ", B " + std::to_string(alignments[0]) + " bytes)");
+    fail("cuBLASLt has no algorithm for " + what +
+         " with these alignments (A " + std::to_string(alignments[1]) + ", B " +
+         std::to_string(alignments[0]) + " bytes)");
   for (int i = 0; i < found; ++i)
     if (results[i].state == CUBLAS_STATUS_SUCCESS)
       p.algos.push_back(results[i].algo);
   if (p.algos.empty())
-    fail(who, "cuBLASLt has no usable algorithm for " + what);
+    fail("cuBLASLt has no usable algorithm for " + what);
 }
 
 LtMatmul::~LtMatmul() { release(); }

@@ -20,7 +20,7 @@
 #include <cublasLt.h>
 #include <cuda.h>
 
-#include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -191,25 +191,21 @@ private:
   /// The constructor's work (it gives back what was made when this throws):
   /// the step read and checked, then its parts.
   void prepare(const Module &module, const Step &step,
-               const std::vector<CUdeviceptr> &pointers,
-               const std::string &who);
+               const std::vector<CUdeviceptr> &pointers);
   Product readStep(const Module &module, const Step &step,
-                   const std::vector<CUdeviceptr> &pointers,
-                   const std::string &who);
-  bool splitRows(const Product &x, const std::string &who);
-  std::function<CUdeviceptr(int64_t)>
-  copyBias(const Product &x, const std::vector<int64_t> &shifts,
-           const std::string &who);
+                   const std::vector<CUdeviceptr> &pointers);
+  bool splitRows(const Product &x);
+  std::map<int64_t, CUdeviceptr> copyBias(const Product &x,
+                                          const std::vector<int64_t> &shifts);
   void addPart(const Product &x, const Operand &a, const Operand &b,
                const Operand &c, const Operand &d, int64_t count,
-               CUdeviceptr biasPointer, const std::string &who);
+               CUdeviceptr biasPointer);
   void chooseAlgorithms(Part &p, const uint32_t (&alignments)[4],
-                        const std::string &what, const std::string &who);
+                        const std::string &what);
   /// Throws Error("<who>: <what>").
-  [[noreturn]] static void fail(const std::string &who,
-                                const std::string &what);
+  [[noreturn]] void fail(const std::string &what) const;
   /// Fails naming `call` and the status unless it succeeded.
-  void check(cublasStatus_t s, const char *call, const std::string &who) const;
+  void check(cublasStatus_t s, const char *call) const;
   /// Destroys the descriptors and frees the bias copies' memory.
   void release() noexcept;
 
@@ -227,6 +223,8 @@ private:
   cublasLtHandle_t handle_;
   LtOptions options_;
   size_t workspaceBytes_ = 0;
+  /// What errors are prefixed with (the step, as the session names it).
+  std::string who_;
   std::vector<BiasCopy> biasCopies_;
   CUdeviceptr biasCopyMemory_ = 0;
   std::vector<Part> parts_;
