@@ -33,6 +33,7 @@
 
 using namespace mlir;
 namespace graph = strata::graph;
+namespace kernel = strata::kernel;
 using strata::staticTensorType;
 
 namespace {
@@ -219,48 +220,32 @@ std::optional<strata::HeadRepeat> strata::matchHeadRepeat(Value v) {
   return repeat;
 }
 
-DictionaryAttr strata::AttentionMatch::toAttr(Builder &b,
-                                              ArrayRef<Value> inputs) const {
-  NamedAttrList attrs;
-  auto operand = [&](StringRef name, const AttentionOperand &x, bool input) {
-    NamedAttrList entry;
-    if (input)
-      entry.set("arg", b.getI64IntegerAttr(llvm::find(inputs, x.source->get()) -
-                                           inputs.begin()));
-    entry.set("offset", b.getI64IntegerAttr(x.offset));
-    entry.set("batch_strides", b.getDenseI64ArrayAttr(x.batchStrides));
-    entry.set("row_stride", b.getI64IntegerAttr(x.rowStride));
-    attrs.set(name, entry.getDictionary(b.getContext()));
+kernel::AttentionAttr
+strata::AttentionMatch::toAttr(Builder &b, ArrayRef<Value> inputs) const {
+  MLIRContext *context = b.getContext();
+  auto argOf = [&](OpOperand *source) -> int64_t {
+    return llvm::find(inputs, source->get()) - inputs.begin();
   };
-  operand("q", q, true);
-  operand("k", k, true);
-  operand("v", v, true);
-  operand("o", out, false);
-  attrs.set("batch_dims", b.getDenseI64ArrayAttr(batchDims));
-  attrs.set("batch", b.getI64IntegerAttr(batch));
-  attrs.set("seq_q", b.getI64IntegerAttr(seqQ));
-  attrs.set("seq_k", b.getI64IntegerAttr(seqK));
-  attrs.set("head_dim", b.getI64IntegerAttr(headDim));
-  attrs.set("query_rows", b.getI64IntegerAttr(queryRows));
-  attrs.set("scale", b.getF64FloatAttr(scale));
-  attrs.set("type", b.getStringAttr(type));
-  if (causalOffset)
-    attrs.set("causal_offset", b.getI64IntegerAttr(*causalOffset));
-  if (bias) {
-    NamedAttrList entry;
-    entry.set("arg",
-              b.getI64IntegerAttr(llvm::find(inputs, bias->source->get()) -
-                                  inputs.begin()));
-    entry.set("batch_strides", b.getDenseI64ArrayAttr(bias->batchStrides));
-    entry.set("row_stride", b.getI64IntegerAttr(bias->rowStride));
-    entry.set("key_stride", b.getI64IntegerAttr(bias->keyStride));
-    entry.set("factor", b.getF64FloatAttr(bias->factor));
-    entry.set("type", b.getStringAttr(bias->type));
-    attrs.set("bias", entry.getDictionary(b.getContext()));
-  }
-  if (zeroMaskedRows)
-    attrs.set("zero_masked_rows", b.getUnitAttr());
-  return attrs.getDictionary(b.getContext());
+  auto operand = [&](const AttentionOperand &x, bool input) {
+    return kernel::AttentionOperandAttr::get(
+        context, input ? argOf(x.source) : -1, x.offset, x.batchStrides,
+        x.rowStride);
+  };
+  auto typeOf = [&](StringRef name) -> Type {
+    return name == "f32"   ? Type(b.getF32Type())
+           : name == "f16" ? Type(b.getF16Type())
+                           : Type(b.getBF16Type());
+  };
+  kernel::AttentionBiasAttr biasAttr;
+  if (bias)
+    biasAttr = kernel::AttentionBiasAttr::get(
+        context, argOf(bias->source), bias->batchStrides, bias->rowStride,
+        bias->keyStride, llvm::APFloat(bias->factor), typeOf(bias->type));
+  return kernel::AttentionAttr::get(
+      context, operand(q, true), operand(k, true), operand(v, true),
+      operand(out, false), batchDims, batch, seqQ, seqK, headDim, queryRows,
+      llvm::APFloat(scale), typeOf(type), causalOffset, biasAttr,
+      zeroMaskedRows);
 }
 
 std::string strata::AttentionMatch::describe() const {

@@ -8,6 +8,8 @@
 #ifndef STRATA_LIB_COMPILER_ATTENTION_H
 #define STRATA_LIB_COMPILER_ATTENTION_H
 
+#include "strata/Dialect/Kernel/IR/KernelDialect.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Operation.h"
@@ -120,11 +122,11 @@ struct AttentionMatch {
     mlir::OpOperand *q = nullptr, *bias = nullptr;
   } roles;
 
-  /// The kernel's parameters as the GPU stage reads them
-  /// (strata.attention on the kernel's declaration); `inputs` are the
+  /// The kernel's parameters as the GPU stage reads them (the
+  /// #strata.attention of the kernel's declaration); `inputs` are the
   /// kernel's operands, in which Q's, K's and V's buffers are found.
-  mlir::DictionaryAttr toAttr(mlir::Builder &b,
-                              llvm::ArrayRef<mlir::Value> inputs) const;
+  kernel::AttentionAttr toAttr(mlir::Builder &b,
+                               llvm::ArrayRef<mlir::Value> inputs) const;
   /// "softmax(Q K^T * 0.125 + bias [2, 1, 1, 128] + causal mask) V in
   /// bf16, 16 x 4096 x 4096, head dim 64" (ASCII: IR strings escape
   /// anything else).

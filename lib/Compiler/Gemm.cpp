@@ -14,6 +14,7 @@
 
 using namespace mlir;
 namespace graph = strata::graph;
+namespace kernel = strata::kernel;
 
 std::string strata::GemmMatch::describe() const {
   std::string text = type + " " + std::to_string(rows) + "x" +
@@ -59,21 +60,16 @@ int64_t strata::GemmMatch::tileColumns(std::string *why) const {
   return kGemmWideTileColumns;
 }
 
-DictionaryAttr strata::GemmMatch::toAttr(Builder &b,
-                                         ArrayRef<Value> inputs) const {
+kernel::GemmAttr strata::GemmMatch::toAttr(Builder &b,
+                                           ArrayRef<Value> inputs) const {
   auto argOf = [&](Value v) -> int64_t {
     auto it = llvm::find(inputs, v);
     return it == inputs.end() ? -1 : it - inputs.begin();
   };
-  NamedAttrList attrs;
-  attrs.set("rows", b.getI64IntegerAttr(rows));
-  attrs.set("columns", b.getI64IntegerAttr(columns));
-  attrs.set("depth", b.getI64IntegerAttr(depth));
-  attrs.set("type", b.getStringAttr(type));
-  attrs.set("tile_columns", b.getI64IntegerAttr(tileColumns()));
-  attrs.set("a", b.getI64IntegerAttr(argOf(ops.front()->getOperand(0))));
-  attrs.set("w", b.getI64IntegerAttr(argOf(ops.front()->getOperand(1))));
-  return attrs.getDictionary(b.getContext());
+  Type element = type == "f16" ? Type(b.getF16Type()) : b.getBF16Type();
+  return kernel::GemmAttr::get(b.getContext(), rows, columns, depth, element,
+                               tileColumns(), argOf(ops.front()->getOperand(0)),
+                               argOf(ops.front()->getOperand(1)));
 }
 
 std::optional<strata::GemmMatch> strata::matchGemm(

@@ -18,6 +18,8 @@
 #ifndef STRATA_LIB_COMPILER_GEMM_H
 #define STRATA_LIB_COMPILER_GEMM_H
 
+#include "strata/Dialect/Kernel/IR/KernelDialect.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Operation.h"
@@ -75,11 +77,11 @@ struct GemmMatch {
   /// kGemmWideCostlyDepth; else 128 (each consumer its own tiles). `why`
   /// says which and why.
   int64_t tileColumns(std::string *why = nullptr) const;
-  /// strata.gemm on the kernel's declaration: rows, columns, depth, type,
-  /// tile_columns, and the arguments that hold A and W (`inputs` are the
-  /// kernel's).
-  mlir::DictionaryAttr toAttr(mlir::Builder &b,
-                              llvm::ArrayRef<mlir::Value> inputs) const;
+  /// The #strata.gemm of the kernel's declaration (strata.gemm): rows,
+  /// columns, depth, type, tile_columns, and the arguments that hold A and
+  /// W (`inputs` are the kernel's).
+  kernel::GemmAttr toAttr(mlir::Builder &b,
+                          llvm::ArrayRef<mlir::Value> inputs) const;
 };
 
 /// The GEMM kernel's match for the product `op`: a MatMul of bf16 or f16

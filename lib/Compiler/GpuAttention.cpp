@@ -186,17 +186,6 @@ int64_t sharedBytes(int64_t dim, int64_t rows, int64_t keys, bool wgmma) {
          (wgmma ? strata::kWgmmaAlign : 0);
 }
 
-/// The query rows of a block as the partitioner chose them for the module's
-/// target (strata.attention's query_rows), or attentionQueryRows for this
-/// one.
-int64_t partitionRows(DictionaryAttr params, bool wgmma) {
-  if (auto rows = params.getAs<IntegerAttr>("query_rows"))
-    return rows.getInt();
-  return strata::attentionQueryRows(
-      cast<IntegerAttr>(params.get("head_dim")).getInt(),
-      cast<IntegerAttr>(params.get("seq_q")).getInt(), wgmma);
-}
-
 /// The query rows of this kernel's blocks: the partitioner's where the
 /// kernel has wgmma. Without it (sm_80, sm_90, and the portable PTX of a
 /// module for sm_90a) attentionQueryRows's for a target without wgmma: the
@@ -206,12 +195,11 @@ int64_t partitionRows(DictionaryAttr params, bool wgmma) {
 /// warps of 16 rows each, it had been 25-33% slower at D = 64 (d64 s4k
 /// 3.160 -> 4.191 ms on the H200, bench/RESULTS.md 2026-12-01 20:08), and
 /// 24-27% at D = 128.
-int64_t queryRows(DictionaryAttr params, bool wgmma) {
+int64_t queryRows(kernel::AttentionAttr params, bool wgmma) {
   if (wgmma)
-    return partitionRows(params, wgmma);
-  return strata::attentionQueryRows(
-      cast<IntegerAttr>(params.get("head_dim")).getInt(),
-      cast<IntegerAttr>(params.get("seq_q")).getInt(), false);
+    return params.getQueryRows();
+  return strata::attentionQueryRows(params.getHeadDim(), params.getSeqQ(),
+                                    false);
 }
 
 } // namespace
@@ -219,57 +207,47 @@ int64_t queryRows(DictionaryAttr params, bool wgmma) {
 namespace strata::attention {
 
 FlashEmitter::FlashEmitter(func::FuncOp decl, func::FuncOp body,
-                           ModuleOp kernels, DictionaryAttr params, bool wgmma)
+                           ModuleOp kernels, kernel::AttentionAttr params,
+                           bool wgmma)
     : TensorCoreEmitter(decl, body, kernels, wgmma) {
-  auto i64 = [&](StringRef name) {
-    return cast<IntegerAttr>(params.get(name)).getInt();
-  };
-  batch = i64("batch");
-  seqQ = i64("seq_q");
-  seqK = i64("seq_k");
-  dim = i64("head_dim");
-  scale = cast<FloatAttr>(params.get("scale")).getValueAsDouble();
-  if (auto offset = params.getAs<IntegerAttr>("causal_offset"))
-    causalOffset = offset.getInt();
-  f16 = cast<StringAttr>(params.get("type")).getValue() == "f16";
-  batchDims.assign(
-      cast<DenseI64ArrayAttr>(params.get("batch_dims")).asArrayRef().begin(),
-      cast<DenseI64ArrayAttr>(params.get("batch_dims")).asArrayRef().end());
-  for (auto [name, view] :
-       {std::pair("q", &views[0]), std::pair("k", &views[1]),
-        std::pair("v", &views[2]), std::pair("o", &views[3])}) {
-    auto entry = cast<DictionaryAttr>(params.get(name));
-    if (auto arg = entry.getAs<IntegerAttr>("arg"))
-      view->arg = arg.getInt();
-    view->offset = cast<IntegerAttr>(entry.get("offset")).getInt();
-    view->rowStride = cast<IntegerAttr>(entry.get("row_stride")).getInt();
-    ArrayRef<int64_t> strides =
-        cast<DenseI64ArrayAttr>(entry.get("batch_strides")).asArrayRef();
-    view->batchStrides.assign(strides.begin(), strides.end());
+  batch = params.getBatch();
+  seqQ = params.getSeqQ();
+  seqK = params.getSeqK();
+  dim = params.getHeadDim();
+  scale = params.getScale().convertToDouble();
+  causalOffset = params.getCausalOffset();
+  f16 = params.getType().isF16();
+  batchDims.assign(params.getBatchDims().begin(), params.getBatchDims().end());
+  for (auto [operand, view] : {std::pair(params.getQ(), &views[0]),
+                               std::pair(params.getK(), &views[1]),
+                               std::pair(params.getV(), &views[2]),
+                               std::pair(params.getO(), &views[3])}) {
+    if (operand.getArg() >= 0)
+      view->arg = operand.getArg();
+    view->offset = operand.getOffset();
+    view->rowStride = operand.getRowStride();
+    view->batchStrides.assign(operand.getBatchStrides().begin(),
+                              operand.getBatchStrides().end());
   }
-  if (auto entry = params.getAs<DictionaryAttr>("bias")) {
+  if (kernel::AttentionBiasAttr entry = params.getBias()) {
     Bias parsed;
-    parsed.arg = cast<IntegerAttr>(entry.get("arg")).getInt();
-    ArrayRef<int64_t> strides =
-        cast<DenseI64ArrayAttr>(entry.get("batch_strides")).asArrayRef();
-    parsed.batchStrides.assign(strides.begin(), strides.end());
-    parsed.rowStride = cast<IntegerAttr>(entry.get("row_stride")).getInt();
-    parsed.keyStride = cast<IntegerAttr>(entry.get("key_stride")).getInt();
-    parsed.factor = cast<FloatAttr>(entry.get("factor")).getValueAsDouble();
-    StringRef type = cast<StringAttr>(entry.get("type")).getValue();
-    parsed.type = type == "f32"   ? Type(b.getF32Type())
-                  : type == "f16" ? Type(b.getF16Type())
-                                  : Type(b.getBF16Type());
+    parsed.arg = entry.getArg();
+    parsed.batchStrides.assign(entry.getBatchStrides().begin(),
+                               entry.getBatchStrides().end());
+    parsed.rowStride = entry.getRowStride();
+    parsed.keyStride = entry.getKeyStride();
+    parsed.factor = entry.getFactor().convertToDouble();
+    parsed.type = entry.getType();
     bias = parsed;
     biasBytes = parsed.type.getIntOrFloatBitWidth() / 8;
   }
-  zeroMaskedRows = params.get("zero_masked_rows") != nullptr;
+  zeroMaskedRows = params.getZeroMaskedRows();
 
   // The block's plan.
   rows = queryRows(params, wgmma);
   specialized = warpSpecialized(dim, rows);
   tma = specialized && wgmma;
-  mapsParameter = warpSpecialized(dim, partitionRows(params, wgmma));
+  mapsParameter = warpSpecialized(dim, params.getQueryRows());
   warps = computeWarps(dim, rows);
   threads = blockThreads(dim, rows);
   keys = stepKeys(dim, rows, seqK, wgmma);
@@ -800,9 +778,9 @@ LogicalResult strata::emitFlashAttention(func::FuncOp decl, func::FuncOp body,
   if (!params)
     return decl.emitError("internal error: the attention kernel ")
            << decl.getSymName() << " has no strata.attention parameters";
-  int64_t dim = cast<IntegerAttr>(params.get("head_dim")).getInt();
-  int64_t seqQ = cast<IntegerAttr>(params.get("seq_q")).getInt();
-  int64_t seqK = cast<IntegerAttr>(params.get("seq_k")).getInt();
+  int64_t dim = params.getHeadDim();
+  int64_t seqQ = params.getSeqQ();
+  int64_t seqK = params.getSeqK();
   int64_t rows = queryRows(params, wgmma);
   bool threeConsumers =
       warpSpecialized(dim, rows) && rows == 192 && seqQ % 64 == 0;

@@ -30,7 +30,7 @@ using namespace mlir;
 class FlashEmitter : strata::TensorCoreEmitter {
 public:
   FlashEmitter(func::FuncOp decl, func::FuncOp body, ModuleOp kernels,
-               DictionaryAttr params, bool wgmma);
+               kernel::AttentionAttr params, bool wgmma);
 
   LogicalResult run();
 

@@ -608,15 +608,11 @@ LogicalResult strata::emitGemm(func::FuncOp decl, func::FuncOp body,
   if (!params)
     return decl.emitError("internal error: the GEMM kernel ")
            << decl.getSymName() << " has no strata.gemm parameters";
-  auto tileColumns = dyn_cast_or_null<IntegerAttr>(params.get("tile_columns"));
-  auto columns = dyn_cast_or_null<IntegerAttr>(params.get("columns"));
-  if (!tileColumns || !columns ||
-      (tileColumns.getInt() != kColumns &&
-       tileColumns.getInt() != kWideColumns) ||
-      columns.getInt() % tileColumns.getInt())
-    return decl.emitError("internal error: the GEMM kernel ")
-           << decl.getSymName() << "'s strata.gemm has no tile_columns ("
-           << kColumns << " or " << kWideColumns << ") that divide its columns";
+  int64_t tileColumns = params.getTileColumns();
+  if (tileColumns != kColumns && tileColumns != kWideColumns)
+    return decl.emitError("the GEMM kernel ")
+           << decl.getSymName() << "'s tiles are " << kColumns << " or "
+           << kWideColumns << " columns wide, not " << tileColumns;
   return GemmEmitter(decl, body, kernels, params, blockSharedLimit, wgmma)
       .run();
 }

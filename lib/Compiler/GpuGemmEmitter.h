@@ -156,19 +156,16 @@ inline Value rootOf(Value v) {
 class GemmEmitter : strata::TensorCoreEmitter {
 public:
   GemmEmitter(func::FuncOp decl, func::FuncOp body, ModuleOp kernels,
-              DictionaryAttr params, int64_t blockSharedLimit, bool wgmma)
+              kernel::GemmAttr params, int64_t blockSharedLimit, bool wgmma)
       : TensorCoreEmitter(decl, body, kernels, wgmma),
         blockSharedLimit(blockSharedLimit) {
-    auto i64 = [&](StringRef name) {
-      return cast<IntegerAttr>(params.get(name)).getInt();
-    };
-    rows = i64("rows");
-    columns = i64("columns");
-    depth = i64("depth");
-    aArg = i64("a");
-    wArg = i64("w");
-    f16 = cast<StringAttr>(params.get("type")).getValue() == "f16";
-    tileColumns = i64("tile_columns");
+    rows = params.getRows();
+    columns = params.getColumns();
+    depth = params.getDepth();
+    aArg = params.getA();
+    wArg = params.getW();
+    f16 = params.getType().isF16();
+    tileColumns = params.getTileColumns();
     wideTiles = tileColumns == kWideColumns;
   }
 

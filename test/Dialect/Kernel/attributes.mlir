@@ -38,3 +38,40 @@ func.func private @matmul(tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
 func.func private @conv_sum(tensor<1x8x4x4xf32>, tensor<8x8x1x1xf32>, tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
     attributes {strata.kernel, strata.kind = "library",
                 strata.library = "dnnl.conv", strata.accumulates = 2 : i64}
+
+// The GEMM and attention kernels' parameters: every field named; the
+// attention operands print without their name inside #strata.attention;
+// fields at their defaults (an operand's arg, causal_offset, bias,
+// zero_masked_rows) are left out.
+
+// CHECK-LABEL: func.func private @gemm_params
+// CHECK-SAME: strata.gemm = #strata.gemm<rows = 256, columns = 128, depth = 192, type = bf16, tile_columns = 128, a = 0, w = 1>
+func.func private @gemm_params(tensor<256x192xbf16>, tensor<192x128xbf16>) -> tensor<256x128xbf16>
+    attributes {strata.kernel, strata.kind = "codegen", strata.template = "gemm",
+                strata.gemm = #strata.gemm<w = 1, a = 0, rows = 256, columns = 128,
+                                           depth = 192, type = bf16, tile_columns = 128>}
+
+// CHECK-LABEL: func.func private @attention_params
+// CHECK-SAME: strata.attention = #strata.attention<q = <arg = 0, offset = 0, batch_strides = [8192, 0], row_stride = 64>, k = <arg = 1, offset = 64, batch_strides = [8192, 0], row_stride = 192>, v = <arg = 2, offset = 0, batch_strides = [8192, 0], row_stride = 64>, o = <offset = 0, batch_strides = [8192, 0], row_stride = 64>, batch_dims = [2, 1], batch = 2, seq_q = 128, seq_k = 128, head_dim = 64, query_rows = 64, scale = 1.250000e-01, type = f16, causal_offset = 0, bias = <arg = 3, batch_strides = [128, 0], row_stride = 0, key_stride = 1, factor = -2.500000e-01, type = f32>, zero_masked_rows = true>
+// CHECK-LABEL: func.func private @attention_plain
+// CHECK-SAME: #strata.attention<q = <arg = 0, offset = 0, batch_strides = [], row_stride = 64>, k = <arg = 1, offset = 0, batch_strides = [], row_stride = 64>, v = <arg = 2, offset = 0, batch_strides = [], row_stride = 64>, o = <offset = 0, batch_strides = [], row_stride = 64>, batch_dims = [], batch = 1, seq_q = 64, seq_k = 64, head_dim = 64, query_rows = 64, scale = 1.000000e+00, type = bf16>}
+func.func private @attention_params(tensor<2x128x64xf16>, tensor<2x128x192xf16>, tensor<2x128x64xf16>, tensor<2x1x1x128xf32>) -> tensor<2x128x64xf16>
+    attributes {strata.kernel, strata.kind = "codegen", strata.template = "flash_attention",
+                strata.attention = #strata.attention<
+                    q = <arg = 0, offset = 0, batch_strides = [8192, 0], row_stride = 64>,
+                    k = <arg = 1, offset = 64, batch_strides = [8192, 0], row_stride = 192>,
+                    v = <arg = 2, offset = 0, batch_strides = [8192, 0], row_stride = 64>,
+                    o = <offset = 0, batch_strides = [8192, 0], row_stride = 64>,
+                    batch_dims = [2, 1], batch = 2, seq_q = 128, seq_k = 128,
+                    head_dim = 64, query_rows = 64, scale = 0.125, type = f16,
+                    causal_offset = 0, zero_masked_rows = true,
+                    bias = <arg = 3, batch_strides = [128, 0], row_stride = 0,
+                            key_stride = 1, factor = -0.25, type = f32>>}
+func.func private @attention_plain(tensor<64x64xbf16>, tensor<64x64xbf16>, tensor<64x64xbf16>) -> tensor<64x64xbf16>
+    attributes {strata.attention = #strata.attention<
+                    q = <arg = 0, offset = 0, batch_strides = [], row_stride = 64>,
+                    k = <arg = 1, offset = 0, batch_strides = [], row_stride = 64>,
+                    v = <arg = 2, offset = 0, batch_strides = [], row_stride = 64>,
+                    o = <offset = 0, batch_strides = [], row_stride = 64>,
+                    batch_dims = [], batch = 1, seq_q = 64, seq_k = 64,
+                    head_dim = 64, query_rows = 64, scale = 1.0, type = bf16>}

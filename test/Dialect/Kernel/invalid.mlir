@@ -92,3 +92,60 @@ func.func private @k(tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> attributes {
 
 // expected-error @+1 {{attribute 'strata.accumulates' names argument 0 of type 'tensor<2x4xf32>'; it must have the type of the kernel's one result}}
 func.func private @k(tensor<2x4xf32>, tensor<4xf32>) -> tensor<4xf32> attributes {strata.accumulates = 0 : i64}
+
+// -----
+
+// expected-error @+1 {{attribute 'strata.gemm' must be a #strata.gemm, not {rows = 128 : i64}}}
+func.func private @k() attributes {strata.gemm = {rows = 128}}
+
+// -----
+
+// expected-error @+1 {{a GEMM's tile_columns (256) do not divide its 128 columns}}
+func.func private @k() attributes {strata.gemm = #strata.gemm<rows = 128, columns = 128, depth = 64, type = bf16, tile_columns = 256, a = 0, w = 1>}
+
+// -----
+
+// expected-error @+1 {{a GEMM's type is bf16 or f16, not 'f32'}}
+func.func private @k() attributes {strata.gemm = #strata.gemm<rows = 128, columns = 128, depth = 64, type = f32, tile_columns = 128, a = 0, w = 1>}
+
+// -----
+
+// expected-error @+1 {{a GEMM's depth is 0; it must be positive}}
+func.func private @k() attributes {strata.gemm = #strata.gemm<rows = 128, columns = 128, depth = 0, type = f16, tile_columns = 128, a = 0, w = 1>}
+
+// -----
+
+// expected-error @+1 {{attribute 'strata.gemm' names argument 1; the kernel has 1 arguments}}
+func.func private @k(tensor<128x64xbf16>) attributes {strata.gemm = #strata.gemm<rows = 128, columns = 128, depth = 64, type = bf16, tile_columns = 128, a = 0, w = 1>}
+
+// -----
+
+// expected-error @+1 {{an attention block's batch (3) is not the product of its batch_dims (2)}}
+func.func private @k() attributes {strata.attention = #strata.attention<q = <arg = 0, offset = 0, batch_strides = [0], row_stride = 64>, k = <arg = 1, offset = 0, batch_strides = [0], row_stride = 64>, v = <arg = 2, offset = 0, batch_strides = [0], row_stride = 64>, o = <offset = 0, batch_strides = [0], row_stride = 64>, batch_dims = [2], batch = 3, seq_q = 64, seq_k = 64, head_dim = 64, query_rows = 64, scale = 1.0, type = bf16>}
+
+// -----
+
+// expected-error @+1 {{an attention block's o is its result: it has no arg}}
+func.func private @k() attributes {strata.attention = #strata.attention<q = <arg = 0, offset = 0, batch_strides = [], row_stride = 64>, k = <arg = 1, offset = 0, batch_strides = [], row_stride = 64>, v = <arg = 2, offset = 0, batch_strides = [], row_stride = 64>, o = <arg = 3, offset = 0, batch_strides = [], row_stride = 64>, batch_dims = [], batch = 1, seq_q = 64, seq_k = 64, head_dim = 64, query_rows = 64, scale = 1.0, type = bf16>}
+
+// -----
+
+// expected-error @+1 {{an attention block's k has 0 batch strides for 1 batch dimensions}}
+func.func private @k() attributes {strata.attention = #strata.attention<q = <arg = 0, offset = 0, batch_strides = [0], row_stride = 64>, k = <arg = 1, offset = 0, batch_strides = [], row_stride = 64>, v = <arg = 2, offset = 0, batch_strides = [0], row_stride = 64>, o = <offset = 0, batch_strides = [0], row_stride = 64>, batch_dims = [1], batch = 1, seq_q = 64, seq_k = 64, head_dim = 64, query_rows = 64, scale = 1.0, type = bf16>}
+
+// -----
+
+// expected-error @+2 {{an attention bias's type is f32, bf16 or f16, not 'i8'}}
+// expected-error @+1 {{failed to parse Kernel_AttentionAttr parameter 'bias'}}
+func.func private @k() attributes {strata.attention = #strata.attention<q = <arg = 0, offset = 0, batch_strides = [], row_stride = 64>, k = <arg = 1, offset = 0, batch_strides = [], row_stride = 64>, v = <arg = 2, offset = 0, batch_strides = [], row_stride = 64>, o = <offset = 0, batch_strides = [], row_stride = 64>, batch_dims = [], batch = 1, seq_q = 64, seq_k = 64, head_dim = 64, query_rows = 64, scale = 1.0, type = bf16, bias = <arg = 3, batch_strides = [], row_stride = 0, key_stride = 1, factor = 1.0, type = i8>>}
+
+// -----
+
+// expected-error @+1 {{attribute 'strata.attention' names argument 2; the kernel has 2 arguments}}
+func.func private @k(tensor<64x64xbf16>, tensor<64x64xbf16>) attributes {strata.attention = #strata.attention<q = <arg = 0, offset = 0, batch_strides = [], row_stride = 64>, k = <arg = 1, offset = 0, batch_strides = [], row_stride = 64>, v = <arg = 2, offset = 0, batch_strides = [], row_stride = 64>, o = <offset = 0, batch_strides = [], row_stride = 64>, batch_dims = [], batch = 1, seq_q = 64, seq_k = 64, head_dim = 64, query_rows = 64, scale = 1.0, type = bf16>}
+
+// -----
+
+// expected-error @+2 {{expected true or false}}
+// expected-error @+1 {{failed to parse Kernel_AttentionAttr parameter 'zero_masked_rows'}}
+func.func private @k() attributes {strata.attention = #strata.attention<q = <arg = 0, offset = 0, batch_strides = [], row_stride = 64>, k = <arg = 1, offset = 0, batch_strides = [], row_stride = 64>, v = <arg = 2, offset = 0, batch_strides = [], row_stride = 64>, o = <offset = 0, batch_strides = [], row_stride = 64>, batch_dims = [], batch = 1, seq_q = 64, seq_k = 64, head_dim = 64, query_rows = 64, scale = 1.0, type = bf16, zero_masked_rows = 1>}

@@ -14,6 +14,50 @@ using namespace strata::kernel;
 
 #include "strata/Dialect/Kernel/IR/KernelDialect.cpp.inc"
 
+//===----------------------------------------------------------------------===//
+// Parameters of the declarative formats (KernelBase.td)
+//===----------------------------------------------------------------------===//
+
+namespace strata::kernel {
+
+/// `[1, 2, 3]`, or `[]`.
+FailureOr<SmallVector<int64_t>> parseI64List(AsmParser &parser) {
+  SmallVector<int64_t> values;
+  if (parser.parseCommaSeparatedList(
+          AsmParser::Delimiter::Square, [&]() -> ParseResult {
+            return parser.parseInteger(values.emplace_back());
+          }))
+    return failure();
+  return values;
+}
+
+void printI64List(AsmPrinter &printer, ArrayRef<int64_t> values) {
+  printer << "[";
+  llvm::interleaveComma(values, printer);
+  printer << "]";
+}
+
+/// An f64 as MLIR prints floats (AsmPrinter::printFloat): exactly, so that
+/// it parses back to the same bits.
+FailureOr<llvm::APFloat> parseF64(AsmParser &parser) {
+  double value;
+  if (parser.parseFloat(value))
+    return failure();
+  return llvm::APFloat(value);
+}
+
+/// `true` or `false`.
+FailureOr<bool> parseFlag(AsmParser &parser) {
+  SMLoc at = parser.getCurrentLocation();
+  if (succeeded(parser.parseOptionalKeyword("true")))
+    return true;
+  if (succeeded(parser.parseOptionalKeyword("false")))
+    return false;
+  return parser.emitError(at, "expected true or false");
+}
+
+} // namespace strata::kernel
+
 #define GET_ATTRDEF_CLASSES
 #include "strata/Dialect/Kernel/IR/KernelAttrs.cpp.inc"
 
@@ -179,6 +223,136 @@ Attribute LaunchAttr::parse(AsmParser &parser, Type) {
 }
 
 //===----------------------------------------------------------------------===//
+// #strata.gemm, #strata.attention
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Whether `type` is one of the tensor-core types the kernels take.
+bool isHalfType(Type type) { return type && (type.isBF16() || type.isF16()); }
+
+LogicalResult positive(function_ref<InFlightDiagnostic()> emitError,
+                       StringRef owner,
+                       ArrayRef<std::pair<StringRef, int64_t>> fields) {
+  for (auto [what, value] : fields)
+    if (value < 1)
+      return emitError() << owner << "'s " << what << " is " << value
+                         << "; it must be positive";
+  return success();
+}
+
+LogicalResult notNegative(function_ref<InFlightDiagnostic()> emitError,
+                          StringRef owner, StringRef what,
+                          ArrayRef<int64_t> values) {
+  for (int64_t value : values)
+    if (value < 0)
+      return emitError() << owner << "'s " << what << " is " << value
+                         << "; it cannot be negative";
+  return success();
+}
+} // namespace
+
+LogicalResult GemmAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                               int64_t rows, int64_t columns, int64_t depth,
+                               Type type, int64_t tileColumns, int64_t a,
+                               int64_t w) {
+  if (failed(positive(emitError, "a GEMM",
+                      {{"rows", rows},
+                       {"columns", columns},
+                       {"depth", depth},
+                       {"tile_columns", tileColumns}})) ||
+      failed(notNegative(emitError, "a GEMM", "argument", {a, w})))
+    return failure();
+  if (!isHalfType(type))
+    return emitError() << "a GEMM's type is bf16 or f16, not " << type;
+  if (columns % tileColumns)
+    return emitError() << "a GEMM's tile_columns (" << tileColumns
+                       << ") do not divide its " << columns << " columns";
+  return success();
+}
+
+LogicalResult AttentionOperandAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, int64_t arg, int64_t offset,
+    ArrayRef<int64_t> batchStrides, int64_t rowStride) {
+  if (arg < -1)
+    return emitError() << "an attention operand's arg is " << arg
+                       << "; it is a kernel argument, or absent for the result";
+  if (failed(positive(emitError, "an attention operand",
+                      {{"row_stride", rowStride}})))
+    return failure();
+  return failure(failed(notNegative(emitError, "an attention operand", "offset",
+                                    {offset})) ||
+                 failed(notNegative(emitError, "an attention operand",
+                                    "batch stride", batchStrides)));
+}
+
+LogicalResult
+AttentionBiasAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                          int64_t arg, ArrayRef<int64_t> batchStrides,
+                          int64_t rowStride, int64_t keyStride,
+                          llvm::APFloat factor, Type type) {
+  if (failed(notNegative(emitError, "an attention bias", "arg", {arg})) ||
+      failed(notNegative(emitError, "an attention bias", "stride",
+                         {rowStride, keyStride})) ||
+      failed(notNegative(emitError, "an attention bias", "batch stride",
+                         batchStrides)))
+    return failure();
+  if (!type || !(type.isF32() || isHalfType(type)))
+    return emitError() << "an attention bias's type is f32, bf16 or f16, not "
+                       << type;
+  return success();
+}
+
+LogicalResult AttentionAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, AttentionOperandAttr q,
+    AttentionOperandAttr k, AttentionOperandAttr v, AttentionOperandAttr o,
+    ArrayRef<int64_t> batchDims, int64_t batch, int64_t seqQ, int64_t seqK,
+    int64_t headDim, int64_t queryRows, llvm::APFloat scale, Type type,
+    std::optional<int64_t> causalOffset, AttentionBiasAttr bias,
+    bool zeroMaskedRows) {
+  if (failed(positive(emitError, "an attention block",
+                      {{"batch", batch},
+                       {"seq_q", seqQ},
+                       {"seq_k", seqK},
+                       {"head_dim", headDim},
+                       {"query_rows", queryRows}})))
+    return failure();
+  if (failed(notNegative(emitError, "an attention block", "batch dimension",
+                         batchDims)))
+    return failure();
+  int64_t product = llvm::product_of(batchDims);
+  if (product != batch)
+    return emitError() << "an attention block's batch (" << batch
+                       << ") is not the product of its batch_dims (" << product
+                       << ")";
+  if (!isHalfType(type))
+    return emitError() << "an attention block's type is bf16 or f16, not "
+                       << type;
+  for (auto [name, operand] :
+       {std::pair<StringRef, AttentionOperandAttr>("q", q),
+        {"k", k},
+        {"v", v},
+        {"o", o}}) {
+    if (!operand)
+      return emitError() << "an attention block has no operand " << name;
+    if ((operand.getArg() >= 0) == (name == "o"))
+      return emitError() << "an attention block's " << name
+                         << (name == "o" ? " is its result: it has no arg"
+                                         : " needs the kernel argument it "
+                                           "is read from (arg)");
+    if (operand.getBatchStrides().size() != batchDims.size())
+      return emitError() << "an attention block's " << name << " has "
+                         << operand.getBatchStrides().size()
+                         << " batch strides for " << batchDims.size()
+                         << " batch dimensions";
+  }
+  if (bias && bias.getBatchStrides().size() != batchDims.size())
+    return emitError() << "an attention block's bias has "
+                       << bias.getBatchStrides().size() << " batch strides for "
+                       << batchDims.size() << " batch dimensions";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // The discardable attributes
 //===----------------------------------------------------------------------===//
 
@@ -207,6 +381,7 @@ private:
   LogicalResult count(bool positive);
   LogicalResult positions(bool ofArguments);
   LogicalResult accumulatedArgument();
+  LogicalResult arguments(ArrayRef<int64_t> positions);
 
   Operation *op;
   StringRef name;
@@ -291,6 +466,19 @@ LogicalResult AttributeChecker::accumulatedArgument() {
   return success();
 }
 
+/// The kernel arguments a template's parameters name exist.
+LogicalResult AttributeChecker::arguments(ArrayRef<int64_t> positions) {
+  auto function = dyn_cast<FunctionOpInterface>(op);
+  if (!function)
+    return fail() << "belongs on a kernel's function";
+  int64_t count = function.getNumArguments();
+  for (int64_t position : positions)
+    if (position >= count)
+      return fail() << "names argument " << position << "; the kernel has "
+                    << count << " arguments";
+  return success();
+}
+
 LogicalResult AttributeChecker::check() {
   StringRef key =
       name.drop_front(KernelDialect::getDialectNamespace().size() + 1);
@@ -322,9 +510,25 @@ LogicalResult AttributeChecker::check() {
     return expect<StringAttr>("a string");
   if (llvm::is_contained({"nodes", "fused_because", "not_fused"}, key))
     return strings();
-  if (llvm::is_contained({"tile", "attrs", "gemm", "attention", "windows"},
-                         key))
+  if (llvm::is_contained({"tile", "attrs", "windows"}, key))
     return expect<DictionaryAttr>("a dictionary");
+  if (key == "gemm") {
+    if (failed(expect<GemmAttr>("a #strata.gemm")))
+      return failure();
+    auto gemm = cast<GemmAttr>(value);
+    return arguments({gemm.getA(), gemm.getW()});
+  }
+  if (key == "attention") {
+    if (failed(expect<AttentionAttr>("a #strata.attention")))
+      return failure();
+    auto attention = cast<AttentionAttr>(value);
+    SmallVector<int64_t> args = {attention.getQ().getArg(),
+                                 attention.getK().getArg(),
+                                 attention.getV().getArg()};
+    if (attention.getBias())
+      args.push_back(attention.getBias().getArg());
+    return arguments(args);
+  }
   if (key == "parallel_rows" || key == "parallel_dims")
     return count(/*positive=*/false);
   if (key == "accumulates")

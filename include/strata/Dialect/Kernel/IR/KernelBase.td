@@ -55,8 +55,8 @@ def Kernel_Dialect : Dialect {
     "::mlir::IntegerAttr":$accumulates,
     // Partition: kernels generated from a template and their parameters.
     "::mlir::StringAttr":$template,
-    "::mlir::DictionaryAttr":$gemm,
-    "::mlir::DictionaryAttr":$attention,
+    "::strata::kernel::GemmAttr":$gemm,
+    "::strata::kernel::AttentionAttr":$attention,
     // The row split (RowParallel.h) and the pointer strides per row block.
     "::mlir::IntegerAttr":$parallel_rows,
     "::mlir::IntegerAttr":$parallel_block,
@@ -158,6 +158,125 @@ def Kernel_LaunchAttr : Kernel_Attr<"Launch", "launch"> {
     /// Threads per block, all three extents together.
     int64_t threadsPerBlock() const;
   }];
+}
+
+// Parameters the declarative format cannot spell as the kernel layer wants
+// them: a list in brackets (possibly empty), an f64 that prints back
+// exactly, and a flag written as true or false. Their parsers and printers
+// are in KernelDialect.cpp.
+class Kernel_I64List<string desc> : ArrayRefParameter<"int64_t", desc> {
+  let parser = "::strata::kernel::parseI64List($_parser)";
+  let printer = "::strata::kernel::printI64List($_printer, $_self)";
+}
+class Kernel_F64<string desc> : APFloatParameter<desc> {
+  let parser = "::strata::kernel::parseF64($_parser)";
+  let printer = "$_printer.printFloat($_self)";
+}
+class Kernel_Flag<string desc, string value = "false">
+    : DefaultValuedParameter<"bool", value, desc> {
+  let parser = "::strata::kernel::parseFlag($_parser)";
+  let printer = "$_printer << ($_self ? \"true\" : \"false\")";
+}
+
+def Kernel_GemmAttr : Kernel_Attr<"Gemm", "gemm"> {
+  let summary = "the GEMM kernel's product";
+  let description = [{
+    What the partitioner matched for the GEMM kernel (Gemm.h) and the GPU
+    stage's emitter reads:
+
+    ```
+    #strata.gemm<rows = 256, columns = 128, depth = 192, type = bf16,
+                 tile_columns = 128, a = 0, w = 1>
+    ```
+
+    - `rows`, `columns`, `depth`: the product's M (A's leading dimensions
+      folded), N and K;
+    - `type`: the operands' and the result's element type (bf16 or f16);
+    - `tile_columns`: the columns of the kernel's tiles, which divide N;
+    - `a`, `w`: the kernel's arguments that hold A [M, K] and W [K, N].
+  }];
+  let parameters = (ins
+    "int64_t":$rows,
+    "int64_t":$columns,
+    "int64_t":$depth,
+    "::mlir::Type":$type,
+    "int64_t":$tile_columns,
+    "int64_t":$a,
+    "int64_t":$w
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def Kernel_AttentionOperandAttr
+    : Kernel_Attr<"AttentionOperand", "attention_operand"> {
+  let summary = "how the attention kernel reads or writes one operand";
+  let description = [{
+    One of Q, K, V (read from a kernel argument, `arg`) or the result O
+    (`arg` absent): the element offset of its first row, its stride per
+    batch dimension and per row, in elements. Inside `#strata.attention`
+    it prints without its name: `q = <arg = 0, offset = 0, ...>`.
+  }];
+  let parameters = (ins
+    DefaultValuedParameter<"int64_t", "-1", "the kernel argument">:$arg,
+    "int64_t":$offset,
+    Kernel_I64List<"stride per batch dimension">:$batch_strides,
+    "int64_t":$row_stride
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def Kernel_AttentionBiasAttr : Kernel_Attr<"AttentionBias", "attention_bias"> {
+  let summary = "the additive bias the attention kernel reads per score";
+  let description = [{
+    A buffer broadcast to [batch..., S, T] (a padding mask, a learned
+    bias), read through strides that are 0 along its broadcast dimensions
+    and multiplied by `factor`. `type` is f32, bf16 or f16.
+  }];
+  let parameters = (ins
+    "int64_t":$arg,
+    Kernel_I64List<"stride per batch dimension">:$batch_strides,
+    "int64_t":$row_stride,
+    "int64_t":$key_stride,
+    Kernel_F64<"what the bias is multiplied by (f64)">:$factor,
+    "::mlir::Type":$type
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def Kernel_AttentionAttr : Kernel_Attr<"Attention", "attention"> {
+  let summary = "the flash-attention kernel's block";
+  let description = [{
+    What the partitioner matched for the flash-attention kernel
+    (Attention.h) and the GPU stage's emitter reads: the operands Q, K, V
+    and the result O (each a `#strata.attention_operand`), Q's batch
+    dimensions (their product is `batch`), the sequence lengths, the head
+    dimension, the query rows of a block, the scale of the scores, the
+    element type (bf16 or f16), and optionally the causal mask's offset
+    (keys j <= i + causal_offset are kept), the bias, and whether rows
+    whose every key is masked give 0 rather than NaN.
+  }];
+  let parameters = (ins
+    "AttentionOperandAttr":$q,
+    "AttentionOperandAttr":$k,
+    "AttentionOperandAttr":$v,
+    "AttentionOperandAttr":$o,
+    Kernel_I64List<"Q's batch dimensions">:$batch_dims,
+    "int64_t":$batch,
+    "int64_t":$seq_q,
+    "int64_t":$seq_k,
+    "int64_t":$head_dim,
+    "int64_t":$query_rows,
+    Kernel_F64<"the scores' scale (f64)">:$scale,
+    "::mlir::Type":$type,
+    OptionalParameter<"std::optional<int64_t>">:$causal_offset,
+    OptionalParameter<"AttentionBiasAttr">:$bias,
+    Kernel_Flag<"fully masked rows give 0">:$zero_masked_rows
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
 }
 
 #endif // STRATA_KERNEL_BASE_TD
