@@ -62,31 +62,17 @@ using namespace mlir;
 namespace kernel = strata::kernel;
 namespace graph = strata::graph;
 
-/// "name:e0<sep>e1;name2:..." for pass options: the bindings of input
-/// shapes and of input values are written and read alike.
-template <typename T>
-static std::string
-encodeBindings(const std::map<std::string, std::vector<T>> &map, char separator,
-               std::string (*format)(T)) {
-  std::string text;
-  for (const auto &[name, list] : map) {
-    if (!text.empty())
-      text += ";";
-    text += name + ":";
-    for (auto [i, v] : llvm::enumerate(list))
-      text += (i ? std::string(1, separator) : "") + format(v);
-  }
-  return text;
-}
-
-/// The inverse of encodeBindings. `parse` reads one element (false when it
-/// is not one); `form` and `bad` word the errors.
+/// "name:e0<sep>e1;name2:..." as pass options write the bindings of input
+/// shapes and of input values, into `map` (replacing what it held).
+/// `parse` reads one element (false when it is not one); `form` and `bad`
+/// word the errors.
 template <typename T>
 static LogicalResult decodeBindings(
     llvm::StringRef text, std::map<std::string, std::vector<T>> &map,
     char separator, llvm::StringRef form,
     std::string (*bad)(llvm::StringRef part, llvm::StringRef binding),
     bool (*parse)(llvm::StringRef, T &), std::string &error) {
+  map.clear();
   llvm::SmallVector<llvm::StringRef> bindings;
   text.split(bindings, ';', -1, /*KeepEmpty=*/false);
   for (llvm::StringRef binding : bindings) {
@@ -111,12 +97,6 @@ static LogicalResult decodeBindings(
   return success();
 }
 
-std::string strata::encodeInputShapes(
-    const std::map<std::string, std::vector<int64_t>> &shapes) {
-  return encodeBindings<int64_t>(shapes, 'x',
-                                 [](int64_t d) { return std::to_string(d); });
-}
-
 LogicalResult
 strata::decodeInputShapes(llvm::StringRef text,
                           std::map<std::string, std::vector<int64_t>> &shapes,
@@ -130,15 +110,6 @@ strata::decodeInputShapes(llvm::StringRef text,
         return !part.getAsInteger(10, d);
       },
       error);
-}
-
-std::string strata::encodeInputValues(
-    const std::map<std::string, std::vector<double>> &values) {
-  return encodeBindings<double>(values, ',', [](double v) {
-    char buffer[32];
-    std::snprintf(buffer, sizeof(buffer), "%.17g", v);
-    return std::string(buffer);
-  });
 }
 
 LogicalResult
@@ -171,9 +142,11 @@ struct SpecializeInputValuesPass
   static constexpr int kMaxRounds = 8;
 
   void runOnOperation() override {
-    strata::CompileOptions options;
+    strata::CompileOptions options =
+        strata::recordedCompileOptions(getOperation());
     std::string error;
-    if (failed(strata::decodeInputValues(values, options.inputValues, error))) {
+    if (values.hasValue() &&
+        failed(strata::decodeInputValues(values, options.inputValues, error))) {
       getOperation().emitError("strata-specialize-input-values: ") << error;
       return signalPassFailure();
     }
@@ -202,10 +175,12 @@ struct BindInputShapesPass
   using Base::Base;
 
   void runOnOperation() override {
-    strata::CompileOptions options;
-    options.target = target;
+    strata::CompileOptions options =
+        strata::recordedCompileOptions(getOperation());
+    strata::overrideIfGiven(target, options.target);
     std::string error;
-    if (failed(strata::decodeInputShapes(shapes, options.inputShapes, error))) {
+    if (shapes.hasValue() &&
+        failed(strata::decodeInputShapes(shapes, options.inputShapes, error))) {
       getOperation().emitError("strata-bind-input-shapes: ") << error;
       return signalPassFailure();
     }
@@ -219,8 +194,9 @@ struct VerifyStaticShapesPass
   using Base::Base;
 
   void runOnOperation() override {
-    strata::CompileOptions options;
-    options.target = target;
+    strata::CompileOptions options =
+        strata::recordedCompileOptions(getOperation());
+    strata::overrideIfGiven(target, options.target);
     if (failed(strata::verifyStaticShapes(getOperation(), options)))
       signalPassFailure();
   }
@@ -230,11 +206,12 @@ struct PartitionPass : strata::impl::PartitionPassBase<PartitionPass> {
   using Base::Base;
 
   void runOnOperation() override {
-    strata::CompileOptions options;
-    options.target = target;
-    options.cpu = arch;
-    options.useLibraries = libraries;
-    options.decisionsFile = decisions;
+    strata::CompileOptions options =
+        strata::recordedCompileOptions(getOperation());
+    strata::overrideIfGiven(target, options.target);
+    strata::overrideIfGiven(arch, options.cpu);
+    strata::overrideIfGiven(libraries, options.useLibraries);
+    strata::overrideIfGiven(decisions, options.decisionsFile);
     if (failed(strata::partitionIntoKernels(getOperation(), options)))
       signalPassFailure();
   }
@@ -665,6 +642,7 @@ ModuleOp strata::getKernelsModule(ModuleOp module) {
 
 void strata::registerCompilerPasses() {
   static bool done = [] {
+    registerCompileOptionsPass();
     registerBindInputShapesPass();
     registerVerifyStaticShapesPass();
     registerRunTimeShapesPass();

@@ -1,9 +1,11 @@
 //===- Passes.td - the compile stages' own passes ----------*- tablegen -*-===//
 //
 // Every pass of lib/Compiler, by the stage that runs it (Pipeline.cpp builds
-// the stage pipelines from their arguments, which plugins anchor on). Each
-// takes its part of CompileOptions as pass options, so a crash reproducer's
-// pipeline text carries everything needed to rerun it.
+// the stage pipelines from their arguments, which plugins anchor on). The
+// compile's options reach the passes as the module's #strata.compile
+// (CompileOptionsAttr.cpp), which the dumped IR and MLIR's crash reproducer
+// carry; a pass option named after one of its fields overrides it for that
+// pass alone (by hand, in strata-opt), and is not set by the stages.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +17,36 @@ include "mlir/Pass/PassBase.td"
 //===----------------------------------------------------------------------===//
 // The graph stage's checks and rewrites before partitioning
 //===----------------------------------------------------------------------===//
+
+def CompileOptionsPass : Pass<"strata-compile-options", "mlir::ModuleOp"> {
+  let summary = "Record the compile's options on the module (#strata.compile), "
+                "which the stages' passes read";
+  let description = [{
+    Options given change the module's recorded ones (CompileOptions'
+    defaults where none were recorded); the others stay. runStages records
+    a compile's options itself; this pass is for strata-opt and the
+    registered stage pipelines (strata-stage-<name>{target=cuda ...}).
+  }];
+  let dependentDialects = ["::strata::kernel::KernelDialect"];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"cpu\"",
+           "the target: cpu, cuda or rocm">,
+    Option<"arch", "arch", "std::string", /*default=*/"\"native\"",
+           "the processor (--cpu)">,
+    Option<"libraries", "libraries", "bool", /*default=*/"true",
+           "hand ops to vendor libraries">,
+    Option<"hostKernels", "host-kernels", "bool", /*default=*/"false",
+           "run every op that has a host kernel as one (--host-kernels)">,
+    Option<"precision", "precision", "std::string", /*default=*/"",
+           "storage between kernels: fp32, fp16 or bf16">,
+    Option<"decisions", "decisions", "std::string", /*default=*/"",
+           "a decisions file (JSON)">,
+    Option<"shapes", "shapes", "std::string", /*default=*/"",
+           "input shapes: name:d0xd1x...;name2:...">,
+    Option<"values", "values", "std::string", /*default=*/"",
+           "input values: name:v0,v1,...;name2:...">
+  ];
+}
 
 def BindInputShapesPass
     : Pass<"strata-bind-input-shapes", "mlir::ModuleOp"> {

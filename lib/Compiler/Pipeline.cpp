@@ -244,13 +244,6 @@ void strata::applyDialectRegistrations(DialectRegistry &registry) {
 // The stages' pipelines
 //===----------------------------------------------------------------------===//
 
-/// A pass option's value, quoted when it needs to be.
-static std::string quoteOption(const std::string &value) {
-  if (value.find_first_of(" {}\"',") == std::string::npos && !value.empty())
-    return value;
-  return "\"" + value + "\"";
-}
-
 std::vector<PassEntry> strata::bufferizationPasses(bool resultsInPlace) {
   auto nested = [](std::string name, std::string opts = "") {
     return PassEntry{std::move(name), std::move(opts), true};
@@ -292,7 +285,6 @@ std::vector<PassEntry> strata::llvmConversionTail() {
 
 std::vector<PassEntry>
 strata::defaultStagePipeline(Stage stage, const CompileOptions &options) {
-  std::string target = "target=" + quoteOption(options.target);
   auto top = [](std::string name, std::string opts = "") {
     return PassEntry{std::move(name), std::move(opts), false};
   };
@@ -313,42 +305,25 @@ strata::defaultStagePipeline(Stage stage, const CompileOptions &options) {
   case Stage::Object:
   case Stage::Module:
     return {};
+  // The passes read the compile's options from the module's
+  // #strata.compile (runStages records it): none is passed as option text.
   case Stage::Graph:
     return {
-        top("strata-bind-input-shapes",
-            "shapes=" + quoteOption(encodeInputShapes(options.inputShapes)) +
-                " " + target),
-        top("strata-graph-pipeline"),
-        top("strata-resolve-sequences"),
-        top("strata-specialize-input-values",
-            "values=" + quoteOption(encodeInputValues(options.inputValues))),
-        top("strata-expand-gradients"),
-        top("cse"),
-        top("strata-run-time-shapes",
-            (options.hostKernels ? "all=true " : "") + target),
-        top("strata-verify-static-shapes", target)};
+        top("strata-bind-input-shapes"), top("strata-graph-pipeline"),
+        top("strata-resolve-sequences"), top("strata-specialize-input-values"),
+        top("strata-expand-gradients"),  top("cse"),
+        top("strata-run-time-shapes"),   top("strata-verify-static-shapes")};
   case Stage::Fused: {
-    // oneDNN on the CPU, cuBLASLt on NVIDIA GPUs (Library.cpp).
-    std::string opts =
-        target + " libraries=" + (options.useLibraries ? "true" : "false");
-    // The processor decides which kernels the partitioner may choose
-    // (tensor cores, wgmma; TargetFacts).
-    if (options.cpu != "native" && !options.cpu.empty())
-      opts += " arch=" + quoteOption(options.cpu);
-    if (!options.decisionsFile.empty())
-      opts += " decisions=" + quoteOption(options.decisionsFile);
     std::vector<PassEntry> entries;
     if (targetOf)
       entries = targetOf->beforePartition(options);
-    entries.push_back(top("strata-partition", opts));
-    // --precision=fp16|bf16: storage between kernels (Precision.cpp). An
-    // unknown value goes to the pass as it is, which refuses it.
+    // oneDNN on the CPU, cuBLASLt on NVIDIA GPUs (Library.cpp); the
+    // processor decides which kernels the partitioner may choose (tensor
+    // cores, wgmma; TargetFacts).
+    entries.push_back(top("strata-partition"));
+    // --precision=fp16|bf16: storage between kernels (Precision.cpp).
     if (!options.precision.empty() && options.precision != "fp32")
-      entries.push_back(
-          top("strata-lower-precision",
-              "precision=" + quoteOption(options.precision == "fp16"
-                                             ? std::string("f16")
-                                             : options.precision)));
+      entries.push_back(top("strata-lower-precision"));
     if (targetOf) {
       std::vector<PassEntry> after = targetOf->afterPartition(options);
       entries.insert(entries.end(), after.begin(), after.end());
@@ -369,6 +344,18 @@ strata::defaultStagePipeline(Stage stage, const CompileOptions &options) {
 std::vector<PassEntry> strata::stagePipeline(Stage stage,
                                              const CompileOptions &options) {
   return getPipelineEdits().apply(stage, defaultStagePipeline(stage, options));
+}
+
+std::string strata::compileOptionsText(const CompileOptions &options) {
+  MLIRContext context;
+  context.loadDialect<kernel::KernelDialect>();
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  kernel::CompileAttr attr = compileOptionsAttr(
+      &context, options, [&] { return emitError(UnknownLoc::get(&context)); });
+  if (attr)
+    os << attr;
+  return text;
 }
 
 std::string strata::stagePipelineText(Stage stage,
@@ -400,17 +387,96 @@ static llvm::StringRef withoutAnchor(llvm::StringRef text) {
 }
 
 namespace {
-/// A stage's registered pipeline (strata-stage-<name>), with the options a
-/// compilation passes to its own passes.
-struct StageOptions : public PassPipelineOptions<StageOptions> {
-  Option<std::string> target{*this, "target", llvm::cl::init("cpu"),
-                             llvm::cl::desc("the target")};
+/// A stage as one pass (strata-stage-<name>), for strata-opt: it reads the
+/// module's #strata.compile (options given change it first, as
+/// strata-compile-options does), builds the stage's pipeline for those
+/// options, as runStages would, and runs it on the module. So a stage run on
+/// a dump of a compile for any target runs that compile's passes, and a
+/// stage whose passes depend on the target needs no option to say it.
+class StagePass : public PassWrapper<StagePass, OperationPass<ModuleOp>> {
+public:
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(StagePass)
+
+  explicit StagePass(Stage stage)
+      : stage(stage), argument(("strata-stage-" + stageName(stage)).str()),
+        description(("The compile path's " + stageName(stage) +
+                     " stage, for the module's #strata.compile")
+                        .str()) {}
+  StagePass(const StagePass &other)
+      : PassWrapper(other), stage(other.stage), argument(other.argument),
+        description(other.description), optionsText(other.optionsText) {}
+
+  StringRef getArgument() const override { return argument; }
+  StringRef getDescription() const override { return description; }
+
+  /// What any target's pipeline for this stage needs loaded.
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<kernel::KernelDialect>();
+    for (const Target *target : allTargets()) {
+      CompileOptions options;
+      options.target = target->name().str();
+      OpPassManager pm(ModuleOp::getOperationName());
+      if (succeeded(parsePassPipeline(
+              withoutAnchor(stagePipelineText(stage, options)), pm,
+              llvm::nulls())))
+        pm.getDependentDialects(registry);
+    }
+  }
+
+  /// Keeps the options' text for strata-compile-options, which applies
+  /// them to the module's #strata.compile when the stage runs.
+  LogicalResult initializeOptions(
+      StringRef options,
+      function_ref<LogicalResult(const Twine &)> errorHandler) override {
+    optionsText = options.str();
+    return Pass::initializeOptions(options, errorHandler);
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (!StringRef(optionsText).trim().empty()) {
+      OpPassManager record(ModuleOp::getOperationName());
+      record.addPass(createCompileOptionsPass());
+      if (failed(record.getPasses().begin()->initializeOptions(
+              optionsText,
+              [&](const Twine &message) -> LogicalResult {
+                return module.emitError(argument) << ": " << message;
+              })) ||
+          failed(runPipeline(record, module)))
+        return signalPassFailure();
+    }
+    CompileOptions options = recordedCompileOptions(module);
+    if (!stageApplies(stage, options.target))
+      return;
+    std::string text = stagePipelineText(stage, options);
+    OpPassManager pm(ModuleOp::getOperationName());
+    if (failed(parsePassPipeline(withoutAnchor(text), pm, llvm::errs()))) {
+      module.emitError("the ")
+          << stageName(stage) << " stage's pipeline is not valid: " << text;
+      return signalPassFailure();
+    }
+    if (failed(runPipeline(pm, module)))
+      signalPassFailure();
+  }
+
+private:
+  Stage stage;
+  std::string argument, description, optionsText;
+  // The options of strata-compile-options, declared again for --help and
+  // for checking them when the pipeline is parsed.
+  Option<std::string> target{*this, "target",
+                             llvm::cl::desc("the target: cpu, cuda or rocm")};
+  Option<std::string> arch{*this, "arch",
+                           llvm::cl::desc("the processor (--cpu)")};
   Option<std::string> shapes{*this, "shapes",
                              llvm::cl::desc("input shapes: name:d0xd1;...")};
   Option<std::string> values{*this, "values",
                              llvm::cl::desc("input values: name:v0,v1;...")};
-  Option<bool> libraries{*this, "libraries", llvm::cl::init(true),
+  Option<bool> libraries{*this, "libraries",
                          llvm::cl::desc("hand ops to vendor libraries")};
+  Option<bool> hostKernels{*this, "host-kernels",
+                           llvm::cl::desc("every op that has a host kernel "
+                                          "runs as one")};
   Option<std::string> decisions{*this, "decisions",
                                 llvm::cl::desc("a decisions file")};
   Option<std::string> precision{
@@ -427,46 +493,10 @@ void strata::registerStagePipelines() {
     registerCompilerPasses();
     for (const Target *target : allTargets())
       target->registerPasses();
-    for (Stage stage : kStages) {
-      if (!isIRStage(stage) || stage == Stage::Import)
-        continue;
-      std::string argument = ("strata-stage-" + stageName(stage)).str();
-      std::string description =
-          ("The compile path's " + stageName(stage) + " stage").str();
-      // Registered by hand rather than with PassPipelineRegistration so
-      // that a bad option or an unparsable (plugin-edited) pipeline fails
-      // the tool instead of running part of the stage.
-      registerPassPipeline(
-          argument, description,
-          [stage](OpPassManager &pm, StringRef optionsText,
-                  function_ref<LogicalResult(const Twine &)> errorHandler)
-              -> LogicalResult {
-            StageOptions stageOptions;
-            if (failed(stageOptions.parseFromString(optionsText)))
-              return failure();
-            CompileOptions options;
-            options.target = stageOptions.target;
-            options.useLibraries = stageOptions.libraries;
-            options.decisionsFile = stageOptions.decisions;
-            options.precision = stageOptions.precision;
-            std::string error;
-            if (failed(decodeInputShapes(stageOptions.shapes,
-                                         options.inputShapes, error)))
-              return errorHandler("shapes: " + error);
-            if (failed(decodeInputValues(stageOptions.values,
-                                         options.inputValues, error)))
-              return errorHandler("values: " + error);
-            std::string text = stagePipelineText(stage, options);
-            if (failed(
-                    parsePassPipeline(withoutAnchor(text), pm, llvm::errs())))
-              return errorHandler("the " + stageName(stage) +
-                                  " stage's pipeline is not valid: " + text);
-            return success();
-          },
-          [](function_ref<void(const detail::PassOptions &)> optHandler) {
-            optHandler(StageOptions());
-          });
-    }
+    for (Stage stage : kStages)
+      if (isIRStage(stage) && stage != Stage::Import)
+        PassRegistration<StagePass>(
+            [stage] { return std::make_unique<StagePass>(stage); });
   });
 }
 
@@ -757,6 +787,10 @@ LogicalResult strata::runStages(ModuleOp module, const CompileOptions &options,
     progress.emplace(options);
   if (from == Stage::Import)
     dumpStage(options, Stage::Import, module);
+  // The options every pass reads (CompileOptionsAttr.cpp); a module
+  // compiled from a dumped stage takes this compile's, not its dump's.
+  if (failed(recordCompileOptions(module, options)))
+    return failure();
   for (Stage stage : kStages) {
     if (stage <= from || stage > to || !isIRStage(stage) ||
         !stageApplies(stage, options.target))

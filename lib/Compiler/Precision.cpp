@@ -442,30 +442,31 @@ struct LowerPrecisionPass
     : strata::impl::LowerPrecisionPassBase<LowerPrecisionPass> {
   using Base::Base;
 
-  Type low;
-
-  /// Checked once, before any IR is touched (and without printing it).
-  LogicalResult initialize(MLIRContext *context) override {
-    if (precision == "bf16")
-      low = BFloat16Type::get(context);
-    else if (precision == "f16")
-      low = Float16Type::get(context);
-    else
-      return emitError(UnknownLoc::get(context),
-                       "strata-lower-precision: unknown precision '")
-             << precision << "' (bf16 or f16)";
-    return success();
-  }
-
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    // The module's #strata.compile, unless the pass is given its own.
+    std::string type = precision.hasValue()
+                           ? std::string(precision)
+                           : strata::recordedCompileOptions(module).precision;
+    if (type == "" || type == "fp32")
+      return;
+    Type low;
+    if (type == "bf16")
+      low = BFloat16Type::get(module.getContext());
+    else if (type == "f16" || type == "fp16")
+      low = Float16Type::get(module.getContext());
+    else {
+      module.emitError("strata-lower-precision: unknown precision '")
+          << type << "' (bf16 or f16)";
+      return signalPassFailure();
+    }
     func::FuncOp entry = strata::getEntryFunction(module);
     if (!entry) {
       module.emitError("strata-lower-precision: the module has no entry "
                        "function");
       return signalPassFailure();
     }
-    LowerPrecision(module, entry, low, precision).run();
+    LowerPrecision(module, entry, low, low.isF16() ? "f16" : "bf16").run();
   }
 };
 

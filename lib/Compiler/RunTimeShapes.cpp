@@ -160,8 +160,10 @@ struct RunTimeShapesPass
     // result has a static shape.
     MLIRContext *context = &getContext();
     llvm::SmallPtrSet<Operation *, 32> runTime, derived;
-    strata::CompileOptions options;
-    options.target = target;
+    strata::CompileOptions options =
+        strata::recordedCompileOptions(getOperation());
+    strata::overrideIfGiven(target, options.target);
+    strata::overrideIfGiven(all, options.hostKernels);
     const strata::Target *found = strata::lookupTarget(options);
     bool hostMemory = found && !found->facts(options).gpu;
     for (Operation &op : body.without_terminator()) {
@@ -217,8 +219,9 @@ struct RunTimeShapesPass
         derived.insert(&op);
       if (host && !(hostMemory && staticResults && !isa<graph::GuardOp>(op)))
         runTime.insert(&op);
-      if (host || (hasKernel && (all || (staticResults &&
-                                         !strata::isLowerableToLinalg(&op)))))
+      if (host ||
+          (hasKernel && (options.hostKernels ||
+                         (staticResults && !strata::isLowerableToLinalg(&op)))))
         strata::kernel::set<strata::kernel::Host>(&op, UnitAttr::get(context));
     }
   }

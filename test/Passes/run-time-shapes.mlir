@@ -1,6 +1,9 @@
 // RUN: strata-opt %s -split-input-file --strata-run-time-shapes | FileCheck %s
 // RUN: strata-opt %s -split-input-file --strata-run-time-shapes=all=true | FileCheck %s --check-prefix=ALL
 // RUN: strata-opt %s -split-input-file --strata-run-time-shapes=target=cuda | FileCheck %s --check-prefix=GPU
+// The same options from the module's #strata.compile, as the stages pass them:
+// RUN: strata-opt %s -split-input-file --strata-compile-options=host-kernels=true --strata-run-time-shapes | FileCheck %s --check-prefix=ALL
+// RUN: strata-opt %s -split-input-file --strata-compile-options=target=cuda --strata-run-time-shapes | FileCheck %s --check-prefix=GPU
 //
 // strata-run-time-shapes (RunTimeShapes.cpp): every op that reads what a
 // value-dependent op (here NonZero) wrote, transitively, is marked to run

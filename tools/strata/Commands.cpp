@@ -480,11 +480,13 @@ static std::string irStageList() {
   return list;
 }
 
-/// `compile --print-pipeline`: each IR stage's pass pipeline as strata runs
-/// it, the plugins' edits applied (edits that match no pass were reported
-/// when the plugins loaded).
+/// `compile --print-pipeline`: the options recorded on the module, then
+/// each IR stage's pass pipeline as strata runs it, the plugins' edits applied
+/// (edits that match no pass were reported when the plugins loaded).
 static int printStagePipelines(const CompileFlags &flags) {
   CompileOptions options = toCompileOptions(flags, flags.inputShapes);
+  // What the passes read from the module rather than from option text.
+  llvm::outs() << "options: " << compileOptionsText(options) << "\n";
   for (Stage stage : allStages()) {
     if (!isIRStage(stage) || stage == Stage::Import ||
         !stageApplies(stage, options.target))

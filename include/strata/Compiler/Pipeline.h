@@ -143,6 +143,10 @@ std::vector<PassEntry> defaultStagePipeline(Stage stage,
 /// The same with the process's edits applied.
 std::vector<PassEntry> stagePipeline(Stage stage,
                                      const CompileOptions &options);
+/// The options `options` records on the module for the stages' passes, as
+/// the IR prints them: `#strata.compile<target = "cuda", ...>`.
+std::string compileOptionsText(const CompileOptions &options);
+
 /// The textual pipeline (builtin.module(...)) strata runs for a stage.
 std::string stagePipelineText(Stage stage, const CompileOptions &options);
 

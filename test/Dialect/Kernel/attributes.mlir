@@ -75,3 +75,7 @@ func.func private @attention_plain(tensor<64x64xbf16>, tensor<64x64xbf16>, tenso
                     o = <offset = 0, batch_strides = [], row_stride = 64>,
                     batch_dims = [], batch = 1, seq_q = 64, seq_k = 64,
                     head_dim = 64, query_rows = 64, scale = 1.0, type = bf16>}
+
+// The compile's options on the module.
+// CHECK: module attributes {strata.compile = #strata.compile<target = "rocm", arch = "gfx942", host_kernels = true, input_values = {n = array<f64: 2.500000e+00>}>}
+module attributes {strata.compile = #strata.compile<target = "rocm", arch = "gfx942", host_kernels = true, input_values = {n = array<f64: 2.5>}>} {}

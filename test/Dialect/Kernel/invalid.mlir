@@ -149,3 +149,18 @@ func.func private @k(tensor<64x64xbf16>, tensor<64x64xbf16>) attributes {strata.
 // expected-error @+2 {{expected true or false}}
 // expected-error @+1 {{failed to parse Kernel_AttentionAttr parameter 'zero_masked_rows'}}
 func.func private @k() attributes {strata.attention = #strata.attention<q = <arg = 0, offset = 0, batch_strides = [], row_stride = 64>, k = <arg = 1, offset = 0, batch_strides = [], row_stride = 64>, v = <arg = 2, offset = 0, batch_strides = [], row_stride = 64>, o = <offset = 0, batch_strides = [], row_stride = 64>, batch_dims = [], batch = 1, seq_q = 64, seq_k = 64, head_dim = 64, query_rows = 64, scale = 1.0, type = bf16, zero_masked_rows = 1>}
+
+// -----
+
+// expected-error @+1 {{attribute 'strata.compile' belongs on the module}}
+func.func private @k() attributes {strata.compile = #strata.compile<target = "cuda">}
+
+// -----
+
+// expected-error @+1 {{a compile's shape of input 'x' is an array<i64>, not [3, 8]}}
+module attributes {strata.compile = #strata.compile<input_shapes = {x = [3, 8]}>} {}
+
+// -----
+
+// expected-error @+1 {{a compile names its target}}
+module attributes {strata.compile = #strata.compile<target = "">} {}

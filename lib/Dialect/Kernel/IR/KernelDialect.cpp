@@ -3,6 +3,7 @@
 #include "strata/Dialect/Kernel/IR/KernelDialect.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/StringSet.h"
@@ -353,6 +354,45 @@ LogicalResult AttentionAttr::verify(
 }
 
 //===----------------------------------------------------------------------===//
+// #strata.compile
+//===----------------------------------------------------------------------===//
+
+LogicalResult CompileAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                  StringRef target, StringRef arch,
+                                  bool libraries, bool hostKernels,
+                                  StringRef precision, StringRef decisions,
+                                  DictionaryAttr inputShapes,
+                                  DictionaryAttr inputValues) {
+  if (target.empty())
+    return emitError() << "a compile names its target";
+  if (arch.empty())
+    return emitError() << "a compile names its processor (\"native\" for "
+                          "the default)";
+  if (!llvm::is_contained({"", "fp32", "fp16", "bf16"}, precision))
+    return emitError() << "a compile's precision is fp32, fp16 or bf16, not \""
+                       << precision << "\"";
+  if (inputShapes)
+    for (NamedAttribute entry : inputShapes) {
+      auto dims = dyn_cast<DenseI64ArrayAttr>(entry.getValue());
+      if (!dims)
+        return emitError() << "a compile's shape of input '"
+                           << entry.getName().getValue()
+                           << "' is an array<i64>, not " << entry.getValue();
+      if (llvm::any_of(dims.asArrayRef(), [](int64_t d) { return d < 0; }))
+        return emitError() << "a compile's shape of input '"
+                           << entry.getName().getValue()
+                           << "' has a negative dimension";
+    }
+  if (inputValues)
+    for (NamedAttribute entry : inputValues)
+      if (!isa<DenseF64ArrayAttr>(entry.getValue()))
+        return emitError() << "a compile's values of input '"
+                           << entry.getName().getValue()
+                           << "' are an array<f64>, not " << entry.getValue();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // The discardable attributes
 //===----------------------------------------------------------------------===//
 
@@ -539,6 +579,11 @@ LogicalResult AttributeChecker::check() {
     return expect<DenseI64ArrayAttr>("an array<i64>");
   if (key == "channels_last_args" || key == "channels_last_results")
     return positions(key == "channels_last_args");
+  if (key == "compile") {
+    if (!isa<ModuleOp>(op))
+      return fail() << "belongs on the module";
+    return expect<CompileAttr>("a #strata.compile");
+  }
   if (key == "launch" || key == "ptx_launch")
     return expect<LaunchAttr>("a #strata.launch");
   return fail() << "is not an attribute of the kernel layer (its attributes "

@@ -89,7 +89,10 @@ def Kernel_Dialect : Dialect {
     // the name only, kernel::name<RequiredValue>()): the value the module
     // was specialized on (Specialize.cpp), which a session must be given.
     "::mlir::ElementsAttr":$required_value,
-    // On the module: the precision the compile was asked for.
+    // On the module: the compile's options, which the stages' passes read
+    // (docs/kernel-layer.md); and the precision strata-lower-precision
+    // applied.
+    "::strata::kernel::CompileAttr":$compile,
     "::mlir::StringAttr":$precision,
     // The GPU stage: the launch, the choice in words, and on the loops of
     // a kernel's body, how each loop was spread over the threads.
@@ -274,6 +277,48 @@ def Kernel_AttentionAttr : Kernel_Attr<"Attention", "attention"> {
     OptionalParameter<"std::optional<int64_t>">:$causal_offset,
     OptionalParameter<"AttentionBiasAttr">:$bias,
     Kernel_Flag<"fully masked rows give 0">:$zero_masked_rows
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def Kernel_CompileAttr : Kernel_Attr<"Compile", "compile"> {
+  let summary = "what a compilation is asked for";
+  let description = [{
+    The compile's options (strata::CompileOptions), recorded on the module
+    once when its stages begin (runStages) and read by every pass that
+    depends on them, so that a dumped stage or a crash reproducer carries
+    them with the IR:
+
+    ```
+    strata.compile = #strata.compile<target = "cuda", arch = "sm_90a",
+        libraries = false, precision = "bf16", decisions = "keep.json",
+        input_shapes = {x = array<i64: 3, 8>}, input_values = {n = array<f64: 4.0>}>
+    ```
+
+    - `target`: "cpu", "cuda" or "rocm" (strata/Target/Target.h);
+    - `arch`: the processor (--cpu), "native" when not given;
+    - `libraries`: hand ops to vendor libraries (false: --no-libraries);
+    - `host_kernels`: every op that has one runs as a host kernel;
+    - `precision`: storage between kernels, "" (as the model says), "fp16"
+      or "bf16";
+    - `decisions`: a decisions file (docs/explain.md), "" for none;
+    - `input_shapes`, `input_values`: the shapes and values given for
+      inputs, by name.
+
+    `strata-compile-options` sets it from pass options (for strata-opt and
+    the registered stage pipelines); a pass's own option of the same name,
+    when given, overrides it for that pass.
+  }];
+  let parameters = (ins
+    StringRefParameter<"the target", "\"cpu\"">:$target,
+    StringRefParameter<"the processor", "\"native\"">:$arch,
+    Kernel_Flag<"hand ops to vendor libraries", "true">:$libraries,
+    Kernel_Flag<"every op with a host kernel runs as one">:$host_kernels,
+    StringRefParameter<"storage between kernels", "\"\"">:$precision,
+    StringRefParameter<"a decisions file", "\"\"">:$decisions,
+    OptionalParameter<"::mlir::DictionaryAttr", "shapes by input">:$input_shapes,
+    OptionalParameter<"::mlir::DictionaryAttr", "values by input">:$input_values
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;

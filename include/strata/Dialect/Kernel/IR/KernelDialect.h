@@ -48,6 +48,7 @@ using ChannelsLastArgs = KernelDialect::ChannelsLastArgsAttrHelper;
 using ChannelsLastResults = KernelDialect::ChannelsLastResultsAttrHelper;
 using ChannelsLastRows = KernelDialect::ChannelsLastRowsAttrHelper;
 using AttentionPadding = KernelDialect::AttentionPaddingAttrHelper;
+using Compile = KernelDialect::CompileAttrHelper;
 using Precision = KernelDialect::PrecisionAttrHelper;
 using Launch = KernelDialect::LaunchAttrHelper;
 using GpuReason = KernelDialect::GpuReasonAttrHelper;
