@@ -81,18 +81,28 @@ struct CompileProgress::State {
   }
 };
 
+void strata::readCompileEnvironment(CompileOptions &options) {
+  if (const char *llvmOptions = std::getenv("STRATA_LLVM_OPTIONS"))
+    options.llvmOptions = llvmOptions;
+  if (const char *progress = std::getenv("STRATA_PROGRESS"))
+    options.progress =
+        llvm::StringRef(progress) == "1"   ? CompileOptions::Progress::Lines
+        : llvm::StringRef(progress) == "0" ? CompileOptions::Progress::Off
+                                           : CompileOptions::Progress::Auto;
+  if (const char *ms = std::getenv("STRATA_PROGRESS_AFTER_MS"))
+    options.progressAfterMs = std::atol(ms);
+}
+
 CompileProgress::CompileProgress(const CompileOptions &options)
     : state(std::make_unique<State>()), outer(currentProgress) {
   currentProgress = this;
-  if (const char *ms = std::getenv("STRATA_PROGRESS_AFTER_MS"))
-    state->after = std::chrono::milliseconds(std::atol(ms));
-  const char *env = std::getenv("STRATA_PROGRESS");
-  std::string mode = env ? env : "";
+  state->after = std::chrono::milliseconds(options.progressAfterMs);
   // Under -v every step is reported as it ends already; a nested compile
   // (the cuda target's portable PTX) reports through its outer one.
-  if (options.verbose || outer || mode == "0")
+  if (options.verbose || outer ||
+      options.progress == CompileOptions::Progress::Off)
     return;
-  if (mode == "1")
+  if (options.progress == CompileOptions::Progress::Lines)
     state->mode = State::Mode::Lines;
   else if (llvm::sys::Process::StandardErrIsDisplayed())
     state->mode = State::Mode::Live;

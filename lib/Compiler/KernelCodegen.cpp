@@ -59,6 +59,7 @@
 
 #include <map>
 #include <mutex>
+#include <optional>
 #include <sstream>
 
 using namespace mlir;
@@ -75,23 +76,47 @@ void strata::registerCompilerDialects(DialectRegistry &registry) {
   strata::applyDialectRegistrations(registry);
 }
 
-/// LLVM's targets, and any options from STRATA_LLVM_OPTIONS, once.
+/// LLVM's native target, once.
 static void initializeCodegen() {
   static std::once_flag once;
   std::call_once(once, [] {
-    if (const char *opts = std::getenv("STRATA_LLVM_OPTIONS")) {
-      std::vector<std::string> words{"strata"};
-      std::istringstream in(opts);
-      for (std::string w; in >> w;)
-        words.push_back(w);
-      std::vector<const char *> argv;
-      for (auto &w : words)
-        argv.push_back(w.c_str());
-      llvm::cl::ParseCommandLineOptions(argv.size(), argv.data());
-    }
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
   });
+}
+
+/// Gives LLVM the compile's options (CompileOptions::llvmOptions). LLVM
+/// keeps them per process: the first options given are applied, and a
+/// later compile that asks for others is refused rather than silently
+/// compiled with the first.
+static LogicalResult applyLlvmOptions(ModuleOp module,
+                                      const std::string &text) {
+  static std::mutex mutex;
+  static std::optional<std::string> applied;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (applied) {
+    if (*applied == text)
+      return success();
+    return module.emitError("LLVM's options are set once per process: this "
+                            "one has '")
+           << *applied << "', and this compile asks for '" << text << "'";
+  }
+  applied = text;
+  if (text.empty())
+    return success();
+  std::vector<std::string> words{"strata"};
+  std::istringstream in(text);
+  for (std::string w; in >> w;)
+    words.push_back(w);
+  std::vector<const char *> argv;
+  for (auto &w : words)
+    argv.push_back(w.c_str());
+  std::string error;
+  llvm::raw_string_ostream errors(error);
+  if (!llvm::cl::ParseCommandLineOptions(argv.size(), argv.data(), "", &errors))
+    return module.emitError("LLVM options '")
+           << text << "' are not valid: " << llvm::StringRef(error).trim();
+  return success();
 }
 
 /// The LLVM CPU name for an option value.
@@ -225,6 +250,8 @@ LogicalResult strata::generateKernelCode(ModuleOp module,
                                          const CompileOptions &options,
                                          std::vector<uint8_t> &sharedObject) {
   initializeCodegen();
+  if (failed(applyLlvmOptions(module, options.llvmOptions)))
+    return failure();
   sharedObject.clear();
   ModuleOp kernels = getKernelsModule(module);
   // The generated kernels (declarations at the top level, with their

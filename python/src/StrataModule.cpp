@@ -47,6 +47,7 @@ makeOptions(const std::string &target, const std::string &cpu,
   options.decisionsFile = decisions;
   options.dumpDir = dumpDir;
   options.allowNewerOpset = allowNewerOpset;
+  readCompileEnvironment(options);
   return options;
 }
 

@@ -234,16 +234,16 @@ static bool collectBindings(
 }
 
 static bool compileFlags(CompileFlags &flags) {
-  flags.allowNewerOpset = allowNewerOpset;
-  flags.target = target;
-  flags.cpu = cpuOption;
-  flags.verbose = verbose;
-  flags.noLibraries = noLibraries;
-  flags.hostKernels = hostKernels;
-  flags.precision = precision;
-  flags.dumpDir = dumpIr;
-  flags.decisionsFile = decisionsFile;
-  flags.reproducerDir = reproducerDir;
+  flags.options.allowNewerOpset = allowNewerOpset;
+  flags.options.target = target;
+  flags.options.cpu = cpuOption;
+  flags.options.verbose = verbose;
+  flags.options.useLibraries = !noLibraries;
+  flags.options.hostKernels = hostKernels;
+  flags.options.precision = precision;
+  flags.options.dumpDir = dumpIr;
+  flags.options.decisionsFile = decisionsFile;
+  flags.options.reproducerDir = reproducerDir;
   flags.useCache = !noCache;
   flags.explainCache = explainCache;
   if (std::string bad = checkTargetOptions(toCompileOptions(flags, {}));
@@ -251,15 +251,15 @@ static bool compileFlags(CompileFlags &flags) {
     fail(bad);
     return false;
   }
-  if (!flags.decisionsFile.empty() &&
-      !llvm::sys::fs::exists(flags.decisionsFile)) {
-    fail("--decisions: no such file: " + flags.decisionsFile);
+  if (!flags.options.decisionsFile.empty() &&
+      !llvm::sys::fs::exists(flags.options.decisionsFile)) {
+    fail("--decisions: no such file: " + flags.options.decisionsFile);
     return false;
   }
   return collectBindings(inputShapes, "input-shape", parseShapeBinding,
-                         flags.inputShapes) &&
+                         flags.options.inputShapes) &&
          collectBindings(inputValues, "input-value", parseValueBinding,
-                         flags.inputValues);
+                         flags.options.inputValues);
 }
 
 static tio::HostTensor readTensorFile(const std::string &path) {
@@ -343,7 +343,7 @@ static bool prepare(Prepared &prepared) {
   CompileFlags flags;
   if (!compileFlags(flags))
     return false;
-  if (const Target *t = lookupTarget(flags.target)) {
+  if (const Target *t = lookupTarget(flags.options.target)) {
     if (std::string why = t->compileOnlyReason(); !why.empty()) {
       fail(why);
       return false;
@@ -360,7 +360,8 @@ static bool prepare(Prepared &prepared) {
       prepared.module = rt::Module::load(modelPath);
       for (const rt::TensorSignature &sig : prepared.module->inputs())
         infos.push_back({sig.name, sig.dtype, sig.shape});
-    } else if (!readModelInputs(modelPath, infos, flags.allowNewerOpset)) {
+    } else if (!readModelInputs(modelPath, infos,
+                                flags.options.allowNewerOpset)) {
       return false;
     }
     // Random or .npy/.pb tensors stand for tensor inputs only.
@@ -418,8 +419,8 @@ static bool prepare(Prepared &prepared) {
     for (size_t i = 0; i < infos.size(); ++i) {
       if (!given[i]) {
         std::vector<int64_t> shape = infos[i].shape;
-        auto bound = flags.inputShapes.find(infos[i].name);
-        if (bound != flags.inputShapes.end()) {
+        auto bound = flags.options.inputShapes.find(infos[i].name);
+        if (bound != flags.options.inputShapes.end()) {
           shape = bound->second;
         } else if (llvm::is_contained(shape, -1)) {
           for (int64_t &d : shape)
@@ -437,7 +438,7 @@ static bool prepare(Prepared &prepared) {
       // hits the entry `compile` made without --input-shape.
       if (llvm::is_contained(infos[i].shape, -1) ||
           given[i]->shape() != infos[i].shape ||
-          flags.inputShapes.count(infos[i].name))
+          flags.options.inputShapes.count(infos[i].name))
         shapes[infos[i].name] = given[i]->shape();
       // The value of a small input read from a file, for the compiler to
       // use where a shape depends on it (generated inputs are random and
@@ -445,7 +446,7 @@ static bool prepare(Prepared &prepared) {
       if (fromFile[i] && !isModule && given[i]->dtype() != rt::DType::String)
         if (std::optional<std::vector<double>> values =
                 smallInputValues(toHost(*given[i])))
-          flags.inputValues[infos[i].name] = std::move(*values);
+          flags.options.inputValues[infos[i].name] = std::move(*values);
       prepared.inputs.push_back(std::move(*given[i]));
     }
     if (!isModule) {
@@ -484,7 +485,7 @@ static std::string irStageList() {
 /// each IR stage's pass pipeline as strata runs it, the plugins' edits applied
 /// (edits that match no pass were reported when the plugins loaded).
 static int printStagePipelines(const CompileFlags &flags) {
-  CompileOptions options = toCompileOptions(flags, flags.inputShapes);
+  CompileOptions options = toCompileOptions(flags, flags.options.inputShapes);
   // What the passes read from the module rather than from option text.
   llvm::outs() << "options: " << compileOptionsText(options) << "\n";
   for (Stage stage : allStages()) {
@@ -519,7 +520,7 @@ static int compileToStage(const CompileFlags &flags, Stage from, Stage to) {
   OwningOpRef<ModuleOp> module = loadSource(*context, modelPath, from);
   if (!module)
     return 1;
-  CompileOptions options = toCompileOptions(flags, flags.inputShapes);
+  CompileOptions options = toCompileOptions(flags, flags.options.inputShapes);
   clearDumpDirectory(options, modelPath);
   Stage last = to == Stage::Object ? Stage::Llvm : to;
   if (from < last && failed(runStages(*module, options, from, last)))
@@ -597,7 +598,7 @@ static int runCompile() {
     return fail("--compile-from=" + compileFrom +
                 " reads an .mlir file at that stage; " + modelPath +
                 " is not one");
-  if (from > Stage::Import && !flags.inputShapes.empty())
+  if (from > Stage::Import && !flags.options.inputShapes.empty())
     return fail("--input-shape binds shapes in the graph stage; a module "
                 "from the " +
                 stageName(from).str() + " stage has its shapes already");
@@ -606,13 +607,13 @@ static int runCompile() {
   // own, and would silently keep them.
   if (from >= Stage::Fused) {
     std::vector<std::string> given;
-    if (!flags.precision.empty() && flags.precision != "fp32")
-      given.push_back("--precision=" + flags.precision);
-    if (!flags.decisionsFile.empty())
+    if (!flags.options.precision.empty() && flags.options.precision != "fp32")
+      given.push_back("--precision=" + flags.options.precision);
+    if (!flags.options.decisionsFile.empty())
       given.push_back("--decisions");
-    if (flags.noLibraries)
+    if (!flags.options.useLibraries)
       given.push_back("--no-libraries");
-    if (flags.hostKernels)
+    if (flags.options.hostKernels)
       given.push_back("--host-kernels");
     bool one = given.size() == 1;
     if (!given.empty())
@@ -632,10 +633,10 @@ static int runCompile() {
     return compileToStage(flags, from, *to);
 
   std::vector<uint8_t> bytes;
-  if (!compileOnnxBytes(modelPath, flags, flags.inputShapes, bytes))
+  if (!compileOnnxBytes(modelPath, flags, flags.options.inputShapes, bytes))
     return 1;
   // A compile-only target's output is its code object, not a module.
-  const Target *targetOf = lookupTarget(flags.target);
+  const Target *targetOf = lookupTarget(flags.options.target);
   bool compileOnly = targetOf && !targetOf->compileOnlyReason().empty();
   return writeBytes(
       compileOutput,

@@ -182,8 +182,7 @@ static void setDigest(CacheKey &key) {
 /// The key of a compilation, or nothing when an input of the key (the model,
 /// the decisions file) cannot be read: the compiler then reports it.
 static std::optional<CacheKey>
-computeKey(const std::string &path, const CompileFlags &flags,
-           const std::map<std::string, std::vector<int64_t>> &shapes) {
+computeKey(const std::string &path, const CompileOptions &options, Stage from) {
   auto model = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                            /*RequiresNullTerminator=*/false);
   if (!model)
@@ -197,12 +196,12 @@ computeKey(const std::string &path, const CompileFlags &flags,
 
   key.parts.push_back({"model", {{"sha256", key.modelHash}}});
   KeyPart shapePart{"input shapes", {}};
-  for (const auto &[name, shape] : shapes)
+  for (const auto &[name, shape] : options.inputShapes)
     shapePart.fields.push_back({name, rt::shapeToString(shape)});
   key.parts.push_back(std::move(shapePart));
   // Only when given, so that every other key stays as it was.
   KeyPart valuePart{kValuesPart.str(), {}};
-  for (const auto &[name, values] : flags.inputValues) {
+  for (const auto &[name, values] : options.inputValues) {
     std::string text;
     for (double v : values) {
       char buffer[32];
@@ -213,13 +212,13 @@ computeKey(const std::string &path, const CompileFlags &flags,
   }
   if (!valuePart.fields.empty())
     key.parts.push_back(std::move(valuePart));
-  key.parts.push_back({"target", {{"target", flags.target}}});
+  key.parts.push_back({"target", {{"target", options.target}}});
   key.parts.push_back(
-      {"cpu", {{"cpu", cpuDescription(flags.target, flags.cpu)}}});
+      {"cpu", {{"cpu", cpuDescription(options.target, options.cpu)}}});
 
   std::string decisions = "none";
-  if (!flags.decisionsFile.empty()) {
-    auto file = llvm::MemoryBuffer::getFile(flags.decisionsFile,
+  if (!options.decisionsFile.empty()) {
+    auto file = llvm::MemoryBuffer::getFile(options.decisionsFile,
                                             /*IsText=*/false,
                                             /*RequiresNullTerminator=*/false);
     if (!file)
@@ -228,15 +227,15 @@ computeKey(const std::string &path, const CompileFlags &flags,
   }
   key.parts.push_back(
       {"options",
-       {{"libraries", flags.noLibraries ? "off" : "on"},
+       {{"libraries", options.useLibraries ? "on" : "off"},
         {"precision",
-         flags.precision.empty() ? std::string("fp32") : flags.precision},
+         options.precision.empty() ? std::string("fp32") : options.precision},
         {"decisions", decisions},
-        {"compile-from", stageName(flags.from).str()}}});
+        {"compile-from", stageName(from).str()}}});
   // Only when given, so that every other key stays as it was.
-  if (flags.allowNewerOpset)
+  if (options.allowNewerOpset)
     key.parts.back().fields.push_back({"newer opsets", "allowed"});
-  if (flags.hostKernels)
+  if (options.hostKernels)
     key.parts.back().fields.push_back({"host kernels", "every op"});
   key.parts.push_back(
       {"strata version",
@@ -245,9 +244,8 @@ computeKey(const std::string &path, const CompileFlags &flags,
         {"module format", std::to_string(rt::kFormatMajor) + "." +
                               std::to_string(rt::kFormatMinor)},
         {"llvm", LLVM_VERSION_STRING}}});
-  const char *llvmOptions = std::getenv("STRATA_LLVM_OPTIONS");
   key.parts.push_back(
-      {"llvm options", {{"llvm options", llvmOptions ? llvmOptions : ""}}});
+      {"llvm options", {{"llvm options", options.llvmOptions}}});
   key.parts.push_back({"plugins", pluginFields()});
   setDigest(key);
   return key;
@@ -506,16 +504,16 @@ public:
       return;
     }
     const char *dumpEnv = std::getenv("STRATA_DUMP_DIR");
-    if (!flags.dumpDir.empty() || (dumpEnv && *dumpEnv)) {
+    if (!flags.options.dumpDir.empty() || (dumpEnv && *dumpEnv)) {
       // A cached module would leave the dump directory empty.
       if (flags.explainCache)
         llvm::errs() << "strata: cache not used: "
-                     << (flags.dumpDir.empty() ? "STRATA_DUMP_DIR"
-                                               : "--dump-ir")
+                     << (flags.options.dumpDir.empty() ? "STRATA_DUMP_DIR"
+                                                       : "--dump-ir")
                      << " compiles to write every stage's IR\n";
       return;
     }
-    key = computeKey(path, flags, shapes);
+    key = computeKey(path, toCompileOptions(flags, shapes), flags.from);
     if (!key)
       return;
     // Values offered for small inputs (strata run reads them from the
@@ -524,7 +522,7 @@ public:
     // with the values it requires alone (none: the key without values,
     // valueFreeKey). Lookups try that key first, then the sets of
     // required inputs that the value-free key's index lists.
-    if (!flags.inputValues.empty())
+    if (!flags.options.inputValues.empty())
       valueFreeKey = keepValues(*key, {});
     dir = cacheDirectory();
     usePaths(*key);
@@ -547,7 +545,7 @@ public:
         return true;
       for (const std::set<std::string> &names : readIndex()) {
         if (!llvm::all_of(names, [&](const std::string &name) {
-              return flags.inputValues.count(name) != 0;
+              return flags.options.inputValues.count(name) != 0;
             }))
           continue;
         CacheKey kept = keepValues(*key, names);
@@ -630,7 +628,7 @@ public:
     }
     if (required && !required->empty())
       addToIndex(*required);
-    enforceCacheLimit(dir, storeKey.digest, flags.verbose);
+    enforceCacheLimit(dir, storeKey.digest, flags.options.verbose);
   }
 
 private:
@@ -642,7 +640,7 @@ private:
       llvm::errs() << "strata: cache hit: entry " << shortKey(k.digest) << " ("
                    << modulePath << ", written " << manifest.created << why
                    << ")\n";
-    else if (flags.verbose)
+    else if (flags.options.verbose)
       llvm::errs() << "strata: using the cached " << modulePath << "\n";
   }
 

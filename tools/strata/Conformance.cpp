@@ -110,14 +110,14 @@ compileCase(const tio::TestCase &test,
                 const tio::ModelSignature &, cases::CaseInputs &)> &use) {
   cases::Outcome outcome;
   CompileFlags flags;
-  flags.target = conformanceTarget;
-  flags.cpu = cpuOption;
-  flags.noLibraries = noLibraries;
-  flags.hostKernels = hostKernels;
-  flags.precision = precisionFlag();
+  flags.options.target = conformanceTarget;
+  flags.options.cpu = cpuOption;
+  flags.options.useLibraries = !noLibraries;
+  flags.options.hostKernels = hostKernels;
+  flags.options.precision = precisionFlag();
   // A failing case is an expected outcome here, not a bug to reproduce:
   // no crash reproducers.
-  flags.reproducerDir = "off";
+  flags.options.reproducerDir = "off";
   // A case without data sets would compile nothing and check nothing: a
   // pass that means nothing (a directory copied without its data).
   if (test.dataSets.empty()) {
@@ -163,12 +163,12 @@ compileCase(const tio::TestCase &test,
       return outcome;
     const std::map<std::string, std::vector<int64_t>> &bindings =
         inputs.bindings;
-    flags.inputValues.clear();
+    flags.options.inputValues.clear();
     for (const cases::Leaf &leaf : inputs.leaves)
       if (std::optional<std::vector<double>> values =
               smallInputValues(leaf.tensor))
-        flags.inputValues[leaf.name] = std::move(*values);
-    auto it = compiled.find({bindings, flags.inputValues});
+        flags.options.inputValues[leaf.name] = std::move(*values);
+    auto it = compiled.find({bindings, flags.options.inputValues});
     if (it == compiled.end()) {
       std::vector<uint8_t> bytes;
       if (!compileOnnxBytes(test.modelPath, flags, bindings, bytes)) {
@@ -176,7 +176,7 @@ compileCase(const tio::TestCase &test,
         return outcome;
       }
       it = compiled
-               .emplace(std::make_pair(bindings, flags.inputValues),
+               .emplace(std::make_pair(bindings, flags.options.inputValues),
                         std::move(bytes))
                .first;
     }

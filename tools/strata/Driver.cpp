@@ -67,18 +67,9 @@ std::unique_ptr<MLIRContext> makeContext(llvm::StringRef file) {
 CompileOptions
 toCompileOptions(const CompileFlags &flags,
                  const std::map<std::string, std::vector<int64_t>> &shapes) {
-  CompileOptions options;
-  options.target = flags.target;
-  options.cpu = flags.cpu;
-  options.verbose = flags.verbose;
-  options.useLibraries = !flags.noLibraries;
-  options.hostKernels = flags.hostKernels;
-  options.precision = flags.precision;
+  CompileOptions options = flags.options;
   options.inputShapes = shapes;
-  options.inputValues = flags.inputValues;
-  options.dumpDir = flags.dumpDir;
-  options.decisionsFile = flags.decisionsFile;
-  options.reproducerDir = flags.reproducerDir;
+  readCompileEnvironment(options);
   return options;
 }
 
@@ -230,7 +221,7 @@ bool compileUncached(const std::string &path, const CompileFlags &flags,
                      std::vector<uint8_t> &bytes) {
   auto context = makeContext(path);
   OwningOpRef<ModuleOp> module =
-      loadSource(*context, path, flags.from, flags.allowNewerOpset);
+      loadSource(*context, path, flags.from, flags.options.allowNewerOpset);
   if (!module)
     return false;
   CompileOptions options = toCompileOptions(flags, shapes);

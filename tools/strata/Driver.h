@@ -26,20 +26,14 @@ void installDiagnosticPrinter(mlir::MLIRContext &context, llvm::StringRef file);
 /// A fresh context with everything the compile path needs.
 std::unique_ptr<mlir::MLIRContext> makeContext(llvm::StringRef file);
 
-/// What the compile options on the command line say.
+/// What the compile options on the command line say: the compiler's own
+/// options (one object from the command line to the passes, which read it
+/// from the module's #strata.compile, and to the cache key), and what only
+/// the tool decides.
 struct CompileFlags {
-  std::string target = "cpu";
-  std::string cpu = "native";
-  bool verbose = false;
-  bool noLibraries = false;
-  /// CompileOptions::hostKernels (--host-kernels).
-  bool hostKernels = false;
-  /// CompileOptions::precision: "fp32" (or ""), "fp16" or "bf16".
-  std::string precision;
-  std::string dumpDir;
-  /// CompileOptions::decisionsFile and reproducerDir.
-  std::string decisionsFile;
-  std::string reproducerDir;
+  /// The input shapes here are those given on the command line; a compile
+  /// takes them completed per model (toCompileOptions).
+  CompileOptions options;
   /// Reuse compiled modules from the compile cache (see compileOnnx).
   bool useCache = false;
   /// Say why the cache hit or missed (on stderr).
@@ -47,12 +41,6 @@ struct CompileFlags {
   /// The stage the input is at: Import for an ONNX model (or an .mlir file
   /// as the importer writes it), a later IR stage for an .mlir file.
   Stage from = Stage::Import;
-  /// ImportOptions::allowNewerOpset (--allow-newer-opset).
-  bool allowNewerOpset = false;
-  std::map<std::string, std::vector<int64_t>> inputShapes;
-  /// CompileOptions::inputValues: the values of small inputs, which the
-  /// compiler substitutes only where a shape depends on them.
-  std::map<std::string, std::vector<double>> inputValues;
 };
 
 /// The values of a small numeric tensor (at most
@@ -65,7 +53,8 @@ std::optional<std::vector<double>> smallInputValues(const tio::HostTensor &t);
 std::string parseValueBinding(const std::string &text, std::string &name,
                               std::vector<double> &values);
 
-/// The compiler's options for `flags` and input shapes `shapes`.
+/// The compiler's options for `flags` and input shapes `shapes`, with what
+/// the environment sets (readCompileEnvironment).
 CompileOptions
 toCompileOptions(const CompileFlags &flags,
                  const std::map<std::string, std::vector<int64_t>> &shapes);

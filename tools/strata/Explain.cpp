@@ -195,6 +195,7 @@ int strata::driver::runExplain() {
   // A rejected decisions file or model is the user's error, not a crash to
   // reproduce.
   options.reproducerDir = "off";
+  readCompileEnvironment(options);
   for (const std::string &text : explainShapes) {
     std::string name;
     std::vector<int64_t> shape;

@@ -54,6 +54,14 @@ struct CompileOptions {
   std::string precision;
   /// Report each stage's progress on stderr.
   bool verbose = false;
+  /// Without `verbose`, how a compile that takes longer than
+  /// `progressAfterMs` shows what it is doing on stderr: Auto, a line
+  /// refreshed in place when stderr is a terminal and nothing otherwise;
+  /// Lines, a line per step; Off. The strata tools take them from
+  /// $STRATA_PROGRESS (1: lines, 0: off) and $STRATA_PROGRESS_AFTER_MS.
+  enum class Progress { Auto, Lines, Off };
+  Progress progress = Progress::Auto;
+  int64_t progressAfterMs = 1000;
   /// When set, each stage writes its IR into this directory
   /// (NN-<stage>.mlir, and the optimized LLVM IR as .ll).
   std::string dumpDir;
@@ -63,12 +71,25 @@ struct CompileOptions {
   /// Where a failing pass writes its crash reproducer; empty: the system's
   /// temporary directory.
   std::string reproducerDir;
+  /// Options for LLVM's code generation, as LLVM's own command line takes
+  /// them ("-unroll-threshold=100"), for experiments: LLVM keeps them per
+  /// process, so a process applies the first it is given and refuses a
+  /// compile that asks for others. The strata tools take them from
+  /// $STRATA_LLVM_OPTIONS; the compile cache keys on them.
+  std::string llvmOptions;
   /// Import a model whose opset is newer than strata knows as the newest it
   /// knows, with a warning (--allow-newer-opset; ImportOptions). Read by
   /// strata/Compile.h's functions; the CLI passes its flag to the importer
   /// itself.
   bool allowNewerOpset = false;
 };
+
+/// Sets the fields the environment gives: llvmOptions from
+/// STRATA_LLVM_OPTIONS, progress from STRATA_PROGRESS (1: lines, 0: off)
+/// and progressAfterMs from STRATA_PROGRESS_AFTER_MS. The compiler reads no
+/// environment itself; its tools (the strata commands, the Python module)
+/// call this once per compile.
+void readCompileEnvironment(CompileOptions &options);
 
 } // namespace strata
 
