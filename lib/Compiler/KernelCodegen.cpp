@@ -86,36 +86,42 @@ static void initializeCodegen() {
 }
 
 /// Gives LLVM the compile's options (CompileOptions::llvmOptions). LLVM
-/// keeps them per process: the first options given are applied, and a
-/// later compile that asks for others is refused rather than silently
-/// compiled with the first.
+/// keeps them per process: the first options given are applied (a compile
+/// without any before them leaves nothing to undo), and a later compile
+/// that asks for others is refused rather than silently compiled with the
+/// first. Options LLVM rejects stay rejected for every later compile that
+/// asks for them: LLVM may have taken some of them before it stopped.
 static LogicalResult applyLlvmOptions(ModuleOp module,
                                       const std::string &text) {
   static std::mutex mutex;
   static std::optional<std::string> applied;
+  static std::string rejection;
   std::lock_guard<std::mutex> lock(mutex);
-  if (applied) {
-    if (*applied == text)
-      return success();
+  if (!applied && text.empty())
+    return success();
+  if (!applied) {
+    applied = text;
+    std::vector<std::string> words{"strata"};
+    std::istringstream in(text);
+    for (std::string w; in >> w;)
+      words.push_back(w);
+    std::vector<const char *> argv;
+    for (auto &w : words)
+      argv.push_back(w.c_str());
+    llvm::raw_string_ostream errors(rejection);
+    if (llvm::cl::ParseCommandLineOptions(argv.size(), argv.data(), "",
+                                          &errors))
+      rejection.clear();
+    else if (rejection.empty())
+      rejection = "LLVM's command line parser refused them";
+  }
+  if (*applied != text)
     return module.emitError("LLVM's options are set once per process: this "
                             "one has '")
            << *applied << "', and this compile asks for '" << text << "'";
-  }
-  applied = text;
-  if (text.empty())
-    return success();
-  std::vector<std::string> words{"strata"};
-  std::istringstream in(text);
-  for (std::string w; in >> w;)
-    words.push_back(w);
-  std::vector<const char *> argv;
-  for (auto &w : words)
-    argv.push_back(w.c_str());
-  std::string error;
-  llvm::raw_string_ostream errors(error);
-  if (!llvm::cl::ParseCommandLineOptions(argv.size(), argv.data(), "", &errors))
+  if (!rejection.empty())
     return module.emitError("LLVM options '")
-           << text << "' are not valid: " << llvm::StringRef(error).trim();
+           << text << "' are not valid: " << llvm::StringRef(rejection).trim();
   return success();
 }
 
