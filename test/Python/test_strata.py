@@ -14,6 +14,7 @@ PYTHONPATH to <build>/python):  python3 -m unittest test_strata -v
   against eager PyTorch.
 """
 
+import inspect
 import os
 import tempfile
 import threading
@@ -309,6 +310,44 @@ class Torch(unittest.TestCase):
                                        rtol=1e-4, atol=1e-5)
         self.assertEqual(len(compiled.modules), 2)
 
+    def test_backend_freezes_lifted_weights(self):
+        # Dynamo (torch 2.x) passes a module's parameters and buffers as
+        # graph inputs; the backend makes them the module's constants.
+        from strata.torch_backend import strata_backend
+
+        def f(x, weight, running_mean, bias):
+            h = torch.nn.functional.linear(x - running_mean, weight, bias)
+            return torch.relu(h)
+        torch.manual_seed(2)
+        weight = torch.nn.Parameter(torch.randn(6, 4))
+        bias = torch.nn.Parameter(torch.randn(6))
+        gm = torch.fx.symbolic_trace(f)
+        # A buffer is a plain tensor: Dynamo says where it read it from.
+        mean = torch.randn(4)
+        for node in gm.graph.nodes:
+            if node.name == "running_mean":
+                node.meta["grapharg"] = type("GraphArg", (), {
+                    "source": type("Source", (), {
+                        "name": lambda self: "L['self']._buffers['mean']"})()})
+        x = torch.randn(3, 4)
+        compiled = strata_backend(gm, [x, weight, mean, bias])
+        self.assertEqual(compiled.weights, [1, 2, 3])
+        with torch.no_grad():
+            got = compiled(x, weight, mean, bias)
+            torch.testing.assert_close(got, f(x, weight, mean, bias),
+                                       rtol=1e-5, atol=1e-5)
+        (module, *_), = compiled.modules.values()
+        self.assertEqual([i["name"] for i in module.inputs], ["input_0"])
+        # freeze=False keeps them inputs of the module.
+        unfrozen = strata_backend(gm, [x, weight, mean, bias],
+                                  options={"freeze": False})
+        (module, *_), = unfrozen.modules.values()
+        self.assertEqual(len(module.inputs), 4)
+        with torch.no_grad():
+            torch.testing.assert_close(unfrozen(x, weight, mean, bias),
+                                       f(x, weight, mean, bias),
+                                       rtol=1e-5, atol=1e-5)
+
     def test_backend_bfloat16_in_and_out(self):
         # NumPy has no bfloat16: tensors travel as their bits both ways.
         from strata.torch_backend import strata_backend
@@ -348,6 +387,30 @@ class Torch(unittest.TestCase):
         self.assertTrue(any("running this graph eagerly" in str(w.message)
                             for w in caught), [str(w.message) for w in caught])
         torch.testing.assert_close(out, g(x))
+
+    def test_backend_exporters(self):
+        from strata.torch_backend import strata_backend
+
+        def f(x):
+            return torch.tanh(x) * 3
+        gm = torch.fx.symbolic_trace(f)
+        x = torch.randn(5)
+        with self.assertRaisesRegex(ValueError, "unknown exporter 'onnx'"):
+            strata_backend(gm, [x], options={"exporter": "onnx"})
+        compiled = strata_backend(gm, [x], exporter="torchscript")
+        self.assertEqual(compiled.exporter, "torchscript")
+        torch.testing.assert_close(compiled(x), f(x))
+        if "dynamo" not in inspect.signature(torch.onnx.export).parameters:
+            # torch 1.13 (CI): asked for the dynamo exporter alone, the
+            # graph runs eagerly, and the warning says which export failed.
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                compiled = strata_backend(gm, [x], exporter="dynamo")
+                torch.testing.assert_close(compiled(x), f(x))
+            self.assertTrue(compiled.eager)
+            self.assertTrue(any("dynamo export:" in str(w.message)
+                                for w in caught),
+                            [str(w.message) for w in caught])
 
 
 if __name__ == "__main__":
