@@ -150,6 +150,86 @@ static std::string llvmOptionGiven(int argc, char **argv) {
   return "";
 }
 
+/// The option among `sub`'s own that a user who typed `name`
+/// most likely meant, or "": the nearest by edit distance within a third of
+/// the name's length (at least 2), else a one-letter option that is the
+/// name's first letter (`--verbose` for -v, `--output` for -o). LLVM's own
+/// suggestion searches its 370 options too and proposed -o for --verbose.
+static std::string suggestOption(cl::SubCommand &sub, llvm::StringRef name) {
+  const auto &topLevel =
+      cl::getRegisteredOptions(cl::SubCommand::getTopLevel());
+  std::string best;
+  unsigned bestDistance = std::max<unsigned>(2, name.size() / 3) + 1;
+  std::string letter;
+  for (const auto &entry : cl::getRegisteredOptions(sub)) {
+    llvm::StringRef candidate = entry.first;
+    // LLVM's options, --help and --version are in the top level too.
+    if (candidate.empty() || topLevel.count(candidate))
+      continue;
+    unsigned distance = name.edit_distance(candidate);
+    if (distance < bestDistance) {
+      bestDistance = distance;
+      best = candidate.str();
+    }
+    if (candidate.size() == 1 && name.size() > 1 &&
+        name.front() == candidate.front())
+      letter = candidate.str();
+  }
+  if (best.empty())
+    best = letter;
+  if (best.empty())
+    return "";
+  return (best.size() == 1 ? "-" : "--") + best;
+}
+
+/// Reports the first option on the command line that neither strata nor
+/// LLVM knows, with suggestOption's suggestion, and returns true; false when
+/// every option is known. Runs before LLVM's parser, whose message and
+/// suggestion it replaces. Reads only the option tables' names (see
+/// llvmOptionGiven).
+static bool reportUnknownOption(int argc, char **argv) {
+  cl::SubCommand *chosen = nullptr;
+  int first = 1;
+  if (argc > 1)
+    for (cl::SubCommand *sub : cl::getRegisteredSubcommands())
+      if (sub != &cl::SubCommand::getTopLevel() && sub->getName() == argv[1]) {
+        chosen = sub;
+        first = 2;
+      }
+  auto known = [](llvm::StringRef name) {
+    for (cl::SubCommand *sub : cl::getRegisteredSubcommands())
+      if (cl::getRegisteredOptions(*sub).count(name))
+        return true;
+    return cl::getRegisteredOptions(cl::SubCommand::getTopLevel())
+               .count(name) != 0;
+  };
+  for (int i = first; i < argc; ++i) {
+    llvm::StringRef arg(argv[i]);
+    if (arg == "--")
+      break;
+    if (!arg.starts_with("-") || arg == "-")
+      continue;
+    llvm::StringRef name = arg.ltrim('-').split('=').first;
+    // strata has no prefix options: -ofile is unknown, as LLVM's parser
+    // would also say.
+    if (name.empty() || known(name))
+      continue;
+    llvm::errs() << "strata: error: unknown option '" << arg.split('=').first
+                 << "'";
+    if (chosen) {
+      std::string suggestion = suggestOption(*chosen, name);
+      if (!suggestion.empty())
+        llvm::errs() << " (did you mean '" << suggestion << "'?)";
+      llvm::errs() << "; 'strata " << chosen->getName()
+                   << " --help' lists its options\n";
+    } else {
+      llvm::errs() << "; 'strata --help' lists the commands\n";
+    }
+    return true;
+  }
+  return false;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   strata::registerAllPasses();
@@ -170,6 +250,8 @@ int main(int argc, char **argv) {
   // usage mattered. They stay accepted (and listed by --help-hidden).
   cl::HideUnrelatedOptions(llvm::ArrayRef<const cl::OptionCategory *>{},
                            cl::SubCommand::getTopLevel());
+  if (reportUnknownOption(argc, argv))
+    return 2;
   if (!cl::ParseCommandLineOptions(
           argc, argv,
           "strata: an ONNX graph compiler\n\n"
