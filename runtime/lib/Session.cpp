@@ -387,6 +387,8 @@ void Session::create(const SessionOptions &options) {
     inputs_.resize(m.inputs().size());
     inputSet_.assign(m.inputs().size(), false);
     outputTargets_.assign(m.outputs().size(), nullptr);
+    inputDevice_.assign(m.inputs().size(), 0);
+    outputDevice_.assign(m.outputs().size(), 0);
     return;
   }
   if (hostOnly) {
@@ -502,6 +504,8 @@ void Session::create(const SessionOptions &options) {
   inputs_.resize(m.inputs().size());
   inputSet_.assign(m.inputs().size(), false);
   outputTargets_.assign(m.outputs().size(), nullptr);
+  inputDevice_.assign(m.inputs().size(), 0);
+  outputDevice_.assign(m.outputs().size(), 0);
 }
 
 Session::~Session() = default;
@@ -567,6 +571,7 @@ void Session::unsetInput(size_t index) {
                 std::to_string(inputSet_.size()) + ")");
   inputSet_[index] = false;
   inputs_[index] = Tensor();
+  inputDevice_[index] = 0;
   if (!cuda_)
     views_[module_->inputs()[index].buffer].data = nullptr;
 }
@@ -600,7 +605,9 @@ void Session::setOutputView(const std::string &name, const TensorView &view) {
   setOutputView(outputIndex(name), view);
 }
 
-void Session::setOutputView(size_t index, const TensorView &view) {
+void Session::checkOutputTarget(size_t index, DType dtype,
+                                const std::vector<int64_t> &shape,
+                                bool null) const {
   const Module &m = *module_;
   if (index >= m.outputs().size())
     throw Error("strata module '" + m.name() + "' has no output " +
@@ -615,12 +622,55 @@ void Session::setOutputView(size_t index, const TensorView &view) {
                   [](int64_t d) { return d < 0; }))
     throw Error(who + " has a shape set at run time; it cannot be written "
                       "into memory of a fixed size");
-  if (view.dtype != sig.dtype || view.shape != sig.shape)
-    throw Error(who + " cannot be written into " + dtypeName(view.dtype) +
-                shapeToString(view.shape));
-  if (!view.data && numElements(sig.shape) != 0)
+  if (dtype != sig.dtype || shape != sig.shape)
+    throw Error(who + " cannot be written into " + dtypeName(dtype) +
+                shapeToString(shape));
+  if (null && numElements(sig.shape) != 0)
     throw Error(who + ": the memory to write it into is null");
+}
+
+void Session::setOutputView(size_t index, const TensorView &view) {
+  checkOutputTarget(index, view.dtype, view.shape, view.data == nullptr);
   outputTargets_[index] = view.data;
+  outputDevice_[index] = 0;
+}
+
+void Session::setInputDevice(size_t index, DType dtype,
+                             const std::vector<int64_t> &shape,
+                             uint64_t address) {
+  const Module &m = *module_;
+  if (!cuda_)
+    throw Error("strata module '" + m.name() +
+                "': inputs in device memory are for CUDA sessions; this "
+                "session runs on the CPU");
+  // checkInput reads a value that sets a shape: on the host only.
+  if (index < m.inputs().size() && !m.inputs()[index].requiredValue.empty())
+    throw Error("strata module '" + m.name() + "': input '" +
+                m.inputs()[index].name +
+                "' sets a shape, so its value is checked on the host: give "
+                "it in host memory");
+  // A stand-in for the device memory: only its address's nullness is read.
+  TensorView view{dtype, shape,
+                  reinterpret_cast<void *>(static_cast<uintptr_t>(address))};
+  checkInput(index, view);
+  inputs_[index] = Tensor();
+  inputSet_[index] = true;
+  inputDevice_[index] = address;
+}
+
+void Session::setOutputDevice(size_t index, uint64_t address) {
+  const Module &m = *module_;
+  if (!cuda_)
+    throw Error("strata module '" + m.name() +
+                "': outputs into device memory are for CUDA sessions; this "
+                "session runs on the CPU");
+  if (index < m.outputs().size())
+    checkOutputTarget(index, m.outputs()[index].dtype, m.outputs()[index].shape,
+                      address == 0);
+  else
+    checkOutputTarget(index, DType::F32, {}, true);
+  outputTargets_[index] = nullptr;
+  outputDevice_[index] = address;
 }
 
 void Session::unsetOutputView(size_t index) {
@@ -628,6 +678,7 @@ void Session::unsetOutputView(size_t index) {
     throw Error("strata module '" + module_->name() + "' has no output " +
                 std::to_string(index));
   outputTargets_[index] = nullptr;
+  outputDevice_[index] = 0;
 }
 
 std::string valuesToString(DType dtype, const std::vector<int64_t> &shape,
@@ -698,6 +749,7 @@ void Session::bindInput(size_t index) {
 
 void Session::bindInput(size_t index, const TensorView &view) {
   inputSet_[index] = true;
+  inputDevice_[index] = 0;
   if (cuda_)
     return; // Copied to the device by run().
   // The buffer takes the tensor's actual shape (dynamic dimensions bound).
@@ -717,9 +769,13 @@ void Session::run() {
   if (cuda_) {
     auto start = std::chrono::steady_clock::now();
     std::vector<double> before = stepTimes_;
-    cuda_->run(inputs_, outputs_, outputTargets_,
+    cuda_->run(inputs_, outputs_, outputTargets_, inputDevice_, outputDevice_,
                profile_ ? &stepTimes_ : nullptr);
     outputsInCaller_ = outputTargets_;
+    for (size_t i = 0; i < outputDevice_.size(); ++i)
+      if (outputDevice_[i])
+        outputsInCaller_[i] =
+            reinterpret_cast<void *>(static_cast<uintptr_t>(outputDevice_[i]));
     if (tracing_) {
       double at = std::chrono::duration<double>(start - created_).count();
       for (size_t i = 0; i < stepTimes_.size(); ++i) {

@@ -26,6 +26,7 @@
 #include <cuda.h>
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -650,6 +651,87 @@ TEST_F(FakeCudaDriver, BoundOutputsGetTheDeviceBytes) {
                 HasSubstr("written into the caller's memory"));
   }
   expectNothingLive("sessions with bound outputs");
+}
+
+// An input and an output in the caller's device memory
+// (Session::setInputDevice, setOutputDevice) are copied device to device,
+// with no copy through the host: the output gets the bytes the session's own
+// tensor gets, and the session keeps no tensor of it. Both are checked as
+// their host counterparts are, and unbinding goes back to the host.
+TEST_F(FakeCudaDriver, DeviceInputsAndOutputsAreCopiedOnTheDevice) {
+  // The caller's memory, allocated in the primary context as PyTorch's is.
+  // The fake's device memory is the host's: the test reads it directly.
+  void *handle = dlopen(STRATA_RT_FAKE_CUDA, RTLD_NOW | RTLD_NOLOAD);
+  ASSERT_NE(handle, nullptr);
+  auto symbol = [&](const char *name) {
+    void *fn = dlsym(handle, name);
+    EXPECT_NE(fn, nullptr) << name;
+    return fn;
+  };
+  auto retain = reinterpret_cast<CUresult (*)(CUcontext *, CUdevice)>(
+      symbol("cuDevicePrimaryCtxRetain"));
+  auto unretain = reinterpret_cast<CUresult (*)(CUdevice)>(
+      symbol("cuDevicePrimaryCtxRelease_v2"));
+  auto push =
+      reinterpret_cast<CUresult (*)(CUcontext)>(symbol("cuCtxPushCurrent_v2"));
+  auto pop =
+      reinterpret_cast<CUresult (*)(CUcontext *)>(symbol("cuCtxPopCurrent_v2"));
+  auto alloc = reinterpret_cast<CUresult (*)(CUdeviceptr *, size_t)>(
+      symbol("cuMemAlloc_v2"));
+  auto release =
+      reinterpret_cast<CUresult (*)(CUdeviceptr)>(symbol("cuMemFree_v2"));
+  ASSERT_TRUE(retain && unretain && push && pop && alloc && release);
+  CUcontext context = nullptr;
+  ASSERT_EQ(retain(&context, 0), CUDA_SUCCESS);
+  ASSERT_EQ(push(context), CUDA_SUCCESS);
+  CUdeviceptr x = 0, y = 0;
+  EXPECT_EQ(alloc(&x, 32 * sizeof(float)), CUDA_SUCCESS);
+  EXPECT_EQ(alloc(&y, 32 * sizeof(float)), CUDA_SUCCESS);
+  ASSERT_EQ(pop(&context), CUDA_SUCCESS);
+  ASSERT_TRUE(x && y);
+  std::fill_n(reinterpret_cast<float *>(x), 32, 1.5f);
+  auto m = kernelModule("device-io.strata");
+  {
+    Session session(m);
+    runOnce(session);
+    const Tensor &own = session.output("y");
+    std::vector<float> expected(own.data<float>(), own.data<float>() + 32);
+    std::fill_n(reinterpret_cast<float *>(y), 32, -7.f);
+    session.setInputDevice(0, DType::F32, {4, 8}, x);
+    session.setOutputDevice(0, y);
+    long toDevice = fake().calls("cuMemcpyHtoDAsync");
+    long onDevice = fake().calls("cuMemcpyDtoDAsync");
+    long toHost = fake().calls("cuMemcpyDtoHAsync");
+    session.run();
+    EXPECT_EQ(fake().calls("cuMemcpyDtoDAsync") - onDevice, 2);
+    EXPECT_EQ(fake().calls("cuMemcpyHtoDAsync"), toDevice);
+    EXPECT_EQ(fake().calls("cuMemcpyDtoHAsync"), toHost);
+    const float *written = reinterpret_cast<const float *>(y);
+    EXPECT_EQ(std::vector<float>(written, written + 32), expected);
+    EXPECT_THAT(errorOf([&] { session.output("y"); }),
+                HasSubstr("written into the caller's memory"));
+    EXPECT_THAT(errorOf([&] {
+                  session.setInputDevice(0, DType::F32, {4, 9}, x);
+                }),
+                HasSubstr("(dimension 1 differs)"));
+    EXPECT_THAT(errorOf([&] {
+                  session.setInputDevice(0, DType::F16, {4, 8}, x);
+                }),
+                HasSubstr("(element type differs)"));
+    EXPECT_THAT(errorOf([&] { session.setOutputDevice(0, 0); }),
+                HasSubstr("the memory to write it into is null"));
+    // Unbound, the output is the session's again and the input comes from
+    // the host.
+    session.unsetOutputView(0);
+    runOnce(session);
+    EXPECT_EQ(fake().calls("cuMemcpyDtoDAsync") - onDevice, 2);
+  }
+  ASSERT_EQ(push(context), CUDA_SUCCESS);
+  EXPECT_EQ(release(x), CUDA_SUCCESS);
+  EXPECT_EQ(release(y), CUDA_SUCCESS);
+  ASSERT_EQ(pop(&context), CUDA_SUCCESS);
+  EXPECT_EQ(unretain(0), CUDA_SUCCESS);
+  expectNothingLive("a session with device inputs and outputs");
 }
 
 TEST_F(FakeCudaDriver, ModuleLoadFailuresAreNamed) {

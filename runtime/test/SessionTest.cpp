@@ -188,6 +188,20 @@ TEST(Session, RequiredValueOfOverflowingShapeIsRefused) {
 // setInputView reads the caller's memory in place: a change made after
 // binding is what the run sees. Memory not aligned to its element type is
 // copied instead; unsetInput forgets the binding.
+// Device memory is for CUDA sessions (FakeCudaTest:
+// DeviceInputsAndOutputsAreCopiedOnTheDevice); a CPU session refuses it.
+TEST(Session, DeviceMemoryIsRefusedOnTheCpu) {
+  Session session(addModule(), {1});
+  EXPECT_THAT(
+      errorOf([&] {
+        session.setInputDevice(0, DType::F32, {2, 3}, 4096);
+      }),
+      HasSubstr("inputs in device memory are for CUDA sessions; this session "
+                "runs on the CPU"));
+  EXPECT_THAT(errorOf([&] { session.setOutputDevice(0, 4096); }),
+              HasSubstr("outputs into device memory are for CUDA sessions"));
+}
+
 TEST(Session, InputViewsAreReadInPlace) {
   Session session(addModule(), {2});
   alignas(64) float x[6] = {1, 2, 3, 4, 5, 6};

@@ -27,11 +27,17 @@ public:
   /// already checked by Session::setInput) to the device, runs the steps and
   /// replaces `outputs` with the module's outputs; an output whose entry of
   /// `targets` is not null is copied there instead (the caller's memory,
-  /// Session::setOutputView) and its tensor left empty. With `stepTimes`,
-  /// each step's seconds are added to it.
+  /// Session::setOutputView) and its tensor left empty. An input whose
+  /// entry of `deviceInputs` is not 0 is copied from that device address
+  /// instead of its tensor (Session::setInputDevice), and an output whose
+  /// entry of `deviceTargets` is not 0 to that device address
+  /// (Session::setOutputDevice), device to device. With `stepTimes`, each
+  /// step's seconds are added to it.
   virtual void run(const std::vector<Tensor> &inputs,
                    std::vector<Tensor> &outputs,
                    const std::vector<void *> &targets,
+                   const std::vector<uint64_t> &deviceInputs,
+                   const std::vector<uint64_t> &deviceTargets,
                    std::vector<double> *stepTimes) = 0;
   virtual CudaSessionInfo info() const = 0;
   /// cudaTimeRuns (Cuda.h): `runs` runs of the steps alone, milliseconds

@@ -960,12 +960,28 @@ std::vector<double> CudaSession::timeRuns(int runs) {
 void CudaSession::run(const std::vector<Tensor> &inputs,
                       std::vector<Tensor> &outputs,
                       const std::vector<void *> &targets,
+                      const std::vector<uint64_t> &deviceInputs,
+                      const std::vector<uint64_t> &deviceTargets,
                       std::vector<double> *stepTimes) {
   const Driver &d = *d_;
   const Module &m = module_;
   ContextScope scope(d, context_, prefix_ + ": running on the GPU");
   for (size_t i = 0; i < m.inputs().size(); ++i) {
     const TensorSignature &sig = m.inputs()[i];
+    if (i < deviceInputs.size() && deviceInputs[i]) {
+      // The caller's device memory (Session::setInputDevice), of the
+      // signature's static shape.
+      size_t bytes =
+          static_cast<size_t>(numElements(sig.shape)) * dtypeSize(sig.dtype);
+      if (bytes)
+        check(d,
+              d.cuMemcpyDtoDAsync(address_[sig.buffer], deviceInputs[i], bytes,
+                                  stream_),
+              "cuMemcpyDtoDAsync",
+              prefix_ + ": copying input '" + sig.name +
+                  "' from the caller's device memory");
+      continue;
+    }
     size_t bytes = inputs[i].byteSize();
     if (!bytes)
       continue;
@@ -991,6 +1007,19 @@ void CudaSession::run(const std::vector<Tensor> &inputs,
     if (onHost_[sig.buffer]) {
       // Written by a host step, of its run-time shape; copied below, once
       // the GPU's work before it is done.
+      continue;
+    }
+    if (i < deviceTargets.size() && deviceTargets[i]) {
+      // The caller's device memory (Session::setOutputDevice).
+      size_t bytes =
+          static_cast<size_t>(numElements(sig.shape)) * dtypeSize(sig.dtype);
+      if (bytes)
+        check(d,
+              d.cuMemcpyDtoDAsync(deviceTargets[i], address_[sig.buffer], bytes,
+                                  stream_),
+              "cuMemcpyDtoDAsync",
+              prefix_ + ": copying output '" + sig.name +
+                  "' into the caller's device memory");
       continue;
     }
     if (i < targets.size() && targets[i]) {
@@ -1024,7 +1053,20 @@ void CudaSession::run(const std::vector<Tensor> &inputs,
     if (!onHost_[id])
       continue;
     const Tensor &value = hostTensors_[id];
-    if (i < targets.size() && targets[i]) {
+    if (i < deviceTargets.size() && deviceTargets[i]) {
+      // Of its static shape (Session::setOutputDevice refuses others).
+      if (size_t bytes = value.byteSize()) {
+        check(d,
+              d.cuMemcpyHtoDAsync(deviceTargets[i], value.rawData(), bytes,
+                                  stream_),
+              "cuMemcpyHtoDAsync",
+              prefix_ + ": copying output '" + m.outputs()[i].name +
+                  "' into the caller's device memory");
+        check(d, d.cuStreamSynchronize(stream_), "cuStreamSynchronize",
+              prefix_ + ": copying output '" + m.outputs()[i].name +
+                  "' into the caller's device memory");
+      }
+    } else if (i < targets.size() && targets[i]) {
       if (size_t bytes = value.byteSize())
         std::memcpy(targets[i], value.rawData(), bytes);
     } else {

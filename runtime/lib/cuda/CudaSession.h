@@ -158,6 +158,8 @@ public:
 
   void run(const std::vector<Tensor> &inputs, std::vector<Tensor> &outputs,
            const std::vector<void *> &targets,
+           const std::vector<uint64_t> &deviceInputs,
+           const std::vector<uint64_t> &deviceTargets,
            std::vector<double> *stepTimes) override;
   CudaSessionInfo info() const override { return info_; }
   std::vector<double> timeRuns(int runs) override;

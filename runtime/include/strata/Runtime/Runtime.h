@@ -774,6 +774,25 @@ public:
   void setOutputView(const std::string &name, const TensorView &view);
   /// Goes back to a tensor of the session's for output `index`.
   void unsetOutputView(size_t index);
+  /// CUDA sessions: binds input `index` to device memory the caller owns,
+  /// `address` (a CUdeviceptr valid in the primary context of the session's
+  /// device, where PyTorch's and CuPy's allocations live) holding the input
+  /// as `dtype` and `shape` (checked as setInput checks them). Each run
+  /// copies it into the session's buffer device to device on the session's
+  /// stream: no copy through the host. Whatever wrote it must have finished
+  /// before run() (the caller synchronizes its stream). Unbound as a view is
+  /// (unsetInput, or setting the input again). Throws Error for a CPU
+  /// session and for an input whose value sets a shape (checked on the
+  /// host).
+  void setInputDevice(size_t index, DType dtype,
+                      const std::vector<int64_t> &shape, uint64_t address);
+  /// CUDA sessions: each run copies output `index` into device memory the
+  /// caller owns (`address`, as for setInputDevice; the output's element
+  /// type and static shape) device to device; run() returns once it is
+  /// written. output(index) then refuses, as for setOutputView, and
+  /// unsetOutputView unbinds it. Throws Error as setOutputView does, and
+  /// for a CPU session.
+  void setOutputDevice(size_t index, uint64_t address);
   /// The index of input `name`; throws Error naming the inputs when the
   /// module has no such input. Likewise for outputs.
   size_t inputIndex(const std::string &name) const;
@@ -835,6 +854,13 @@ private:
   /// Per output: the caller's memory it is written into
   /// (setOutputView), or nullptr.
   std::vector<void *> outputTargets_;
+  /// Per input and output: the caller's device memory it is read from or
+  /// written into (setInputDevice, setOutputDevice), or 0.
+  std::vector<uint64_t> inputDevice_, outputDevice_;
+  /// Checks that output `index` may be written into `dtype`/`shape` memory
+  /// of the caller's (setOutputView, setOutputDevice); throws Error.
+  void checkOutputTarget(size_t index, DType dtype,
+                         const std::vector<int64_t> &shape, bool null) const;
   /// outputTargets_ as the last run found it: output() refuses the outputs
   /// it wrote into the caller's memory.
   std::vector<void *> outputsInCaller_;
