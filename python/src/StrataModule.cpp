@@ -206,8 +206,13 @@ struct PySession {
 
   /// Binds `feeds` (name -> array; every input, each run) and `outs`
   /// (name -> array each output is written into, or None), runs, and
-  /// returns the outputs by name.
-  py::dict run(const py::dict &feeds, const py::object &outs) {
+  /// returns the outputs by name. CUDA sessions also take `device_feeds`
+  /// (name -> (address, NumPy type string, shape): the caller's device
+  /// memory, Session::setInputDevice) and `device_outs` (name -> address,
+  /// Session::setOutputDevice), bound for this run only; such outputs are
+  /// left out of the result (the caller holds them).
+  py::dict run(const py::dict &feeds, const py::object &outs,
+               const py::object &deviceFeeds, const py::object &deviceOuts) {
     const auto &inputs = module->inputs();
     // Arrays already laid out as the module reads them (C order, its
     // element type) are read in place for this run (Session::
@@ -245,8 +250,28 @@ struct PySession {
       held.push_back(std::move(array));
       viewed.push_back(index);
     }
+    if (!deviceFeeds.is_none()) {
+      for (auto item : py::reinterpret_borrow<py::dict>(deviceFeeds)) {
+        std::string name = py::str(item.first);
+        size_t index = session->inputIndex(name);
+        auto entry = item.second.cast<py::tuple>();
+        if (entry.size() != 3)
+          throw rt::Error("device input '" + name +
+                          "' must be (address, type string, shape)");
+        auto address = entry[0].cast<uint64_t>();
+        // The element type as for a host array of that NumPy type.
+        py::array probe(py::dtype(entry[1].cast<std::string>()),
+                        std::vector<py::ssize_t>{0});
+        auto shape = entry[2].cast<std::vector<int64_t>>();
+        session->setInputDevice(index, inputType(probe, inputs[index].dtype),
+                                shape, address);
+        viewed.push_back(index);
+      }
+    }
     for (const rt::TensorSignature &sig : inputs)
-      if (!feeds.contains(sig.name))
+      if (!feeds.contains(sig.name) &&
+          (deviceFeeds.is_none() ||
+           !py::reinterpret_borrow<py::dict>(deviceFeeds).contains(sig.name)))
         throw rt::Error("strata module '" + module->name() + "': input '" +
                         sig.name + "' was not set");
     // Outputs into the caller's arrays (Session::setOutputView), for this
@@ -254,15 +279,24 @@ struct PySession {
     // output's element type and shape, which the run fills in place.
     // (A default py::array is an empty array, not a null handle.)
     std::vector<std::optional<py::array>> targets(module->outputs().size());
+    std::vector<bool> onDevice(module->outputs().size(), false);
     struct UnbindOutputs {
       rt::Session &session;
       std::vector<std::optional<py::array>> &targets;
+      std::vector<bool> &onDevice;
       ~UnbindOutputs() {
         for (size_t i = 0; i < targets.size(); ++i)
-          if (targets[i])
+          if (targets[i] || onDevice[i])
             session.unsetOutputView(i);
       }
-    } unbindOutputs{*session, targets};
+    } unbindOutputs{*session, targets, onDevice};
+    if (!deviceOuts.is_none()) {
+      for (auto item : py::reinterpret_borrow<py::dict>(deviceOuts)) {
+        size_t index = session->outputIndex(py::str(item.first));
+        session->setOutputDevice(index, item.second.cast<uint64_t>());
+        onDevice[index] = true;
+      }
+    }
     if (!outs.is_none()) {
       if (!py::isinstance<py::dict>(outs))
         throw rt::Error("out must be a dict of output name -> array");
@@ -294,8 +328,9 @@ struct PySession {
     }
     py::dict out;
     for (size_t i = 0; i < module->outputs().size(); ++i)
-      out[py::str(module->outputs()[i].name)] =
-          targets[i] ? *targets[i] : toArray(session->output(i));
+      if (!onDevice[i])
+        out[py::str(module->outputs()[i].name)] =
+            targets[i] ? *targets[i] : toArray(session->output(i));
     return out;
   }
 };
@@ -432,7 +467,8 @@ PYBIND11_MODULE(_strata, m) {
           "A CUDA session's cuBLASLt algorithms as the text of a choices "
           "file (docs/runtime.md, \"Pinning cuBLASLt's choices\").")
       .def("run", &PySession::run, py::arg("feeds"),
-           py::arg("out") = py::none(),
+           py::arg("out") = py::none(), py::arg("device_feeds") = py::none(),
+           py::arg("device_outs") = py::none(),
            "Binds every input (name -> array; read in place when laid out "
            "as the module reads it, else copied), runs, and returns the "
            "outputs (name -> new NumPy array, or the array `out` gave for "

@@ -56,6 +56,26 @@ def _as_array(value, name):
     return np.asarray(value)
 
 
+def _device_memory(value):
+    """(address, NumPy type string, shape) of a contiguous GPU tensor, from
+    its ``__cuda_array_interface__``; None for anything else."""
+    interface = getattr(value, "__cuda_array_interface__", None)
+    if interface is None:
+        return None
+    shape = tuple(interface["shape"])
+    strides = interface.get("strides")
+    if strides is not None:
+        # C-contiguous strides written out are contiguous too.
+        itemsize = np.dtype(interface["typestr"]).itemsize
+        expected, step = [], itemsize
+        for extent in reversed(shape):
+            expected.append(step)
+            step *= extent
+        if tuple(reversed(expected)) != tuple(strides):
+            return None
+    return (int(interface["data"][0]), interface["typestr"], list(shape))
+
+
 class Session:
     """The memory of one run at a time of a module (not thread-safe: use one
     per thread; sessions of one module share its code and constants)."""
@@ -78,7 +98,15 @@ class Session:
         ``out`` (a dict name -> array) has the run write those outputs into
         the caller's arrays, in place (writeable, C-ordered, the output's
         dtype and shape), with no array of the session's; the result then
-        holds those arrays."""
+        holds those arrays.
+
+        A CUDA module's session reads GPU tensors (anything with a
+        contiguous ``__cuda_array_interface__``: PyTorch, CuPy) device to
+        device, without a copy through the host, and writes an ``out`` GPU
+        tensor likewise. Work queued on other streams that writes those
+        tensors must be finished first (``torch.cuda.synchronize()``, or
+        the producing stream's); the run returns once the outputs are
+        written."""
         if not isinstance(feeds, dict):
             feeds = list(feeds)
             names = [i["name"] for i in self.module.inputs]
@@ -86,8 +114,29 @@ class Session:
                 raise Error(f"strata module '{self.module.name}' has "
                             f"{len(names)} inputs, {len(feeds)} were given")
             feeds = dict(zip(names, feeds))
-        return self._native.run({name: _as_array(value, name)
-                                 for name, value in feeds.items()}, out)
+        host, device = {}, {}
+        for name, value in feeds.items():
+            memory = (_device_memory(value)
+                      if self.module.target == "cuda" else None)
+            if memory is not None:
+                device[name] = memory
+            else:
+                host[name] = _as_array(value, name)
+        host_out, device_out = None, {}
+        if out is not None:
+            host_out = {}
+            for name, value in out.items():
+                memory = (_device_memory(value)
+                          if self.module.target == "cuda" else None)
+                if memory is not None:
+                    device_out[name] = memory[0]
+                else:
+                    host_out[name] = value
+        results = self._native.run(host, host_out, device or None,
+                                   device_out or None)
+        for name in device_out:
+            results[name] = out[name]
+        return results
 
 
 class Module:

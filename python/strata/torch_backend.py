@@ -23,9 +23,10 @@ the real inputs. A model whose weights change after the first call must then
 be compiled again (``torch._dynamo.reset()``), or compiled with
 ``options={"freeze": False}``.
 
-Inputs reach the runtime through DLPack (host tensors without a copy; the
-session copies them once), outputs come back as tensors on the inputs'
-device. ``strata_backend(gm, example_inputs)`` also works on any
+On the GPU the session reads the input tensors and writes new output
+tensors device to device (``__cuda_array_interface__``), once the work torch
+queued on its stream is done; on the CPU inputs reach the runtime through
+DLPack (read in place) and outputs come back as tensors. ``strata_backend(gm, example_inputs)`` also works on any
 ``torch.fx.GraphModule`` (``torch.fx.symbolic_trace``), which is how the
 tests exercise it under torch versions without torch.compile.
 """
@@ -234,11 +235,28 @@ class _Compiled:
         if entry is None:
             return self.graph(*inputs)
         module, session, names, output_names, device, dtypes = entry
-        # bfloat16 tensors travel as their bits (NumPy has no bfloat16).
-        results = session.run({
-            name: (t.detach().contiguous().view(torch.int16)
-                   if t.dtype == torch.bfloat16 else t.detach().contiguous())
-            for name, t in zip(names, inputs)})
+        # bfloat16 tensors travel as their bits (NumPy has no bfloat16, and
+        # __cuda_array_interface__ no type for it).
+        feeds = {name: (t.detach().contiguous().view(torch.int16)
+                        if t.dtype == torch.bfloat16
+                        else t.detach().contiguous())
+                 for name, t in zip(names, inputs)}
+        shapes = {o["name"]: o["shape"] for o in module.outputs}
+        if (module.target == "cuda" and device.type == "cuda" and
+                all(None not in shapes[name] for name in output_names)):
+            # On the GPU: the session reads the tensors and writes new ones
+            # device to device, after the work torch queued for the inputs.
+            # (An output whose shape is set at run time comes through the
+            # host.)
+            outs = [torch.empty(shapes[name], dtype=dtype, device=device)
+                    for name, dtype in zip(output_names, dtypes)]
+            torch.cuda.current_stream(device).synchronize()
+            session.run(feeds, out={
+                name: (t.view(torch.int16) if t.dtype == torch.bfloat16
+                       else t)
+                for name, t in zip(output_names, outs)})
+            return self._rebuild(outs)
+        results = session.run(feeds)
         outs = []
         for name, dtype in zip(output_names, dtypes):
             array = results[name]

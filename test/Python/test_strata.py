@@ -268,6 +268,36 @@ except ImportError:  # pragma: no cover - CI installs python3-torch
 
 
 @unittest.skipIf(torch is None, "PyTorch is not installed")
+class DeviceMemory(unittest.TestCase):
+    # GPU tensors reach a CUDA session by their __cuda_array_interface__
+    # (the GPU machine runs it: bench/gpu/torch_compile.py); which ones
+    # qualify is decided here.
+    def test_contiguous_device_tensors_qualify(self):
+        class Fake:
+            def __init__(self, shape, strides, typestr="<f4"):
+                self.__cuda_array_interface__ = {
+                    "shape": shape, "strides": strides, "typestr": typestr,
+                    "data": (1 << 40, False), "version": 3}
+        from strata import _device_memory
+        self.assertEqual(_device_memory(Fake((2, 3), None)),
+                         (1 << 40, "<f4", [2, 3]))
+        self.assertEqual(_device_memory(Fake((2, 3), (12, 4))),
+                         (1 << 40, "<f4", [2, 3]))
+        self.assertIsNone(_device_memory(Fake((2, 3), (4, 8))))
+        self.assertIsNone(_device_memory(np.zeros(3)))
+
+    def test_cpu_sessions_take_host_arrays_only(self):
+        module = strata.compile(os.path.join(MODELS, "resnet_small",
+                                             "model.onnx"))
+        (x,), (want,) = data_set("resnet_small")
+        session = module.session()
+        with self.assertRaisesRegex(strata.Error, "for CUDA sessions"):
+            session._native.run({}, None, {"x": (1 << 40, "<f4",
+                                                 list(x.shape))}, None)
+        np.testing.assert_allclose(session.run({"x": x})["y"], want,
+                                   rtol=1e-3, atol=1e-4)
+
+
 class Torch(unittest.TestCase):
     def test_dlpack_inputs(self):
         module = strata.compile(os.path.join(MODELS, "resnet_small",
