@@ -27,6 +27,11 @@
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
 using namespace mlir;
 namespace cl = llvm::cl;
 
@@ -124,16 +129,26 @@ static int runImport() {
 /// Read from the arguments and the option tables' names only: the options
 /// are objects of libLLVM, built without RTTI, which UBSan's vptr check in
 /// the sanitizer build cannot tell the type of.
-static std::string llvmOptionGiven(int argc, char **argv) {
-  const auto &topLevel =
-      cl::getRegisteredOptions(cl::SubCommand::getTopLevel());
-  for (int i = 1; i < argc; ++i) {
+/// Each option on the command line from argv[first] up to "--": the
+/// argument, and the option's name (without dashes and value; may be
+/// empty).
+static std::vector<std::pair<llvm::StringRef, llvm::StringRef>>
+optionsGiven(int argc, char **argv, int first) {
+  std::vector<std::pair<llvm::StringRef, llvm::StringRef>> options;
+  for (int i = first; i < argc; ++i) {
     llvm::StringRef arg(argv[i]);
     if (arg == "--")
       break;
-    if (!arg.starts_with("-") || arg == "-")
-      continue;
-    llvm::StringRef name = arg.ltrim('-').split('=').first;
+    if (arg.starts_with("-") && arg != "-")
+      options.push_back({arg, arg.ltrim('-').split('=').first});
+  }
+  return options;
+}
+
+static std::string llvmOptionGiven(int argc, char **argv) {
+  const auto &topLevel =
+      cl::getRegisteredOptions(cl::SubCommand::getTopLevel());
+  for (auto [arg, name] : optionsGiven(argc, argv, 1)) {
     if (name.empty() || !topLevel.count(name) || name.starts_with("help") ||
         name == "version" || name == "print-options" ||
         name == "print-all-options")
@@ -203,13 +218,7 @@ static bool reportUnknownOption(int argc, char **argv) {
     return cl::getRegisteredOptions(cl::SubCommand::getTopLevel())
                .count(name) != 0;
   };
-  for (int i = first; i < argc; ++i) {
-    llvm::StringRef arg(argv[i]);
-    if (arg == "--")
-      break;
-    if (!arg.starts_with("-") || arg == "-")
-      continue;
-    llvm::StringRef name = arg.ltrim('-').split('=').first;
+  for (auto [arg, name] : optionsGiven(argc, argv, first)) {
     // strata has no prefix options: -ofile is unknown, as LLVM's parser
     // would also say.
     if (name.empty() || known(name))
