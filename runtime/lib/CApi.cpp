@@ -394,8 +394,7 @@ strata_status strata_session_bind_output(strata_session *session,
     if (sig.dtype != DType::String &&
         std::none_of(sig.shape.begin(), sig.shape.end(),
                      [](int64_t d) { return d < 0; })) {
-      size_t expected =
-          static_cast<size_t>(numElements(sig.shape)) * dtypeSize(sig.dtype);
+      size_t expected = sig.byteSize();
       if (size != expected)
         throw Error(std::string("output '") + name +
                     "': " + dtypeName(sig.dtype) + shapeToString(sig.shape) +

@@ -605,14 +605,18 @@ void Session::setOutputView(const std::string &name, const TensorView &view) {
   setOutputView(outputIndex(name), view);
 }
 
+const TensorSignature &Session::outputSignature(size_t index) const {
+  if (index >= module_->outputs().size())
+    throw Error("strata module '" + module_->name() + "' has no output " +
+                std::to_string(index));
+  return module_->outputs()[index];
+}
+
 void Session::checkOutputTarget(size_t index, DType dtype,
                                 const std::vector<int64_t> &shape,
                                 bool null) const {
   const Module &m = *module_;
-  if (index >= m.outputs().size())
-    throw Error("strata module '" + m.name() + "' has no output " +
-                std::to_string(index));
-  const TensorSignature &sig = m.outputs()[index];
+  const TensorSignature &sig = outputSignature(index);
   std::string who = "strata module '" + m.name() + "': output '" + sig.name +
                     "' (" + dtypeName(sig.dtype) + shapeToString(sig.shape) +
                     ")";
@@ -664,19 +668,14 @@ void Session::setOutputDevice(size_t index, uint64_t address) {
     throw Error("strata module '" + m.name() +
                 "': outputs into device memory are for CUDA sessions; this "
                 "session runs on the CPU");
-  if (index < m.outputs().size())
-    checkOutputTarget(index, m.outputs()[index].dtype, m.outputs()[index].shape,
-                      address == 0);
-  else
-    checkOutputTarget(index, DType::F32, {}, true);
+  const TensorSignature &sig = outputSignature(index);
+  checkOutputTarget(index, sig.dtype, sig.shape, address == 0);
   outputTargets_[index] = nullptr;
   outputDevice_[index] = address;
 }
 
 void Session::unsetOutputView(size_t index) {
-  if (index >= module_->outputs().size())
-    throw Error("strata module '" + module_->name() + "' has no output " +
-                std::to_string(index));
+  outputSignature(index);
   outputTargets_[index] = nullptr;
   outputDevice_[index] = 0;
 }
@@ -966,16 +965,12 @@ const Tensor &Session::output(const std::string &name) const {
 }
 
 const Tensor &Session::output(size_t index) const {
-  if (index >= module_->outputs().size())
-    throw Error("strata module '" + module_->name() + "' has no output " +
-                std::to_string(index));
+  const TensorSignature &sig = outputSignature(index);
   if (!ran_)
-    throw Error("strata module '" + module_->name() + "': output '" +
-                module_->outputs()[index].name +
+    throw Error("strata module '" + module_->name() + "': output '" + sig.name +
                 "' is not available before a successful run()");
   if (outputsInCaller_[index])
-    throw Error("strata module '" + module_->name() + "': output '" +
-                module_->outputs()[index].name +
+    throw Error("strata module '" + module_->name() + "': output '" + sig.name +
                 "' of the last run was written into the caller's memory "
                 "(setOutputView), not kept by the session");
   return outputs_[index];

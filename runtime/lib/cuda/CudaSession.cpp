@@ -652,17 +652,13 @@ void CudaSession::allocate() {
   uint64_t stagingBytes = 0;
   for (const TensorSignature &sig : m.inputs()) {
     inputStaging_.push_back(stagingBytes);
-    stagingBytes =
-        alignUp(stagingBytes + numElements(sig.shape) * dtypeSize(sig.dtype),
-                kKernelAlign);
+    stagingBytes = alignUp(stagingBytes + sig.byteSize(), kKernelAlign);
   }
   for (const TensorSignature &sig : m.outputs()) {
     outputStaging_.push_back(stagingBytes);
     if (onHost_[sig.buffer])
       continue; // copied from its host tensor
-    stagingBytes =
-        alignUp(stagingBytes + numElements(sig.shape) * dtypeSize(sig.dtype),
-                kKernelAlign);
+    stagingBytes = alignUp(stagingBytes + sig.byteSize(), kKernelAlign);
   }
   if (options_.pinnedStaging && stagingBytes) {
     void *host = nullptr;
@@ -971,9 +967,7 @@ void CudaSession::run(const std::vector<Tensor> &inputs,
     if (i < deviceInputs.size() && deviceInputs[i]) {
       // The caller's device memory (Session::setInputDevice), of the
       // signature's static shape.
-      size_t bytes =
-          static_cast<size_t>(numElements(sig.shape)) * dtypeSize(sig.dtype);
-      if (bytes)
+      if (size_t bytes = sig.byteSize())
         check(d,
               d.cuMemcpyDtoDAsync(address_[sig.buffer], deviceInputs[i], bytes,
                                   stream_),
@@ -1011,9 +1005,7 @@ void CudaSession::run(const std::vector<Tensor> &inputs,
     }
     if (i < deviceTargets.size() && deviceTargets[i]) {
       // The caller's device memory (Session::setOutputDevice).
-      size_t bytes =
-          static_cast<size_t>(numElements(sig.shape)) * dtypeSize(sig.dtype);
-      if (bytes)
+      if (size_t bytes = sig.byteSize())
         check(d,
               d.cuMemcpyDtoDAsync(deviceTargets[i], address_[sig.buffer], bytes,
                                   stream_),
@@ -1024,8 +1016,7 @@ void CudaSession::run(const std::vector<Tensor> &inputs,
     }
     if (i < targets.size() && targets[i]) {
       destinations[i] = targets[i];
-      sizes[i] =
-          static_cast<size_t>(numElements(sig.shape)) * dtypeSize(sig.dtype);
+      sizes[i] = sig.byteSize();
     } else {
       results[i] = Tensor::zeros(sig.dtype, sig.shape);
       destinations[i] = results[i].rawData();

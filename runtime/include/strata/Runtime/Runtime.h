@@ -301,6 +301,11 @@ struct TensorSignature {
   /// shape depends on it (docs/compiler.md, "Values that set shapes");
   /// Session::setInput refuses any other.
   std::vector<uint8_t> requiredValue;
+
+  /// The bytes of a tensor of this signature; for static shapes only.
+  size_t byteSize() const {
+    return static_cast<size_t>(numElements(shape)) * dtypeSize(dtype);
+  }
 };
 
 /// Host (format 1.2): a tensor that the session holds outside the arena;
@@ -857,6 +862,8 @@ private:
   /// Per input and output: the caller's device memory it is read from or
   /// written into (setInputDevice, setOutputDevice), or 0.
   std::vector<uint64_t> inputDevice_, outputDevice_;
+  /// Output `index`'s signature; throws Error when there is no such output.
+  const TensorSignature &outputSignature(size_t index) const;
   /// Checks that output `index` may be written into `dtype`/`shape` memory
   /// of the caller's (setOutputView, setOutputDevice); throws Error.
   void checkOutputTarget(size_t index, DType dtype,
