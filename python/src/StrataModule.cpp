@@ -250,28 +250,27 @@ struct PySession {
       held.push_back(std::move(array));
       viewed.push_back(index);
     }
-    if (!deviceFeeds.is_none()) {
-      for (auto item : py::reinterpret_borrow<py::dict>(deviceFeeds)) {
-        std::string name = py::str(item.first);
-        size_t index = session->inputIndex(name);
-        auto entry = item.second.cast<py::tuple>();
-        if (entry.size() != 3)
-          throw rt::Error("device input '" + name +
-                          "' must be (address, type string, shape)");
-        auto address = entry[0].cast<uint64_t>();
-        // The element type as for a host array of that NumPy type.
-        py::array probe(py::dtype(entry[1].cast<std::string>()),
-                        std::vector<py::ssize_t>{0});
-        auto shape = entry[2].cast<std::vector<int64_t>>();
-        session->setInputDevice(index, inputType(probe, inputs[index].dtype),
-                                shape, address);
-        viewed.push_back(index);
-      }
+    py::dict onDeviceFeeds =
+        deviceFeeds.is_none() ? py::dict()
+                              : py::reinterpret_borrow<py::dict>(deviceFeeds);
+    for (auto item : onDeviceFeeds) {
+      std::string name = py::str(item.first);
+      size_t index = session->inputIndex(name);
+      auto entry = item.second.cast<py::tuple>();
+      if (entry.size() != 3)
+        throw rt::Error("device input '" + name +
+                        "' must be (address, type string, shape)");
+      auto address = entry[0].cast<uint64_t>();
+      // The element type as for a host array of that NumPy type.
+      py::array probe(py::dtype(entry[1].cast<std::string>()),
+                      std::vector<py::ssize_t>{0});
+      auto shape = entry[2].cast<std::vector<int64_t>>();
+      session->setInputDevice(index, inputType(probe, inputs[index].dtype),
+                              shape, address);
+      viewed.push_back(index);
     }
     for (const rt::TensorSignature &sig : inputs)
-      if (!feeds.contains(sig.name) &&
-          (deviceFeeds.is_none() ||
-           !py::reinterpret_borrow<py::dict>(deviceFeeds).contains(sig.name)))
+      if (!feeds.contains(sig.name) && !onDeviceFeeds.contains(sig.name))
         throw rt::Error("strata module '" + module->name() + "': input '" +
                         sig.name + "' was not set");
     // Outputs into the caller's arrays (Session::setOutputView), for this

@@ -220,8 +220,16 @@ class _Compiled:
             self.eager = True
             return None
         self.exporter = exporter
+        # On the GPU the session reads the tensors and writes new ones of
+        # these shapes device to device; an output whose shape is set at run
+        # time (None in it) has the whole graph go through the host.
+        shapes = {o["name"]: o["shape"] for o in module.outputs}
+        device_shapes = [shapes[name] for name in output_names]
+        if (module.target != "cuda" or device.type != "cuda" or
+                any(None in shape for shape in device_shapes)):
+            device_shapes = None
         entry = (module, module.session(), names, output_names, device,
-                 dtypes)
+                 dtypes, device_shapes)
         self.modules[key] = entry
         return entry
 
@@ -234,22 +242,18 @@ class _Compiled:
         entry = self.modules.get(key) or self._compile(inputs)
         if entry is None:
             return self.graph(*inputs)
-        module, session, names, output_names, device, dtypes = entry
+        (_, session, names, output_names, device, dtypes,
+         device_shapes) = entry
         # bfloat16 tensors travel as their bits (NumPy has no bfloat16, and
         # __cuda_array_interface__ no type for it).
         feeds = {name: (t.detach().contiguous().view(torch.int16)
                         if t.dtype == torch.bfloat16
                         else t.detach().contiguous())
                  for name, t in zip(names, inputs)}
-        shapes = {o["name"]: o["shape"] for o in module.outputs}
-        if (module.target == "cuda" and device.type == "cuda" and
-                all(None not in shapes[name] for name in output_names)):
-            # On the GPU: the session reads the tensors and writes new ones
-            # device to device, after the work torch queued for the inputs.
-            # (An output whose shape is set at run time comes through the
-            # host.)
-            outs = [torch.empty(shapes[name], dtype=dtype, device=device)
-                    for name, dtype in zip(output_names, dtypes)]
+        if device_shapes is not None:
+            # After the work torch queued for the inputs.
+            outs = [torch.empty(shape, dtype=dtype, device=device)
+                    for shape, dtype in zip(device_shapes, dtypes)]
             torch.cuda.current_stream(device).synchronize()
             session.run(feeds, out={
                 name: (t.view(torch.int16) if t.dtype == torch.bfloat16
