@@ -122,13 +122,6 @@ static int runImport() {
   return 0;
 }
 
-/// The first of LLVM's and MLIR's own options on the command line, or "".
-/// They are accepted by every subcommand's parser (they live in the top
-/// level), but they change code generation behind the compile cache's back;
-/// they go through STRATA_LLVM_OPTIONS, which the cache keys on (docs/cli.md).
-/// Read from the arguments and the option tables' names only: the options
-/// are objects of libLLVM, built without RTTI, which UBSan's vptr check in
-/// the sanitizer build cannot tell the type of.
 /// Each option on the command line from argv[first] up to "--": the
 /// argument, and the option's name (without dashes and value; may be
 /// empty).
@@ -145,6 +138,13 @@ optionsGiven(int argc, char **argv, int first) {
   return options;
 }
 
+/// The first of LLVM's and MLIR's own options on the command line, or "".
+/// They are accepted by every subcommand's parser (they live in the top
+/// level), but they change code generation behind the compile cache's back;
+/// they go through STRATA_LLVM_OPTIONS, which the cache keys on (docs/cli.md).
+/// Read from the arguments and the option tables' names only: the options
+/// are objects of libLLVM, built without RTTI, which UBSan's vptr check in
+/// the sanitizer build cannot tell the type of.
 static std::string llvmOptionGiven(int argc, char **argv) {
   const auto &topLevel =
       cl::getRegisteredOptions(cl::SubCommand::getTopLevel());
