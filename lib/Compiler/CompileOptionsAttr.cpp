@@ -67,6 +67,18 @@ LogicalResult strata::recordCompileOptions(ModuleOp module,
   return success();
 }
 
+/// Each entry of `dict` (name -> an ArrayAttrT, the verifier's promise)
+/// into `lists` by name; nothing for a null dictionary.
+template <typename ArrayAttrT, typename Lists>
+static void readLists(DictionaryAttr dict, Lists &lists) {
+  if (!dict)
+    return;
+  for (NamedAttribute entry : dict) {
+    auto list = cast<ArrayAttrT>(entry.getValue()).asArrayRef();
+    lists[entry.getName().str()].assign(list.begin(), list.end());
+  }
+}
+
 strata::CompileOptions strata::recordedCompileOptions(ModuleOp module) {
   CompileOptions options;
   kernel::CompileAttr attr = kernel::get<kernel::Compile>(module);
@@ -78,20 +90,8 @@ strata::CompileOptions strata::recordedCompileOptions(ModuleOp module) {
   options.hostKernels = attr.getHostKernels();
   options.precision = attr.getPrecision().str();
   options.decisionsFile = attr.getDecisions().str();
-  if (DictionaryAttr shapes = attr.getInputShapes())
-    for (NamedAttribute entry : shapes) {
-      ArrayRef<int64_t> dims =
-          cast<DenseI64ArrayAttr>(entry.getValue()).asArrayRef();
-      options.inputShapes[entry.getName().str()].assign(dims.begin(),
-                                                        dims.end());
-    }
-  if (DictionaryAttr values = attr.getInputValues())
-    for (NamedAttribute entry : values) {
-      ArrayRef<double> list =
-          cast<DenseF64ArrayAttr>(entry.getValue()).asArrayRef();
-      options.inputValues[entry.getName().str()].assign(list.begin(),
-                                                        list.end());
-    }
+  readLists<DenseI64ArrayAttr>(attr.getInputShapes(), options.inputShapes);
+  readLists<DenseF64ArrayAttr>(attr.getInputValues(), options.inputValues);
   return options;
 }
 
