@@ -372,3 +372,130 @@ func.func @not_gelu_rankedness(%x: tensor<4xf32>) -> tensor<*xf32> {
   // CHECK: graph.erf
   return %4 : tensor<*xf32>
 }
+
+// -----
+
+// GELU's tanh form as HF's NewGELU (GPT-2, GPT-J, T5 v1.1) writes it and
+// torch.onnx exports it: 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 *
+// pow(x, 3)))).
+// CHECK-LABEL: func @gelu_tanh_pow
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<8x3072xf32>
+func.func @gelu_tanh_pow(%x: tensor<8x3072xf32>) -> tensor<8x3072xf32> {
+  %half = graph.constant dense<0.5> : tensor<f32>
+  %three = graph.constant dense<3.0> : tensor<f32>
+  %a = graph.constant dense<0.044715> : tensor<f32>
+  %k = graph.constant dense<0.797884583> : tensor<f32>
+  %one = graph.constant dense<1.0> : tensor<f32>
+  %0 = graph.mul %half, %x : (tensor<f32>, tensor<8x3072xf32>) -> tensor<8x3072xf32> loc("h")
+  %1 = graph.pow %x, %three : (tensor<8x3072xf32>, tensor<f32>) -> tensor<8x3072xf32> loc("p")
+  %2 = graph.mul %a, %1 : (tensor<f32>, tensor<8x3072xf32>) -> tensor<8x3072xf32> loc("m")
+  %3 = graph.add %x, %2 : (tensor<8x3072xf32>, tensor<8x3072xf32>) -> tensor<8x3072xf32> loc("s")
+  %4 = graph.mul %k, %3 : (tensor<f32>, tensor<8x3072xf32>) -> tensor<8x3072xf32> loc("k")
+  %5 = graph.tanh %4 : (tensor<8x3072xf32>) -> tensor<8x3072xf32> loc("t")
+  %6 = graph.add %one, %5 : (tensor<f32>, tensor<8x3072xf32>) -> tensor<8x3072xf32> loc("o")
+  %7 = graph.mul %0, %6 : (tensor<8x3072xf32>, tensor<8x3072xf32>) -> tensor<8x3072xf32> loc("r")
+  // CHECK-NOT: graph.tanh
+  // CHECK: %[[G:.*]] = graph.gelu %[[X]] {approximate = "tanh"} : (tensor<8x3072xf32>) -> tensor<8x3072xf32> loc(fused["h", "p", "m", "s", "k", "t", "o", "r"])
+  // CHECK-NEXT: return %[[G]]
+  return %7 : tensor<8x3072xf32>
+}
+
+// -----
+
+// HF's FastGELU and BLOOM's bloom_gelu_forward, in float16: x * 0.5 * (1 +
+// tanh(0.79788456 * x * (1 + 0.044715 * x * x))), the constants rounded to
+// float16.
+// CHECK-LABEL: func @gelu_tanh_factored_f16
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<4x64xf16>
+func.func @gelu_tanh_factored_f16(%x: tensor<4x64xf16>) -> tensor<4x64xf16> {
+  %half = graph.constant dense<0.5> : tensor<f16>
+  %a = graph.constant dense<0.044715> : tensor<f16>
+  %k = graph.constant dense<0.79788456> : tensor<f16>
+  %one = graph.constant dense<1.0> : tensor<f16>
+  %0 = graph.mul %x, %half : (tensor<4x64xf16>, tensor<f16>) -> tensor<4x64xf16>
+  %1 = graph.mul %x, %k : (tensor<4x64xf16>, tensor<f16>) -> tensor<4x64xf16>
+  %2 = graph.mul %a, %x : (tensor<f16>, tensor<4x64xf16>) -> tensor<4x64xf16>
+  %3 = graph.mul %2, %x : (tensor<4x64xf16>, tensor<4x64xf16>) -> tensor<4x64xf16>
+  %4 = graph.add %one, %3 : (tensor<f16>, tensor<4x64xf16>) -> tensor<4x64xf16>
+  %5 = graph.mul %1, %4 : (tensor<4x64xf16>, tensor<4x64xf16>) -> tensor<4x64xf16>
+  %6 = graph.tanh %5 : (tensor<4x64xf16>) -> tensor<4x64xf16>
+  %7 = graph.add %6, %one : (tensor<4x64xf16>, tensor<f16>) -> tensor<4x64xf16>
+  %8 = graph.mul %0, %7 : (tensor<4x64xf16>, tensor<4x64xf16>) -> tensor<4x64xf16>
+  // CHECK: %[[G:.*]] = graph.gelu %[[X]] {approximate = "tanh"} : (tensor<4x64xf16>) -> tensor<4x64xf16>
+  // CHECK-NEXT: return %[[G]]
+  return %8 : tensor<4x64xf16>
+}
+
+// -----
+
+// The cube as x * x * x (the GPU LM-head cases), the scale divided in: x *
+// (0.5 * (1 + tanh((x + x * x * x * 0.044715) / 1.2533141)))
+// (1 / sqrt(2/pi) = 1.2533141).
+// CHECK-LABEL: func @gelu_tanh_cube_div
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<16xf32>
+func.func @gelu_tanh_cube_div(%x: tensor<16xf32>) -> tensor<16xf32> {
+  %half = graph.constant dense<0.5> : tensor<f32>
+  %a = graph.constant dense<0.044715> : tensor<f32>
+  %d = graph.constant dense<1.25331414> : tensor<f32>
+  %one = graph.constant dense<1.0> : tensor<f32>
+  %0 = graph.mul %x, %x : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+  %1 = graph.mul %0, %x : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+  %2 = graph.mul %1, %a : (tensor<16xf32>, tensor<f32>) -> tensor<16xf32>
+  %3 = graph.add %x, %2 : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+  %4 = graph.div %3, %d : (tensor<16xf32>, tensor<f32>) -> tensor<16xf32>
+  %5 = graph.tanh %4 : (tensor<16xf32>) -> tensor<16xf32>
+  %6 = graph.add %5, %one : (tensor<16xf32>, tensor<f32>) -> tensor<16xf32>
+  %7 = graph.mul %half, %6 : (tensor<f32>, tensor<16xf32>) -> tensor<16xf32>
+  %8 = graph.mul %x, %7 : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+  // CHECK: %[[G:.*]] = graph.gelu %[[X]] {approximate = "tanh"}
+  // CHECK-NEXT: return %[[G]]
+  return %8 : tensor<16xf32>
+}
+
+// -----
+
+// Not GELU: a wrong cubic coefficient (0.05), a square where the cube
+// should be, an exponent of 4, and a cube of another value.
+// CHECK-LABEL: func @not_gelu_tanh
+func.func @not_gelu_tanh(%x: tensor<16xf32>, %y: tensor<16xf32>) -> (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) {
+  %half = graph.constant dense<0.5> : tensor<f32>
+  %two = graph.constant dense<2.0> : tensor<f32>
+  %three = graph.constant dense<3.0> : tensor<f32>
+  %four = graph.constant dense<4.0> : tensor<f32>
+  %a = graph.constant dense<0.044715> : tensor<f32>
+  %b = graph.constant dense<0.05> : tensor<f32>
+  %k = graph.constant dense<0.797884583> : tensor<f32>
+  %one = graph.constant dense<1.0> : tensor<f32>
+  %hx = graph.mul %half, %x : (tensor<f32>, tensor<16xf32>) -> tensor<16xf32>
+  %cube = graph.pow %x, %three : (tensor<16xf32>, tensor<f32>) -> tensor<16xf32>
+  %square = graph.pow %x, %two : (tensor<16xf32>, tensor<f32>) -> tensor<16xf32>
+  %fourth = graph.pow %x, %four : (tensor<16xf32>, tensor<f32>) -> tensor<16xf32>
+  %ycube = graph.pow %y, %three : (tensor<16xf32>, tensor<f32>) -> tensor<16xf32>
+  %m0 = graph.mul %b, %cube : (tensor<f32>, tensor<16xf32>) -> tensor<16xf32>
+  %s0 = graph.add %x, %m0 : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+  %k0 = graph.mul %k, %s0 : (tensor<f32>, tensor<16xf32>) -> tensor<16xf32>
+  %t0 = graph.tanh %k0 : (tensor<16xf32>) -> tensor<16xf32>
+  %o0 = graph.add %one, %t0 : (tensor<f32>, tensor<16xf32>) -> tensor<16xf32>
+  %r0 = graph.mul %hx, %o0 : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+  %m1 = graph.mul %a, %square : (tensor<f32>, tensor<16xf32>) -> tensor<16xf32>
+  %s1 = graph.add %x, %m1 : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+  %k1 = graph.mul %k, %s1 : (tensor<f32>, tensor<16xf32>) -> tensor<16xf32>
+  %t1 = graph.tanh %k1 : (tensor<16xf32>) -> tensor<16xf32>
+  %o1 = graph.add %one, %t1 : (tensor<f32>, tensor<16xf32>) -> tensor<16xf32>
+  %r1 = graph.mul %hx, %o1 : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+  %m2 = graph.mul %a, %fourth : (tensor<f32>, tensor<16xf32>) -> tensor<16xf32>
+  %s2 = graph.add %x, %m2 : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+  %k2 = graph.mul %k, %s2 : (tensor<f32>, tensor<16xf32>) -> tensor<16xf32>
+  %t2 = graph.tanh %k2 : (tensor<16xf32>) -> tensor<16xf32>
+  %o2 = graph.add %one, %t2 : (tensor<f32>, tensor<16xf32>) -> tensor<16xf32>
+  %r2 = graph.mul %hx, %o2 : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+  %m3 = graph.mul %a, %ycube : (tensor<f32>, tensor<16xf32>) -> tensor<16xf32>
+  %s3 = graph.add %x, %m3 : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+  %k3 = graph.mul %k, %s3 : (tensor<f32>, tensor<16xf32>) -> tensor<16xf32>
+  %t3 = graph.tanh %k3 : (tensor<16xf32>) -> tensor<16xf32>
+  %o3 = graph.add %one, %t3 : (tensor<f32>, tensor<16xf32>) -> tensor<16xf32>
+  %r3 = graph.mul %hx, %o3 : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+  // CHECK-NOT: graph.gelu
+  // CHECK: return
+  return %r0, %r1, %r2, %r3 : tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>
+}

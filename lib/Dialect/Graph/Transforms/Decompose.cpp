@@ -463,110 +463,178 @@ struct DecomposePRelu : OpRewritePattern<PReluOp> {
 // GELU
 //===----------------------------------------------------------------------===//
 
-/// True when `v` is a float constant whose elements all equal `expected`
-/// (to the precision of its type: a bf16 model's sqrt(2) is 1.4140625) and
-/// which cannot broadcast `like` to a larger shape: a single element of rank
-/// 0, or of a rank no greater than `like`'s.
-bool isScalarConstant(Value v, double expected, Value like) {
+/// The value of `v` when it is a float or integer constant whose elements
+/// all equal one value and which cannot broadcast `like` to a larger shape:
+/// a single element of rank 0, or of a rank no greater than `like`'s.
+std::optional<double> scalarConstant(Value v, Value like) {
   DenseElementsAttr attr;
   if (!matchPattern(v, m_Constant(&attr)) || !attr.isSplat() ||
-      !isa<FloatType>(attr.getElementType()) || attr.getNumElements() != 1)
-    return false;
+      attr.getNumElements() != 1)
+    return std::nullopt;
   int64_t rank = attr.getType().getRank();
   auto likeType = cast<TensorType>(like.getType());
   if (rank > 0 && (!likeType.hasRank() || likeType.getRank() < rank))
-    return false;
-  double value = attr.getSplatValue<APFloat>().convertToDouble();
-  // Half the type's relative spacing: the nearest value of the type.
-  auto type = cast<FloatType>(attr.getElementType());
-  double tolerance =
-      type.getFPMantissaWidth() < 24
-          ? std::ldexp(1.0, -static_cast<int>(type.getFPMantissaWidth()))
-          : 1e-6;
-  return std::fabs(value - expected) <= tolerance * std::fabs(expected);
+    return std::nullopt;
+  Type element = attr.getElementType();
+  if (isa<FloatType>(element))
+    return attr.getSplatValue<APFloat>().convertToDouble();
+  if (auto integer = dyn_cast<IntegerType>(element))
+    return integer.isUnsigned()
+               ? static_cast<double>(attr.getSplatValue<APInt>().getZExtValue())
+               : static_cast<double>(
+                     attr.getSplatValue<APInt>().getSExtValue());
+  return std::nullopt;
 }
 
-/// The other operand of the binary op `op` when one of its operands is the
-/// scalar constant `expected`.
-template <typename Op> Value otherThanConstant(Op op, double expected) {
-  if (!op)
-    return {};
-  if (isScalarConstant(op.getLhs(), expected, op.getRhs()))
-    return op.getRhs();
-  if (isScalarConstant(op.getRhs(), expected, op.getLhs()))
-    return op.getLhs();
-  return {};
+/// The relative tolerance to which a constant of `v`'s float element type
+/// equals a real number: half the type's relative spacing (a bf16 model's
+/// sqrt(2) is 1.4140625), 1e-6 for float32 and wider.
+double constantTolerance(Value v) {
+  auto type = cast<FloatType>(getElementTypeOrSelf(v.getType()));
+  return type.getFPMantissaWidth() < 24
+             ? std::ldexp(1.0, -static_cast<int>(type.getFPMantissaWidth()))
+             : 1e-6;
 }
 
-/// Whether `v` is x * x * x, in either association.
-bool isCube(Value v, Value x) {
-  auto mul = v.getDefiningOp<MulOp>();
-  if (!mul)
+/// True when `v` is a float scalar constant (scalarConstant) equal to
+/// `expected` to the precision of its type.
+bool isScalarConstant(Value v, double expected, Value like) {
+  if (!isa<FloatType>(getElementTypeOrSelf(v.getType())))
     return false;
-  auto isSquare = [&](Value w) {
-    auto square = w.getDefiningOp<MulOp>();
-    return square && square.getLhs() == x && square.getRhs() == x;
+  std::optional<double> value = scalarConstant(v, like);
+  return value && std::fabs(*value - expected) <=
+                      constantTolerance(v) * std::fabs(expected);
+}
+
+/// A polynomial of degree at most 3 in one value: the coefficients of x^0,
+/// x^1, x^2 and x^3.
+using Cubic = std::array<double, 4>;
+
+/// `v` as a polynomial of degree at most 3 in `x`, when `v` is computed from
+/// `x` and scalar constants by add, sub, mul, neg, division by a constant
+/// and pow with a constant exponent of 1, 2 or 3, in any association and
+/// operand order: GELU's tanh argument is sqrt(2/pi) * (x + 0.044715 *
+/// pow(x, 3)) in HF's NewGELU, sqrt(2/pi) * x * (1 + 0.044715 * x * x) in
+/// its FastGELU and BLOOM, with the cube as x * x * x elsewhere. Records
+/// the ops it read in `ops`. Every step keeps x's shape (a constant that
+/// would broadcast is not a scalar), so the polynomial is elementwise.
+std::optional<Cubic> asCubic(Value v, Value x,
+                             SmallVectorImpl<Operation *> &ops,
+                             unsigned depth = 0) {
+  if (v == x)
+    return Cubic{0, 1, 0, 0};
+  if (std::optional<double> c =
+          isa<FloatType>(getElementTypeOrSelf(v.getType()))
+              ? scalarConstant(v, x)
+              : std::nullopt)
+    return Cubic{*c, 0, 0, 0};
+  Operation *op = v.getDefiningOp();
+  // Deep enough for every form above; bounds the recursion on long chains.
+  if (!op || depth > 8)
+    return std::nullopt;
+  auto operand = [&](Value w) { return asCubic(w, x, ops, depth + 1); };
+  auto product = [](const Cubic &a, const Cubic &b) -> std::optional<Cubic> {
+    Cubic r = {0, 0, 0, 0};
+    for (int i = 0; i < 4; ++i)
+      for (int j = 0; j < 4; ++j) {
+        if (a[i] == 0 || b[j] == 0)
+          continue;
+        if (i + j > 3)
+          return std::nullopt;
+        r[i + j] += a[i] * b[j];
+      }
+    return r;
   };
-  return (mul.getLhs() == x && isSquare(mul.getRhs())) ||
-         (mul.getRhs() == x && isSquare(mul.getLhs()));
-}
-
-/// Matches 1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3)) -- GELU's tanh form
-/// as GPT-2's code writes it, the cube as x * x * x -- and returns x,
-/// recording the matched ops in `ops`.
-Value matchTanhTerm(Value v, SmallVectorImpl<Operation *> &ops) {
-  auto add = v.getDefiningOp<AddOp>();
-  Value term = otherThanConstant(add, 1.0);
-  auto tanh = term ? term.getDefiningOp<TanhOp>() : TanhOp();
-  if (!tanh)
-    return {};
-  auto scaled = tanh.getInput().getDefiningOp<MulOp>();
-  Value inner = otherThanConstant(scaled, std::sqrt(2.0 / M_PI));
-  auto sum = inner ? inner.getDefiningOp<AddOp>() : AddOp();
-  if (!sum)
-    return {};
-  for (auto [x, cubic] : {std::pair(sum.getLhs(), sum.getRhs()),
-                          std::pair(sum.getRhs(), sum.getLhs())}) {
-    auto times = cubic.getDefiningOp<MulOp>();
-    Value cube = otherThanConstant(times, 0.044715);
-    if (!cube || !isCube(cube, x))
-      continue;
-    Operation *outer = cube.getDefiningOp();
-    Operation *square = outer->getOperand(0) == x
-                            ? outer->getOperand(1).getDefiningOp()
-                            : outer->getOperand(0).getDefiningOp();
-    ops.append({add, tanh, scaled, sum, times, outer, square});
-    return x;
+  std::optional<Cubic> result;
+  if (auto add = dyn_cast<AddOp>(op)) {
+    std::optional<Cubic> a = operand(add.getLhs()), b = operand(add.getRhs());
+    if (a && b)
+      result = Cubic{(*a)[0] + (*b)[0], (*a)[1] + (*b)[1], (*a)[2] + (*b)[2],
+                     (*a)[3] + (*b)[3]};
+  } else if (auto sub = dyn_cast<SubOp>(op)) {
+    std::optional<Cubic> a = operand(sub.getLhs()), b = operand(sub.getRhs());
+    if (a && b)
+      result = Cubic{(*a)[0] - (*b)[0], (*a)[1] - (*b)[1], (*a)[2] - (*b)[2],
+                     (*a)[3] - (*b)[3]};
+  } else if (auto mul = dyn_cast<MulOp>(op)) {
+    std::optional<Cubic> a = operand(mul.getLhs()), b = operand(mul.getRhs());
+    if (a && b)
+      result = product(*a, *b);
+  } else if (auto neg = dyn_cast<NegOp>(op)) {
+    if (std::optional<Cubic> a = operand(neg.getInput()))
+      result = Cubic{-(*a)[0], -(*a)[1], -(*a)[2], -(*a)[3]};
+  } else if (auto div = dyn_cast<DivOp>(op)) {
+    std::optional<double> c = scalarConstant(div.getRhs(), x);
+    std::optional<Cubic> a = operand(div.getLhs());
+    if (a && c && *c != 0 &&
+        isa<FloatType>(getElementTypeOrSelf(div.getType())))
+      result = Cubic{(*a)[0] / *c, (*a)[1] / *c, (*a)[2] / *c, (*a)[3] / *c};
+  } else if (auto pow = dyn_cast<PowOp>(op)) {
+    std::optional<double> e = scalarConstant(pow.getRhs(), x);
+    std::optional<Cubic> a = operand(pow.getLhs());
+    if (a && e && (*e == 1 || *e == 2 || *e == 3)) {
+      result = *a;
+      for (int i = 1; result && i < static_cast<int>(*e); ++i)
+        result = product(*result, *a);
+    }
   }
-  return {};
+  if (result)
+    ops.push_back(op);
+  return result;
 }
 
-/// Matches 1 + erf(x / sqrt(2)) -- the erf argument written as x / sqrt(2),
-/// x * (1 / sqrt(2)) or (1 / sqrt(2)) * x -- and returns x, recording the
-/// matched ops in `ops`.
-Value matchErfTerm(Value v, SmallVectorImpl<Operation *> &ops) {
+/// Whether `p` is k * x + k * cube * x^3 (cube 0 for the erf argument),
+/// each coefficient to the precision of x's element type: a product of two
+/// rounded constants is off by up to twice the tolerance of one.
+bool isGeluArgument(const Cubic &p, double k, double cube, Value x) {
+  double tolerance = 2 * constantTolerance(x);
+  auto near = [&](double value, double expected) {
+    return std::fabs(value - expected) <= tolerance * std::fabs(k);
+  };
+  return near(p[0], 0) && near(p[1], k) && near(p[2], 0) &&
+         near(p[3], k * cube);
+}
+
+/// Matches 1 + f(arg) (either order), f the unary op `Op`, and returns its
+/// argument, recording the add and f in `ops`.
+template <typename Op>
+Value onePlus(Value v, Value like, SmallVectorImpl<Operation *> &ops) {
   auto add = v.getDefiningOp<AddOp>();
   if (!add)
     return {};
   for (auto [term, one] : {std::pair(add.getLhs(), add.getRhs()),
                            std::pair(add.getRhs(), add.getLhs())}) {
-    auto erf = term.getDefiningOp<ErfOp>();
-    if (!erf || !isScalarConstant(one, 1.0, term))
+    auto f = term.getDefiningOp<Op>();
+    if (!f || !isScalarConstant(one, 1.0, like))
       continue;
-    Value arg = erf.getInput();
-    Value x;
-    if (auto div = arg.getDefiningOp<DivOp>()) {
-      if (isScalarConstant(div.getRhs(), M_SQRT2, div.getLhs()))
-        x = div.getLhs();
-    } else {
-      x = otherThanConstant(arg.getDefiningOp<MulOp>(), M_SQRT1_2);
-    }
-    if (!x)
-      continue;
-    ops.append({add, erf, arg.getDefiningOp()});
-    return x;
+    ops.append({add, f});
+    return f.getInput();
   }
   return {};
+}
+
+/// Whether `v` is 1 + erf(x / sqrt(2)) (approximate "none") or 1 +
+/// tanh(sqrt(2/pi) * (x + 0.044715 * x^3)) ("tanh"), the arguments written
+/// any way asCubic reads; records the matched ops in `ops`.
+std::optional<StringRef> matchGeluTerm(Value v, Value x,
+                                       SmallVectorImpl<Operation *> &ops) {
+  SmallVector<Operation *> matched;
+  StringRef approximate = "none";
+  Value arg = onePlus<ErfOp>(v, x, matched);
+  double k = M_SQRT1_2, cube = 0;
+  if (!arg) {
+    arg = onePlus<TanhOp>(v, x, matched);
+    approximate = "tanh";
+    k = std::sqrt(2.0 / M_PI);
+    cube = 0.044715;
+  }
+  if (!arg)
+    return std::nullopt;
+  std::optional<Cubic> p = asCubic(arg, x, matched);
+  if (!p || !isGeluArgument(*p, k, cube, x))
+    return std::nullopt;
+  ops.append(matched.begin(), matched.end());
+  return approximate;
 }
 
 /// x * 0.5 * (1 + erf(x / sqrt(2))) -> gelu(x), and x * 0.5 * (1 +
@@ -585,38 +653,42 @@ struct FormGelu : OpRewritePattern<MulOp> {
       if (!inner)
         continue;
       std::array<Value, 3> factors = {inner.getLhs(), inner.getRhs(), single};
-      // Try each factor as the erf term; the other two are x and 0.5.
+      // Each factor in turn as the 1 + erf or 1 + tanh term, each of the
+      // other two as x and the last as 0.5.
       for (int i = 0; i < 3; ++i) {
-        SmallVector<Operation *> ops = {root, inner};
-        StringRef approximate = "none";
-        Value x = matchErfTerm(factors[i], ops);
-        if (!x) {
-          x = matchTanhTerm(factors[i], ops);
-          approximate = "tanh";
+        for (int j : {(i + 1) % 3, (i + 2) % 3}) {
+          Value x = factors[j], half = factors[3 - i - j];
+          if (!isScalarConstant(half, 0.5, x))
+            continue;
+          SmallVector<Operation *> ops = {root, inner};
+          std::optional<StringRef> approximate =
+              matchGeluTerm(factors[i], x, ops);
+          // graph.gelu is a unary elementwise op: its operand and result
+          // must agree in element type, shape and rankedness.
+          auto xType = cast<TensorType>(x.getType());
+          auto rootType = cast<TensorType>(root.getType());
+          if (!approximate || xType.hasRank() != rootType.hasRank() ||
+              xType.getElementType() != rootType.getElementType() ||
+              failed(verifyCompatibleShape(xType, rootType)))
+            continue;
+          // The GELU keeps the locations of every node it replaces, in
+          // program order (the argument's first, the root last).
+          SmallVector<Operation *> inOrder(ops.begin(), ops.end());
+          llvm::sort(inOrder, [](Operation *a, Operation *b) {
+            if (a->getBlock() != b->getBlock())
+              return a->getBlock() < b->getBlock();
+            return a != b && a->isBeforeInBlock(b);
+          });
+          inOrder.erase(llvm::unique(inOrder), inOrder.end());
+          SmallVector<Location> locs;
+          for (Operation *op : inOrder)
+            locs.push_back(op->getLoc());
+          auto gelu = GeluOp::create(rewriter, rewriter.getFusedLoc(locs),
+                                     root.getType(), x,
+                                     rewriter.getStringAttr(*approximate));
+          rewriter.replaceOp(root, gelu);
+          return success();
         }
-        if (!x)
-          continue;
-        Value a = factors[(i + 1) % 3], b = factors[(i + 2) % 3];
-        bool matched = (a == x && isScalarConstant(b, 0.5, x)) ||
-                       (b == x && isScalarConstant(a, 0.5, x));
-        // graph.gelu is a unary elementwise op: its operand and result must
-        // agree in element type, shape and rankedness.
-        auto xType = cast<TensorType>(x.getType());
-        auto rootType = cast<TensorType>(root.getType());
-        if (!matched || xType.hasRank() != rootType.hasRank() ||
-            xType.getElementType() != rootType.getElementType() ||
-            failed(verifyCompatibleShape(xType, rootType)))
-          continue;
-        // The GELU keeps the locations of every node it replaces, in
-        // program order (the erf argument first, the root last).
-        SmallVector<Location> locs;
-        for (Operation *op : llvm::reverse(ops))
-          locs.push_back(op->getLoc());
-        auto gelu =
-            GeluOp::create(rewriter, rewriter.getFusedLoc(locs), root.getType(),
-                           x, rewriter.getStringAttr(approximate));
-        rewriter.replaceOp(root, gelu);
-        return success();
       }
     }
     return failure();
