@@ -21,6 +21,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -211,20 +212,40 @@ static bool reportUnknownOption(int argc, char **argv) {
         chosen = sub;
         first = 2;
       }
-  auto known = [](llvm::StringRef name) {
-    for (cl::SubCommand *sub : cl::getRegisteredSubcommands())
-      if (cl::getRegisteredOptions(*sub).count(name))
-        return true;
-    return cl::getRegisteredOptions(cl::SubCommand::getTopLevel())
-               .count(name) != 0;
-  };
+  const auto &topLevel =
+      cl::getRegisteredOptions(cl::SubCommand::getTopLevel());
   for (auto [arg, name] : optionsGiven(argc, argv, first)) {
     // strata has no prefix options: -ofile is unknown, as LLVM's parser
-    // would also say.
-    if (name.empty() || known(name))
+    // would also say. LLVM's own options (the top level) are accepted here
+    // and refused after parsing (llvmOptionGiven).
+    if (name.empty() || topLevel.count(name) ||
+        (chosen && cl::getRegisteredOptions(*chosen).count(name)))
       continue;
-    llvm::errs() << "strata: error: unknown option '" << arg.split('=').first
-                 << "'";
+    // The subcommands that do take it: `strata explain --no-cache` is a
+    // misplaced option, not a misspelled one.
+    std::vector<std::string> takers;
+    for (cl::SubCommand *sub : cl::getRegisteredSubcommands())
+      if (sub != &cl::SubCommand::getTopLevel() &&
+          cl::getRegisteredOptions(*sub).count(name))
+        takers.push_back(sub->getName().str());
+    std::string option = arg.split('=').first.str();
+    if (!takers.empty()) {
+      std::sort(takers.begin(), takers.end());
+      std::string which = "'strata " + llvm::join(takers, "', 'strata ") +
+                          "' " + (takers.size() == 1 ? "takes" : "take");
+      if (chosen)
+        llvm::errs() << "strata: error: '" << option
+                     << "' is not an option of 'strata " << chosen->getName()
+                     << "' (" << which << " it); 'strata " << chosen->getName()
+                     << " --help' lists its options\n";
+      else
+        llvm::errs() << "strata: error: '" << option
+                     << "' is an option of a command (" << which
+                     << " it), and none was given; 'strata --help' lists the "
+                        "commands\n";
+      return true;
+    }
+    llvm::errs() << "strata: error: unknown option '" << option << "'";
     if (chosen) {
       std::string suggestion = suggestOption(*chosen, name);
       if (!suggestion.empty())
