@@ -112,6 +112,23 @@ static std::optional<std::vector<uint8_t>> constantBytes(ElementsAttr attr) {
   return bytes;
 }
 
+/// The bytes of a constant as its attribute stores them, when those are
+/// the module's bytes (a dense, non-splat constant of a type of whole
+/// bytes), else empty: constantBytes must then build them.
+static ArrayRef<char> rawBytes(ElementsAttr attr) {
+  auto dense = dyn_cast<DenseElementsAttr>(attr);
+  if (!dense || dense.isSplat() || dense.getNumElements() == 0)
+    return {};
+  Type element = dense.getElementType();
+  if (!element.isIntOrFloat() || element.getIntOrFloatBitWidth() % 8 != 0)
+    return {};
+  ArrayRef<char> raw = dense.getRawData();
+  size_t width = element.getIntOrFloatBitWidth() / 8;
+  if (raw.size() != width * static_cast<size_t>(dense.getNumElements()))
+    return {};
+  return raw;
+}
+
 namespace {
 
 enum class SlotKind { Input, Constant, Arena, Host };
@@ -122,7 +139,10 @@ struct Slot {
   rt::DType dtype = rt::DType::F32;
   std::vector<int64_t> shape;
   int root = -1;
-  std::vector<uint8_t> bytes;       // constant roots
+  std::vector<uint8_t> bytes; // constant roots
+  /// A constant root's bytes as its attribute holds them, when they are the
+  /// module's bytes already (borrowed: the context outlives the builder).
+  ArrayRef<char> raw;
   std::vector<std::string> strings; // constant roots of strings
   uint64_t size = 0, offset = 0;
   int lastUse = -1; // roots: the last step reading it (INT_MAX: output)
@@ -375,8 +395,10 @@ LogicalResult Planner::addView(Operation *op) {
   if (failed(slot))
     return failure();
   all[*slot].root = root;
-  if (all[root].kind == SlotKind::Constant)
+  if (all[root].kind == SlotKind::Constant) {
     all[*slot].bytes = all[root].bytes;
+    all[*slot].raw = all[root].raw;
+  }
   return success();
 }
 
@@ -510,13 +532,17 @@ LogicalResult Planner::run(const CompileOptions &options,
             values.push_back(value.str());
         continue;
       }
+      FailureOr<int> slot = newSlot(SlotKind::Constant, constant, &op);
+      if (failed(slot))
+        return failure();
+      if (ArrayRef<char> raw = rawBytes(constant.getValue()); !raw.empty()) {
+        all[*slot].raw = raw;
+        continue;
+      }
       std::optional<std::vector<uint8_t>> bytes =
           constantBytes(constant.getValue());
       if (!bytes)
         return op.emitError("cannot store this constant in the module");
-      FailureOr<int> slot = newSlot(SlotKind::Constant, constant, &op);
-      if (failed(slot))
-        return failure();
       all[*slot].bytes = std::move(*bytes);
       continue;
     }
@@ -565,7 +591,13 @@ LogicalResult Planner::run(const CompileOptions &options,
       slot.buffer =
           slot.dtype == rt::DType::String
               ? builder.addStringConstant(slot.shape, slot.strings)
-              : builder.addConstant(slot.dtype, slot.shape, slot.bytes);
+          : !slot.raw.empty()
+              ? builder.addConstantView(
+                    slot.dtype, slot.shape,
+                    reinterpret_cast<const uint8_t *>(slot.raw.data()),
+                    slot.raw.size())
+              : builder.addConstant(slot.dtype, slot.shape,
+                                    std::move(slot.bytes));
       break;
     case SlotKind::Host:
       slot.buffer = builder.addHostBuffer(slot.dtype, slot.shape);

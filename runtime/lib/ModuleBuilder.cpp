@@ -23,8 +23,10 @@ struct ModuleBuilder::State {
   std::string target = "cpu";
   std::vector<TensorSignature> inputs, outputs;
   std::vector<BufferInfo> buffers;
-  /// The bytes of each constant buffer (empty for the others).
+  /// The bytes of each constant buffer (empty for the others), or the
+  /// borrowed bytes of a constant added by addConstantView.
   std::vector<std::vector<uint8_t>> constantBytes;
+  std::vector<std::pair<const uint8_t *, size_t>> constantViews;
   uint64_t arenaSize = 0;
   std::vector<Step> steps;
   std::vector<uint8_t> code;
@@ -51,6 +53,7 @@ uint32_t ModuleBuilder::addBuffer(BufferInfo info,
                                   std::vector<uint8_t> constantBytes) {
   state_->buffers.push_back(std::move(info));
   state_->constantBytes.push_back(std::move(constantBytes));
+  state_->constantViews.emplace_back(nullptr, 0);
   return static_cast<uint32_t>(state_->buffers.size() - 1);
 }
 
@@ -104,6 +107,13 @@ uint32_t ModuleBuilder::addConstant(DType dtype, std::vector<int64_t> shape,
   info.dtype = dtype;
   info.shape = std::move(shape);
   return addBuffer(std::move(info), std::move(bytes));
+}
+
+uint32_t ModuleBuilder::addConstantView(DType dtype, std::vector<int64_t> shape,
+                                        const uint8_t *data, size_t size) {
+  uint32_t id = addConstant(dtype, std::move(shape), {});
+  state_->constantViews[id] = {data, size};
+  return id;
 }
 
 uint32_t ModuleBuilder::addStringConstant(std::vector<int64_t> shape,
@@ -164,15 +174,34 @@ void ModuleBuilder::setGpuArch(std::string arch) {
 /// program. The builder grows its minimum alignment to 64, so the whole
 /// buffer's size is a multiple of 64 and offsets from its start are aligned.
 static flatbuffers::Offset<flatbuffers::Vector<uint8_t>>
+createAlignedBytes(flatbuffers::FlatBufferBuilder &fbb, const uint8_t *data,
+                   size_t size) {
+  fbb.PreAlign(size, 64);
+  return fbb.CreateVector(data, size);
+}
+static flatbuffers::Offset<flatbuffers::Vector<uint8_t>>
 createAlignedBytes(flatbuffers::FlatBufferBuilder &fbb,
                    const std::vector<uint8_t> &bytes) {
-  fbb.PreAlign(bytes.size(), 64);
-  return fbb.CreateVector(bytes);
+  return createAlignedBytes(fbb, bytes.data(), bytes.size());
 }
 
 std::vector<uint8_t> ModuleBuilder::finish() const {
   const State &s = *state_;
-  flatbuffers::FlatBufferBuilder fbb(1024);
+  // The builder starts at the size of the bulk data it will hold (constants,
+  // code, GPU images, each with its alignment) plus room for the tables:
+  // grown from a small start it would double some twenty times for a model
+  // of hundreds of megabytes, copying everything written so far each time
+  // into freshly faulted pages (most of the module stage of BERT-base).
+  size_t bulk = 1 << 20;
+  for (const std::vector<uint8_t> &bytes : s.constantBytes)
+    bulk += bytes.size() + 64;
+  for (const auto &view : s.constantViews)
+    bulk += view.second;
+  bulk += s.code.size() + s.gpuCubin.size() + s.gpuPtx.size() + 3 * 64;
+  for (const BufferInfo &b : s.buffers)
+    for (const std::string &value : b.strings)
+      bulk += value.size() + 8;
+  flatbuffers::FlatBufferBuilder fbb(bulk);
 
   auto signatures = [&](const std::vector<TensorSignature> &sigs) {
     std::vector<flatbuffers::Offset<fb::TensorSignature>> out;
@@ -200,7 +229,10 @@ std::vector<uint8_t> ModuleBuilder::finish() const {
     if (stringConstant || !b.strings.empty()) // the latter: invalid, tests
       strings = fbb.CreateVectorOfStrings(b.strings);
     if (b.kind == BufferKind::Constant && !stringConstant)
-      data = createAlignedBytes(fbb, s.constantBytes[i]);
+      data = s.constantViews[i].first
+                 ? createAlignedBytes(fbb, s.constantViews[i].first,
+                                      s.constantViews[i].second)
+                 : createAlignedBytes(fbb, s.constantBytes[i]);
     auto shape = fbb.CreateVector(b.shape);
     buffers.push_back(fb::CreateBuffer(fbb, static_cast<fb::BufferKind>(b.kind),
                                        static_cast<fb::ElementType>(b.dtype),

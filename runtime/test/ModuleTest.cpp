@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <unistd.h>
 
@@ -68,6 +69,42 @@ TEST(Module, RoundTripFromMemory) {
   EXPECT_EQ(*m->metadataValue("source"), "add.onnx");
   EXPECT_EQ(m->metadataValue("missing"), nullptr);
   EXPECT_EQ(m->codeSize(), 0u);
+}
+
+// A constant whose bytes the builder borrows (addConstantView, the
+// compiler's weights) is written as one whose bytes it owns: the same file,
+// and the loaded constant holds those bytes, 64-byte aligned.
+TEST(Module, BorrowedConstantBytesWriteTheSameModule) {
+  std::vector<float> values(1000);
+  for (size_t i = 0; i < values.size(); ++i)
+    values[i] = static_cast<float>(i) * 0.5f - 7.f;
+  const auto *raw = reinterpret_cast<const uint8_t *>(values.data());
+  size_t size = values.size() * sizeof(float);
+  auto build = [&](bool borrowed) {
+    ModuleBuilder b;
+    uint32_t x = b.addInput("x", DType::F32, {1000});
+    uint32_t c = borrowed
+                     ? b.addConstantView(DType::F32, {1000}, raw, size)
+                     : b.addConstant(DType::F32, {1000},
+                                     std::vector<uint8_t>(raw, raw + size));
+    uint32_t y = b.addArenaBuffer(DType::F32, {1000});
+    Step add;
+    add.kind = StepKind::Library;
+    add.name = "add.f32";
+    add.inputs = {x, c};
+    add.outputs = {y};
+    b.addStep(add);
+    b.addOutput("y", y);
+    return b.finish();
+  };
+  std::vector<uint8_t> owned = build(false), borrowed = build(true);
+  EXPECT_EQ(owned, borrowed);
+  auto m = Module::loadFromMemory(std::move(borrowed), "borrowed.strata");
+  const BufferInfo &c = m->buffers()[1];
+  ASSERT_EQ(c.kind, BufferKind::Constant);
+  ASSERT_EQ(c.dataSize, size);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(c.data) % 64, 0u);
+  EXPECT_EQ(std::memcmp(c.data, raw, size), 0);
 }
 
 TEST(Module, RoundTripThroughFile) {

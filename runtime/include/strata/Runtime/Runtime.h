@@ -475,6 +475,13 @@ public:
   /// Adds a constant with its bytes.
   uint32_t addConstant(DType dtype, std::vector<int64_t> shape,
                        std::vector<uint8_t> bytes);
+  /// Adds a constant whose `size` bytes at `data` are borrowed, not copied:
+  /// they must stay alive and unchanged until finish() or write() returns
+  /// (the compiler's constants, which its MLIR context holds, so that a
+  /// model's hundreds of megabytes of weights are copied once, into the
+  /// module, rather than twice).
+  uint32_t addConstantView(DType dtype, std::vector<int64_t> shape,
+                           const uint8_t *data, size_t size);
   /// Adds a constant of strings (one per element, row-major).
   uint32_t addStringConstant(std::vector<int64_t> shape,
                              std::vector<std::string> values);
