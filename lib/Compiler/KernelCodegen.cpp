@@ -44,6 +44,7 @@
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Operator.h"
+#include "llvm/IR/StructuralHash.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/CommandLine.h"
@@ -56,6 +57,7 @@
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/Transforms/Utils/Cloning.h"
+#include "llvm/Transforms/Utils/FunctionComparator.h"
 
 #include <map>
 #include <mutex>
@@ -225,6 +227,43 @@ static void addAbiWrapper(llvm::Module &module, llvm::Function *body,
   b.CreateRetVoid();
 }
 
+/// The kernels among `names` whose lowered bodies repeat an earlier one's,
+/// each mapped to that first kernel: the same instructions on the same
+/// types and constants (LLVM's FunctionComparator, which MergeFunctions
+/// uses; it errs on the side of "different") with the same row-block
+/// strides. A model's repeated layers lower to the same kernels (BERT-base:
+/// 72 kernels, 6 distinct), and LLVM's O3 and code generation, most of a
+/// compile, then run once per distinct kernel instead of once per layer.
+static std::map<std::string, std::string> findRepeatedKernels(
+    llvm::Module &module, ArrayRef<std::string> names,
+    const std::map<std::string, SmallVector<int64_t>> &strides) {
+  std::map<std::string, std::string> sameAs;
+  llvm::GlobalNumberState globals;
+  // Candidates by structural hash and strides, then compared in full.
+  std::map<std::pair<llvm::stable_hash, SmallVector<int64_t>>,
+           SmallVector<llvm::Function *>>
+      firsts;
+  for (const std::string &name : names) {
+    llvm::Function *body = module.getFunction(name);
+    auto it = strides.find(name);
+    SmallVector<int64_t> blockStrides =
+        it == strides.end() ? SmallVector<int64_t>() : it->second;
+    SmallVector<llvm::Function *> &candidates =
+        firsts[{llvm::StructuralHash(*body), blockStrides}];
+    llvm::Function *same = nullptr;
+    for (llvm::Function *first : candidates)
+      if (llvm::FunctionComparator(first, body, &globals).compare() == 0) {
+        same = first;
+        break;
+      }
+    if (same)
+      sameAs[name] = same->getName().str();
+    else
+      candidates.push_back(body);
+  }
+  return sameAs;
+}
+
 static LogicalResult emitError(ModuleOp module, const llvm::Twine &message) {
   return module.emitError(message);
 }
@@ -312,15 +351,31 @@ LogicalResult strata::generateKernelCode(ModuleOp module,
   llvmModule->setTargetTriple(llvm::Triple(triple));
   llvmModule->setDataLayout(machine->createDataLayout());
 
-  for (const std::string &name : names) {
-    llvm::Function *body = llvmModule->getFunction(name);
-    if (!body)
+  for (const std::string &name : names)
+    if (!llvmModule->getFunction(name))
       return emitError(module, "internal error: kernel " + name +
                                    " disappeared during lowering");
+  std::map<std::string, std::string> sameAs =
+      findRepeatedKernels(*llvmModule, names, strides);
+  for (const std::string &name : names) {
+    llvm::Function *body = llvmModule->getFunction(name);
+    if (sameAs.count(name)) {
+      body->eraseFromParent();
+      continue;
+    }
     auto it = strides.find(name);
     addAbiWrapper(*llvmModule, body, name,
                   it == strides.end() ? ArrayRef<int64_t>()
                                       : ArrayRef<int64_t>(it->second));
+  }
+  // A repeated kernel is its first occurrence's code under its own name,
+  // which the runtime looks up as any other.
+  for (const auto &[name, first] : sameAs) {
+    llvm::Function *wrapper = llvmModule->getFunction(first);
+    auto *alias = llvm::GlobalAlias::create(wrapper->getFunctionType(), 0,
+                                            llvm::GlobalValue::ExternalLinkage,
+                                            name, wrapper, llvmModule.get());
+    alias->setVisibility(llvm::GlobalValue::DefaultVisibility);
   }
   // Let LLVM reassociate floating-point arithmetic and contract it into
   // FMAs: without reassociation it cannot vectorize a reduction (a matmul's
@@ -353,17 +408,27 @@ LogicalResult strata::generateKernelCode(ModuleOp module,
       llvmModule->print(os, nullptr);
     });
     // Each kernel's own LLVM IR and object: the module with only its
-    // wrapper and body defined.
+    // wrapper and body defined (a repeated kernel's: its first
+    // occurrence's, which its symbol is an alias of).
     for (const std::string &name : names) {
+      auto same = sameAs.find(name);
+      std::string code = same == sameAs.end() ? name : same->second;
       llvm::ValueToValueMapTy map;
       std::unique_ptr<llvm::Module> one = llvm::CloneModule(
           *llvmModule, map, [&](const llvm::GlobalValue *value) {
-            return !isa<llvm::Function>(value) || value->getName() == name ||
-                   value->getName() == name + ".body";
+            if (isa<llvm::GlobalVariable>(value))
+              return true;
+            return value->getName() == code ||
+                   value->getName() == code + ".body";
           });
       std::string prefix = "kernels/" + name + "/" + name;
-      writeDumpFile(dumpDir, prefix + ".ll",
-                    [&](llvm::raw_ostream &os) { one->print(os, nullptr); });
+      writeDumpFile(dumpDir, prefix + ".ll", [&](llvm::raw_ostream &os) {
+        if (code != name)
+          os << "; kernel " << name << " is the code of " << code
+             << " (the same body): its symbol is an alias of " << code
+             << "'s\n";
+        one->print(os, nullptr);
+      });
       llvm::SmallVector<char, 0> object;
       if (succeeded(emitObject(*one, object)))
         writeDumpFile(dumpDir, prefix + ".o", [&](llvm::raw_ostream &os) {
