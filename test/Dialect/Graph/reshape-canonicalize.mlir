@@ -126,3 +126,43 @@ func.func @real_transpose(%x: tensor<1x197x12x64xf16>) -> tensor<1x12x197x64xf16
   %0 = graph.transpose %x {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x197x12x64xf16>) -> tensor<1x12x197x64xf16>
   return %0 : tensor<1x12x197x64xf16>
 }
+
+// -----
+
+// An activation after a reshape moves before it (GPT-2's FC1: addmm on
+// [B*S, K], viewed back to [B, S, N], then its GELU), so that the product's
+// epilogue sees it.
+// CHECK-LABEL: func @activation_before_reshape
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<8x12xf16>
+// CHECK: %[[G:.*]] = graph.gelu %[[X]] {approximate = "tanh"} : (tensor<8x12xf16>) -> tensor<8x12xf16>
+// CHECK-NEXT: %[[R:.*]] = graph.reshape %[[G]], %{{.*}} : (tensor<8x12xf16>, tensor<3xi64>) -> tensor<2x4x12xf16>
+// CHECK-NEXT: return %[[R]]
+func.func @activation_before_reshape(%x: tensor<8x12xf16>) -> tensor<2x4x12xf16> {
+  %s = graph.constant dense<[2, 4, 12]> : tensor<3xi64>
+  %0 = graph.reshape %x, %s : (tensor<8x12xf16>, tensor<3xi64>) -> tensor<2x4x12xf16>
+  %1 = graph.gelu %0 {approximate = "tanh"} : (tensor<2x4x12xf16>) -> tensor<2x4x12xf16>
+  return %1 : tensor<2x4x12xf16>
+}
+
+// -----
+
+// Not when the reshape's input or result has another reader, nor for an op
+// that is not an activation.
+// CHECK-LABEL: func @activation_stays
+// CHECK: graph.reshape
+// CHECK-NEXT: graph.relu
+// CHECK: graph.reshape
+// CHECK-NEXT: graph.relu
+// CHECK: graph.reshape
+// CHECK-NEXT: graph.exp
+func.func @activation_stays(%x: tensor<8x12xf32>, %y: tensor<8x12xf32>, %z: tensor<8x12xf32>) -> (tensor<2x4x12xf32>, tensor<8x12xf32>, tensor<2x4x12xf32>, tensor<2x4x12xf32>, tensor<2x4x12xf32>) {
+  %s = graph.constant dense<[2, 4, 12]> : tensor<3xi64>
+  %0 = graph.reshape %x, %s : (tensor<8x12xf32>, tensor<3xi64>) -> tensor<2x4x12xf32>
+  %1 = graph.relu %0 : (tensor<2x4x12xf32>) -> tensor<2x4x12xf32>
+  %2 = graph.reshape %y, %s : (tensor<8x12xf32>, tensor<3xi64>) -> tensor<2x4x12xf32>
+  %3 = graph.relu %2 : (tensor<2x4x12xf32>) -> tensor<2x4x12xf32>
+  %4 = graph.reshape %z, %s : (tensor<8x12xf32>, tensor<3xi64>) -> tensor<2x4x12xf32>
+  %5 = graph.exp %4 : (tensor<2x4x12xf32>) -> tensor<2x4x12xf32>
+  return %1, %x, %3, %2, %5 : tensor<2x4x12xf32>, tensor<8x12xf32>, tensor<2x4x12xf32>, tensor<2x4x12xf32>, tensor<2x4x12xf32>
+}
+

@@ -367,9 +367,42 @@ static LogicalResult transposeAfterReshapes(ReshapeOp op,
   return success();
 }
 
+/// act(reshape(x)) as reshape(act(x)), for an activation `act` (unary and
+/// elementwise, so it commutes with any reshape) when x and the reshape
+/// have no other reader: a product's epilogue then sees the activation on
+/// its result. torch's exporters write linear layers over [B, S, K] as a
+/// 2-D Gemm between views (HF's Conv1D in GPT-2: addmm on [B*S, K], viewed
+/// back to [B, S, N]), so the activation after FC1 read the view, and
+/// cuBLASLt's GELU epilogue and oneDNN's post-ops could not take it.
+static LogicalResult activationBeforeReshape(ReshapeOp op,
+                                             PatternRewriter &rewriter) {
+  if (!op->hasOneUse() || !op.getData().hasOneUse())
+    return failure();
+  Operation *act = *op->getUsers().begin();
+  if (!isa<ReluOp, GeluOp, SigmoidOp, TanhOp, LeakyReluOp, HardSwishOp,
+           SoftplusOp>(act) ||
+      act->getNumOperands() != 1 || act->getNumResults() != 1)
+    return failure();
+  auto x = dyn_cast<TensorType>(op.getData().getType());
+  auto out = dyn_cast<TensorType>(act->getResult(0).getType());
+  if (!x || !out || x.getElementType() != out.getElementType())
+    return failure();
+  rewriter.setInsertionPoint(op);
+  Operation *moved = rewriter.clone(*act);
+  moved->setOperand(0, op.getData());
+  moved->getResult(0).setType(x);
+  auto reshape =
+      ReshapeOp::create(rewriter, op.getLoc(), out, moved->getResult(0),
+                        op.getShape(), op.getAllowzeroAttr());
+  rewriter.replaceOp(act, reshape.getOutput());
+  rewriter.eraseOp(op);
+  return success();
+}
+
 void ReshapeOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
                                             MLIRContext *context) {
   patterns.add(transposeAfterReshapes);
+  patterns.add(activationBeforeReshape);
 }
 
 //===----------------------------------------------------------------------===//
