@@ -166,3 +166,35 @@ func.func @activation_stays(%x: tensor<8x12xf32>, %y: tensor<8x12xf32>, %z: tens
   return %1, %x, %3, %2, %5 : tensor<2x4x12xf32>, tensor<8x12xf32>, tensor<2x4x12xf32>, tensor<2x4x12xf32>, tensor<2x4x12xf32>
 }
 
+// -----
+
+// torch's dynamo export of nn.MultiheadAttention (torchvision's ViT): K^T
+// is a transpose of K's [H, T, D] transpose, then viewed as [1, H, D, T].
+// The transposes compose, and the view moves before the transpose, so K^T
+// is one transpose of K's buffer, as the attention matcher reads it.
+// CHECK-LABEL: func @mha_key_transpose
+// CHECK-SAME: (%[[K:[^:]*]]: tensor<197x1x768xf16>
+// CHECK: %[[V:.*]] = graph.reshape %[[K]], %{{.*}} : (tensor<197x1x768xf16>, tensor<4xi64>) -> tensor<1x197x12x64xf16>
+// CHECK-NEXT: %[[T:.*]] = graph.transpose %[[V]] {perm = array<i64: 0, 2, 3, 1>} : (tensor<1x197x12x64xf16>) -> tensor<1x12x64x197xf16>
+// CHECK-NEXT: return %[[T]]
+func.func @mha_key_transpose(%k: tensor<197x1x768xf16>) -> tensor<1x12x64x197xf16> {
+  %s3 = graph.constant dense<[197, 12, 64]> : tensor<3xi64>
+  %s4 = graph.constant dense<[1, 12, 64, 197]> : tensor<4xi64>
+  %0 = graph.reshape %k, %s3 : (tensor<197x1x768xf16>, tensor<3xi64>) -> tensor<197x12x64xf16>
+  %1 = graph.transpose %0 {perm = array<i64: 1, 0, 2>} : (tensor<197x12x64xf16>) -> tensor<12x197x64xf16>
+  %2 = graph.transpose %1 {perm = array<i64: 0, 2, 1>} : (tensor<12x197x64xf16>) -> tensor<12x64x197xf16>
+  %3 = graph.reshape %2, %s4 : (tensor<12x64x197xf16>, tensor<4xi64>) -> tensor<1x12x64x197xf16>
+  return %3 : tensor<1x12x64x197xf16>
+}
+
+// -----
+
+// Not when the inner transpose has another reader.
+// CHECK-LABEL: func @transposes_stay
+// CHECK: graph.transpose %{{.*}} {perm = array<i64: 1, 0, 2>}
+// CHECK: graph.transpose %{{.*}} {perm = array<i64: 0, 2, 1>}
+func.func @transposes_stay(%x: tensor<2x3x4xf32>) -> (tensor<3x2x4xf32>, tensor<3x4x2xf32>) {
+  %0 = graph.transpose %x {perm = array<i64: 1, 0, 2>} : (tensor<2x3x4xf32>) -> tensor<3x2x4xf32>
+  %1 = graph.transpose %0 {perm = array<i64: 0, 2, 1>} : (tensor<3x2x4xf32>) -> tensor<3x4x2xf32>
+  return %0, %1 : tensor<3x2x4xf32>, tensor<3x4x2xf32>
+}

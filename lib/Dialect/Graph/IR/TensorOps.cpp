@@ -734,9 +734,36 @@ static LogicalResult transposeOfUnitDims(TransposeOp op,
   return success();
 }
 
+/// transpose(transpose(x, p), q) as one transpose of x by p[q[i]], when
+/// nothing else reads the inner one: a transpose is a kernel, and one that
+/// reads another hides its source from the matchers (torch's dynamo export
+/// of nn.MultiheadAttention writes K^T as a transpose of K's [H, T, D]
+/// transpose, which the attention matcher then did not see as K^T).
+static LogicalResult composeTransposes(TransposeOp op,
+                                       PatternRewriter &rewriter) {
+  auto inner = op.getInput().getDefiningOp<TransposeOp>();
+  auto x = inner ? rankedType(inner.getInput()) : RankedTensorType();
+  auto mid = rankedType(op.getInput());
+  if (!inner || !inner->hasOneUse() || !x || !mid ||
+      x.getRank() != mid.getRank())
+    return failure();
+  SmallVector<int64_t> p = transposePermutation(inner, x.getRank());
+  SmallVector<int64_t> q = transposePermutation(op, mid.getRank());
+  if (!isPermutation(p) || !isPermutation(q))
+    return failure();
+  SmallVector<int64_t> composed;
+  for (int64_t i : q)
+    composed.push_back(p[i]);
+  rewriter.replaceOpWithNewOp<TransposeOp>(
+      op, op.getType(), inner.getInput(),
+      rewriter.getDenseI64ArrayAttr(composed));
+  return success();
+}
+
 void TransposeOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
                                               MLIRContext *context) {
   patterns.add(transposeOfUnitDims);
+  patterns.add(composeTransposes);
 }
 
 //===----------------------------------------------------------------------===//
