@@ -3,6 +3,7 @@
 
     /usr/bin/python3 bench/gpu/export_onnx.py [--out bench/gpu/models] [--only NAME ...] [--small]
     /usr/bin/python3 bench/gpu/export_onnx.py --suite real [--out build-real-models] [--only ...]
+        [--exporter torchscript|dynamo]
 
 Run with Debian's python (torch 1.13, onnx 1.12). Each model has every tensor, weights too, as
 a graph input and no initializers, so the files are a few kilobytes and are committed; the
@@ -103,6 +104,10 @@ def main():
                     help="default: bench/gpu/models, or build-real-models with --suite real")
     ap.add_argument("--suite", choices=("kernels", "real"), default="kernels")
     ap.add_argument("--only", nargs="*", help="workload names (default: all)")
+    ap.add_argument("--exporter", choices=("torchscript", "dynamo"), default="torchscript",
+                    help="--suite real: the exporter of the torchvision models (dynamo: torch "
+                         "2.9 and later's default, on the GPU machine; the text models always "
+                         "use it)")
     ap.add_argument("--small", action="store_true",
                     help="static shapes at the small tracing sizes (for testing the harness on "
                          "the CPU: run.py --small); write them elsewhere with --out")
@@ -122,7 +127,7 @@ def main():
         if w.group == "real":
             import real_models as R
             path = os.path.join(a.out, f"{n}.onnx")
-            nodes = R.export(w, path)
+            nodes = R.export(w, path, a.exporter)
             print(f"{os.path.relpath(path)}: {nodes} nodes, "
                   f"{os.path.getsize(path) / 2**20:.1f} MiB", flush=True)
             continue

@@ -246,6 +246,33 @@ def to_f16(model):
     return model
 
 
+def export_dynamo(w, arch, path):
+    """Exports the model of workload `w` (static shapes) to `path`, in float16 on the GPU, by
+    torch's default exporter since 2.9 (dynamo): the text and audio models always, the
+    torchvision ones with `export(..., exporter="dynamo")`, as a user of torch 2.9 or later
+    exports them (a ViT's attention is then what torch.export makes of nn.MultiheadAttention,
+    not TorchScript's slices). Returns the node count."""
+    if arch in TEXT:
+        return export_text(w, arch, path)
+    import warnings
+
+    import onnx
+    dev = torch.device("cuda")
+    model = typed(build(arch), dev, torch.float16)
+    x = torch.zeros(w.dims["B"], 3, 224, 224, device=dev, dtype=torch.float16)
+    with warnings.catch_warnings(), torch.no_grad():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(model, (x,), path, dynamo=True, external_data=False,
+                          input_names=["x"], output_names=["y"])
+    proto = onnx.load(path)
+    proto.producer_name = "strata bench/gpu/real_models.py"
+    proto.doc_string = (f"torchvision {arch}, batch {w.dims['B']}, float16, torch "
+                        f"{torch.__version__}'s dynamo exporter, weights filled by "
+                        "bench/gpu/real_models.py:fill")
+    onnx.save(proto, path)
+    return len(proto.graph.node)
+
+
 def export_text(w, arch, path):
     """Exports the text or audio model of workload `w` (static shapes) to `path`, in float16 on
     the GPU, by torch's default exporter since 2.9 (dynamo). Returns the node count.
@@ -275,9 +302,11 @@ def export_text(w, arch, path):
     return len(proto.graph.node)
 
 
-def export(w, path):
+def export(w, path, exporter="torchscript"):
     """Exports workload `w`'s architecture at its batch (static shapes) to `path` in float16;
-    returns the node count."""
+    returns the node count. The torchvision models go through torch 1.13's TorchScript
+    exporter unless `exporter` is "dynamo" (export_dynamo); the text models always through
+    dynamo."""
     import io
     import warnings
 
@@ -285,6 +314,8 @@ def export(w, path):
     arch, batch = w.name.rsplit("_b", 1)[0], w.dims["B"]
     if arch in TEXT:
         return export_text(w, arch, path)
+    if exporter == "dynamo":
+        return export_dynamo(w, arch, path)
     model = build(arch)
     x = torch.zeros(batch, 3, 224, 224)
     buf = io.BytesIO()
