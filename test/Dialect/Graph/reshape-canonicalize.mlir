@@ -198,3 +198,50 @@ func.func @transposes_stay(%x: tensor<2x3x4xf32>) -> (tensor<3x2x4xf32>, tensor<
   %1 = graph.transpose %0 {perm = array<i64: 0, 2, 1>} : (tensor<3x2x4xf32>) -> tensor<3x4x2xf32>
   return %0, %1 : tensor<3x2x4xf32>, tensor<3x4x2xf32>
 }
+
+// -----
+
+// The same K^T at batch 32: [T, B*H, D] transposed to [B*H, D, T], then
+// split into [B, H, D, T]. The split moves before the transpose: one
+// transpose of K viewed [T, B, H, D].
+// CHECK-LABEL: func @mha_key_transpose_batch
+// CHECK-SAME: (%[[K:[^:]*]]: tensor<197x32x768xf16>
+// CHECK: %[[V:.*]] = graph.reshape %[[K]], %{{.*}} : (tensor<197x32x768xf16>, tensor<4xi64>) -> tensor<197x32x12x64xf16>
+// CHECK-NEXT: %[[T:.*]] = graph.transpose %[[V]] {perm = array<i64: 1, 2, 3, 0>} : (tensor<197x32x12x64xf16>) -> tensor<32x12x64x197xf16>
+// CHECK-NEXT: return %[[T]]
+func.func @mha_key_transpose_batch(%k: tensor<197x32x768xf16>) -> tensor<32x12x64x197xf16> {
+  %s3 = graph.constant dense<[197, 384, 64]> : tensor<3xi64>
+  %s4 = graph.constant dense<[32, 12, 64, 197]> : tensor<4xi64>
+  %0 = graph.reshape %k, %s3 : (tensor<197x32x768xf16>, tensor<3xi64>) -> tensor<197x384x64xf16>
+  %1 = graph.transpose %0 {perm = array<i64: 1, 0, 2>} : (tensor<197x384x64xf16>) -> tensor<384x197x64xf16>
+  %2 = graph.transpose %1 {perm = array<i64: 0, 2, 1>} : (tensor<384x197x64xf16>) -> tensor<384x64x197xf16>
+  %3 = graph.reshape %2, %s4 : (tensor<384x64x197xf16>, tensor<4xi64>) -> tensor<32x12x64x197xf16>
+  return %3 : tensor<32x12x64x197xf16>
+}
+
+// -----
+
+// A split in the middle: [6, 20] transposed to [20, 6], then [4, 5, 6].
+// CHECK-LABEL: func @split_after_transpose
+// CHECK: graph.reshape %{{.*}} : (tensor<6x20xf32>, tensor<3xi64>) -> tensor<6x4x5xf32>
+// CHECK-NEXT: graph.transpose %{{.*}} {perm = array<i64: 1, 2, 0>} : (tensor<6x4x5xf32>) -> tensor<4x5x6xf32>
+func.func @split_after_transpose(%x: tensor<6x20xf32>) -> tensor<4x5x6xf32> {
+  %s = graph.constant dense<[4, 5, 6]> : tensor<3xi64>
+  %0 = graph.transpose %x {perm = array<i64: 1, 0>} : (tensor<6x20xf32>) -> tensor<20x6xf32>
+  %1 = graph.reshape %0, %s : (tensor<20x6xf32>, tensor<3xi64>) -> tensor<4x5x6xf32>
+  return %1 : tensor<4x5x6xf32>
+}
+
+// -----
+
+// Not a split of the transpose's dimensions: [6, 20] -> [20, 6] -> [8, 15]
+// regroups across them.
+// CHECK-LABEL: func @regroup_stays
+// CHECK: graph.transpose
+// CHECK-NEXT: graph.reshape
+func.func @regroup_stays(%x: tensor<6x20xf32>) -> tensor<8x15xf32> {
+  %s = graph.constant dense<[8, 15]> : tensor<2xi64>
+  %0 = graph.transpose %x {perm = array<i64: 1, 0>} : (tensor<6x20xf32>) -> tensor<20x6xf32>
+  %1 = graph.reshape %0, %s : (tensor<20x6xf32>, tensor<2xi64>) -> tensor<8x15xf32>
+  return %1 : tensor<8x15xf32>
+}

@@ -367,6 +367,81 @@ static LogicalResult transposeAfterReshapes(ReshapeOp op,
   return success();
 }
 
+/// reshape(reshape(x)) as one reshape of x to the static result: a reshape
+/// depends only on the element order, which the inner one keeps. Views in a
+/// row hide a buffer's layout from the matchers that read through one view
+/// (and splitBeforeTranspose leaves one before a transpose).
+static LogicalResult composeReshapes(ReshapeOp op, PatternRewriter &rewriter) {
+  auto inner = op.getData().getDefiningOp<ReshapeOp>();
+  auto result = rankedType(op.getOutput());
+  auto x = inner ? rankedType(inner.getData()) : RankedTensorType();
+  if (!inner || !result || !x || !result.hasStaticShape() ||
+      !x.hasStaticShape())
+    return failure();
+  rewriter.replaceOp(op,
+                     reshapeTo(rewriter, op.getLoc(), inner.getData(), result));
+  return success();
+}
+
+/// reshape(transpose(x)) as transpose(reshape(x)) when the reshape only
+/// splits dimensions of the transpose's result (each is the product of
+/// consecutive dimensions of the reshape's): the split moves to the
+/// dimension of x it came from, and the transpose permutes the pieces. The
+/// dynamo exporter's K^T of nn.MultiheadAttention at a batch B > 1 is
+/// [T, B*H, D] transposed to [B*H, D, T], then split into [B, H, D, T]; as
+/// one transpose of x viewed [T, B, H, D], it is what the attention matcher
+/// reads as K^T.
+static LogicalResult splitBeforeTranspose(ReshapeOp op,
+                                          PatternRewriter &rewriter) {
+  auto transpose = op.getData().getDefiningOp<TransposeOp>();
+  if (!transpose || !transpose->hasOneUse())
+    return failure();
+  auto x = rankedType(transpose.getInput());
+  auto b = rankedType(transpose.getOutput());
+  auto c = rankedType(op.getOutput());
+  if (!x || !b || !c || !x.hasStaticShape() || !b.hasStaticShape() ||
+      !c.hasStaticShape() || c.getRank() <= b.getRank())
+    return failure();
+  SmallVector<int64_t> perm = transposePermutation(transpose, x.getRank());
+  if (int64_t(perm.size()) != x.getRank() || !isPermutation(perm))
+    return failure();
+  // The dimensions of c that each dimension of b splits into.
+  SmallVector<SmallVector<int64_t>> pieces(b.getRank());
+  int64_t next = 0;
+  for (int64_t i = 0; i < b.getRank(); ++i) {
+    int64_t product = 1;
+    do {
+      if (next == c.getRank())
+        return failure();
+      product *= c.getDimSize(next);
+      pieces[i].push_back(c.getDimSize(next++));
+    } while (product < b.getDimSize(i));
+    if (product != b.getDimSize(i))
+      return failure();
+  }
+  if (next != c.getRank())
+    return failure();
+  // x with each dimension split as its image in b is; then the transpose of
+  // the pieces, in b's order.
+  SmallVector<int64_t> split, start(x.getRank());
+  SmallVector<int64_t> imageOf(x.getRank());
+  for (int64_t i = 0; i < b.getRank(); ++i)
+    imageOf[perm[i]] = i;
+  for (int64_t j = 0; j < x.getRank(); ++j) {
+    start[j] = int64_t(split.size());
+    llvm::append_range(split, pieces[imageOf[j]]);
+  }
+  SmallVector<int64_t> composed;
+  for (int64_t i = 0; i < b.getRank(); ++i)
+    for (int64_t k = 0; k < int64_t(pieces[i].size()); ++k)
+      composed.push_back(start[perm[i]] + k);
+  Value source = reshapeTo(rewriter, op.getLoc(), transpose.getInput(),
+                           RankedTensorType::get(split, x.getElementType()));
+  rewriter.replaceOpWithNewOp<TransposeOp>(
+      op, op.getType(), source, rewriter.getDenseI64ArrayAttr(composed));
+  return success();
+}
+
 /// act(reshape(x)) as reshape(act(x)), for an activation `act` (unary and
 /// elementwise, so it commutes with any reshape) when x and the reshape
 /// have no other reader: a product's epilogue then sees the activation on
@@ -402,6 +477,8 @@ static LogicalResult activationBeforeReshape(ReshapeOp op,
 void ReshapeOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
                                             MLIRContext *context) {
   patterns.add(transposeAfterReshapes);
+  patterns.add(splitBeforeTranspose);
+  patterns.add(composeReshapes);
   patterns.add(activationBeforeReshape);
 }
 
