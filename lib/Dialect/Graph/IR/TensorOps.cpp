@@ -455,8 +455,7 @@ static LogicalResult activationBeforeReshape(ReshapeOp op,
     return failure();
   Operation *act = *op->getUsers().begin();
   if (!isa<ReluOp, GeluOp, SigmoidOp, TanhOp, LeakyReluOp, HardSwishOp,
-           SoftplusOp>(act) ||
-      act->getNumOperands() != 1 || act->getNumResults() != 1)
+           SoftplusOp>(act))
     return failure();
   auto x = dyn_cast<TensorType>(op.getData().getType());
   auto out = dyn_cast<TensorType>(act->getResult(0).getType());

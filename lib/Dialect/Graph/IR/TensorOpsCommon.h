@@ -211,22 +211,6 @@ inline std::pair<int64_t, int64_t> shapeRange(ShapeOp op, int64_t rank) {
   return {start, std::max(start, end)};
 }
 
-/// Reads a constant scalar as a double (integers and floats).
-inline std::optional<double> constantScalar(Value value) {
-  DenseElementsAttr attr;
-  if (!value || !matchPattern(value, m_Constant(&attr)) ||
-      attr.getNumElements() != 1)
-    return std::nullopt;
-  Attribute element = *attr.getValues<Attribute>().begin();
-  if (auto i = dyn_cast<IntegerAttr>(element))
-    return i.getType().isUnsignedInteger()
-               ? double(i.getValue().getZExtValue())
-               : double(i.getValue().getSExtValue());
-  if (auto f = dyn_cast<FloatAttr>(element))
-    return f.getValueAsDouble();
-  return std::nullopt;
-}
-
 /// `v` reshaped to `type` (a static shape, given as a constant operand).
 inline Value reshapeTo(OpBuilder &b, Location loc, Value v,
                        RankedTensorType type) {

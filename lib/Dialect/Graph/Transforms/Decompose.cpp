@@ -463,27 +463,16 @@ struct DecomposePRelu : OpRewritePattern<PReluOp> {
 // GELU
 //===----------------------------------------------------------------------===//
 
-/// The value of `v` when it is a float or integer constant whose elements
-/// all equal one value and which cannot broadcast `like` to a larger shape:
-/// a single element of rank 0, or of a rank no greater than `like`'s.
+/// The value of `v` when it is a constant of one element (constantScalar)
+/// that cannot broadcast `like` to a larger shape: of rank 0, or of a rank
+/// no greater than `like`'s.
 std::optional<double> scalarConstant(Value v, Value like) {
-  DenseElementsAttr attr;
-  if (!matchPattern(v, m_Constant(&attr)) || !attr.isSplat() ||
-      attr.getNumElements() != 1)
-    return std::nullopt;
-  int64_t rank = attr.getType().getRank();
+  auto type = dyn_cast<RankedTensorType>(v.getType());
   auto likeType = cast<TensorType>(like.getType());
-  if (rank > 0 && (!likeType.hasRank() || likeType.getRank() < rank))
+  if (!type || (type.getRank() > 0 &&
+                (!likeType.hasRank() || likeType.getRank() < type.getRank())))
     return std::nullopt;
-  Type element = attr.getElementType();
-  if (isa<FloatType>(element))
-    return attr.getSplatValue<APFloat>().convertToDouble();
-  if (auto integer = dyn_cast<IntegerType>(element))
-    return integer.isUnsigned()
-               ? static_cast<double>(attr.getSplatValue<APInt>().getZExtValue())
-               : static_cast<double>(
-                     attr.getSplatValue<APInt>().getSExtValue());
-  return std::nullopt;
+  return constantScalar(v);
 }
 
 /// The relative tolerance to which a constant of `v`'s float element type
@@ -545,30 +534,31 @@ std::optional<Cubic> asCubic(Value v, Value x,
       }
     return r;
   };
+  // a + s * b, and f * a.
+  auto sum = [](const Cubic &a, const Cubic &b, double s) {
+    return Cubic{a[0] + s * b[0], a[1] + s * b[1], a[2] + s * b[2],
+                 a[3] + s * b[3]};
+  };
+  auto scaled = [](const Cubic &a, double f) {
+    return Cubic{f * a[0], f * a[1], f * a[2], f * a[3]};
+  };
   std::optional<Cubic> result;
-  if (auto add = dyn_cast<AddOp>(op)) {
-    std::optional<Cubic> a = operand(add.getLhs()), b = operand(add.getRhs());
+  if (isa<AddOp, SubOp, MulOp>(op)) {
+    std::optional<Cubic> a = operand(op->getOperand(0)),
+                         b = operand(op->getOperand(1));
     if (a && b)
-      result = Cubic{(*a)[0] + (*b)[0], (*a)[1] + (*b)[1], (*a)[2] + (*b)[2],
-                     (*a)[3] + (*b)[3]};
-  } else if (auto sub = dyn_cast<SubOp>(op)) {
-    std::optional<Cubic> a = operand(sub.getLhs()), b = operand(sub.getRhs());
-    if (a && b)
-      result = Cubic{(*a)[0] - (*b)[0], (*a)[1] - (*b)[1], (*a)[2] - (*b)[2],
-                     (*a)[3] - (*b)[3]};
-  } else if (auto mul = dyn_cast<MulOp>(op)) {
-    std::optional<Cubic> a = operand(mul.getLhs()), b = operand(mul.getRhs());
-    if (a && b)
-      result = product(*a, *b);
+      result = isa<AddOp>(op)   ? sum(*a, *b, 1)
+               : isa<SubOp>(op) ? sum(*a, *b, -1)
+                                : product(*a, *b);
   } else if (auto neg = dyn_cast<NegOp>(op)) {
     if (std::optional<Cubic> a = operand(neg.getInput()))
-      result = Cubic{-(*a)[0], -(*a)[1], -(*a)[2], -(*a)[3]};
+      result = scaled(*a, -1);
   } else if (auto div = dyn_cast<DivOp>(op)) {
     std::optional<double> c = scalarConstant(div.getRhs(), x);
     std::optional<Cubic> a = operand(div.getLhs());
     if (a && c && *c != 0 &&
         isa<FloatType>(getElementTypeOrSelf(div.getType())))
-      result = Cubic{(*a)[0] / *c, (*a)[1] / *c, (*a)[2] / *c, (*a)[3] / *c};
+      result = scaled(*a, 1 / *c);
   } else if (auto pow = dyn_cast<PowOp>(op)) {
     std::optional<double> e = scalarConstant(pow.getRhs(), x);
     std::optional<Cubic> a = operand(pow.getLhs());

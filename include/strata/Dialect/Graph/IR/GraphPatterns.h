@@ -13,6 +13,7 @@
 
 #include "strata/Dialect/Graph/IR/GraphOps.h"
 
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace strata::graph {
@@ -24,6 +25,22 @@ inline llvm::SmallVector<int64_t> transposePermutation(TransposeOp op,
   if (std::optional<llvm::ArrayRef<int64_t>> perm = op.getPerm())
     return llvm::to_vector(*perm);
   return llvm::to_vector(llvm::reverse(llvm::seq<int64_t>(0, rank)));
+}
+
+/// Reads a constant scalar (one element) as a double (integers and floats).
+inline std::optional<double> constantScalar(mlir::Value value) {
+  mlir::DenseElementsAttr attr;
+  if (!value || !mlir::matchPattern(value, mlir::m_Constant(&attr)) ||
+      attr.getNumElements() != 1)
+    return std::nullopt;
+  mlir::Attribute element = *attr.getValues<mlir::Attribute>().begin();
+  if (auto i = llvm::dyn_cast<mlir::IntegerAttr>(element))
+    return i.getType().isUnsignedInteger()
+               ? double(i.getValue().getZExtValue())
+               : double(i.getValue().getSExtValue());
+  if (auto f = llvm::dyn_cast<mlir::FloatAttr>(element))
+    return f.getValueAsDouble();
+  return std::nullopt;
 }
 
 /// A graph.constant of `type` with every element `value` (converted to the
