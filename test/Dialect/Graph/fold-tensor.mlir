@@ -363,3 +363,22 @@ func.func @gather_dynamic_dim_of_shape(%x: tensor<?x1xf32>) -> tensor<1xi64> {
   %d = graph.gather %s, %i : (tensor<2xi64>, tensor<1xi64>) -> tensor<1xi64>
   return %d : tensor<1xi64>
 }
+
+// -----
+
+// GatherNDs of constants fold: whole tuples, a tuple's prefix (slices), a
+// batch dimension and a negative index.
+// CHECK-LABEL: func @fold_gather_nd
+// CHECK-NOT: graph.gather_nd
+// CHECK-DAG: graph.constant dense<[0, 3]> : tensor<2xi64>
+// CHECK-DAG: graph.constant dense<{{\[}}[2, 3], [0, 1]]> : tensor<2x2xi64>
+// CHECK-DAG: graph.constant dense<[1, 2]> : tensor<2xi64>
+func.func @fold_gather_nd() -> (tensor<2xi64>, tensor<2x2xi64>, tensor<2xi64>) {
+  %d = graph.constant dense<[[0, 1], [2, 3]]> : tensor<2x2xi64>
+  %whole = graph.constant dense<[[0, 0], [1, -1]]> : tensor<2x2xi64>
+  %0 = graph.gather_nd %d, %whole : (tensor<2x2xi64>, tensor<2x2xi64>) -> tensor<2xi64>
+  %rows = graph.constant dense<[[1], [0]]> : tensor<2x1xi64>
+  %1 = graph.gather_nd %d, %rows : (tensor<2x2xi64>, tensor<2x1xi64>) -> tensor<2x2xi64>
+  %2 = graph.gather_nd %d, %rows {batch_dims = 1 : i64} : (tensor<2x2xi64>, tensor<2x1xi64>) -> tensor<2xi64>
+  return %0, %1, %2 : tensor<2xi64>, tensor<2x2xi64>, tensor<2xi64>
+}

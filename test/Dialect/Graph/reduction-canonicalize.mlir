@@ -77,3 +77,19 @@ func.func @reduction_of_input(%x: tensor<2xf32>) -> tensor<f32> {
   %0 = graph.reduce_max %x {keepdims = 0 : i64} : (tensor<2xf32>) -> tensor<f32>
   return %0 : tensor<f32>
 }
+
+// -----
+
+// CumSums of constants fold (transformers' packed-sequence ids are a CumSum
+// of the positions' steps): along the axis, exclusive and reversed too.
+// CHECK-LABEL: func @fold_constant_cum_sums
+// CHECK-NOT: graph.cum_sum
+// CHECK-DAG: graph.constant dense<{{\[}}[1, 3, 6], [4, 9, 15]]> : tensor<2x3xi64>
+// CHECK-DAG: graph.constant dense<{{\[}}[4.000000e+00, 5.000000e+00, 6.000000e+00], [0.000000e+00, 0.000000e+00, 0.000000e+00]]> : tensor<2x3xf32>
+func.func @fold_constant_cum_sums() -> (tensor<2x3xi64>, tensor<2x3xf32>) {
+  %i = graph.constant dense<[[1, 2, 3], [4, 5, 6]]> : tensor<2x3xi64>
+  %0 = graph.cum_sum %i {axis = 1 : i64} : (tensor<2x3xi64>) -> tensor<2x3xi64>
+  %f = graph.constant dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]> : tensor<2x3xf32>
+  %1 = graph.cum_sum %f {axis = -2 : i64, exclusive = 1 : i64, reverse = 1 : i64} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %0, %1 : tensor<2x3xi64>, tensor<2x3xf32>
+}

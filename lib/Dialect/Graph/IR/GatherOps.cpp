@@ -199,6 +199,42 @@ LogicalResult GatherNDOp::verify() {
   return success();
 }
 
+/// A GatherND of constants: each result element's source is the data
+/// element at its batch prefix, then the index tuple, then its suffix.
+/// Exporters compute masks so (transformers' packed-sequence ids).
+OpFoldResult GatherNDOp::fold(FoldAdaptor adaptor) {
+  auto data = rankedType(getData());
+  auto indicesType = rankedType(getIndices());
+  auto indices = constantInts(getIndices());
+  if (!data || !data.hasStaticShape() || !indicesType ||
+      !indicesType.hasStaticShape() || !indices || !hasConsistentTypes(*this))
+    return {};
+  int64_t b = int64_t(getBatchDims());
+  int64_t q = indicesType.getRank();
+  int64_t k = indicesType.getDimSize(q - 1);
+  ArrayRef<int64_t> dataShape = data.getShape();
+  SmallVector<int64_t> source(data.getRank()), position;
+  return remapElements(
+      foldableElements(adaptor.getData()), getType(),
+      [&](ArrayRef<int64_t> index) -> int64_t {
+        // index = batch prefix, indices' middle dimensions, data suffix.
+        position.assign(index.begin(), index.begin() + (q - 1));
+        position.push_back(0);
+        int64_t tuple = linearize(position, indicesType.getShape());
+        for (int64_t d = 0; d < b; ++d)
+          source[d] = index[d];
+        for (int64_t i = 0; i < k; ++i) {
+          int64_t dim = dataShape[b + i], at = (*indices)[tuple + i];
+          if (at < -dim || at >= dim)
+            return -1;
+          source[b + i] = at < 0 ? at + dim : at;
+        }
+        for (int64_t d = b + k; d < data.getRank(); ++d)
+          source[d] = index[q - 1 + d - b - k];
+        return linearize(source, dataShape);
+      });
+}
+
 //===----------------------------------------------------------------------===//
 // ScatterElements, ScatterND
 //===----------------------------------------------------------------------===//

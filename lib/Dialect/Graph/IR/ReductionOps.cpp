@@ -367,6 +367,57 @@ LogicalResult CumSumOp::verify() {
   return success();
 }
 
+/// A CumSum of a constant, in double (float elements) or int64 (integers),
+/// as the constant reductions fold: exporters compute masks and position ids
+/// so (transformers' packed-sequence detection sums a constant's steps).
+static LogicalResult foldConstantCumSum(CumSumOp op,
+                                        PatternRewriter &rewriter) {
+  Attribute attr;
+  auto resultType = dyn_cast<RankedTensorType>(op.getType());
+  if (op.getDynamicAxis() || !op.getAxis() || !resultType ||
+      !resultType.hasStaticShape() ||
+      !matchPattern(op.getInput(), m_Constant(&attr)))
+    return failure();
+  std::optional<folding::ConstValues> input = folding::readConstant(attr);
+  if (!input || ArrayRef<int64_t>(input->shape) != resultType.getShape())
+    return failure();
+  ArrayRef<int64_t> shape = input->shape;
+  std::optional<int64_t> axis = normalizeAxis(*op.getAxis(), shape.size());
+  if (!axis)
+    return failure();
+  // Each line along the axis: `outer` lines of `dim` elements `inner` apart.
+  int64_t dim = shape[*axis], outer = 1, inner = 1;
+  for (int64_t d = 0; d < *axis; ++d)
+    outer *= shape[d];
+  for (int64_t d = *axis + 1; d < int64_t(shape.size()); ++d)
+    inner *= shape[d];
+  bool exclusive = op.getExclusive() != 0, reverse = op.getReverse() != 0;
+  auto scan = [&](auto &values) {
+    using T = std::decay_t<decltype(values[0])>;
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i) {
+        T sum = 0;
+        for (int64_t s = 0; s < dim; ++s) {
+          int64_t at = (o * dim + (reverse ? dim - 1 - s : s)) * inner + i;
+          T x = values[at];
+          values[at] = exclusive ? sum : sum + x;
+          sum += x;
+        }
+      }
+  };
+  if (input->isFloat)
+    scan(input->floats);
+  else
+    scan(input->ints);
+  Attribute value = input->isFloat
+                        ? folding::makeConstant(resultType, input->floats, {})
+                        : folding::makeConstant(resultType, {}, input->ints);
+  if (!value)
+    return failure();
+  rewriter.replaceOpWithNewOp<ConstantOp>(op, cast<ElementsAttr>(value));
+  return success();
+}
+
 void CumSumOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
                                            MLIRContext *context) {
   patterns.add(+[](CumSumOp op, PatternRewriter &rewriter) {
@@ -374,6 +425,7 @@ void CumSumOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
         rewriter, op, op.getDynamicAxisMutable(), "axis",
         [&](ArrayRef<int64_t> v) { return i64ScalarAttr(op.getContext(), v); });
   });
+  patterns.add(foldConstantCumSum);
 }
 
 //===----------------------------------------------------------------------===//

@@ -331,6 +331,7 @@ def Graph_GatherNDOp : Graph_SimpleOp<"gather_nd"> {
                        DefaultValuedAttr<I64Attr, "0">:$batch_dims);
   let results = (outs AnyTensor:$output);
   let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
 def Graph_ScatterElementsOp : Graph_SimpleOp<"scatter_elements"> {
