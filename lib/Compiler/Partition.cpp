@@ -150,6 +150,57 @@ static bool viewFeedsPullableOps(Operation *op) {
   });
 }
 
+/// Whether `user` may move up to just after `op`: a pullable op without
+/// regions or side effects in `body` whose other operands are computed
+/// before `op` or are constants (returned in `constants`, to move with it).
+static bool canPullAfter(Operation *user, Operation *op, Block &body,
+                         SmallVectorImpl<Operation *> &constants) {
+  if (user->getBlock() != &body || user->getNumRegions() != 0 ||
+      user->hasTrait<OpTrait::IsTerminator>() || !isPullableOnGpu(user) ||
+      !isMemoryEffectFree(user) || onRunTimeShapes(user))
+    return false;
+  for (Value operand : user->getOperands()) {
+    Operation *def = operand.getDefiningOp();
+    if (!def || def == op || def->isBeforeInBlock(op))
+      continue;
+    if (!isa<graph::ConstantOp>(def) || def->getNumOperands() != 0)
+      return false;
+    constants.push_back(def);
+  }
+  return true;
+}
+
+/// A pullable op read by several pullable ops (RoPE's Q: its product with
+/// cos, and the two halves that rotate) has them moved up to just after it,
+/// in their order, when each can move (canPullAfter): then the chains that
+/// start at them are grouped in turn, and the DAG is one stretch of
+/// program order for the partitioner.
+static void pullReaders(Operation *op, Block &body) {
+  if (!isPullableOnGpu(op) || !isMemoryEffectFree(op))
+    return;
+  SmallVector<Operation *> users;
+  for (Operation *user : op->getResult(0).getUsers())
+    if (!llvm::is_contained(users, user))
+      users.push_back(user);
+  llvm::sort(users,
+             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  SmallVector<Operation *> constants;
+  for (Operation *user : users)
+    if (!canPullAfter(user, op, body, constants))
+      return;
+  Operation *last = op;
+  for (Operation *user : users) {
+    if (user == last->getNextNode()) {
+      last = user;
+      continue;
+    }
+    user->moveAfter(last);
+    last = user;
+  }
+  for (Operation *constant : constants)
+    constant->moveBefore(op);
+}
+
 /// On a GPU target, moves each pullable op that is the one reader of a
 /// single-result op up to just after it, when everything else it reads is
 /// computed before that point (constants, which read nothing, move up with
@@ -158,7 +209,9 @@ static bool viewFeedsPullableOps(Operation *op) {
 /// ViT's query, key and value slices of the in-projection, then their head
 /// splits, then their transposes, each link a kernel of its own. Grouped,
 /// each chain is one pointwise kernel (staysPullable). Only ops without
-/// regions or side effects move; the order is otherwise the exporter's.
+/// regions or side effects move; the order is otherwise the exporter's. A
+/// pullable op read by several pullable ops has them all moved after it
+/// (pullReaders), so that a small DAG (RoPE's rotation) is grouped too.
 static void groupPullableChains(func::FuncOp entry) {
   Block &body = entry.getBody().front();
   SmallVector<Operation *> order;
@@ -166,9 +219,12 @@ static void groupPullableChains(func::FuncOp entry) {
     order.push_back(&op);
   for (Operation *op : order) {
     // A constant heads no chain: what reads it stays where it computes.
-    if (isa<graph::ConstantOp>(op) || op->getNumResults() != 1 ||
-        !op->getResult(0).hasOneUse())
+    if (isa<graph::ConstantOp>(op) || op->getNumResults() != 1)
       continue;
+    if (!op->getResult(0).hasOneUse()) {
+      pullReaders(op, body);
+      continue;
+    }
     Operation *user = *op->getResult(0).getUsers().begin();
     if (user->getBlock() != &body || user->getNumRegions() != 0 ||
         user->hasTrait<OpTrait::IsTerminator>() || !isPullableOnGpu(user) ||

@@ -12,6 +12,9 @@ layout, partition and mapping rules are about (test/Gpu/cnn-patterns.test):
 - qkv_heads.onnx: a vision transformer's packed query/key/value projection split into heads
   (a slice, a reshape and a transpose each), the three chains interleaved as exporters write
   them.
+- rope.onnx: a decoder's query and key projections, each split into heads and rotated (RoPE:
+  q * cos + rotate_half(q) * sin), written as transformers' Llama exports them: both products
+  and head splits first, then each rotation.
 
     make_cnn_patterns.py OUT_DIR
 """
@@ -102,3 +105,39 @@ save("qkv_heads", nodes,
      [i64(f"s{i}", [i * width]) for i in range(3)] +
      [i64(f"e{i}", [(i + 1) * width]) for i in range(3)] +
      [i64("last", [1]), i64("heads_shape", [tokens, heads, dim])])
+
+# A decoder's rotary embedding as transformers' Llama exports it: the query and key products
+# and their head splits first, then each rotation, q * cos + cat(-q[..., D/2:], q[..., :D/2])
+# * sin, whose head split is read by three ops (the product with cos and the two halves).
+seq, heads, dim = 128, 4, 64
+width = heads * dim
+half = dim // 2
+nodes = []
+for part in "qk":
+    nodes += [helper.make_node("MatMul", ["x", f"w{part}"], [f"{part}_flat"], name=f"proj_{part}"),
+              helper.make_node("Reshape", [f"{part}_flat", "heads_shape"], [f"{part}_heads"],
+                               name=f"split_{part}"),
+              helper.make_node("Transpose", [f"{part}_heads"], [f"{part}_t"], name=f"heads_{part}",
+                               perm=[0, 2, 1, 3])]
+for part in "qk":
+    nodes += [helper.make_node("Mul", [f"{part}_t", "cos"], [f"{part}_c"], name=f"cos_{part}"),
+              helper.make_node("Slice", [f"{part}_t", "zero", "half", "axis"], [f"{part}_1"],
+                               name=f"first_{part}"),
+              helper.make_node("Slice", [f"{part}_t", "half", "end", "axis"], [f"{part}_2"],
+                               name=f"second_{part}"),
+              helper.make_node("Neg", [f"{part}_2"], [f"{part}_n"], name=f"neg_{part}"),
+              helper.make_node("Concat", [f"{part}_n", f"{part}_1"], [f"{part}_r"],
+                               name=f"rotate_{part}", axis=-1),
+              helper.make_node("Mul", [f"{part}_r", "sin"], [f"{part}_s"], name=f"sin_{part}"),
+              helper.make_node("Add", [f"{part}_c", f"{part}_s"], [part], name=f"rope_{part}")]
+angles = np.arange(seq)[:, None] * (10000.0 ** (-np.arange(half) / half))[None, :]
+angles = np.concatenate([angles, angles], axis=-1)[None, None]
+save("rope", nodes,
+     [helper.make_tensor_value_info("x", f16, [1, seq, width])],
+     [helper.make_tensor_value_info(part, f16, [1, heads, seq, dim]) for part in "qk"],
+     [numpy_helper.from_array((rng.standard_normal((width, width)) / 16).astype(np.float16),
+                              f"w{part}") for part in "qk"] +
+     [numpy_helper.from_array(np.cos(angles).astype(np.float16), "cos"),
+      numpy_helper.from_array(np.sin(angles).astype(np.float16), "sin"),
+      i64("zero", [0]), i64("half", [half]), i64("end", [dim]), i64("axis", [-1]),
+      i64("heads_shape", [1, seq, heads, dim])])
