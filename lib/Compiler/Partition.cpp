@@ -255,6 +255,44 @@ static void groupPullableChains(func::FuncOp entry) {
   }
 }
 
+/// On a GPU target, moves a pullable op whose one reader also reads a
+/// product computed after it down to just before that reader. SwiGLU,
+/// silu(x @ Wg) * (x @ Wu), is written with the silu before the second
+/// product; the partitioner closes a pointwise kernel at a library call, so
+/// the silu was a kernel of its own (a read and a write of the gate) and the
+/// second product took the multiply as its GEMM kernel's epilogue (another
+/// read of the silu), slower than cuBLASLt's product. Moved, the silu and the
+/// multiply are one pointwise kernel after both products, reading each once,
+/// and the product alone is a library call.
+static void sinkToLaterProducts(func::FuncOp entry) {
+  Block &body = entry.getBody().front();
+  SmallVector<Operation *> order;
+  for (Operation &op : body.without_terminator())
+    order.push_back(&op);
+  // Last to first, so that a chain follows its last op down (the silu's
+  // sigmoid after the silu's multiply).
+  llvm::SmallPtrSet<Operation *, 16> sunk;
+  for (Operation *op : llvm::reverse(order)) {
+    if (isa<graph::ConstantOp>(op) || op->getNumResults() != 1 ||
+        !op->getResult(0).hasOneUse() || op->getNumRegions() != 0 ||
+        !isPullableOnGpu(op) || !isMemoryEffectFree(op) || onRunTimeShapes(op))
+      continue;
+    Operation *user = *op->getResult(0).getUsers().begin();
+    if (user->getBlock() != &body || !isPullableOnGpu(user) ||
+        user == op->getNextNode())
+      continue;
+    bool readsLaterProduct = llvm::any_of(user->getOperands(), [&](Value v) {
+      Operation *def = v.getDefiningOp();
+      return def && def->getBlock() == &body && op->isBeforeInBlock(def) &&
+             isLibraryAnchor(def);
+    });
+    if (!readsLaterProduct && !sunk.contains(user))
+      continue;
+    op->moveBefore(user);
+    sunk.insert(op);
+  }
+}
+
 /// Whether `group` with the reduction `op` added becomes one loop nest with
 /// a reduction once the kernel stage's elementwise fusion has run: the
 /// group is elementwise ops and fusible gathers (at least one gather: without
@@ -1134,8 +1172,10 @@ LogicalResult strata::partitionIntoKernels(ModuleOp module,
     storeUnalignedWeightsByRows(entry);
   }
   foldEmptyResults(entry);
-  if (facts.gpu)
+  if (facts.gpu) {
     groupPullableChains(entry);
+    sinkToLaterProducts(entry);
+  }
 
   Decisions decisions;
   if (!options.decisionsFile.empty()) {

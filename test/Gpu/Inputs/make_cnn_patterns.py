@@ -141,3 +141,18 @@ save("rope", nodes,
       numpy_helper.from_array(np.sin(angles).astype(np.float16), "sin"),
       i64("zero", [0]), i64("half", [half]), i64("end", [dim]), i64("axis", [-1]),
       i64("heads_shape", [1, seq, heads, dim])])
+
+# A decoder's gated feed-forward (SwiGLU) as transformers writes it: the gate's product, its
+# silu (x * sigmoid(x)), then the up product and the multiply, then the down product.
+tokens, width, inner = 256, 256, 704
+save("swiglu",
+     [helper.make_node("MatMul", ["x", "wg"], ["g"], name="gate"),
+      helper.make_node("Sigmoid", ["g"], ["gs"], name="gate_sigmoid"),
+      helper.make_node("Mul", ["g", "gs"], ["a"], name="silu"),
+      helper.make_node("MatMul", ["x", "wu"], ["u"], name="up"),
+      helper.make_node("Mul", ["a", "u"], ["h"], name="gated"),
+      helper.make_node("MatMul", ["h", "wd"], ["y"], name="down")],
+     [helper.make_tensor_value_info("x", f16, [tokens, width])],
+     [helper.make_tensor_value_info("y", f16, [tokens, width])],
+     [numpy_helper.from_array((rng.standard_normal(shape) / 16).astype(np.float16), name)
+      for name, shape in [("wg", (width, inner)), ("wu", (width, inner)), ("wd", (inner, width))]])
