@@ -505,6 +505,12 @@ static void setDecisions(func::FuncOp kernel, const Group &group,
     for (std::string &node : strata::getNodeNames(op))
       if (!llvm::is_contained(nodes, node))
         nodes.push_back(std::move(node));
+  // One op of the graph layer that several ONNX nodes became (GELU's Div,
+  // Erf, Add and Mul as graph.gelu): nothing joined, but the nodes did fuse.
+  if (fusedBecause.empty() && group.ops.size() == 1 && nodes.size() > 1)
+    fusedBecause.push_back(strata::describeOp(group.ops.front()) +
+                           ": the graph layer formed these " +
+                           std::to_string(nodes.size()) + " nodes into one op");
   kernel::set<kernel::Nodes>(kernel, stringArray(context, nodes));
   kernel::set<kernel::FusedBecause>(kernel, stringArray(context, fusedBecause));
   kernel::set<kernel::NotFused>(kernel, stringArray(context, group.notFused));
