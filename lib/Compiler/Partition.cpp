@@ -316,6 +316,8 @@ static bool becomesOneReduction(const Group &group, Operation *op) {
       !llvm::any_of(group.ops, isFusibleGather))
     return false;
   for (Operation *member : group.ops) {
+    if (member == op) // already joined (finishesOneReduction asks)
+      continue;
     if (!isElementwiseOrFusibleGather(member))
       return false;
     for (Operation *user : member->getResult(0).getUsers())
@@ -323,6 +325,33 @@ static bool becomesOneReduction(const Group &group, Operation *op) {
         return false;
   }
   return true;
+}
+
+/// Whether `op` finishes the one reduction of `group` (becomesOneReduction)
+/// in the thread that computed each point: an elementwise op reading the
+/// reduction's result, its one reader, with nothing else of the group, and
+/// no op after the reduction yet. A depthwise convolution's bias (ConvNeXt's
+/// 7x7 convolutions) was an elementwise kernel of its own, a write and a
+/// read of the whole result; the GPU mapping runs such an op as the
+/// reduction's epilogue (GpuMapping.cpp, "finished by one elementwise op").
+static bool finishesOneReduction(const Group &group, Operation *op) {
+  if (!strata::isLowerableElementwise(op) || op->getNumResults() != 1 ||
+      group.ops.empty())
+    return false;
+  Operation *reduction = group.ops.back();
+  if (!isa<graph::ReduceSumOp, graph::ReduceMaxOp, graph::ReduceMinOp>(
+          reduction) ||
+      !reduction->getResult(0).hasOneUse() ||
+      *reduction->getResult(0).getUsers().begin() != op)
+    return false;
+  for (Value operand : op->getOperands())
+    if (Operation *def = operand.getDefiningOp();
+        def && def != reduction && group.members.contains(def))
+      return false;
+  auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  if (!type || type != reduction->getResult(0).getType())
+    return false;
+  return becomesOneReduction(group, reduction);
 }
 
 /// Whether every operand of `op` is a model input or a constant.
@@ -495,7 +524,7 @@ SmallVector<int64_t> strata::columnReductionAxes(Operation *op) {
 static std::string gpuJoinRefusal(const Group &group, Operation *op) {
   // Its rows do not split (the gathers), and need not: the mapping spreads
   // its output points over the grid.
-  if (becomesOneReduction(group, op))
+  if (becomesOneReduction(group, op) || finishesOneReduction(group, op))
     return "";
   // A column reduction (over axes the last follows: a stage of
   // strata-split-reductions, a mean over points) after another reduction:
