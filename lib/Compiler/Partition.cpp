@@ -150,14 +150,21 @@ static bool viewFeedsPullableOps(Operation *op) {
   });
 }
 
-/// Whether `user` may move up to just after `op`: a pullable op without
-/// regions or side effects in `body` whose other operands are computed
-/// before `op` or are constants (returned in `constants`, to move with it).
+/// Whether the grouping before partitioning may move `op` within `body`: a
+/// pullable op of `body` without regions or side effects, not on run-time
+/// shapes.
+static bool isMovablePullable(Operation *op, Block &body) {
+  return op->getBlock() == &body && op->getNumRegions() == 0 &&
+         !op->hasTrait<OpTrait::IsTerminator>() && isPullableOnGpu(op) &&
+         isMemoryEffectFree(op) && !onRunTimeShapes(op);
+}
+
+/// Whether `user` may move up to just after `op`: a movable pullable op
+/// whose other operands are computed before `op` or are constants (returned
+/// in `constants`, to move with it).
 static bool canPullAfter(Operation *user, Operation *op, Block &body,
                          SmallVectorImpl<Operation *> &constants) {
-  if (user->getBlock() != &body || user->getNumRegions() != 0 ||
-      user->hasTrait<OpTrait::IsTerminator>() || !isPullableOnGpu(user) ||
-      !isMemoryEffectFree(user) || onRunTimeShapes(user))
+  if (!isMovablePullable(user, body))
     return false;
   for (Value operand : user->getOperands()) {
     Operation *def = operand.getDefiningOp();
@@ -190,10 +197,6 @@ static void pullReaders(Operation *op, Block &body) {
       return;
   Operation *last = op;
   for (Operation *user : users) {
-    if (user == last->getNextNode()) {
-      last = user;
-      continue;
-    }
     user->moveAfter(last);
     last = user;
   }
@@ -226,28 +229,14 @@ static void groupPullableChains(func::FuncOp entry) {
       continue;
     }
     Operation *user = *op->getResult(0).getUsers().begin();
-    if (user->getBlock() != &body || user->getNumRegions() != 0 ||
-        user->hasTrait<OpTrait::IsTerminator>() || !isPullableOnGpu(user) ||
-        !isMemoryEffectFree(user) || onRunTimeShapes(user))
+    SmallVector<Operation *> constants;
+    if (!canPullAfter(user, op, body, constants))
       continue;
     // Already next but for constants: nothing to gain from moving.
     Operation *next = op->getNextNode();
     while (next != user && isa<graph::ConstantOp>(next))
       next = next->getNextNode();
     if (next == user)
-      continue;
-    bool movable = true;
-    SmallVector<Operation *> constants;
-    for (Value operand : user->getOperands()) {
-      Operation *def = operand.getDefiningOp();
-      if (!def || def == op || def->isBeforeInBlock(op))
-        continue;
-      if (isa<graph::ConstantOp>(def) && def->getNumOperands() == 0)
-        constants.push_back(def);
-      else
-        movable = false;
-    }
-    if (!movable)
       continue;
     for (Operation *constant : constants)
       constant->moveBefore(op);
@@ -274,8 +263,7 @@ static void sinkToLaterProducts(func::FuncOp entry) {
   llvm::SmallPtrSet<Operation *, 16> sunk;
   for (Operation *op : llvm::reverse(order)) {
     if (isa<graph::ConstantOp>(op) || op->getNumResults() != 1 ||
-        !op->getResult(0).hasOneUse() || op->getNumRegions() != 0 ||
-        !isPullableOnGpu(op) || !isMemoryEffectFree(op) || onRunTimeShapes(op))
+        !op->getResult(0).hasOneUse() || !isMovablePullable(op, body))
       continue;
     Operation *user = *op->getResult(0).getUsers().begin();
     if (user->getBlock() != &body || !isPullableOnGpu(user) ||
