@@ -103,13 +103,24 @@ std::optional<strata::GemmMatch> strata::matchGemm(
   match.depth = w.getDimSize(0);
   match.columns = w.getDimSize(1);
   match.rows = a.getNumElements() / std::max<int64_t>(1, match.depth);
-  if (match.rows % kGemmTileRows || match.columns % kGemmTileColumns ||
-      match.depth % kGemmTileDepth || match.depth == 0) {
-    whyNot = "its tiles (" + std::to_string(kGemmTileRows) + " rows, " +
-             std::to_string(kGemmTileColumns) + " columns, " +
+  if (match.columns % kGemmTileColumns || match.depth % kGemmTileDepth ||
+      match.depth == 0) {
+    whyNot = "its tiles (" + std::to_string(kGemmTileColumns) + " columns, " +
              std::to_string(kGemmTileDepth) + " deep) do not divide " +
              std::to_string(match.rows) + "x" + std::to_string(match.depth) +
              "x" + std::to_string(match.columns);
+    return std::nullopt;
+  }
+  int64_t padding = gemmTileRowCount(match.rows) * kGemmTileRows - match.rows;
+  if (match.rows < kGemmTileRows ||
+      padding * kGemmMostPaddingRows > match.rows) {
+    whyNot = "its " + std::to_string(match.rows) + " rows in tiles of " +
+             std::to_string(kGemmTileRows) + " would compute " +
+             std::to_string(padding) + " rows of padding, more than 1/" +
+             std::to_string(kGemmMostPaddingRows) + " of them";
+    if (match.rows < kGemmTileRows)
+      whyNot = "its " + std::to_string(match.rows) +
+               " rows are fewer than a tile's " + std::to_string(kGemmTileRows);
     return std::nullopt;
   }
   match.ops.push_back(op);

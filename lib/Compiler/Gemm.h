@@ -31,12 +31,26 @@
 namespace strata {
 
 /// The GEMM kernel's tile: 128 rows by 128 columns of the result per block,
-/// 64 of K per step; products must divide into them. Wide tiles are 128x256
-/// (GemmMatch::tileColumns).
+/// 64 of K per step; columns and K must divide into them. Wide tiles are
+/// 128x256 (GemmMatch::tileColumns).
 constexpr int64_t kGemmTileRows = 128;
 constexpr int64_t kGemmTileColumns = 128;
 constexpr int64_t kGemmTileDepth = 64;
 constexpr int64_t kGemmWideTileColumns = 256;
+
+/// Rows need not divide into tiles: the last tile row's rows past M are
+/// computed from zeros (A's TMA copies fill what lies outside A; the
+/// portable form copies A's last row again) and never stored (the
+/// result's TMA copies clip to its extent; the portable form checks). The
+/// kernel takes such a product where those padding rows are at most
+/// 1/kGemmMostPaddingRows of M: 197-token rows of a ViT at batch 32
+/// (6,304 rows, 96 of padding) but not at batch 1 (197 rows, 59).
+constexpr int64_t kGemmMostPaddingRows = 8;
+
+/// The tile rows of a product of `rows` rows.
+constexpr int64_t gemmTileRowCount(int64_t rows) {
+  return (rows + kGemmTileRows - 1) / kGemmTileRows;
+}
 
 /// The least K at which a product whose epilogue has a costly tail (an op
 /// other than adds, multiplies, ReLU and the like: BERT's exact GELU) takes
@@ -85,7 +99,8 @@ struct GemmMatch {
 };
 
 /// The GEMM kernel's match for the product `op`: a MatMul of bf16 or f16
-/// with A [..., M, K] and W [K, N] (M, N multiples of 128, K of 64) and the
+/// with A [..., M, K] and W [K, N] (N a multiple of 128, K of 64, M at
+/// least 128 with at most kGemmMostPaddingRows' share of padding) and the
 /// longest elementwise chain after it that the kernel can fuse (each value
 /// read only by the next op; no operand of the chain that `isCloned` says
 /// the kernel would take in as a constant). `veto` says why an op may not

@@ -262,7 +262,7 @@ Value GemmEmitter::blockTiles(int64_t tn, Value &bid, Value &grid) {
   // Block bid takes tiles bid, bid + grid, ...: ceil((tiles - bid) / grid)
   // of them. The grid is at most the tiles: the launch's are the wgmma
   // form's, and the mma.sync form's 128x128 tiles are as many or more.
-  int64_t tiles = (rows / kRows) * (columns / tn);
+  int64_t tiles = strata::gemmTileRowCount(rows) * (columns / tn);
   bid = blockIndex();
   grid = arith::IndexCastOp::create(
       b, loc, i32(), gpu::GridDimOp::create(b, loc, gpu::Dimension::x));
@@ -276,7 +276,7 @@ Value GemmEmitter::blockTiles(int64_t tn, Value &bid, Value &grid) {
 void GemmEmitter::tileOrigin(int64_t tn, Value tile, Value &m0, Value &n0) {
   // Tile rows in groups of kGroupRows, each group's tiles column by column:
   // the blocks at work at one time share A's and W's tiles in L2.
-  int64_t tilesM = rows / kRows, tilesN = columns / tn;
+  int64_t tilesM = strata::gemmTileRowCount(rows), tilesN = columns / tn;
   Value perGroup = c32(kGroupRows * tilesN);
   Value firstM =
       mul(arith::DivUIOp::create(b, loc, tile, perGroup), c32(kGroupRows));
@@ -345,7 +345,8 @@ LogicalResult GemmEmitter::storePairs(
           for (const EpilogueInput &in : step.inputs) {
             std::pair<Value, Value> loaded;
             if (in.kind == EpilogueInput::Element)
-              loaded = loadPair(pointers[in.arg], in.type, place.index);
+              loaded =
+                  loadPair(pointers[in.arg], in.type, inResult(place.index));
             else if (in.kind != EpilogueInput::Chain)
               loaded = loadReused(in, place);
             values.push_back(loaded);
@@ -395,12 +396,17 @@ LogicalResult GemmEmitter::emitMmaSync(Value shared, Value tid) {
               at(pointers[aArg],
                  arith::MulIOp::create(b, loc, wide(m0), c64(depth * 2)));
           Value wSrc = at(pointers[wArg], wide(shl(n0, 1)));
+          // The last tile row's rows past the result copy A's last row
+          // again; their results are not stored.
+          Value lastRow;
+          if (rows % kRows)
+            lastRow = arith::SubIOp::create(b, loc, c32(rows - 1), m0);
           auto load = [&](Value step, Value slot) {
             Value aOffset = wide(mul(step, c32(kDepth * 2)));
             Value wOffset = arith::MulIOp::create(b, loc, wide(step),
                                                   c64(kDepth * columns * 2));
             loadTile(tid, kMmaThreads, at(aSrc, aOffset), stageA(shared, slot),
-                     kRows, kDepth / 8, depth * 2);
+                     kRows, kDepth / 8, depth * 2, lastRow);
             loadTile(tid, kMmaThreads, at(wSrc, wOffset), stageW(shared, slot),
                      kDepth, kColumns / 8, columns * 2);
           };
@@ -483,9 +489,18 @@ LogicalResult GemmEmitter::emitMmaSync(Value shared, Value tid) {
                     return placeAt(origin, 16 * mt + 8 * h, 8 * nt, nt);
                   },
                   [&](const Place &place, int64_t, int64_t, Value word) {
-                    Value offset =
-                        arith::MulIOp::create(b, loc, place.index, c64(2));
-                    LLVM::StoreOp::create(b, loc, word, at(out, offset), 4);
+                    auto store = [&] {
+                      Value offset =
+                          arith::MulIOp::create(b, loc, place.index, c64(2));
+                      LLVM::StoreOp::create(b, loc, word, at(out, offset), 4);
+                    };
+                    if (rows % kRows == 0)
+                      return store();
+                    ifThen(
+                        b, loc,
+                        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                              place.index, c64(rows * columns)),
+                        store);
                   })))
             stored = failure();
           return SmallVector<Value>();
@@ -531,7 +546,7 @@ LogicalResult GemmEmitter::run() {
 
   // The launch is the wgmma form's, tiles of 128 x tileColumns, in both
   // forms (the portable PTX's variant must launch as the cubin's).
-  int64_t tiles = (rows / kRows) * (columns / tileColumns);
+  int64_t tiles = strata::gemmTileRowCount(rows) * (columns / tileColumns);
   std::string suffixNote;
   if (cutSuffixOps && wgmma)
     suffixNote = "; its last " + std::to_string(cutSuffixOps) +

@@ -192,6 +192,14 @@ private:
                 col),
             col, 0};
   }
+  /// `index` (a pair's first element, i64) where it lies in the result;
+  /// else the result's last pair. A tile row partly past the result's rows
+  /// reads its per-element inputs so: in bounds, for results never stored.
+  Value inResult(Value index) {
+    if (rows % kRows == 0)
+      return index;
+    return arith::MinUIOp::create(b, loc, index, c64(rows * columns - 2));
+  }
   /// The place of the pair `rows` rows and `cols` columns from `first`: a
   /// constant from the thread's first index, so that the addresses of its
   /// loads and stores are one register and an offset.

@@ -78,7 +78,8 @@ Value TensorCoreEmitter::swizzled(Value row, Value chunk, int64_t tileRows,
 
 void TensorCoreEmitter::loadTile(Value tid, int64_t threads, Value src,
                                  Value tile, int64_t count,
-                                 int64_t chunksPerRow, int64_t rowBytes) {
+                                 int64_t chunksPerRow, int64_t rowBytes,
+                                 Value lastRow) {
   int64_t chunks = count * chunksPerRow;
   int64_t rowShift = llvm::Log2_64(chunksPerRow);
   for (int64_t first = 0; first < chunks; first += threads) {
@@ -86,11 +87,13 @@ void TensorCoreEmitter::loadTile(Value tid, int64_t threads, Value src,
     auto copy = [&] {
       Value row = shr(index, rowShift);
       Value chunk = band(index, chunksPerRow - 1);
-      Value from =
-          at(src, arith::AddIOp::create(
-                      b, loc,
-                      arith::MulIOp::create(b, loc, wide(row), c64(rowBytes)),
-                      wide(shl(chunk, 4))));
+      Value srcRow =
+          lastRow ? arith::MinUIOp::create(b, loc, row, lastRow) : row;
+      Value from = at(
+          src, arith::AddIOp::create(
+                   b, loc,
+                   arith::MulIOp::create(b, loc, wide(srcRow), c64(rowBytes)),
+                   wide(shl(chunk, 4))));
       Value to = at(tile, swizzled(row, chunk, count, chunksPerRow));
       NVVM::CpAsyncOp::create(b, loc, to, from, 16,
                               NVVM::LoadCacheModifierKind::CG, Value());

@@ -116,10 +116,12 @@ protected:
   /// 16-bit elements whose first row is at global `src`, rows `rowBytes`
   /// apart, into the swizzled shared tile at `tile`; `threads` threads
   /// (thread index `tid`) share the copies, the first ones taking one more
-  /// where the chunks are no multiple of `threads`.
+  /// where the chunks are no multiple of `threads`. With `lastRow` (i32),
+  /// rows past it copy row `lastRow` again (a tile partly past its
+  /// matrix's rows).
   void loadTile(mlir::Value tid, int64_t threads, mlir::Value src,
                 mlir::Value tile, int64_t count, int64_t chunksPerRow,
-                int64_t rowBytes);
+                int64_t rowBytes, mlir::Value lastRow = {});
 
   /// An inline PTX statement with side effects (LLVM's $N operands).
   mlir::LLVM::InlineAsmOp inlineAsm(mlir::Type result,

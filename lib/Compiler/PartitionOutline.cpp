@@ -650,7 +650,12 @@ static LogicalResult setTile(ModuleOp module, func::FuncOp kernel,
     const GemmMatch &g = *group.gemm;
     std::string why;
     int64_t tileColumns = g.tileColumns(&why);
-    int64_t tiles = g.rows / kGemmTileRows * (g.columns / tileColumns);
+    int64_t tiles = gemmTileRowCount(g.rows) * (g.columns / tileColumns);
+    std::string padding;
+    if (int64_t last = g.rows % kGemmTileRows)
+      padding = "; the last tile row holds " + std::to_string(last) +
+                " of its " + std::to_string(kGemmTileRows) +
+                " rows (the rest zeros, not stored)";
     tile.set("blocks", IntegerAttr::get(i64, tiles));
     tile.set("source",
              StringAttr::get(
@@ -660,8 +665,8 @@ static LogicalResult setTile(ModuleOp module, func::FuncOp kernel,
                      std::to_string(tiles) + " tiles for " +
                      std::to_string(g.rows) + "x" + std::to_string(g.columns) +
                      ") walked by at most one block per SM, " +
-                     std::to_string(kGemmTileDepth) + " of K per step (" + why +
-                     ")"));
+                     std::to_string(kGemmTileDepth) + " of K per step" +
+                     padding + " (" + why + ")"));
   } else if (group.attention) {
     const AttentionMatch &a = *group.attention;
     int64_t rows = a.queryRows;

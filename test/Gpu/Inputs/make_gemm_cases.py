@@ -49,9 +49,25 @@ relu_residual_wide_bf16
                    wide tiles, r read per element.
 gelu_scale_bf16    y = gelu(x @ w) * s * t, s [128] per column, t [1] once,
                    without a bias.
-gelu_rows100_bf16  x [100, 64]: 100 rows are no multiple of the tile's 128,
-                   so the product stays cuBLASLt's and the GELU a kernel of
+gelu_rows100_bf16  x [100, 64]: 100 rows are fewer than the tile's 128, so
+                   the product stays cuBLASLt's and the GELU a kernel of
                    its own (the reason says why).
+gelu_rows200_bf16  x [200, 64]: in tiles of 128 rows, 56 of 256 would be
+                   padding (more than 1/8 of 200): not the GEMM kernel.
+gelu_rows1100_bf16 x [1100, 128], w [128, 256]: 9 tile rows, the last
+                   holding 76 rows (A's TMA copies fill the rest with zeros,
+                   the result's clip them; the portable form copies A's last
+                   row again and checks its stores).
+gelu_residual_rows1100_bf16
+                   y = gelu(x @ w + b) + r, x [1100, 64], w [64, 384]: the
+                   last tile row's residual read in bounds.
+relu_residual_wide_rows1060_bf16
+                   y = relu(x @ w + b) + r, x [1060, 64], w [64, 512]: wide
+                   tiles; the last tile row holds 36 rows, so its second
+                   consumer's 64 rows lie wholly past the result.
+gelu_k4096_rows1100_bf16
+                   x [1100, 4096], w [4096, 256]: the handoff's stores of a
+                   tile partly past the result.
 
 The references are float64 computations on the rounded inputs (the GELU
 exact), stored in the cases' type.
@@ -153,11 +169,18 @@ def main(out):
     biased_gelu_case(out, "gelu_tiles300_bf16", BF16, (2560, 128), 1920, 9)
     biased_gelu_case(out, "gelu_k4096_bf16", BF16, (128, 4096), 256, 11)
     biased_gelu_case(out, "gelu_k4096_tiles6_bf16", BF16, (384, 4096), 512, 14)
+    biased_gelu_case(out, "gelu_rows200_bf16", BF16, (200, 64), 128, 15)
+    biased_gelu_case(out, "gelu_rows1100_bf16", BF16, (1100, 128), 256, 16)
+    biased_gelu_case(out, "gelu_k4096_rows1100_bf16", BF16, (1100, 4096), 256,
+                     17)
 
     residual_case(out, "gelu_residual_bf16", (256, 192), 128, 5)
     residual_case(out, "gelu_residual_tiles300_bf16", (2560, 64), 1920, 10)
     relu_case(out, "relu_wide_tiles160_bf16", (2560, 128), 2048, 12, False)
     relu_case(out, "relu_residual_wide_bf16", (2560, 64), 2048, 13, True)
+    residual_case(out, "gelu_residual_rows1100_bf16", (1100, 64), 384, 18)
+    relu_case(out, "relu_residual_wide_rows1060_bf16", (1060, 64), 512, 19,
+              True)
 
     rng = np.random.default_rng(6)
     x, w, _ = product(rng, BF16, (128, 128), 128)
