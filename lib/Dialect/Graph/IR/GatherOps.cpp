@@ -125,6 +125,64 @@ OpFoldResult GatherOp::fold(FoldAdaptor adaptor) {
       });
 }
 
+/// gather(transpose(x, p), i, axis a) = transpose(gather(x, i, axis p[a]),
+/// q) for a scalar index i, where q orders x's other dimensions as the
+/// transpose did (the identity when a is the transpose's only move), when
+/// every reader of the transpose is such a gather. PyTorch's packed
+/// in-projections pick Q, K and V out of one transposed tensor
+/// (nn.MultiheadAttention's `proj.unflatten(-1, (3, E)).unsqueeze(0)
+/// .transpose(0, -2).squeeze(-2)` then `proj[0]`, timm's and Swin's
+/// `qkv.permute(2, 0, 3, 1, 4)` then `qkv[0]`): the transpose of the whole
+/// [3, ...] tensor was a kernel of its own, while each pick alone is a
+/// view of the projection that the reader's kernel reads in place.
+static LogicalResult gatherOfTranspose(GatherOp op, PatternRewriter &rewriter) {
+  auto transpose = op.getData().getDefiningOp<TransposeOp>();
+  auto indices = rankedType(op.getIndices());
+  if (!transpose || !indices || indices.getRank() != 0)
+    return failure();
+  auto x = rankedType(transpose.getInput());
+  auto data = rankedType(op.getData());
+  auto result = rankedType(op.getOutput());
+  if (!x || !data || !result || x.getRank() != data.getRank())
+    return failure();
+  for (Operation *user : transpose->getUsers()) {
+    auto gather = dyn_cast<GatherOp>(user);
+    auto index = gather ? rankedType(gather.getIndices()) : RankedTensorType();
+    if (!index || index.getRank() != 0 || gather.getData() != transpose)
+      return failure();
+  }
+  SmallVector<int64_t> p = transposePermutation(transpose, x.getRank());
+  std::optional<int64_t> axis = normalizeAxis(op.getAxis(), data.getRank());
+  if (!isPermutation(p) || !axis)
+    return failure();
+  int64_t from = p[*axis];
+  // The picked tensor keeps x's dimensions but `from`, in x's order; the
+  // result has them in the transpose's order.
+  SmallVector<int64_t> q, shape;
+  for (int64_t d = 0; d < x.getRank(); ++d)
+    if (d != from)
+      shape.push_back(x.getDimSize(d));
+  for (int64_t i = 0; i < data.getRank(); ++i)
+    if (i != *axis)
+      q.push_back(p[i] > from ? p[i] - 1 : p[i]);
+  Location loc = op.getLoc();
+  Value picked = GatherOp::create(
+      rewriter, loc, RankedTensorType::get(shape, x.getElementType()),
+      transpose.getInput(), op.getIndices(), rewriter.getI64IntegerAttr(from));
+  if (llvm::is_sorted(q)) {
+    rewriter.replaceOp(op, picked);
+    return success();
+  }
+  rewriter.replaceOpWithNewOp<TransposeOp>(op, op.getType(), picked,
+                                           rewriter.getDenseI64ArrayAttr(q));
+  return success();
+}
+
+void GatherOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                           MLIRContext *context) {
+  patterns.add(gatherOfTranspose);
+}
+
 LogicalResult GatherElementsOp::inferResultTypes(SmallVectorImpl<Type> &types) {
   auto indices = rankedType(getIndices());
   pushShape(types, getOutput(),

@@ -313,8 +313,6 @@ OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
   return reshapeConstant(adaptor.getData(), getType());
 }
 
-static bool isPermutation(ArrayRef<int64_t> perm);
-
 /// reshape(transpose(reshape(x))) as transpose(reshape(x)), the transpose
 /// last: the inner reshape gives x trailing dimensions T after some leading
 /// ones, the transpose permutes only T, and the outer reshape regroups only
@@ -639,6 +637,12 @@ OpFoldResult SqueezeOp::fold(FoldAdaptor adaptor) {
   if (getInput().getType() == getType() &&
       cast<TensorType>(getType()).hasStaticShape())
     return getInput();
+  // squeeze(unsqueeze(x)) back to x's static shape: both keep the elements'
+  // order, so the pair is x.
+  if (auto unsqueeze = getInput().getDefiningOp<UnsqueezeOp>())
+    if (unsqueeze.getInput().getType() == getType() &&
+        cast<TensorType>(getType()).hasStaticShape())
+      return unsqueeze.getInput();
   return reshapeConstant(adaptor.getInput(), getType());
 }
 
@@ -699,6 +703,51 @@ LogicalResult UnsqueezeOp::verify() {
   return success();
 }
 
+/// squeeze(transpose(x, p), axes) = transpose(squeeze(x, p[axes]), q), q
+/// being p without the squeezed positions, when nothing else reads the
+/// transpose: the unit dimensions go before the transpose, where they meet
+/// the unsqueeze that made them (nn.MultiheadAttention's packed
+/// in-projection, `.unsqueeze(0).transpose(0, -2).squeeze(-2)`), and the
+/// transpose is one of the tensor's own dimensions that later rewrites
+/// (gatherOfTranspose) can read.
+static LogicalResult squeezeOfTranspose(SqueezeOp op,
+                                        PatternRewriter &rewriter) {
+  auto transpose = op.getInput().getDefiningOp<TransposeOp>();
+  if (!transpose || !transpose->hasOneUse())
+    return failure();
+  auto x = rankedType(transpose.getInput());
+  auto result = rankedType(op.getOutput());
+  std::optional<SmallVector<int64_t>> known = knownAxes(op);
+  if (!x || !result || !x.hasStaticShape() || !result.hasStaticShape() ||
+      !known)
+    return failure();
+  FailureOr<SmallVector<int64_t>> axes = normalizeAxes(*known, x.getRank());
+  SmallVector<int64_t> p = transposePermutation(transpose, x.getRank());
+  if (failed(axes) || axes->empty() || !isPermutation(p))
+    return failure();
+  SmallVector<int64_t> removed, q;
+  for (int64_t a : *axes)
+    removed.push_back(p[a]);
+  llvm::sort(removed);
+  for (int64_t i = 0; i < x.getRank(); ++i) {
+    if (llvm::is_contained(*axes, i))
+      continue;
+    q.push_back(p[i] -
+                llvm::count_if(removed, [&](int64_t r) { return r < p[i]; }));
+  }
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < x.getRank(); ++d)
+    if (!llvm::is_contained(removed, d))
+      shape.push_back(x.getDimSize(d));
+  Location loc = op.getLoc();
+  Value squeezed = SqueezeOp::create(
+      rewriter, loc, RankedTensorType::get(shape, x.getElementType()),
+      transpose.getInput(), Value(), rewriter.getDenseI64ArrayAttr(removed));
+  rewriter.replaceOpWithNewOp<TransposeOp>(op, op.getType(), squeezed,
+                                           rewriter.getDenseI64ArrayAttr(q));
+  return success();
+}
+
 void SqueezeOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
                                             MLIRContext *context) {
   patterns.add(+[](SqueezeOp op, PatternRewriter &rewriter) {
@@ -706,6 +755,7 @@ void SqueezeOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
         rewriter, op, op.getDynamicAxesMutable(), "axes",
         [&](ArrayRef<int64_t> v) { return i64ArrayAttr(op.getContext(), v); });
   });
+  patterns.add(squeezeOfTranspose);
 }
 
 void UnsqueezeOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
@@ -724,16 +774,6 @@ OpFoldResult UnsqueezeOp::fold(FoldAdaptor adaptor) {
 //===----------------------------------------------------------------------===//
 // Transpose
 //===----------------------------------------------------------------------===//
-
-static bool isPermutation(ArrayRef<int64_t> perm) {
-  SmallVector<bool> seen(perm.size(), false);
-  for (int64_t p : perm) {
-    if (p < 0 || p >= int64_t(perm.size()) || seen[p])
-      return false;
-    seen[p] = true;
-  }
-  return true;
-}
 
 LogicalResult TransposeOp::inferResultTypes(SmallVectorImpl<Type> &types) {
   auto input = rankedType(getInput());

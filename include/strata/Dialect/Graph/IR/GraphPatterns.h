@@ -27,6 +27,17 @@ inline llvm::SmallVector<int64_t> transposePermutation(TransposeOp op,
   return llvm::to_vector(llvm::reverse(llvm::seq<int64_t>(0, rank)));
 }
 
+/// Whether `perm` holds each of 0 .. size - 1 once.
+inline bool isPermutation(llvm::ArrayRef<int64_t> perm) {
+  llvm::SmallVector<bool> seen(perm.size(), false);
+  for (int64_t p : perm) {
+    if (p < 0 || p >= int64_t(perm.size()) || seen[p])
+      return false;
+    seen[p] = true;
+  }
+  return true;
+}
+
 /// Reads a constant scalar (one element) as a double (integers and floats).
 inline std::optional<double> constantScalar(mlir::Value value) {
   mlir::DenseElementsAttr attr;

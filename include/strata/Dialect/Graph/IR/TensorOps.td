@@ -315,6 +315,7 @@ def Graph_GatherOp : Graph_SimpleOp<"gather"> {
   let results = (outs AnyTensor:$output);
   let hasVerifier = 1;
   let hasFolder = 1;
+  let hasCanonicalizer = 1;
 }
 
 def Graph_GatherElementsOp : Graph_SimpleOp<"gather_elements"> {
