@@ -111,16 +111,17 @@ std::optional<strata::GemmMatch> strata::matchGemm(
              "x" + std::to_string(match.columns);
     return std::nullopt;
   }
+  if (match.rows < kGemmTileRows) {
+    whyNot = "its " + std::to_string(match.rows) +
+             " rows are fewer than a tile's " + std::to_string(kGemmTileRows);
+    return std::nullopt;
+  }
   int64_t padding = gemmTileRowCount(match.rows) * kGemmTileRows - match.rows;
-  if (match.rows < kGemmTileRows ||
-      padding * kGemmMostPaddingRows > match.rows) {
+  if (padding * kGemmMostPaddingRows > match.rows) {
     whyNot = "its " + std::to_string(match.rows) + " rows in tiles of " +
              std::to_string(kGemmTileRows) + " would compute " +
              std::to_string(padding) + " rows of padding, more than 1/" +
              std::to_string(kGemmMostPaddingRows) + " of them";
-    if (match.rows < kGemmTileRows)
-      whyNot = "its " + std::to_string(match.rows) +
-               " rows are fewer than a tile's " + std::to_string(kGemmTileRows);
     return std::nullopt;
   }
   match.ops.push_back(op);
