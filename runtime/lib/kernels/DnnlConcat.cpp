@@ -5,12 +5,21 @@
 // channels-last (`src_layout_<i>`), and so may the output (`dst_layout`):
 // the compiler gives a concat between convolutions channels-last buffers
 // (Layouts.cpp), so that the branches of an Inception or SqueezeNet block
-// need no conversion on either side. oneDNN copies each input's channels
-// into place, per pixel when channels-last.
+// need no conversion on either side.
+//
+// When every buffer is channels-last (the usual case between convolutions),
+// the kernel copies each pixel's channels itself, rows of pixels split over
+// the session's threads: oneDNN 2.6's concat ("simple:any") was about twice
+// as slow there at 2 threads, and SqueezeNet's concats were a sixth of its
+// run (bench/RESULTS.md, 2026-12-06 22:30). Any other mix of layouts is
+// oneDNN's concat, which converts as it copies.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Dnnl.h"
+#include "Omp.h"
+
+#include <cstring>
 
 namespace strata::rt::kernels::dnnl_support {
 
@@ -23,6 +32,38 @@ struct ConcatState : KernelState {
   dnnl::memory::desc dst;
   dnnl::stream stream;
 };
+
+/// Whether the attribute `name` says channels-last (absent: row-major).
+bool channelsLast(const KernelContext &ctx, const std::string &name) {
+  return ctx.hasAttr(name) && ctx.attrString(name) == "channels_last";
+}
+
+/// Copies channels-last inputs into a channels-last output: each pixel's
+/// row of channels is the inputs' rows one after another.
+void concatChannelsLast(KernelContext &ctx) {
+  const TensorView &out = ctx.output(0);
+  int64_t pixels = out.numElements() / out.shape[1];
+  size_t n = ctx.numInputs();
+  std::vector<const char *> srcs(n);
+  std::vector<size_t> bytes(n);
+  for (size_t i = 0; i < n; ++i) {
+    srcs[i] = static_cast<const char *>(ctx.input(i).data);
+    bytes[i] = static_cast<size_t>(ctx.input(i).shape[1]) * sizeof(float);
+  }
+  size_t rowBytes = static_cast<size_t>(out.shape[1]) * sizeof(float);
+  char *dst = static_cast<char *>(out.data);
+  auto share = [&](int64_t first, int64_t last) {
+    for (int64_t p = first; p < last; ++p) {
+      char *row = dst + static_cast<size_t>(p) * rowBytes;
+      for (size_t i = 0; i < n; ++i) {
+        std::memcpy(row, srcs[i] + static_cast<size_t>(p) * bytes[i], bytes[i]);
+        row += bytes[i];
+      }
+    }
+  };
+  ScopedOmpThreads threads(ctx);
+  omp::shareOverThreads(pixels, share);
+}
 
 } // namespace
 
@@ -54,6 +95,11 @@ void concat(KernelContext &ctx) {
                     " has " + std::to_string(out.shape[1]));
   if (out.numElements() == 0)
     return;
+  bool allChannelsLast = channelsLast(ctx, "dst_layout");
+  for (size_t i = 0; allChannelsLast && i < ctx.numInputs(); ++i)
+    allChannelsLast = channelsLast(ctx, "src_layout_" + std::to_string(i));
+  if (allChannelsLast)
+    return concatChannelsLast(ctx);
 
   translateErrors(ctx, [&] {
     ScopedOmpThreads threads(ctx);
