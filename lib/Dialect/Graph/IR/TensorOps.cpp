@@ -876,10 +876,290 @@ static LogicalResult composeTransposes(TransposeOp op,
   return success();
 }
 
+/// For each dimension of `to`, the consecutive dimensions of `from` it
+/// merges (their sizes multiply to it); failure unless `to` only merges
+/// `from`'s dimensions, in order.
+static FailureOr<SmallVector<SmallVector<int64_t>>>
+mergedGroups(ArrayRef<int64_t> from, ArrayRef<int64_t> to) {
+  SmallVector<SmallVector<int64_t>> groups(to.size());
+  size_t next = 0;
+  for (size_t i = 0; i < to.size(); ++i) {
+    int64_t product = 1;
+    do {
+      if (next == from.size())
+        return failure();
+      product *= from[next];
+      groups[i].push_back(int64_t(next++));
+    } while (product < to[i] || (next < from.size() && from[next] == 1 &&
+                                 product == to[i] && i + 1 == to.size()));
+    if (product != to[i])
+      return failure();
+  }
+  if (next != from.size())
+    return failure();
+  return groups;
+}
+
+/// One dimension of the common refinement of two shapes: its size, and
+/// the dimension of each shape it is a piece of.
+struct Piece {
+  int64_t size, from, to;
+};
+
+/// The common refinement of `from` and `to` (the same elements): the
+/// finest shape that both are merges of, each piece with the dimension of
+/// either shape it belongs to. [T, B*H, D] and [T, B, H*D] refine to
+/// [T, B, H, D]. Failure when a dimension straddles two of the other's
+/// ([6, 4] and [4, 6]). Shapes with unit dimensions refine only when `to`
+/// merges `from` (mergedGroups): where a unit piece belongs is ambiguous.
+static FailureOr<SmallVector<Piece>> refinement(ArrayRef<int64_t> from,
+                                                ArrayRef<int64_t> to) {
+  SmallVector<Piece> pieces;
+  if (llvm::is_contained(from, 1) || llvm::is_contained(to, 1) ||
+      from.empty() || to.empty()) {
+    auto groups = mergedGroups(from, to);
+    if (failed(groups))
+      return failure();
+    for (auto [g, group] : llvm::enumerate(*groups))
+      for (int64_t d : group)
+        pieces.push_back({from[d], d, int64_t(g)});
+    return pieces;
+  }
+  size_t i = 0, j = 0;
+  int64_t restFrom = from[0], restTo = to[0];
+  while (true) {
+    int64_t small = std::min(restFrom, restTo);
+    if (restFrom % small != 0 || restTo % small != 0)
+      return failure();
+    pieces.push_back({small, int64_t(i), int64_t(j)});
+    restFrom /= small;
+    restTo /= small;
+    if (restFrom == 1 && ++i < from.size())
+      restFrom = from[i];
+    if (restTo == 1 && ++j < to.size())
+      restTo = to[j];
+    if (i == from.size() || j == to.size())
+      break;
+  }
+  if (i != from.size() || j != to.size())
+    return failure();
+  return pieces;
+}
+
+/// transpose(reshape(transpose(x, p)), q) as reshape(transpose(x', r)) when
+/// nothing else reads the inner two and the reshape splits and merges
+/// dimensions without straddling them (the shapes have a common
+/// refinement): x' is x with each dimension split into its pieces, and r
+/// orders the pieces as the two transposes and the reshape do. Exporters
+/// write attention's head merge so: nn.MultiheadAttention's output
+/// [B*H, T, D] -> [T, B*H, D] viewed [T, B, E] and, with batch_first,
+/// switched back to [B, T, E]; as one transpose it is x [B, H, T, D] ->
+/// [B, T, H, D].
+static LogicalResult composeAcrossMerge(TransposeOp op,
+                                        PatternRewriter &rewriter) {
+  auto merge = op.getInput().getDefiningOp<ReshapeOp>();
+  auto inner =
+      merge ? merge.getData().getDefiningOp<TransposeOp>() : TransposeOp();
+  if (!inner || !merge->hasOneUse() || !inner->hasOneUse())
+    return failure();
+  auto x = rankedType(inner.getInput());
+  auto y = rankedType(inner.getOutput());
+  auto mid = rankedType(merge.getOutput());
+  auto result = rankedType(op.getOutput());
+  if (!x || !y || !mid || !result || !x.hasStaticShape() ||
+      !y.hasStaticShape() || !mid.hasStaticShape() || !result.hasStaticShape())
+    return failure();
+  auto pieces = refinement(y.getShape(), mid.getShape());
+  SmallVector<int64_t> p = transposePermutation(inner, x.getRank());
+  SmallVector<int64_t> q = transposePermutation(op, mid.getRank());
+  if (failed(pieces) || !isPermutation(p) || !isPermutation(q))
+    return failure();
+  // x split: each dimension d of x into the pieces of y's dimension that
+  // the inner transpose put it at; where each piece lands in x split.
+  SmallVector<int64_t> imageOf(x.getRank()), split, at(pieces->size());
+  for (int64_t k = 0; k < y.getRank(); ++k)
+    imageOf[p[k]] = k;
+  for (int64_t d = 0; d < x.getRank(); ++d)
+    for (auto [t, piece] : llvm::enumerate(*pieces))
+      if (piece.from == imageOf[d]) {
+        at[t] = int64_t(split.size());
+        split.push_back(piece.size);
+      }
+  SmallVector<int64_t> composed, shape;
+  for (int64_t g : q)
+    for (auto [t, piece] : llvm::enumerate(*pieces))
+      if (piece.to == g) {
+        composed.push_back(at[t]);
+        shape.push_back(piece.size);
+      }
+  Location loc = op.getLoc();
+  Value source = inner.getInput();
+  auto splitType = RankedTensorType::get(split, x.getElementType());
+  if (splitType != x)
+    source = reshapeTo(rewriter, loc, source, splitType);
+  Value moved = TransposeOp::create(
+      rewriter, loc, RankedTensorType::get(shape, x.getElementType()), source,
+      rewriter.getDenseI64ArrayAttr(composed));
+  rewriter.replaceOp(op, reshapeTo(rewriter, loc, moved, result));
+  return success();
+}
+
+/// Whether every reader of `v` reaches a transpose through views that the
+/// canonicalizations move a transpose across (reshapes that only split,
+/// squeezes, gathers of one index), at most `depth` views deep: a
+/// transpose put on `v` then composes with those.
+static bool readersEndInTransposes(Value v, int depth) {
+  if (v.use_empty())
+    return false;
+  for (Operation *user : v.getUsers()) {
+    if (isa<TransposeOp>(user))
+      continue;
+    if (depth == 0 || user->getNumResults() != 1 || user->getOperand(0) != v)
+      return false;
+    if (auto gather = dyn_cast<GatherOp>(user)) {
+      auto index = rankedType(gather.getIndices());
+      if (!index || index.getRank() != 0)
+        return false;
+    } else if (auto reshape = dyn_cast<ReshapeOp>(user)) {
+      auto from = rankedType(reshape.getOutput());
+      auto to = rankedType(v);
+      // A split of v's dimensions is a merge read backwards.
+      if (!from || !to || !from.hasStaticShape() || !to.hasStaticShape() ||
+          failed(mergedGroups(from.getShape(), to.getShape())))
+        return false;
+    } else if (!isa<SqueezeOp>(user)) {
+      return false;
+    }
+    if (!readersEndInTransposes(user->getResult(0), depth - 1))
+      return false;
+  }
+  return true;
+}
+
+/// matmul(transpose(x, p), w) as transpose(matmul(x, w), p), with a bias
+/// add that follows, when w is a matrix, p keeps the last dimension in
+/// place (the product's rows are permuted, its columns are not) and the
+/// product's readers end in transposes that the moved one composes with.
+/// nn.MultiheadAttention with batch_first switches [B, T, E] to [T, B, E]
+/// before its in-projection and splits the heads out with another
+/// transpose after it: the first transpose was a kernel of its own.
+static LogicalResult transposeAfterProduct(TransposeOp op,
+                                           PatternRewriter &rewriter) {
+  if (!op->hasOneUse())
+    return failure();
+  auto matmul = dyn_cast<MatMulOp>(*op->getUsers().begin());
+  if (!matmul || matmul.getLhs() != op.getOutput() || !matmul->hasOneUse())
+    return failure();
+  auto x = rankedType(op.getInput());
+  auto w = rankedType(matmul.getRhs());
+  auto product = rankedType(matmul.getOutput());
+  if (!x || !w || !product || !x.hasStaticShape() || !w.hasStaticShape() ||
+      !product.hasStaticShape() || w.getRank() != 2 || x.getRank() < 3)
+    return failure();
+  SmallVector<int64_t> perm = transposePermutation(op, x.getRank());
+  if (!isPermutation(perm) || perm.back() != x.getRank() - 1)
+    return failure();
+  // The bias: an add of a value that varies along the last dimension only.
+  Operation *last = matmul;
+  Value bias;
+  if (auto add = dyn_cast<AddOp>(*matmul->getUsers().begin())) {
+    Value other =
+        add.getLhs() == matmul.getOutput() ? add.getRhs() : add.getLhs();
+    auto type = rankedType(other);
+    if (type && add.getType() == product &&
+        type.getRank() <= product.getRank() &&
+        llvm::all_of(type.getShape().drop_back(),
+                     [](int64_t d) { return d == 1; })) {
+      last = add;
+      bias = other;
+    }
+  }
+  if (!readersEndInTransposes(last->getResult(0), 4))
+    return failure();
+  SmallVector<int64_t> shape(x.getShape());
+  shape.back() = w.getDimSize(1);
+  auto type = RankedTensorType::get(shape, product.getElementType());
+  rewriter.setInsertionPoint(last);
+  Operation *moved = rewriter.clone(*matmul);
+  moved->setOperand(0, op.getInput());
+  moved->getResult(0).setType(type);
+  if (bias) {
+    Operation *add = rewriter.clone(*last);
+    add->setOperands({moved->getResult(0), bias});
+    add->getResult(0).setType(type);
+    moved = add;
+  }
+  rewriter.replaceOpWithNewOp<TransposeOp>(last, product, moved->getResult(0),
+                                           rewriter.getDenseI64ArrayAttr(perm));
+  return success();
+}
+
+/// transpose(reshape(A @ B), p) as reshape(A' @ B) with A' A's rows in the
+/// transposed order, when the reshape splits the product's rows only, p
+/// keeps the last dimension in place and A is a view of a transpose (the
+/// two then compose). A 2-D product's rows are independent, so permuting
+/// its result's rows permutes A's. nn.MultiheadAttention with batch_first
+/// computes its out-projection on [T*B, E] and switches the result back to
+/// [B, T, E]: the switch was a kernel between the product and the residual
+/// add it now gives the product's epilogue.
+static LogicalResult transposeBeforeProduct(TransposeOp op,
+                                            PatternRewriter &rewriter) {
+  auto split = op.getInput().getDefiningOp<ReshapeOp>();
+  if (!split || !split->hasOneUse())
+    return failure();
+  Operation *prod = split.getData().getDefiningOp();
+  if (!prod || !prod->hasOneUse() || prod->getNumResults() != 1)
+    return failure();
+  if (auto gemm = dyn_cast<GemmOp>(prod)) {
+    auto c = gemm.getC() ? rankedType(gemm.getC()) : RankedTensorType();
+    if (gemm.getTransA() != 0 ||
+        (gemm.getC() && (!c || (c.getRank() == 2 && c.getDimSize(0) != 1))))
+      return failure();
+  } else if (!isa<MatMulOp>(prod)) {
+    return failure();
+  }
+  Value a = prod->getOperand(0);
+  auto view = a.getDefiningOp<ReshapeOp>();
+  if (!view || !view.getData().getDefiningOp<TransposeOp>())
+    return failure();
+  auto at = rankedType(a);
+  auto pt = rankedType(prod->getResult(0));
+  auto st = rankedType(split.getOutput());
+  auto result = rankedType(op.getOutput());
+  if (!at || !pt || !st || !result || !at.hasStaticShape() ||
+      !pt.hasStaticShape() || !st.hasStaticShape() ||
+      !result.hasStaticShape() || at.getRank() != 2 || pt.getRank() != 2 ||
+      st.getRank() < 3 || st.getShape().back() != pt.getDimSize(1) ||
+      product(st.getShape().drop_back()) != pt.getDimSize(0))
+    return failure();
+  SmallVector<int64_t> perm = transposePermutation(op, st.getRank());
+  if (!isPermutation(perm) || perm.back() != st.getRank() - 1)
+    return failure();
+  Location loc = op.getLoc();
+  SmallVector<int64_t> rows(st.getShape().drop_back());
+  rows.push_back(at.getDimSize(1));
+  Value a3 = reshapeTo(rewriter, loc, a,
+                       RankedTensorType::get(rows, at.getElementType()));
+  SmallVector<int64_t> permuted;
+  for (int64_t d : perm)
+    permuted.push_back(rows[d]);
+  Value moved = TransposeOp::create(
+      rewriter, loc, RankedTensorType::get(permuted, at.getElementType()), a3,
+      rewriter.getDenseI64ArrayAttr(perm));
+  Value rowsMoved = reshapeTo(rewriter, loc, moved, at);
+  Operation *clone = rewriter.clone(*prod);
+  clone->setOperand(0, rowsMoved);
+  rewriter.replaceOp(op, reshapeTo(rewriter, loc, clone->getResult(0), result));
+  return success();
+}
+
 void TransposeOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
                                               MLIRContext *context) {
   patterns.add(transposeOfUnitDims);
   patterns.add(composeTransposes);
+  patterns.add(composeAcrossMerge);
+  patterns.add(transposeAfterProduct);
+  patterns.add(transposeBeforeProduct);
 }
 
 //===----------------------------------------------------------------------===//
