@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FloatMinMax.h"
 #include "Gpu.h"
 #include "Passes.h"
 
@@ -141,36 +142,6 @@ bool isLibdeviceMath(Operation *op) {
   });
 }
 
-/// f16, bf16, f32 or f64, or a 1-D vector of one: what LLVM's float
-/// intrinsics take as they are (8-bit floats become integers).
-bool isLlvmFloat(Type type) {
-  if (auto vector = dyn_cast<VectorType>(type)) {
-    if (vector.getRank() != 1 || vector.isScalable())
-      return false;
-    type = vector.getElementType();
-  }
-  return isa<Float16Type, BFloat16Type, Float32Type, Float64Type>(type);
-}
-
-/// arith's float min and max as the LLVM intrinsics of the same semantics
-/// (maxnumf: llvm.maxnum, maximumf: llvm.maximum, ...), which NVPTX emits
-/// as one max/min instruction (max.f32, max.NaN.f32). arith-expand, which
-/// the pipeline needs for other ops, would otherwise turn each into two
-/// compares and two selects: in the flash-attention kernel, about a
-/// fifth of each key step's instructions (docs/gpu.md, "From the llvm stage
-/// to a cubin").
-template <typename From, typename To>
-struct FloatMinMaxToLlvm : OpRewritePattern<From> {
-  using OpRewritePattern<From>::OpRewritePattern;
-  LogicalResult matchAndRewrite(From op,
-                                PatternRewriter &rewriter) const override {
-    if (!isLlvmFloat(op.getType()))
-      return failure();
-    rewriter.replaceOpWithNewOp<To>(op, op.getType(), op.getLhs(), op.getRhs());
-    return success();
-  }
-};
-
 /// An f32 math.exp2 marked `afn` (approximate functions) as ex2.approx.ftz:
 /// one MUFU.EX2, which flushes a subnormal result to zero, where libdevice's
 /// exp2f keeps subnormals at the cost of a compare and two multiplies. Only
@@ -216,11 +187,7 @@ struct GpuToNvvmPass : strata::impl::GpuToNvvmPassBase<GpuToNvvmPass> {
     RewritePatternSet patterns(context);
     populateGpuToNVVMConversionPatterns(converter, patterns);
     populateLibDeviceConversionPatterns(converter, patterns);
-    patterns.add<FloatMinMaxToLlvm<arith::MaxNumFOp, LLVM::MaxNumOp>,
-                 FloatMinMaxToLlvm<arith::MinNumFOp, LLVM::MinNumOp>,
-                 FloatMinMaxToLlvm<arith::MaximumFOp, LLVM::MaximumOp>,
-                 FloatMinMaxToLlvm<arith::MinimumFOp, LLVM::MinimumOp>>(
-        context);
+    strata::populateFloatMinMaxToLlvmPatterns(patterns);
     // Before libdevice's exp2f, which would otherwise take these.
     patterns.add<ApproxExp2ToNvvm>(context, /*benefit=*/2);
     ConversionTarget target(*context);
@@ -228,7 +195,9 @@ struct GpuToNvvmPass : strata::impl::GpuToNvvmPassBase<GpuToNvvmPass> {
     target.addIllegalDialect<gpu::GPUDialect>();
     target.addDynamicallyLegalOp<arith::MaxNumFOp, arith::MinNumFOp,
                                  arith::MaximumFOp, arith::MinimumFOp>(
-        [](Operation *op) { return !isLlvmFloat(op->getResult(0).getType()); });
+        [](Operation *op) {
+          return !strata::isLlvmFloat(op->getResult(0).getType());
+        });
     target.markUnknownOpDynamicallyLegal(
         [](Operation *op) { return !isLibdeviceMath(op); });
     if (failed(applyPartialConversion(getOperation(), target,

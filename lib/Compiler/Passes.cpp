@@ -12,6 +12,7 @@
 //   strata-outline-kernels
 //   strata-copy-to-linalg
 //   strata-approximate-math
+//   strata-float-min-max-to-llvm
 //   strata-collapse-dims
 //   strata-vectorize-inner-loops
 //   strata-results-in-place
@@ -20,6 +21,7 @@
 
 #include "Passes.h"
 #include "CompilerUtils.h"
+#include "FloatMinMax.h"
 #include "RowParallel.h"
 
 #include "strata/Dialect/Graph/IR/GraphOps.h"
@@ -51,6 +53,7 @@ namespace strata {
 #define GEN_PASS_DEF_OUTLINEKERNELSPASS
 #define GEN_PASS_DEF_COPYTOLINALGPASS
 #define GEN_PASS_DEF_APPROXIMATEMATHPASS
+#define GEN_PASS_DEF_FLOATMINMAXTOLLVMPASS
 #define GEN_PASS_DEF_COLLAPSEDIMSPASS
 #define GEN_PASS_DEF_NUMBERCONSTANTSPASS
 #define GEN_PASS_DEF_VECTORIZEINNERLOOPSPASS
@@ -385,6 +388,21 @@ struct ApproximateMathPass
   }
 };
 
+/// arith's float min and max as LLVM's intrinsics (FloatMinMax.h says why):
+/// a softmax's row maximum is a reduction LLVM's loop vectorizer takes as
+/// llvm.maximum, not as the compares and selects arith-expand makes of it.
+struct FloatMinMaxToLlvmPass
+    : strata::impl::FloatMinMaxToLlvmPassBase<FloatMinMaxToLlvmPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    strata::populateFloatMinMaxToLlvmPatterns(patterns);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
 /// A kernel's loop nest follows its tensors' shapes, so an elementwise op on
 /// [1, 672, 14, 14] became loops whose innermost runs 14 times: too short
 /// for LLVM's loop vectorizer, which only vectorizes the innermost loop, so
@@ -663,6 +681,7 @@ void strata::registerCompilerPasses() {
     registerCollapseDimsPass();
     registerCopyToLinalgPass();
     registerApproximateMathPass();
+    registerFloatMinMaxToLlvmPass();
     registerNumberConstantsPass();
     registerVectorizeInnerLoopsPass();
     registerResultsInPlacePass();

@@ -258,6 +258,13 @@ def ApproximateMathPass : Pass<"strata-approximate-math", "mlir::ModuleOp"> {
                            "::mlir::vector::VectorDialect"];
 }
 
+def FloatMinMaxToLlvmPass
+    : Pass<"strata-float-min-max-to-llvm", "mlir::ModuleOp"> {
+  let summary = "arith's float min and max as LLVM's intrinsics of the same "
+                "semantics, before arith-expand (CPU kernels)";
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 def NumberConstantsPass : Pass<"strata-number-constants", "mlir::ModuleOp"> {
   let summary = "Order and name bufferization's constant globals by their "
                 "first use (reproducible modules)";

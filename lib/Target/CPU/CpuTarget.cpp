@@ -50,8 +50,9 @@ std::vector<PassEntry> CpuTarget::llvmPipeline(const CompileOptions &) const {
   std::vector<PassEntry> entries;
   for (const char *name :
        {"lower-affine", "convert-scf-to-cf", "strata-approximate-math",
-        "convert-math-to-llvm", "convert-math-to-funcs", "convert-math-to-libm",
-        "arith-expand", "expand-strided-metadata", "lower-affine"})
+        "strata-float-min-max-to-llvm", "convert-math-to-llvm",
+        "convert-math-to-funcs", "convert-math-to-libm", "arith-expand",
+        "expand-strided-metadata", "lower-affine"})
     entries.push_back(PassEntry{name, "", true});
   std::vector<PassEntry> tail = llvmConversionTail();
   entries.insert(entries.end(), tail.begin(), tail.end());
