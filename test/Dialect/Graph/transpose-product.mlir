@@ -165,3 +165,23 @@ func.func @straddling_reshape(%x: tensor<4x6xf32>) -> tensor<6x4xf32> {
   %u = graph.transpose %r {perm = array<i64: 1, 0>} : (tensor<4x6xf32>) -> tensor<6x4xf32>
   return %u : tensor<6x4xf32>
 }
+
+// -----
+
+// A scalar added after the product varies along no dimension: it moves
+// with the product like a bias.
+// CHECK-LABEL: func @scalar_bias
+// CHECK-SAME: (%[[X:.*]]: tensor<2x5x8xf32>
+// CHECK: %[[M:.*]] = graph.matmul %[[X]], %{{.*}} : (tensor<2x5x8xf32>, tensor<8x24xf32>) -> tensor<2x5x24xf32>
+// CHECK: graph.add %[[M]], %{{.*}} : (tensor<2x5x24xf32>, tensor<f32>) -> tensor<2x5x24xf32>
+// CHECK: graph.transpose %{{.*}} {perm = array<i64: 0, 2, 1, 3>} : (tensor<2x5x2x12xf32>) -> tensor<2x2x5x12xf32>
+// CHECK-NOT: graph.transpose
+func.func @scalar_bias(%x: tensor<2x5x8xf32>, %w: tensor<8x24xf32>, %s: tensor<f32>) -> tensor<2x2x5x12xf32> {
+  %h = graph.constant dense<[5, 2, 2, 12]> : tensor<4xi64>
+  %t = graph.transpose %x {perm = array<i64: 1, 0, 2>} : (tensor<2x5x8xf32>) -> tensor<5x2x8xf32>
+  %m = graph.matmul %t, %w : (tensor<5x2x8xf32>, tensor<8x24xf32>) -> tensor<5x2x24xf32>
+  %a = graph.add %m, %s : (tensor<5x2x24xf32>, tensor<f32>) -> tensor<5x2x24xf32>
+  %r = graph.reshape %a, %h : (tensor<5x2x24xf32>, tensor<4xi64>) -> tensor<5x2x2x12xf32>
+  %u = graph.transpose %r {perm = array<i64: 1, 2, 0, 3>} : (tensor<5x2x2x12xf32>) -> tensor<2x2x5x12xf32>
+  return %u : tensor<2x2x5x12xf32>
+}

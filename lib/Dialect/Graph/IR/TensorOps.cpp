@@ -381,6 +381,29 @@ static LogicalResult composeReshapes(ReshapeOp op, PatternRewriter &rewriter) {
   return success();
 }
 
+/// For each dimension of `to`, the consecutive dimensions of `from` it
+/// merges (their sizes multiply to it); failure unless `to` only merges
+/// `from`'s dimensions, in order.
+static FailureOr<SmallVector<SmallVector<int64_t>>>
+mergedGroups(ArrayRef<int64_t> from, ArrayRef<int64_t> to) {
+  SmallVector<SmallVector<int64_t>> groups(to.size());
+  size_t next = 0;
+  for (size_t i = 0; i < to.size(); ++i) {
+    int64_t product = 1;
+    do {
+      if (next == from.size())
+        return failure();
+      product *= from[next];
+      groups[i].push_back(int64_t(next++));
+    } while (product < to[i]);
+    if (product != to[i])
+      return failure();
+  }
+  if (next != from.size())
+    return failure();
+  return groups;
+}
+
 /// reshape(transpose(x)) as transpose(reshape(x)) when the reshape only
 /// splits dimensions of the transpose's result (each is the product of
 /// consecutive dimensions of the reshape's): the split moves to the
@@ -404,21 +427,13 @@ static LogicalResult splitBeforeTranspose(ReshapeOp op,
   if (int64_t(perm.size()) != x.getRank() || !isPermutation(perm))
     return failure();
   // The dimensions of c that each dimension of b splits into.
-  SmallVector<SmallVector<int64_t>> pieces(b.getRank());
-  int64_t next = 0;
-  for (int64_t i = 0; i < b.getRank(); ++i) {
-    int64_t product = 1;
-    do {
-      if (next == c.getRank())
-        return failure();
-      product *= c.getDimSize(next);
-      pieces[i].push_back(c.getDimSize(next++));
-    } while (product < b.getDimSize(i));
-    if (product != b.getDimSize(i))
-      return failure();
-  }
-  if (next != c.getRank())
+  auto groups = mergedGroups(c.getShape(), b.getShape());
+  if (failed(groups))
     return failure();
+  SmallVector<SmallVector<int64_t>> pieces(b.getRank());
+  for (auto [i, group] : llvm::enumerate(*groups))
+    for (int64_t d : group)
+      pieces[i].push_back(c.getDimSize(d));
   // x with each dimension split as its image in b is; then the transpose of
   // the pieces, in b's order.
   SmallVector<int64_t> split, start(x.getRank());
@@ -876,30 +891,6 @@ static LogicalResult composeTransposes(TransposeOp op,
   return success();
 }
 
-/// For each dimension of `to`, the consecutive dimensions of `from` it
-/// merges (their sizes multiply to it); failure unless `to` only merges
-/// `from`'s dimensions, in order.
-static FailureOr<SmallVector<SmallVector<int64_t>>>
-mergedGroups(ArrayRef<int64_t> from, ArrayRef<int64_t> to) {
-  SmallVector<SmallVector<int64_t>> groups(to.size());
-  size_t next = 0;
-  for (size_t i = 0; i < to.size(); ++i) {
-    int64_t product = 1;
-    do {
-      if (next == from.size())
-        return failure();
-      product *= from[next];
-      groups[i].push_back(int64_t(next++));
-    } while (product < to[i] || (next < from.size() && from[next] == 1 &&
-                                 product == to[i] && i + 1 == to.size()));
-    if (product != to[i])
-      return failure();
-  }
-  if (next != from.size())
-    return failure();
-  return groups;
-}
-
 /// One dimension of the common refinement of two shapes: its size, and
 /// the dimension of each shape it is a piece of.
 struct Piece {
@@ -1068,8 +1059,9 @@ static LogicalResult transposeAfterProduct(TransposeOp op,
     auto type = rankedType(other);
     if (type && add.getType() == product &&
         type.getRank() <= product.getRank() &&
-        llvm::all_of(type.getShape().drop_back(),
-                     [](int64_t d) { return d == 1; })) {
+        (type.getRank() == 0 ||
+         llvm::all_of(type.getShape().drop_back(),
+                      [](int64_t d) { return d == 1; }))) {
       last = add;
       bias = other;
     }
