@@ -960,6 +960,11 @@ void Session::runGenerated(size_t index) {
   });
 }
 
+std::string Session::stepChoice(size_t index) const {
+  return index < states_.size() && states_[index] ? states_[index]->describe()
+                                                  : std::string();
+}
+
 const Tensor &Session::output(const std::string &name) const {
   return output(outputIndex(name));
 }

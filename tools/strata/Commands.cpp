@@ -818,7 +818,8 @@ static bool writeTrace(const std::string &path, const rt::Module &module,
 /// The per-step profile of `strata bench --profile`: average time per run
 /// of the timed runs, slowest first, as a table or (with --json) as the
 /// "steps" array of the JSON object, so that stdout stays one JSON value.
-static llvm::json::Array stepProfile(const rt::Module &module,
+static llvm::json::Array stepProfile(const rt::Session &session,
+                                     const rt::Module &module,
                                      const std::vector<double> &total,
                                      const std::vector<double> &warmupPart,
                                      unsigned timedRuns, bool asTable) {
@@ -845,17 +846,23 @@ static llvm::json::Array stepProfile(const rt::Module &module,
       nodes += (nodes.empty() ? "" : ", ") + node;
       nodeList.push_back(node);
     }
-    steps.push_back(llvm::json::Object{{"step", step.name},
-                                       {"kind", kind},
-                                       {"ms_per_run", seconds * 1e3},
-                                       {"percent", share},
-                                       {"nodes", std::move(nodeList)}});
+    std::string choice = session.stepChoice(i);
+    llvm::json::Object entry{{"step", step.name},
+                             {"kind", kind},
+                             {"ms_per_run", seconds * 1e3},
+                             {"percent", share},
+                             {"nodes", std::move(nodeList)}};
+    if (!choice.empty())
+      entry["choice"] = choice;
+    steps.push_back(std::move(entry));
     if (!asTable)
       continue;
     if (nodes.size() > 60)
       nodes = nodes.substr(0, 57) + "...";
     llvm::outs() << llvm::format("%10.4f %6.1f  %-8s %s (%s)\n", seconds * 1e3,
                                  share, kind, step.name.c_str(), nodes.c_str());
+    if (!choice.empty())
+      llvm::outs() << llvm::format("%26s%s\n", "", choice.c_str());
   }
   return steps;
 }
@@ -888,8 +895,8 @@ static int runBench() {
             : (times[times.size() / 2 - 1] + times[times.size() / 2]) / 2;
     llvm::json::Array steps;
     if (profile)
-      steps = stepProfile(*prepared.module, session.stepTimes(), warmupTimes,
-                          runs, /*asTable=*/!json);
+      steps = stepProfile(session, *prepared.module, session.stepTimes(),
+                          warmupTimes, runs, /*asTable=*/!json);
     if (!traceFile.empty()) {
       std::string error;
       if (!writeTrace(traceFile, *prepared.module, session.traceEvents(),

@@ -551,6 +551,10 @@ public:
   /// Defined in the library, which thus holds the vtable and type info that
   /// KernelContext::state's dynamic_cast relies on.
   virtual ~KernelState();
+  /// What the kernel chose at run time for its step, for profiles (`strata
+  /// bench --profile`): the implementation and why ("winograd: timed ...");
+  /// "" when there was no choice.
+  virtual std::string describe() const { return ""; }
 };
 
 /// What a library kernel gets for one step.
@@ -815,6 +819,9 @@ public:
   /// With SessionOptions::profile: the seconds each step has taken, summed
   /// over all runs so far (indexed like Module::steps()); empty otherwise.
   const std::vector<double> &stepTimes() const { return stepTimes_; }
+  /// What step `index`'s kernel chose when it ran (KernelState::describe):
+  /// "" for a step that has not run, or made no choice.
+  std::string stepChoice(size_t index) const;
   /// With SessionOptions::trace: every step of every run so far (cleared by
   /// clearTrace(), as after warm-up runs); empty otherwise.
   const std::vector<StepEvent> &traceEvents() const { return trace_; }
