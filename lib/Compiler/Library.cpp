@@ -572,6 +572,41 @@ static SmallVector<int64_t> valuesOr(std::optional<ArrayRef<int64_t>> values,
                 : SmallVector<int64_t>(n, fill);
 }
 
+/// Why `conv` is a candidate for oneDNN's Winograd convolution, or "".
+/// Winograd's F(2x2, 3x3) and F(4x4, 3x3) take 2.25 and 4 times fewer
+/// multiplications than a direct 3x3 convolution, at the cost of
+/// transforming the input and output tiles; oneDNN 2.6 has them for AVX-512
+/// machines, for 3x3 kernels at stride and dilation 1 without groups.
+/// Whether one pays depends on the channels, the image, the machine and the
+/// thread count: measured on ResNet, GoogLeNet, DenseNet and SqueezeNet's
+/// shapes it took half the time of the direct kernel at 64-512 channels on
+/// 7-56 pixels a side on one thread, and up to twice the time at 16-48
+/// input channels or at a channel count its blocking splits badly (96 ->
+/// 208), more often so on two threads (bench/RESULTS.md, 2026-12-07). So
+/// the compiler only names the candidates, and the runtime times both
+/// kernels on the session's threads when the step first runs and keeps the
+/// faster (docs/runtime.md, "Convolutions: Winograd, timed").
+static std::string winogradCandidate(graph::ConvOp conv) {
+  auto input = dyn_cast<RankedTensorType>(conv.getInput().getType());
+  auto weight = dyn_cast<RankedTensorType>(conv.getWeight().getType());
+  if (!input || !weight || !input.hasStaticShape() ||
+      !weight.hasStaticShape() || input.getRank() != 4 || conv.getGroup() != 1)
+    return "";
+  auto ones = [](std::optional<ArrayRef<int64_t>> values) {
+    return !values || llvm::all_of(*values, [](int64_t v) { return v == 1; });
+  };
+  if (!ones(conv.getStrides()) || !ones(conv.getDilations()) ||
+      weight.getDimSize(2) != 3 || weight.getDimSize(3) != 3)
+    return "";
+  // Below 16 channels on either side the tile transforms outweigh the saved
+  // products (a first convolution over RGB).
+  if (weight.getDimSize(0) < 16 || weight.getDimSize(1) < 16)
+    return "";
+  return "a 3x3 convolution at stride 1: oneDNN's Winograd convolution is a "
+         "candidate, timed against the direct one on the session's threads "
+         "when the step first runs (the faster is kept)";
+}
+
 static std::optional<LibraryMatch> matchConv(graph::ConvOp conv,
                                              const LibraryRequest &request,
                                              std::string &whyNot) {
@@ -632,6 +667,10 @@ static std::optional<LibraryMatch> matchConv(graph::ConvOp conv,
   epilogue.finish();
   match.reason = "f32 convolution: oneDNN's JIT kernels beat generated "
                  "loops at every size";
+  if (std::string why = winogradCandidate(conv); !why.empty()) {
+    match.attrs.set("winograd", IntegerAttr::get(i64, 1));
+    match.reason += "; " + why;
+  }
   if (request.forced)
     match.reason += " (also asked for by the decisions file)";
   return match;

@@ -9,6 +9,9 @@
 
 #include "DnnlTestUtil.h"
 
+#include <cstdlib>
+#include <optional>
+
 using namespace strata::rt;
 using namespace strata::rt::test;
 using ::testing::HasSubstr;
@@ -25,6 +28,8 @@ struct ConvCase {
   /// X, the sum and the output are channels-last buffers (the step's
   /// src_layout, sum_layout and dst_layout attributes).
   bool channelsLast = false;
+  /// The compiler's mark of a Winograd candidate (the `winograd` attribute).
+  bool winograd = false;
 
   size_t k() const { return xShape.size() - 2; }
   std::vector<int64_t> outShape() const {
@@ -47,6 +52,8 @@ struct ConvCase {
     if (channelsLast)
       for (const char *key : {"src_layout", "dst_layout", "sum_layout"})
         result.push_back(stringAttr(key, "channels_last"));
+    if (winograd)
+      result.push_back(intsAttr("winograd", {1}));
     return result;
   }
   std::vector<StepOperand> operands(unsigned seed) const {
@@ -120,7 +127,8 @@ struct ConvCase {
     return reorderChannels(runOnce(session, stored), false);
   }
 
-  void check(unsigned threads = 2) const {
+  /// Returns what the step chose (Session::stepChoice).
+  std::string check(unsigned threads = 2) const {
     std::vector<StepOperand> ops = operands(7);
     Session session(oneStepModule("dnnl.conv", ops, outShape(), attrs()),
                     {threads});
@@ -129,6 +137,7 @@ struct ConvCase {
     std::vector<StepOperand> next = operands(70);
     next[1] = ops[1];
     expectClose(run(session, next), reference(next));
+    return session.stepChoice(0);
   }
 };
 
@@ -245,6 +254,76 @@ TEST(DnnlConv, ChannelsLastBuffers) {
   depthwise.check(2);
 }
 
+/// Sets STRATA_CONV_WINOGRAD for a scope ("" unsets it), and restores it.
+class ScopedWinogradEnv {
+public:
+  explicit ScopedWinogradEnv(const std::string &value) {
+    if (const char *old = std::getenv(kName))
+      old_ = old;
+    if (value.empty())
+      unsetenv(kName);
+    else
+      setenv(kName, value.c_str(), 1);
+  }
+  ~ScopedWinogradEnv() {
+    if (old_)
+      setenv(kName, old_->c_str(), 1);
+    else
+      unsetenv(kName);
+  }
+
+private:
+  static constexpr const char *kName = "STRATA_CONV_WINOGRAD";
+  std::optional<std::string> old_;
+};
+
+// A 3x3 convolution the compiler marks as a Winograd candidate: the same
+// values (against the fp64 reference) whether the runtime times the two
+// kernels (unset), takes oneDNN's Winograd kernel ("1") or the direct one
+// ("0"), with a bias, a residual and an activation in either layout; and
+// the step says what it chose. A machine without AVX-512 has no Winograd
+// kernel in oneDNN 2.6: the step then says so and runs the direct one.
+TEST(DnnlConv, WinogradCandidate) {
+  ConvCase c;
+  c.xShape = {2, 32, 14, 13};
+  c.wShape = {48, 32, 3, 3};
+  c.strides = {1, 1};
+  c.dilations = {1, 1};
+  c.pads = {1, 1, 1, 1};
+  c.bias = c.sum = c.constantW = c.winograd = true;
+  c.activation = "relu";
+  for (bool channelsLast : {false, true}) {
+    SCOPED_TRACE(channelsLast ? "channels-last" : "row-major");
+    c.channelsLast = channelsLast;
+    for (unsigned threads : {1u, 2u}) {
+      {
+        ScopedWinogradEnv env("1");
+        std::string choice = c.check(threads);
+        EXPECT_TRUE(
+            choice.rfind("winograd (STRATA_CONV_WINOGRAD=1) [", 0) == 0 ||
+            choice.rfind("direct: oneDNN has no Winograd kernel", 0) == 0)
+            << choice;
+        if (choice.rfind("winograd", 0) == 0)
+          EXPECT_THAT(choice, HasSubstr("wino"));
+      }
+      {
+        ScopedWinogradEnv env("0");
+        EXPECT_THAT(c.check(threads),
+                    HasSubstr("direct (STRATA_CONV_WINOGRAD=0)"));
+      }
+      ScopedWinogradEnv env("");
+      std::string choice = c.check(threads);
+      EXPECT_TRUE(choice.find(" us winograd, ") != std::string::npos ||
+                  choice.rfind("direct: oneDNN has no Winograd kernel", 0) == 0)
+          << choice;
+    }
+  }
+  // Without the compiler's mark there is no choice to make.
+  c.winograd = false;
+  ScopedWinogradEnv env("1");
+  EXPECT_EQ(c.check(2), "");
+}
+
 TEST(DnnlConv, UnknownLayoutIsAnError) {
   ConvCase c;
   c.xShape = {1, 2, 4, 4};
@@ -341,42 +420,50 @@ TEST(DnnlConv, SumInPlaceOfItsOwnBuffer) {
   Tensor identity = Tensor::zeros(DType::F32, {out[1], out[1], 1, 1});
   for (int64_t i = 0; i < out[1]; ++i)
     identity.data<float>()[i * out[1] + i] = 1.f;
-  for (bool channelsLast : {false, true}) {
-    SCOPED_TRACE(channelsLast ? "channels-last output" : "row-major output");
-    ModuleBuilder b;
-    uint32_t x = b.addInput("x", DType::F32, c.xShape);
-    uint32_t residual = b.addInput("residual", DType::F32, out);
-    uint64_t bytes = ops.back().value.byteSize();
-    uint32_t inArena = b.addArenaBuffer(DType::F32, out, 0, bytes);
-    uint32_t y = b.addArenaBuffer(DType::F32, out, 0, bytes);
-    std::vector<Attribute> unit = {
-        intsAttr("strides", {1, 1}), intsAttr("dilations", {1, 1}),
-        intsAttr("pads", {0, 0, 0, 0}), intsAttr("group", {1})};
-    b.addStep({StepKind::Library,
-               "dnnl.conv",
-               {residual, b.addConstant(identity)},
-               {inArena},
-               unit,
-               {"copy"}});
-    std::vector<Attribute> attrs = c.attrs();
-    if (channelsLast)
-      attrs.push_back(stringAttr("dst_layout", "channels_last"));
-    b.addStep(
-        {StepKind::Library,
-         "dnnl.conv",
-         {x, b.addConstant(ops[1].value), b.addConstant(ops[2].value), inArena},
-         {y},
-         attrs,
-         {"conv"}});
-    b.addOutput("y", y);
-    Session session(Module::loadFromMemory(b.finish(), "inplace.strata"), {2});
-    for (int round = 0; round < 2; ++round) {
-      session.setInput("x", ops[0].value);
-      session.setInput("residual", ops.back().value);
-      session.run();
-      const Tensor &got = session.output("y");
-      expectClose(channelsLast ? reorderChannels(got, false) : Tensor(got),
-                  c.reference(ops));
+  // The Winograd candidate's timing runs write scratch, never the buffer
+  // that holds the sum (timed: unset; "1": the Winograd kernel's blocked
+  // destination, into which the sum is converted).
+  c.winograd = true;
+  for (const char *winograd : {"", "1", "0"})
+    for (bool channelsLast : {false, true}) {
+      SCOPED_TRACE(channelsLast ? "channels-last output" : "row-major output");
+      SCOPED_TRACE(std::string("STRATA_CONV_WINOGRAD=") + winograd);
+      ScopedWinogradEnv env(winograd);
+      ModuleBuilder b;
+      uint32_t x = b.addInput("x", DType::F32, c.xShape);
+      uint32_t residual = b.addInput("residual", DType::F32, out);
+      uint64_t bytes = ops.back().value.byteSize();
+      uint32_t inArena = b.addArenaBuffer(DType::F32, out, 0, bytes);
+      uint32_t y = b.addArenaBuffer(DType::F32, out, 0, bytes);
+      std::vector<Attribute> unit = {
+          intsAttr("strides", {1, 1}), intsAttr("dilations", {1, 1}),
+          intsAttr("pads", {0, 0, 0, 0}), intsAttr("group", {1})};
+      b.addStep({StepKind::Library,
+                 "dnnl.conv",
+                 {residual, b.addConstant(identity)},
+                 {inArena},
+                 unit,
+                 {"copy"}});
+      std::vector<Attribute> attrs = c.attrs();
+      if (channelsLast)
+        attrs.push_back(stringAttr("dst_layout", "channels_last"));
+      b.addStep({StepKind::Library,
+                 "dnnl.conv",
+                 {x, b.addConstant(ops[1].value), b.addConstant(ops[2].value),
+                  inArena},
+                 {y},
+                 attrs,
+                 {"conv"}});
+      b.addOutput("y", y);
+      Session session(Module::loadFromMemory(b.finish(), "inplace.strata"),
+                      {2});
+      for (int round = 0; round < 2; ++round) {
+        session.setInput("x", ops[0].value);
+        session.setInput("residual", ops.back().value);
+        session.run();
+        const Tensor &got = session.output("y");
+        expectClose(channelsLast ? reorderChannels(got, false) : Tensor(got),
+                    c.reference(ops));
+      }
     }
-  }
 }

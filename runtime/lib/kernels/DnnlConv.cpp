@@ -19,11 +19,21 @@
 // are module constants are reordered once and kept in the step's state;
 // others are reordered on every run.
 //
+// A step the compiler marks `winograd` (a 3x3 convolution at stride 1, no
+// groups) has two candidate primitives: oneDNN's direct convolution and its
+// Winograd convolution, where the machine has one. The first run times both,
+// each with its reorders, on the session's threads (into scratch buffers,
+// so that the sum is read, never accumulated twice) and keeps the faster;
+// STRATA_CONV_WINOGRAD=0 or 1 skips the timing and takes the direct or the
+// Winograd kernel (docs/runtime.md, "Convolutions: Winograd, timed").
+//
 //===----------------------------------------------------------------------===//
 
 #include "Dnnl.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -31,8 +41,8 @@ namespace strata::rt::kernels::dnnl_support {
 
 namespace {
 
-struct ConvState : KernelState {
-  std::vector<int64_t> key;
+/// One candidate primitive with the conversions at its edges.
+struct ConvPlan {
   dnnl::convolution_forward primitive;
   /// The module's descriptors: row-major, or channels-last for the
   /// activations the step's *_layout attributes name.
@@ -47,8 +57,168 @@ struct ConvState : KernelState {
   /// The sum's bytes, when it must be converted into its own buffer.
   std::vector<uint8_t> sumCopy;
   PrimitiveWeights weights;
-  dnnl::stream stream;
+  /// oneDNN's name of the implementation ("brgconv:avx512_core", ...).
+  std::string implementation;
 };
+
+struct ConvState : KernelState {
+  std::vector<int64_t> key;
+  ConvPlan plan;
+  /// Whether the plan is the Winograd convolution, and how it was chosen.
+  bool winograd = false;
+  std::string choice;
+  dnnl::stream stream;
+  std::string describe() const override { return choice; }
+};
+
+/// What the step's operands are, for one execution of a plan.
+struct ConvOperands {
+  const TensorView &x, &w;
+  const TensorView *bias, *sum;
+  void *out;
+  size_t outBytes;
+};
+
+/// The plan's primitive for `alg` with `attr`, or false when oneDNN has no
+/// implementation of it (Winograd on a machine without AVX-512, or a shape
+/// its kernels do not take).
+bool makePlan(ConvPlan &plan, const KernelContext &ctx, dnnl::algorithm alg,
+              const dnnl::primitive_attr &attr, const ConvOperands &in,
+              const dnnl::memory::dims &weightDims,
+              const std::vector<int64_t> &outShape,
+              const std::vector<int64_t> &strides,
+              const dnnl::memory::dims &dilations,
+              const dnnl::memory::dims &padL, const dnnl::memory::dims &padR) {
+  using tag = dnnl::memory::format_tag;
+  auto f32 = dnnl::memory::data_type::f32;
+  const dnnl::engine &engine = cpuEngine();
+  plan.userSrc = activationDesc(ctx, "src_layout", in.x.shape);
+  plan.userDst = activationDesc(ctx, "dst_layout", outShape);
+  plan.userSum = activationDesc(ctx, "sum_layout", outShape);
+  dnnl::memory::desc userWeights = rowMajorDesc(weightDims);
+  dnnl::memory::desc anySrc(in.x.shape, f32, tag::any),
+      anyWeights(weightDims, f32, tag::any), anyDst(outShape, f32, tag::any);
+  auto kind = dnnl::prop_kind::forward_inference;
+  std::unique_ptr<dnnl::convolution_forward::desc> desc;
+  if (in.bias) {
+    plan.bias = rowMajorDesc({in.w.shape[0]});
+    desc = std::make_unique<dnnl::convolution_forward::desc>(
+        kind, alg, anySrc, anyWeights, plan.bias, anyDst, strides, dilations,
+        padL, padR);
+  } else {
+    desc = std::make_unique<dnnl::convolution_forward::desc>(
+        kind, alg, anySrc, anyWeights, anyDst, strides, dilations, padL, padR);
+  }
+  dnnl::convolution_forward::primitive_desc pd;
+  if (alg == dnnl::algorithm::convolution_direct) {
+    pd = dnnl::convolution_forward::primitive_desc(*desc, attr, engine);
+  } else {
+    // No implementation is an answer here, not an error.
+    dnnl_primitive_desc_t raw = nullptr;
+    if (dnnl_primitive_desc_create(&raw, &desc->data, attr.get(), engine.get(),
+                                   nullptr) != dnnl_success)
+      return false;
+    pd = dnnl::convolution_forward::primitive_desc(raw);
+  }
+  plan.primitive = dnnl::convolution_forward(pd);
+  plan.implementation = pd.impl_info_str();
+
+  plan.reorderSrc = pd.src_desc() != plan.userSrc;
+  plan.src = dnnl::memory();
+  if (plan.reorderSrc) {
+    plan.src = dnnl::memory(pd.src_desc(), engine);
+    plan.srcReorder = LayoutConversion(plan.userSrc, pd.src_desc(), in.x.shape);
+  }
+  plan.reorderDst = pd.dst_desc() != plan.userDst;
+  plan.dst = dnnl::memory();
+  if (plan.reorderDst) {
+    plan.dst = dnnl::memory(pd.dst_desc(), engine);
+    plan.dstReorder = LayoutConversion(pd.dst_desc(), plan.userDst, outShape);
+  }
+  // The sum goes into the destination the primitive writes.
+  const dnnl::memory::desc &sumTarget =
+      plan.reorderDst ? pd.dst_desc() : plan.userDst;
+  plan.reorderSum = in.sum && plan.userSum != sumTarget;
+  if (plan.reorderSum)
+    plan.sumReorder = LayoutConversion(plan.userSum, sumTarget, outShape);
+  plan.weights.prepare(userWeights, pd.weights_desc(), engine);
+  return true;
+}
+
+/// Runs `plan` on the operands, its result into `in.out`.
+void execute(ConvPlan &plan, const KernelContext &ctx, dnnl::stream &stream,
+             const ConvOperands &in) {
+  const dnnl::engine &engine = cpuEngine();
+  dnnl::memory weights = plan.weights.get(ctx, 1, stream, in.w.data);
+  dnnl::memory src(plan.userSrc, engine, in.x.data);
+  if (plan.reorderSrc) {
+    plan.srcReorder.execute(stream, src, plan.src);
+    src = plan.src;
+  }
+  dnnl::memory userDst(plan.userDst, engine, in.out);
+  dnnl::memory dst = plan.reorderDst ? plan.dst : userDst;
+  if (in.sum) {
+    // The sum post-op accumulates into the destination. The plan gives
+    // the result the sum's own buffer when nothing reads the sum later
+    // (kernel::Accumulates): then it is there already, unless the
+    // destination's layout differs, and a reorder cannot run in place.
+    if (plan.reorderSum) {
+      const void *from = in.sum->data;
+      if (in.sum->data == in.out && !plan.reorderDst) {
+        plan.sumCopy.resize(in.outBytes);
+        copyInParallel(plan.sumCopy.data(), in.sum->data, in.outBytes);
+        from = plan.sumCopy.data();
+      }
+      dnnl::memory userSum(plan.userSum, engine, const_cast<void *>(from));
+      plan.sumReorder.execute(stream, userSum, dst);
+    } else if (in.sum->data != dst.get_data_handle()) {
+      copyInParallel(dst.get_data_handle(), in.sum->data, in.outBytes);
+    }
+  }
+  std::unordered_map<int, dnnl::memory> args = {
+      {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}};
+  if (in.bias)
+    args.emplace(DNNL_ARG_BIAS, dnnl::memory(plan.bias, engine, in.bias->data));
+  plan.primitive.execute(stream, args);
+  if (plan.reorderDst)
+    plan.dstReorder.execute(stream, dst, userDst);
+  stream.wait();
+}
+
+/// The fastest of `repeats` runs of `plan` into `scratch` (not the step's
+/// output: the sum, which may live there, must stay as it is), seconds.
+double timePlan(ConvPlan &plan, const KernelContext &ctx, dnnl::stream &stream,
+                ConvOperands in, void *scratch, int repeats) {
+  in.out = scratch;
+  execute(plan, ctx, stream, in); // warm: caches, the weights' reorder
+  double best = 1e30;
+  for (int i = 0; i < repeats; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    execute(plan, ctx, stream, in);
+    best = std::min(best, std::chrono::duration<double>(
+                              std::chrono::steady_clock::now() - start)
+                              .count());
+  }
+  return best;
+}
+
+/// How much faster than the direct kernel the Winograd kernel must time to
+/// be kept.
+constexpr double kWinogradMargin = 0.9;
+
+/// STRATA_CONV_WINOGRAD: "0" never, "1" always where oneDNN has it, unset
+/// (or anything else) timed.
+int winogradOverride() {
+  const char *value = std::getenv("STRATA_CONV_WINOGRAD");
+  if (!value)
+    return -1;
+  std::string v = value;
+  return v == "0" ? 0 : v == "1" ? 1 : -1;
+}
+
+std::string microseconds(double seconds) {
+  return std::to_string(static_cast<long long>(seconds * 1e6 + 0.5)) + " us";
+}
 
 } // namespace
 
@@ -121,41 +291,20 @@ void conv(KernelContext &ctx) {
     ConvState &state = ctx.state<ConvState>();
     const dnnl::engine &engine = cpuEngine();
     std::vector<int64_t> key = shapeKey(ctx);
+    ConvOperands in{x, w, bias, sum, out.data, out.byteSize()};
     if (state.key != key) {
       state.key.clear();
-      using tag = dnnl::memory::format_tag;
-      auto f32 = dnnl::memory::data_type::f32;
-      state.userSrc = activationDesc(ctx, "src_layout", x.shape);
-      state.userDst = activationDesc(ctx, "dst_layout", out.shape);
-      state.userSum = activationDesc(ctx, "sum_layout", out.shape);
       // Grouped weights are [G, M/G, C/G, K...]: the same bytes as W.
       dnnl::memory::dims weightDims = w.shape;
       if (group > 1) {
         weightDims[0] = m / group;
         weightDims.insert(weightDims.begin(), group);
       }
-      dnnl::memory::desc userWeights = rowMajorDesc(weightDims);
-      dnnl::memory::desc anySrc(x.shape, f32, tag::any),
-          anyWeights(weightDims, f32, tag::any),
-          anyDst(out.shape, f32, tag::any);
       dnnl::memory::dims dnnlDilations, padL, padR;
       for (size_t i = 0; i < k; ++i) {
         dnnlDilations.push_back(dilations[i] - 1);
         padL.push_back(pads[i]);
         padR.push_back(pads[k + i]);
-      }
-      auto kind = dnnl::prop_kind::forward_inference;
-      auto alg = dnnl::algorithm::convolution_direct;
-      std::unique_ptr<dnnl::convolution_forward::desc> desc;
-      if (bias) {
-        state.bias = rowMajorDesc({m});
-        desc = std::make_unique<dnnl::convolution_forward::desc>(
-            kind, alg, anySrc, anyWeights, state.bias, anyDst, strides,
-            dnnlDilations, padL, padR);
-      } else {
-        desc = std::make_unique<dnnl::convolution_forward::desc>(
-            kind, alg, anySrc, anyWeights, anyDst, strides, dnnlDilations, padL,
-            padR);
       }
       dnnl::post_ops ops;
       if (sum)
@@ -163,69 +312,54 @@ void conv(KernelContext &ctx) {
       appendActivation(ctx, ops);
       dnnl::primitive_attr attr;
       attr.set_post_ops(ops);
-      dnnl::convolution_forward::primitive_desc pd(*desc, attr, engine);
-      state.primitive = dnnl::convolution_forward(pd);
-
-      state.reorderSrc = pd.src_desc() != state.userSrc;
-      state.src = dnnl::memory();
-      if (state.reorderSrc) {
-        state.src = dnnl::memory(pd.src_desc(), engine);
-        state.srcReorder =
-            LayoutConversion(state.userSrc, pd.src_desc(), x.shape);
-      }
-      state.reorderDst = pd.dst_desc() != state.userDst;
-      state.dst = dnnl::memory();
-      if (state.reorderDst) {
-        state.dst = dnnl::memory(pd.dst_desc(), engine);
-        state.dstReorder =
-            LayoutConversion(pd.dst_desc(), state.userDst, out.shape);
-      }
-      // The sum goes into the destination the primitive writes.
-      const dnnl::memory::desc &sumTarget =
-          state.reorderDst ? pd.dst_desc() : state.userDst;
-      state.reorderSum = sum && state.userSum != sumTarget;
-      if (state.reorderSum)
-        state.sumReorder =
-            LayoutConversion(state.userSum, sumTarget, out.shape);
-      state.weights.prepare(userWeights, pd.weights_desc(), engine);
       state.stream = dnnl::stream(engine);
+      auto make = [&](ConvPlan &plan, dnnl::algorithm alg) {
+        return makePlan(plan, ctx, alg, attr, in, weightDims, out.shape,
+                        strides, dnnlDilations, padL, padR);
+      };
+      state.plan = ConvPlan();
+      state.winograd = false;
+      state.choice = "";
+      int override = winogradOverride();
+      bool candidate = ctx.hasAttr("winograd") && ctx.attrInt("winograd") != 0;
+      ConvPlan winograd;
+      if (candidate && override != 0 &&
+          make(winograd, dnnl::algorithm::convolution_winograd)) {
+        if (override == 1) {
+          state.plan = std::move(winograd);
+          state.winograd = true;
+          state.choice = "winograd (STRATA_CONV_WINOGRAD=1)";
+        } else {
+          make(state.plan, dnnl::algorithm::convolution_direct);
+          std::vector<uint8_t> scratch(out.byteSize());
+          constexpr int kRepeats = 3;
+          double direct = timePlan(state.plan, ctx, state.stream, in,
+                                   scratch.data(), kRepeats);
+          double wino = timePlan(winograd, ctx, state.stream, in,
+                                 scratch.data(), kRepeats);
+          // A margin: the timing runs on hot caches and may be off by a few
+          // percent, and a near tie is not worth the reorders that the
+          // Winograd kernel's blocked layout costs the steps around it.
+          state.winograd = wino < kWinogradMargin * direct;
+          state.choice = std::string(state.winograd ? "winograd" : "direct") +
+                         ": timed " + microseconds(wino) + " winograd, " +
+                         microseconds(direct) + " direct";
+          if (state.winograd)
+            state.plan = std::move(winograd);
+        }
+      } else {
+        make(state.plan, dnnl::algorithm::convolution_direct);
+        if (candidate)
+          state.choice = override == 0
+                             ? "direct (STRATA_CONV_WINOGRAD=0)"
+                             : "direct: oneDNN has no Winograd kernel for "
+                               "this shape on this machine";
+      }
+      if (!state.choice.empty())
+        state.choice += " [" + state.plan.implementation + "]";
       state.key = std::move(key);
     }
-
-    dnnl::memory weights = state.weights.get(ctx, 1, state.stream, w.data);
-    dnnl::memory src(state.userSrc, engine, x.data);
-    if (state.reorderSrc) {
-      state.srcReorder.execute(state.stream, src, state.src);
-      src = state.src;
-    }
-    dnnl::memory userDst(state.userDst, engine, out.data);
-    dnnl::memory dst = state.reorderDst ? state.dst : userDst;
-    if (sum) {
-      // The sum post-op accumulates into the destination. The plan gives
-      // the result the sum's own buffer when nothing reads the sum later
-      // (kernel::Accumulates): then it is there already, unless the
-      // destination's layout differs, and a reorder cannot run in place.
-      if (state.reorderSum) {
-        const void *from = sum->data;
-        if (sum->data == out.data && !state.reorderDst) {
-          state.sumCopy.resize(out.byteSize());
-          copyInParallel(state.sumCopy.data(), sum->data, out.byteSize());
-          from = state.sumCopy.data();
-        }
-        dnnl::memory userSum(state.userSum, engine, const_cast<void *>(from));
-        state.sumReorder.execute(state.stream, userSum, dst);
-      } else if (sum->data != dst.get_data_handle()) {
-        copyInParallel(dst.get_data_handle(), sum->data, out.byteSize());
-      }
-    }
-    std::unordered_map<int, dnnl::memory> args = {
-        {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}};
-    if (bias)
-      args.emplace(DNNL_ARG_BIAS, dnnl::memory(state.bias, engine, bias->data));
-    state.primitive.execute(state.stream, args);
-    if (state.reorderDst)
-      state.dstReorder.execute(state.stream, dst, userDst);
-    state.stream.wait();
+    execute(state.plan, ctx, state.stream, in);
   });
 }
 
