@@ -6,12 +6,16 @@
 // median over timed runs of one inference each, at a fixed intra-op thread count).
 //
 //   node bench.js model.onnx [--threads N] [--warmup W] [--runs R] [--data DIR]
-//                            [--write-outputs DIR]
+//                            [--write-outputs DIR] [--profile FILE]
 //
 // --data DIR feeds DIR/input_<K>.pb (ONNX TensorProto, the backend-test layout); without it the
 // inputs are random with dynamic dimensions set to 1. --write-outputs DIR runs the model once
 // more after timing and writes each output as DIR/output_<K>.pb, for checking against
-// references. TensorProto is decoded and encoded here directly (a few protobuf fields) so the
+// references. --profile FILE turns on ONNX Runtime's profiler for the timed runs and writes FILE:
+// one JSON object whose "steps" list each node (ms per run, share, op type), slowest first, the
+// shape of `strata bench --profile --json`'s steps, so that the two engines' per-step times can
+// be set side by side (the profiler's own cost per node is in ORT's times, not strata's).
+// TensorProto is decoded and encoded here directly (a few protobuf fields) so the
 // harness needs nothing beyond onnxruntime-node.
 
 'use strict';
@@ -24,24 +28,26 @@ function usage(message) {
   if (message) process.stderr.write(`bench.js: ${message}\n`);
   process.stderr.write(
       'usage: node bench.js model.onnx [--threads N] [--warmup W] [--runs R] [--data DIR] ' +
-      '[--write-outputs DIR]\n');
+      '[--write-outputs DIR] [--profile FILE]\n');
   process.exit(2);
 }
 
 function parseArgs(argv) {
-  const args = {threads: 1, warmup: 10, runs: 100, data: null, writeOutputs: null, model: null};
+  const args = {threads: 1, warmup: 10, runs: 100, data: null, writeOutputs: null, profile: null,
+                model: null};
+  const paths = {'--data': 'data', '--write-outputs': 'writeOutputs', '--profile': 'profile'};
   const ints = {'--threads': 'threads', '--warmup': 'warmup', '--runs': 'runs'};
   for (let i = 0; i < argv.length; ++i) {
     const a = argv[i];
     if (a === '-h' || a === '--help') usage();
-    if (a in ints || a === '--data' || a === '--write-outputs') {
+    if (a in ints || a in paths) {
       if (i + 1 >= argv.length) usage(`${a} needs a value`);
       const v = argv[++i];
       if (a in ints) {
         if (!/^\d+$/.test(v)) usage(`${a} needs a non-negative integer, got '${v}'`);
         args[ints[a]] = Number(v);
       } else {
-        args[a === '--data' ? 'data' : 'writeOutputs'] = v;
+        args[paths[a]] = v;
       }
     } else if (a.startsWith('-')) {
       usage(`unknown option '${a}'`);
@@ -271,13 +277,20 @@ function randomInputs(session) {
 async function main() {
   const args = parseArgs(process.argv.slice(2));
   if (!fs.existsSync(args.model)) usage(`${args.model}: no such file`);
-  const session = await ort.InferenceSession.create(args.model, {
+  const options = {
     executionProviders: ['cpu'],
     intraOpNumThreads: args.threads,
     interOpNumThreads: 1,
     executionMode: 'sequential',
     graphOptimizationLevel: 'all',
-  });
+  };
+  let profilePrefix = null;
+  if (args.profile) {
+    profilePrefix = path.join(fs.mkdtempSync(path.join(require('os').tmpdir(), 'ortprof-')), 'p');
+    options.enableProfiling = true;
+    options.profileFilePrefix = profilePrefix;
+  }
+  const session = await ort.InferenceSession.create(args.model, options);
   const feeds = args.data ? loadInputs(session, args.data) : randomInputs(session);
 
   for (let i = 0; i < args.warmup; ++i) await session.run(feeds);
@@ -309,6 +322,39 @@ async function main() {
     engine: `onnxruntime-node ${ort.env.versions.node}`,
   }) + '\n');
   await session.release();
+  if (profilePrefix) writeProfile(profilePrefix, args);
+}
+
+/// Sums ORT's per-node kernel times over the timed runs (the warm-up runs are the first
+/// `warmup` model_run events) into args.profile.
+function writeProfile(prefix, args) {
+  const dir = path.dirname(prefix);
+  const file = fs.readdirSync(dir).find((f) => f.endsWith('.json'));
+  if (!file) usage(`ONNX Runtime wrote no profile into ${dir}`);
+  const events = JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8'));
+  const nodes = new Map();
+  for (const e of events) {
+    if (e.cat === 'Node' && e.name.endsWith('_kernel_time')) {
+      const name = e.name.slice(0, -'_kernel_time'.length);
+      const entry = nodes.get(name) || {node: name, op: e.args.op_name, us: []};
+      entry.us.push(e.dur);
+      nodes.set(name, entry);
+    }
+  }
+  // Each node ran once per run (warm-up, timed, and the --write-outputs run if any): keep the
+  // timed runs' share.
+  const steps = [];
+  let total = 0;
+  for (const entry of nodes.values()) {
+    const timed = entry.us.slice(args.warmup, args.warmup + args.runs);
+    const ms = timed.reduce((a, b) => a + b, 0) / 1e3 / Math.max(1, timed.length);
+    total += ms;
+    steps.push({step: entry.op, nodes: [entry.node], ms_per_run: ms});
+  }
+  steps.sort((a, b) => b.ms_per_run - a.ms_per_run);
+  for (const s of steps) s.percent = total > 0 ? (100 * s.ms_per_run) / total : 0;
+  fs.writeFileSync(args.profile, JSON.stringify({threads: args.threads, steps}, null, 1) + '\n');
+  fs.rmSync(dir, {recursive: true, force: true});
 }
 
 main().catch((e) => {
