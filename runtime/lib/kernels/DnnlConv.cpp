@@ -35,6 +35,9 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <mutex>
+#include <optional>
 #include <vector>
 
 namespace strata::rt::kernels::dnnl_support {
@@ -113,12 +116,11 @@ bool makePlan(ConvPlan &plan, const KernelContext &ctx, dnnl::algorithm alg,
   if (alg == dnnl::algorithm::convolution_direct) {
     pd = dnnl::convolution_forward::primitive_desc(*desc, attr, engine);
   } else {
-    // No implementation is an answer here, not an error.
-    dnnl_primitive_desc_t raw = nullptr;
-    if (dnnl_primitive_desc_create(&raw, &desc->data, attr.get(), engine.get(),
-                                   nullptr) != dnnl_success)
+    // No implementation is an answer here, not an error (allow_empty).
+    pd = dnnl::convolution_forward::primitive_desc(*desc, attr, engine,
+                                                   /*allow_empty=*/true);
+    if (!pd)
       return false;
-    pd = dnnl::convolution_forward::primitive_desc(raw);
   }
   plan.primitive = dnnl::convolution_forward(pd);
   plan.implementation = pd.impl_info_str();
@@ -205,6 +207,36 @@ double timePlan(ConvPlan &plan, const KernelContext &ctx, dnnl::stream &stream,
 /// How much faster than the direct kernel the Winograd kernel must time to
 /// be kept.
 constexpr double kWinogradMargin = 0.9;
+
+/// The choices made in this process, by the convolution's shapes and
+/// attributes: the first session to run a candidate times it, and every
+/// later one (of any module or thread count) takes its answer, so that the
+/// sessions of one process compute the same bits.
+struct ChoiceMemo {
+  std::mutex mutex;
+  std::map<std::string, bool> winograd;
+};
+
+ChoiceMemo &choiceMemo() {
+  static ChoiceMemo *memo = new ChoiceMemo; // never destroyed: used at exit
+  return *memo;
+}
+
+/// What makes two candidate steps the same convolution.
+std::string choiceKey(const KernelContext &ctx) {
+  std::string key;
+  for (int64_t d : shapeKey(ctx))
+    key += std::to_string(d) + ",";
+  for (const char *name : {"strides", "dilations", "pads"})
+    if (ctx.hasAttr(name))
+      for (int64_t v : ctx.attrInts(name))
+        key += std::string(name) + std::to_string(v) + ",";
+  for (const char *name :
+       {"src_layout", "dst_layout", "sum_layout", "activation"})
+    if (ctx.hasAttr(name))
+      key += std::string(name) + "=" + ctx.attrString(name) + ",";
+  return key;
+}
 
 /// STRATA_CONV_WINOGRAD: "0" never, "1" always where oneDNN has it, unset
 /// (or anything else) timed.
@@ -329,6 +361,21 @@ void conv(KernelContext &ctx) {
           state.plan = std::move(winograd);
           state.winograd = true;
           state.choice = "winograd (STRATA_CONV_WINOGRAD=1)";
+        } else if (std::optional<bool> earlier = [&]() -> std::optional<bool> {
+                     ChoiceMemo &memo = choiceMemo();
+                     std::lock_guard<std::mutex> lock(memo.mutex);
+                     auto it = memo.winograd.find(choiceKey(ctx));
+                     if (it == memo.winograd.end())
+                       return std::nullopt;
+                     return it->second;
+                   }()) {
+          state.winograd = *earlier;
+          state.choice = std::string(*earlier ? "winograd" : "direct") +
+                         ": as timed by an earlier step of this process";
+          if (*earlier)
+            state.plan = std::move(winograd);
+          else
+            make(state.plan, dnnl::algorithm::convolution_direct);
         } else {
           make(state.plan, dnnl::algorithm::convolution_direct);
           std::vector<uint8_t> scratch(out.byteSize());
@@ -346,6 +393,9 @@ void conv(KernelContext &ctx) {
                          microseconds(direct) + " direct";
           if (state.winograd)
             state.plan = std::move(winograd);
+          ChoiceMemo &memo = choiceMemo();
+          std::lock_guard<std::mutex> lock(memo.mutex);
+          memo.winograd.emplace(choiceKey(ctx), state.winograd);
         }
       } else {
         make(state.plan, dnnl::algorithm::convolution_direct);
