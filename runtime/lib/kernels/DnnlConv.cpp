@@ -23,7 +23,8 @@
 // groups) has two candidate primitives: oneDNN's direct convolution and its
 // Winograd convolution, where the machine has one. The first run times both,
 // each with its reorders, on the session's threads (into scratch buffers,
-// so that the sum is read, never accumulated twice) and keeps the faster;
+// so that the sum is read, never accumulated twice) and keeps the faster,
+// for every later session of the process that runs the same convolution;
 // STRATA_CONV_WINOGRAD=0 or 1 skips the timing and takes the direct or the
 // Winograd kernel (docs/runtime.md, "Convolutions: Winograd, timed").
 //
