@@ -68,8 +68,8 @@ struct ConvPlan {
 struct ConvState : KernelState {
   std::vector<int64_t> key;
   ConvPlan plan;
-  /// Whether the plan is the Winograd convolution, and how it was chosen.
-  bool winograd = false;
+  /// Which candidate the plan is, and how it was chosen ("" when the step
+  /// is no Winograd candidate).
   std::string choice;
   dnnl::stream stream;
   std::string describe() const override { return choice; }
@@ -223,6 +223,24 @@ ChoiceMemo &choiceMemo() {
   return *memo;
 }
 
+/// The answer stored for `key`, if a session has timed it.
+std::optional<bool> rememberedChoice(const std::string &key) {
+  ChoiceMemo &memo = choiceMemo();
+  std::lock_guard<std::mutex> lock(memo.mutex);
+  auto it = memo.winograd.find(key);
+  if (it == memo.winograd.end())
+    return std::nullopt;
+  return it->second;
+}
+
+/// Stores `winograd` for `key` unless another session stored first; returns
+/// the stored answer.
+bool rememberChoice(const std::string &key, bool winograd) {
+  ChoiceMemo &memo = choiceMemo();
+  std::lock_guard<std::mutex> lock(memo.mutex);
+  return memo.winograd.emplace(key, winograd).first->second;
+}
+
 /// What makes two candidate steps the same convolution.
 std::string choiceKey(const KernelContext &ctx) {
   std::string key;
@@ -351,7 +369,6 @@ void conv(KernelContext &ctx) {
                         strides, dnnlDilations, padL, padR);
       };
       state.plan = ConvPlan();
-      state.winograd = false;
       state.choice = "";
       int override = winogradOverride();
       bool candidate = ctx.hasAttr("winograd") && ctx.attrInt("winograd") != 0;
@@ -360,43 +377,37 @@ void conv(KernelContext &ctx) {
           make(winograd, dnnl::algorithm::convolution_winograd)) {
         if (override == 1) {
           state.plan = std::move(winograd);
-          state.winograd = true;
           state.choice = "winograd (STRATA_CONV_WINOGRAD=1)";
-        } else if (std::optional<bool> earlier = [&]() -> std::optional<bool> {
-                     ChoiceMemo &memo = choiceMemo();
-                     std::lock_guard<std::mutex> lock(memo.mutex);
-                     auto it = memo.winograd.find(choiceKey(ctx));
-                     if (it == memo.winograd.end())
-                       return std::nullopt;
-                     return it->second;
-                   }()) {
-          state.winograd = *earlier;
-          state.choice = std::string(*earlier ? "winograd" : "direct") +
-                         ": as timed by an earlier step of this process";
-          if (*earlier)
-            state.plan = std::move(winograd);
-          else
-            make(state.plan, dnnl::algorithm::convolution_direct);
         } else {
-          make(state.plan, dnnl::algorithm::convolution_direct);
-          std::vector<uint8_t> scratch(out.byteSize());
-          constexpr int kRepeats = 3;
-          double direct = timePlan(state.plan, ctx, state.stream, in,
+          std::string memoKey = choiceKey(ctx);
+          std::optional<bool> chosen = rememberedChoice(memoKey);
+          std::string how = ": as timed by an earlier step of this process";
+          bool haveDirect = false;
+          if (!chosen) {
+            make(state.plan, dnnl::algorithm::convolution_direct);
+            haveDirect = true;
+            std::vector<uint8_t> scratch(out.byteSize());
+            constexpr int kRepeats = 3;
+            double direct = timePlan(state.plan, ctx, state.stream, in,
+                                     scratch.data(), kRepeats);
+            double wino = timePlan(winograd, ctx, state.stream, in,
                                    scratch.data(), kRepeats);
-          double wino = timePlan(winograd, ctx, state.stream, in,
-                                 scratch.data(), kRepeats);
-          // A margin: the timing runs on hot caches and may be off by a few
-          // percent, and a near tie is not worth the reorders that the
-          // Winograd kernel's blocked layout costs the steps around it.
-          state.winograd = wino < kWinogradMargin * direct;
-          state.choice = std::string(state.winograd ? "winograd" : "direct") +
-                         ": timed " + microseconds(wino) + " winograd, " +
-                         microseconds(direct) + " direct";
-          if (state.winograd)
+            // A margin: the timing runs on hot caches and may be off by a
+            // few percent, and a near tie is not worth the reorders that the
+            // Winograd kernel's blocked layout costs the steps around it.
+            bool faster = wino < kWinogradMargin * direct;
+            // A session that timed the same convolution at the same time
+            // and stored its answer first decides.
+            chosen = rememberChoice(memoKey, faster);
+            if (*chosen == faster)
+              how = ": timed " + microseconds(wino) + " winograd, " +
+                    microseconds(direct) + " direct";
+          }
+          if (*chosen)
             state.plan = std::move(winograd);
-          ChoiceMemo &memo = choiceMemo();
-          std::lock_guard<std::mutex> lock(memo.mutex);
-          memo.winograd.emplace(choiceKey(ctx), state.winograd);
+          else if (!haveDirect)
+            make(state.plan, dnnl::algorithm::convolution_direct);
+          state.choice = std::string(*chosen ? "winograd" : "direct") + how;
         }
       } else {
         make(state.plan, dnnl::algorithm::convolution_direct);
