@@ -179,7 +179,7 @@ FailureOr<Decisions> Decisions::parse(StringRef text, StringRef path,
   if (!root) {
     at->emitError() << "decisions file '" << path
                     << "': expected a JSON object with the keys \"apart\", "
-                       "\"library\", \"codegen\", \"tile\"";
+                       "\"library\", \"codegen\", \"tile\", \"algorithm\"";
     return failure();
   }
 
@@ -194,10 +194,10 @@ FailureOr<Decisions> Decisions::parse(StringRef text, StringRef path,
   llvm::sort(keys);
   for (const std::string &key : keys) {
     if (key != "apart" && key != "library" && key != "codegen" &&
-        key != "tile" && key != "comment")
+        key != "tile" && key != "algorithm" && key != "comment")
       return decisions.error(at, "\"" + key + "\"")
              << "unknown key (expected \"apart\", \"library\", \"codegen\", "
-                "\"tile\" or \"comment\")";
+                "\"tile\", \"algorithm\" or \"comment\")";
   }
 
   if (const json::Value *apart = root->get("apart")) {
@@ -284,7 +284,46 @@ FailureOr<Decisions> Decisions::parse(StringRef text, StringRef path,
           decisions.tiles[op] = Tile{*rows, node};
     }
   }
+
+  if (const json::Value *algorithm = root->get("algorithm")) {
+    const json::Object *byNode = algorithm->getAsObject();
+    if (!byNode)
+      return decisions.error(at, "algorithm")
+             << "expected an object of node name -> \"direct\", "
+                "\"winograd\" or \"timed\"";
+    SmallVector<std::string> nodes;
+    for (const auto &member : *byNode)
+      nodes.push_back(member.first.str());
+    llvm::sort(nodes);
+    for (const std::string &node : nodes) {
+      std::string entry = "algorithm[\"" + node + "\"]";
+      std::optional<StringRef> name = byNode->getString(node);
+      if (!name ||
+          (*name != "direct" && *name != "winograd" && *name != "timed"))
+        return decisions.error(at, entry)
+               << "expected \"direct\", \"winograd\" or \"timed\"";
+      FailureOr<ArrayRef<Operation *>> ops =
+          reader.resolve(json::Value(node), entry);
+      if (failed(ops))
+        return failure();
+      for (Operation *op : *ops) {
+        if (isa<graph::ConstantOp>(op))
+          continue;
+        if (!isa<graph::ConvOp>(op))
+          return decisions.error(at, entry)
+                 << "'" << node << "' is not a convolution ("
+                 << op->getName().getStringRef()
+                 << "); algorithms are chosen for Conv nodes";
+        decisions.algorithms[op] = Algorithm{name->str(), entry};
+      }
+    }
+  }
   return decisions;
+}
+
+const Decisions::Algorithm *Decisions::algorithmFor(Operation *op) const {
+  auto it = algorithms.find(op);
+  return it == algorithms.end() ? nullptr : &it->second;
 }
 
 std::string Decisions::forcedLibrary(Operation *op) const {

@@ -5,7 +5,8 @@
 //   {"apart":   [["Add_1", "Mul_2"]],          nodes never in one kernel
 //    "library": ["MatMul_0"],                  a library call, whatever size
 //    "codegen": ["Conv_3"],                    generated code, never a library
-//    "tile":    {"Softmax_4": {"rows_per_block": 16}}}   the kernel's row split
+//    "tile":    {"Softmax_4": {"rows_per_block": 16}},   the kernel's row split
+//    "algorithm": {"Conv_5": "direct"}}       a convolution's algorithm
 //
 // Nodes are ONNX node names, as the ops' locations carry them. The file is
 // checked against the model when it is loaded (every name must be an op of
@@ -85,6 +86,16 @@ public:
   /// error, when two of them ask for different splits.
   mlir::FailureOr<std::optional<Tile>>
   tileFor(llvm::ArrayRef<mlir::Operation *> ops, mlir::Operation *at) const;
+  /// A convolution's algorithm as an "algorithm" entry forces it: "direct"
+  /// (oneDNN's direct kernel, never Winograd), "winograd" (Winograd without
+  /// timing) or "timed" (both timed at the first run, the faster kept), with
+  /// the entry ("algorithm[\"Conv_5\"]") for reasons and errors.
+  struct Algorithm {
+    std::string name;
+    std::string entry;
+  };
+  const Algorithm *algorithmFor(mlir::Operation *op) const;
+
   /// Every op a tile entry names (to check that each lands in a generated
   /// kernel).
   llvm::SmallVector<std::pair<mlir::Operation *, std::string>> tiledOps() const;
@@ -106,6 +117,7 @@ private:
   };
   std::vector<Apart> apart;
   llvm::DenseMap<mlir::Operation *, Tile> tiles;
+  llvm::DenseMap<mlir::Operation *, Algorithm> algorithms;
 };
 
 } // namespace strata

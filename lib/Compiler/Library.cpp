@@ -572,7 +572,7 @@ static SmallVector<int64_t> valuesOr(std::optional<ArrayRef<int64_t>> values,
                 : SmallVector<int64_t>(n, fill);
 }
 
-/// Why `conv` is a candidate for oneDNN's Winograd convolution, or "".
+/// Whether `conv` has a shape oneDNN's Winograd convolution takes.
 /// Winograd's F(2x2, 3x3) and F(4x4, 3x3) take 2.25 and 4 times fewer
 /// multiplications than a direct 3x3 convolution, at the cost of
 /// transforming the input and output tiles; oneDNN 2.6 has them for AVX-512
@@ -586,25 +586,48 @@ static SmallVector<int64_t> valuesOr(std::optional<ArrayRef<int64_t>> values,
 /// the compiler only names the candidates, and the runtime times both
 /// kernels on the session's threads when the step first runs and keeps the
 /// faster (docs/runtime.md, "Convolutions: Winograd, timed").
-static std::string winogradCandidate(graph::ConvOp conv) {
+static bool winogradShape(graph::ConvOp conv) {
   auto input = dyn_cast<RankedTensorType>(conv.getInput().getType());
   auto weight = dyn_cast<RankedTensorType>(conv.getWeight().getType());
   if (!input || !weight || !input.hasStaticShape() ||
       !weight.hasStaticShape() || input.getRank() != 4 || conv.getGroup() != 1)
-    return "";
+    return false;
   auto ones = [](std::optional<ArrayRef<int64_t>> values) {
     return !values || llvm::all_of(*values, [](int64_t v) { return v == 1; });
   };
-  if (!ones(conv.getStrides()) || !ones(conv.getDilations()) ||
-      weight.getDimSize(2) != 3 || weight.getDimSize(3) != 3)
-    return "";
+  return ones(conv.getStrides()) && ones(conv.getDilations()) &&
+         weight.getDimSize(2) == 3 && weight.getDimSize(3) == 3;
+}
+
+/// The `winograd` mark of `conv`'s step (0: none, 1: timed, 2: forced) and
+/// its reason ("" with no mark and no decision). Candidates have the shape
+/// and at least 16 channels on each side. The decisions file's "algorithm"
+/// entry overrides that: "direct" drops the mark, "winograd" forces the
+/// Winograd kernel without timing, and "timed" times any convolution of the
+/// shape, below 16 channels too.
+static std::pair<int64_t, std::string>
+winogradMark(graph::ConvOp conv, const LibraryRequest &request) {
+  const std::string &forced = request.convAlgorithm;
+  std::string by =
+      " (" + request.convAlgorithmEntry + " of the decisions file)";
+  if (forced == "direct")
+    return {0, "the direct kernel, never Winograd" + by};
+  if (!winogradShape(conv))
+    return {0, ""};
+  if (forced == "winograd")
+    return {2, "oneDNN's Winograd convolution, without timing" + by};
+  if (forced == "timed")
+    return {1, "oneDNN's Winograd convolution timed against the direct one "
+               "when the step first runs (the faster is kept)" +
+                   by};
   // Below 16 channels on either side the tile transforms outweigh the saved
   // products (a first convolution over RGB).
+  auto weight = cast<RankedTensorType>(conv.getWeight().getType());
   if (weight.getDimSize(0) < 16 || weight.getDimSize(1) < 16)
-    return "";
-  return "a 3x3 convolution at stride 1: oneDNN's Winograd convolution is a "
-         "candidate, timed against the direct one on the session's threads "
-         "when the step first runs (the faster is kept)";
+    return {0, ""};
+  return {1, "a 3x3 convolution at stride 1: oneDNN's Winograd convolution "
+             "is a candidate, timed against the direct one on the session's "
+             "threads when the step first runs (the faster is kept)"};
 }
 
 static std::optional<LibraryMatch> matchConv(graph::ConvOp conv,
@@ -667,10 +690,11 @@ static std::optional<LibraryMatch> matchConv(graph::ConvOp conv,
   epilogue.finish();
   match.reason = "f32 convolution: oneDNN's JIT kernels beat generated "
                  "loops at every size";
-  if (std::string why = winogradCandidate(conv); !why.empty()) {
-    match.attrs.set("winograd", IntegerAttr::get(i64, 1));
+  auto [winograd, why] = winogradMark(conv, request);
+  if (winograd)
+    match.attrs.set("winograd", IntegerAttr::get(i64, winograd));
+  if (!why.empty())
     match.reason += "; " + why;
-  }
   if (request.forced)
     match.reason += " (also asked for by the decisions file)";
   return match;

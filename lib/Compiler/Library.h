@@ -46,6 +46,10 @@ struct LibraryRequest {
   /// Take the op even below the size where generated code wins (the
   /// decisions file asked for a library call).
   bool forced = false;
+  /// A convolution's algorithm forced by the decisions file ("direct",
+  /// "winograd" or "timed"; "" for the compiler's own choice) and the entry
+  /// that asked for it.
+  std::string convAlgorithm, convAlgorithmEntry;
   /// Why `candidate` may not join the step `group` (anchor first) as an
   /// epilogue: "" when it may. The decisions file's "apart" and "codegen"
   /// entries come in here.

@@ -869,6 +869,9 @@ Partitioner::matchLibrary(Operation &op, const std::string &forcedLibrary,
   }
   asked = true;
   request.forced = !forcedLibrary.empty();
+  const Decisions::Algorithm *algorithm = decisions.algorithmFor(&op);
+  request.convAlgorithm = algorithm ? algorithm->name : "";
+  request.convAlgorithmEntry = algorithm ? algorithm->entry : "";
   std::optional<LibraryMatch> match =
       matchLibraryKernel(&op, request, whyNotLibrary);
   // A product whose epilogue the library call would leave, in part, to a
@@ -917,6 +920,17 @@ LogicalResult Partitioner::visit(Operation &op) {
     if (auto it = attention.notAttention.find(&op);
         it != attention.notAttention.end())
       match->reason += "; not a flash-attention kernel: " + it->second;
+    if (const Decisions::Algorithm *algorithm = decisions.algorithmFor(&op)) {
+      if (match->library != "dnnl.conv")
+        return decisions.error(module, algorithm->entry)
+               << "only oneDNN's convolutions (dnnl.conv) choose an "
+                  "algorithm; this one is a "
+               << match->library << " call";
+      if (algorithm->name != "direct" && !match->attrs.get("winograd"))
+        return decisions.error(module, algorithm->entry)
+               << "oneDNN's Winograd convolution takes 2-D 3x3 convolutions "
+                  "at stride and dilation 1 without groups; this one is not";
+    }
     close(&op, label + " went to " + libraryVendor(match->library) +
                    " as a library call (" + match->library + ")");
     Group *group = start(&op);
@@ -927,6 +941,11 @@ LogicalResult Partitioner::visit(Operation &op) {
   if (asked && !forcedLibrary.empty())
     return decisions.error(module, forcedLibrary)
            << "no library kernel can take this node: " << whyNotLibrary;
+  if (const Decisions::Algorithm *algorithm = decisions.algorithmFor(&op))
+    return decisions.error(module, algorithm->entry)
+           << "only oneDNN's convolutions (dnnl.conv) choose an algorithm, "
+              "and this one is generated code: "
+           << whyNotLibrary;
   std::pair<std::string, std::string> notGemm;
   if (gemmKernels && isa<graph::MatMulOp>(op)) {
     if (std::optional<GemmMatch> &match = gemm.get()) {

@@ -26,7 +26,9 @@
 // so that the sum is read, never accumulated twice) and keeps the faster,
 // for every later session of the process that runs the same convolution;
 // STRATA_CONV_WINOGRAD=0 or 1 skips the timing and takes the direct or the
-// Winograd kernel (docs/runtime.md, "Convolutions: Winograd, timed").
+// Winograd kernel (docs/runtime.md, "Convolutions: Winograd, timed"). A step
+// marked `winograd = 2` (the decisions file's "algorithm" entry) takes the
+// Winograd kernel without timing, unless STRATA_CONV_WINOGRAD=0.
 //
 //===----------------------------------------------------------------------===//
 
@@ -371,13 +373,16 @@ void conv(KernelContext &ctx) {
       state.plan = ConvPlan();
       state.choice = "";
       int override = winogradOverride();
-      bool candidate = ctx.hasAttr("winograd") && ctx.attrInt("winograd") != 0;
+      // 1: a candidate, timed; 2: the decisions file forces Winograd.
+      int64_t mark = ctx.hasAttr("winograd") ? ctx.attrInt("winograd") : 0;
+      bool candidate = mark != 0;
       ConvPlan winograd;
       if (candidate && override != 0 &&
           make(winograd, dnnl::algorithm::convolution_winograd)) {
-        if (override == 1) {
+        if (override == 1 || mark == 2) {
           state.plan = std::move(winograd);
-          state.choice = "winograd (STRATA_CONV_WINOGRAD=1)";
+          state.choice = override == 1 ? "winograd (STRATA_CONV_WINOGRAD=1)"
+                                       : "winograd (the decisions file)";
         } else {
           std::string memoKey = choiceKey(ctx);
           std::optional<bool> chosen = rememberedChoice(memoKey);
