@@ -27,8 +27,15 @@
 // constants are read where the chain leads: as the generic's inputs with an
 // indexing map when the position is the loop indices themselves (so the
 // GPU mapping may read 16 bytes at a time), else with `tensor.extract`.
-// A kernel with any other op (a reduction, a matmul), or whose results
-// differ in shape, is left as it is. Values read at several positions are
+// A result of another shape than the first is taken when it is a
+// transpose of a tensor of the first's shape (a value the kernel returns in
+// two layouts, as the layout pass leaves one that a channels-last consumer
+// and a channels-first one both read): it is written through the
+// permutation, one element per position of the first result's shape
+// (EfficientNet's SiLU before its squeeze-and-excitation pool, at batch 1,
+// was one thread block for 400,000 elements). A kernel with any other op (a
+// reduction, a matmul), or whose results differ in shape otherwise, is left
+// as it is. Values read at several positions are
 // recomputed at each (memoized per position within a branch), which suits
 // the cheap ops of pointwise kernels.
 //
@@ -425,6 +432,40 @@ FailureOr<Value> Puller::pullLinalg(linalg::LinalgOp op, unsigned result,
   return mapping.lookupOrDefault(yield->getOperand(result));
 }
 
+/// For a result `v` whose shape is not `first`'s: the permutation map that
+/// takes a position of `first`'s shape to a position of `v`, when `v` is a
+/// transpose (an all-parallel linalg op that writes through a permutation)
+/// of a tensor of `first`'s shape, as the layout pass leaves a value that
+/// one consumer reads channels-last and another channels-first. Iterating
+/// over `first`'s positions then reaches each element of `v` once, at the
+/// element the transpose reads, so the chain that computes both is pulled
+/// once per position. Else none (the kernel is left as it is).
+static std::optional<AffineMap> resultPermutation(Value v,
+                                                  RankedTensorType first) {
+  auto op = v.getDefiningOp<linalg::LinalgOp>();
+  auto type = cast<RankedTensorType>(v.getType());
+  if (!op || !isPullableLinalg(op) || !type.hasStaticShape() ||
+      type.getRank() != first.getRank() || op.getNumDpsInputs() != 1 ||
+      op.getNumLoops() != static_cast<unsigned>(first.getRank()))
+    return std::nullopt;
+  OpOperand *input = op.getDpsInputOperand(0);
+  auto inputType = dyn_cast<RankedTensorType>(input->get().getType());
+  if (!inputType || inputType.getShape() != first.getShape())
+    return std::nullopt;
+  AffineMap inputMap = op.getMatchingIndexingMap(input);
+  AffineMap outputMap = op.getMatchingIndexingMap(
+      op.getDpsInitOperand(cast<OpResult>(v).getResultNumber()));
+  if (!inputMap.isPermutation() || !outputMap.isPermutation())
+    return std::nullopt;
+  // Loop l reads the input at inputMap(l) and writes at outputMap(l): the
+  // input's position p is written at outputMap(inputMap^-1(p)).
+  AffineMap map = outputMap.compose(inversePermutation(inputMap));
+  for (unsigned k = 0; k < map.getNumResults(); ++k)
+    if (type.getDimSize(k) != first.getDimSize(map.getDimPosition(k)))
+      return std::nullopt;
+  return map;
+}
+
 /// Rewrites `body` into one generic when it can; true if it did.
 bool pullFuse(func::FuncOp body) {
   Block &block = body.front();
@@ -434,10 +475,24 @@ bool pullFuse(func::FuncOp body) {
   auto type = dyn_cast<RankedTensorType>(ret.getOperand(0).getType());
   if (!type || !type.hasStaticShape() || type.getRank() == 0)
     return false;
+  int64_t rank = type.getRank();
+  // Each result's indexing map over the loops of the first result's shape:
+  // the identity, or for a transposed copy the permutation that takes the
+  // first result's position to its own (resultPermutation).
+  SmallVector<AffineMap> outputMaps;
   for (Value v : ret.getOperands()) {
     auto t = dyn_cast<RankedTensorType>(v.getType());
-    if (!t || t.getShape() != type.getShape())
+    if (!t)
       return false;
+    if (t.getShape() == type.getShape()) {
+      outputMaps.push_back(
+          AffineMap::getMultiDimIdentityMap(rank, body.getContext()));
+      continue;
+    }
+    std::optional<AffineMap> map = resultPermutation(v, type);
+    if (!map)
+      return false;
+    outputMaps.push_back(*map);
   }
   // Worth it only for a body of several ops that write tensors; one
   // all-parallel op already spreads over the grid, and a lone slice becomes
@@ -457,7 +512,6 @@ bool pullFuse(func::FuncOp body) {
 
   OpBuilder b(ret);
   Location loc = body.getLoc();
-  int64_t rank = type.getRank();
   SmallVector<Value> inits;
   for (Value v : ret.getOperands()) {
     auto t = cast<RankedTensorType>(v.getType());
@@ -469,10 +523,9 @@ bool pullFuse(func::FuncOp body) {
   // The body is built in a generic without inputs, whose block gains an
   // argument before the outputs' for each input the puller finds; the
   // generic with those inputs then takes the body.
-  auto draft = linalg::GenericOp::create(
-      b, loc, TypeRange(ValueRange(inits)), ValueRange{}, inits,
-      SmallVector<AffineMap>(inits.size(), b.getMultiDimIdentityMap(rank)),
-      iterators);
+  auto draft =
+      linalg::GenericOp::create(b, loc, TypeRange(ValueRange(inits)),
+                                ValueRange{}, inits, outputMaps, iterators);
   Block *top = b.createBlock(&draft.getRegion());
   for (Value init : inits)
     top->addArgument(cast<RankedTensorType>(init.getType()).getElementType(),
@@ -484,8 +537,11 @@ bool pullFuse(func::FuncOp body) {
   Puller puller(inner, loc, ivs, type.getShape());
   puller.top = top;
   SmallVector<Value> elements;
-  for (Value v : ret.getOperands()) {
-    FailureOr<Value> element = puller.pull(v, ivs);
+  for (auto [v, map] : llvm::zip(ret.getOperands(), outputMaps)) {
+    SmallVector<Value> at;
+    for (unsigned k = 0; k < map.getNumResults(); ++k)
+      at.push_back(ivs[map.getDimPosition(k)]);
+    FailureOr<Value> element = puller.pull(v, at);
     if (failed(element)) {
       draft->erase();
       for (Value init : inits)
@@ -502,7 +558,7 @@ bool pullFuse(func::FuncOp body) {
     inputs.push_back(tensor);
     maps.push_back(map);
   }
-  maps.append(inits.size(), b.getMultiDimIdentityMap(rank));
+  maps.append(outputMaps.begin(), outputMaps.end());
   b.setInsertionPoint(ret);
   auto generic = linalg::GenericOp::create(b, loc, TypeRange(ValueRange(inits)),
                                            inputs, inits, maps, iterators);

@@ -141,3 +141,48 @@ module {
     }
   }
 }
+
+// -----
+
+// A value the kernel returns in two layouts (EfficientNet's SiLU, read
+// channels-last by the next convolution and channels-first by its
+// squeeze-and-excitation pool): one generic over the first result's shape,
+// the second result written through the transpose's permutation, the SiLU
+// computed once per element. The permutation: position (n, h, w, c) of the
+// first result is (n, c, h, w) of the second.
+// CHECK: #[[PERM:map[0-9]*]] = affine_map<(d0, d1, d2, d3) -> (d0, d3, d1, d2)>
+// CHECK-LABEL: func.func @strata_poi_two_layouts
+// CHECK-DAG: %[[E0:.*]] = tensor.empty() : tensor<2x3x4x8xf32>
+// CHECK-DAG: %[[E1:.*]] = tensor.empty() : tensor<2x8x3x4xf32>
+// CHECK: %[[G:.*]]:2 = linalg.generic {indexing_maps = [#[[ID:map[0-9]*]], #[[ID]], #[[PERM]]], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%arg0 : tensor<2x3x4x8xf32>) outs(%[[E0]], %[[E1]] : tensor<2x3x4x8xf32>, tensor<2x8x3x4xf32>)
+// CHECK: ^bb0(%[[X:.*]]: f32, %{{.*}}: f32, %{{.*}}: f32):
+// CHECK: %[[S:.*]] = arith.mulf %[[X]], %{{.*}}
+// CHECK-NOT: arith.mulf
+// CHECK: linalg.yield %[[S]], %[[S]] : f32, f32
+// CHECK: return %[[G]]#0, %[[G]]#1
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#nhwc = affine_map<(d0, d1, d2, d3) -> (d0, d2, d3, d1)>
+module {
+  func.func private @strata_poi_two_layouts(tensor<2x3x4x8xf32>) -> (tensor<2x3x4x8xf32>, tensor<2x8x3x4xf32>) attributes {strata.category = "poi", strata.kernel, strata.kind = "codegen"}
+  module @kernels {
+    func.func @strata_poi_two_layouts(%x: tensor<2x3x4x8xf32>) -> (tensor<2x3x4x8xf32>, tensor<2x8x3x4xf32>) {
+      %e = tensor.empty() : tensor<2x3x4x8xf32>
+      %s = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%x : tensor<2x3x4x8xf32>) outs(%e : tensor<2x3x4x8xf32>) {
+      ^bb0(%in: f32, %out: f32):
+        %n = arith.negf %in : f32
+        %ex = math.exp %n : f32
+        %one = arith.constant 1.0 : f32
+        %d = arith.addf %ex, %one : f32
+        %sig = arith.divf %one, %d : f32
+        %r = arith.mulf %in, %sig : f32
+        linalg.yield %r : f32
+      } -> tensor<2x3x4x8xf32>
+      %e2 = tensor.empty() : tensor<2x8x3x4xf32>
+      %t = linalg.generic {indexing_maps = [#nhwc, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s : tensor<2x3x4x8xf32>) outs(%e2 : tensor<2x8x3x4xf32>) {
+      ^bb0(%in: f32, %out: f32):
+        linalg.yield %in : f32
+      } -> tensor<2x8x3x4xf32>
+      return %s, %t : tensor<2x3x4x8xf32>, tensor<2x8x3x4xf32>
+    }
+  }
+}
