@@ -75,6 +75,16 @@ inFileOrder(const DenseMap<Operation *, std::string> &map) {
   return list;
 }
 
+/// An object's keys in sorted order, so that the first error reported does
+/// not depend on the hash map's.
+static SmallVector<std::string> sortedKeys(const json::Object &object) {
+  SmallVector<std::string> keys;
+  for (const auto &member : object)
+    keys.push_back(member.first.str());
+  llvm::sort(keys);
+  return keys;
+}
+
 namespace {
 /// Reads one decisions file; each method reports its own errors.
 class Reader {
@@ -186,13 +196,7 @@ FailureOr<Decisions> Decisions::parse(StringRef text, StringRef path,
   Reader reader(decisions, at);
   reader.index(entry);
 
-  // Keys in a fixed order, so that the first error reported does not depend
-  // on the hash map's.
-  SmallVector<std::string> keys;
-  for (const auto &member : *root)
-    keys.push_back(member.first.str());
-  llvm::sort(keys);
-  for (const std::string &key : keys) {
+  for (const std::string &key : sortedKeys(*root)) {
     if (key != "apart" && key != "library" && key != "codegen" &&
         key != "tile" && key != "algorithm" && key != "comment")
       return decisions.error(at, "\"" + key + "\"")
@@ -257,11 +261,7 @@ FailureOr<Decisions> Decisions::parse(StringRef text, StringRef path,
     if (!byNode)
       return decisions.error(at, "tile")
              << "expected an object of node name -> {\"rows_per_block\": N}";
-    SmallVector<std::string> nodes;
-    for (const auto &member : *byNode)
-      nodes.push_back(member.first.str());
-    llvm::sort(nodes);
-    for (const std::string &node : nodes) {
+    for (const std::string &node : sortedKeys(*byNode)) {
       std::string entry = "tile[\"" + node + "\"]";
       const json::Object *config = byNode->getObject(node);
       if (!config)
@@ -291,11 +291,7 @@ FailureOr<Decisions> Decisions::parse(StringRef text, StringRef path,
       return decisions.error(at, "algorithm")
              << "expected an object of node name -> \"direct\", "
                 "\"winograd\" or \"timed\"";
-    SmallVector<std::string> nodes;
-    for (const auto &member : *byNode)
-      nodes.push_back(member.first.str());
-    llvm::sort(nodes);
-    for (const std::string &node : nodes) {
+    for (const std::string &node : sortedKeys(*byNode)) {
       std::string entry = "algorithm[\"" + node + "\"]";
       std::optional<StringRef> name = byNode->getString(node);
       if (!name ||
