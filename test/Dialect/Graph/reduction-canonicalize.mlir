@@ -93,3 +93,27 @@ func.func @fold_constant_cum_sums() -> (tensor<2x3xi64>, tensor<2x3xf32>) {
   %1 = graph.cum_sum %f {axis = -2 : i64, exclusive = 1 : i64, reverse = 1 : i64} : (tensor<2x3xf32>) -> tensor<2x3xf32>
   return %0, %1 : tensor<2x3xi64>, tensor<2x3xf32>
 }
+
+// -----
+
+// A mean or max over every spatial axis of an image batch is the global
+// pool (torch's dynamo exporter writes adaptive_avg_pool2d(x, 1) as
+// ReduceMean over [2, 3]); without keepdims the pool is viewed as [N, C].
+// Other axes, ranks and integer elements stay reductions.
+// CHECK-LABEL: func @reduce_as_global_pool
+// CHECK: %[[MEAN:.*]] = graph.global_average_pool %arg0 : (tensor<2x8x7x7xf32>) -> tensor<2x8x1x1xf32>
+// CHECK: %[[MAX:.*]] = graph.global_max_pool %arg1 : (tensor<?x8x3x4x5xbf16>) -> tensor<?x8x1x1x1xbf16>
+// CHECK: %[[FLAT:.*]] = graph.reshape %[[MAX]], %{{.*}} : (tensor<?x8x1x1x1xbf16>, tensor<2xi64>) -> tensor<?x8xbf16>
+// CHECK: graph.reduce_mean %arg0 {axes = array<i64: 1, 2, 3>}
+// CHECK: graph.reduce_mean %arg2 {axes = array<i64: 2>}
+// CHECK: graph.reduce_max %arg3 {axes = array<i64: 2, 3>}
+// CHECK: return %[[MEAN]], %[[FLAT]]
+func.func @reduce_as_global_pool(%x: tensor<2x8x7x7xf32>, %v: tensor<?x8x3x4x5xbf16>, %s: tensor<2x8x7xf32>, %i: tensor<2x8x7x7xi32>) -> (tensor<2x8x1x1xf32>, tensor<?x8xbf16>, tensor<2x1x1x1xf32>, tensor<2x8x1xf32>, tensor<2x8x1x1xi32>) {
+  %axes = graph.constant dense<[3, 2]> : tensor<2xi64>
+  %0 = graph.reduce_mean %x, %axes : (tensor<2x8x7x7xf32>, tensor<2xi64>) -> tensor<2x8x1x1xf32>
+  %1 = graph.reduce_max %v {axes = array<i64: -1, 2, 3>, keepdims = 0 : i64} : (tensor<?x8x3x4x5xbf16>) -> tensor<?x8xbf16>
+  %2 = graph.reduce_mean %x {axes = array<i64: 1, 2, 3>} : (tensor<2x8x7x7xf32>) -> tensor<2x1x1x1xf32>
+  %3 = graph.reduce_mean %s {axes = array<i64: 2>} : (tensor<2x8x7xf32>) -> tensor<2x8x1xf32>
+  %4 = graph.reduce_max %i {axes = array<i64: 2, 3>} : (tensor<2x8x7x7xi32>) -> tensor<2x8x1x1xi32>
+  return %0, %1, %2, %3, %4 : tensor<2x8x1x1xf32>, tensor<?x8xbf16>, tensor<2x1x1x1xf32>, tensor<2x8x1xf32>, tensor<2x8x1x1xi32>
+}

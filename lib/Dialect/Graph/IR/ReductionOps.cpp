@@ -288,6 +288,69 @@ static void addConstantFold(RewritePatternSet &patterns) {
     });
 }
 
+/// A mean or max over every spatial axis of an image batch [N, C, D...] (2
+/// or 3 spatial axes, floats) is GlobalAveragePool or GlobalMaxPool. torch's
+/// dynamo exporter writes `adaptive_avg_pool2d(x, 1)` (a squeeze-and-
+/// excitation block's pool, a CNN's head) as ReduceMean over [2, 3], the
+/// TorchScript exporter as GlobalAveragePool; one form means the layers
+/// below treat both alike: the GPU's convolution rewrites read the pool's
+/// input channels-last where it lies (ConvToGemm.cpp) and the CPU runs it as
+/// oneDNN's pool beside its convolutions (Library.cpp), where a reduction
+/// over [2, 3] needed a channels-first copy of its input. Without keepdims the
+/// pool's [N, C, 1...] is viewed as [N, C].
+template <typename Op>
+static void addGlobalPoolForm(RewritePatternSet &patterns) {
+  if constexpr (std::is_same_v<Op, ReduceMeanOp> ||
+                std::is_same_v<Op, ReduceMaxOp>)
+    patterns.add(+[](Op op, PatternRewriter &rewriter) -> LogicalResult {
+      auto input = dyn_cast<RankedTensorType>(op.getInput().getType());
+      std::optional<ArrayRef<int64_t>> axes = op.getAxes();
+      if (op.getDynamicAxes() || !input || !axes ||
+          !isa<FloatType>(input.getElementType()) || input.getRank() < 4 ||
+          input.getRank() > 5)
+        return failure();
+      int64_t rank = input.getRank();
+      SmallVector<int64_t> normalized;
+      for (int64_t axis : *axes) {
+        std::optional<int64_t> n = normalizeAxis(axis, rank);
+        if (!n)
+          return failure();
+        normalized.push_back(*n);
+      }
+      llvm::sort(normalized);
+      if (!llvm::equal(normalized, llvm::seq<int64_t>(2, rank)))
+        return failure();
+      SmallVector<int64_t> pooledShape(input.getShape().take_front(2));
+      pooledShape.append(rank - 2, 1);
+      auto pooledType =
+          RankedTensorType::get(pooledShape, input.getElementType());
+      Location loc = op.getLoc();
+      Value pooled;
+      if constexpr (std::is_same_v<Op, ReduceMeanOp>)
+        pooled = GlobalAveragePoolOp::create(rewriter, loc, pooledType,
+                                             op.getInput());
+      else
+        pooled =
+            GlobalMaxPoolOp::create(rewriter, loc, pooledType, op.getInput());
+      if (op.getKeepdims()) {
+        if (pooled.getType() != op.getType())
+          return failure();
+        rewriter.replaceOp(op, pooled);
+        return success();
+      }
+      // [N, C]: ONNX's 0 keeps a dimension, so the view holds for a
+      // dynamic batch too.
+      auto shapeType = RankedTensorType::get({2}, rewriter.getI64Type());
+      Value shape =
+          ConstantOp::create(rewriter, loc,
+                             cast<ElementsAttr>(DenseElementsAttr::get(
+                                 shapeType, ArrayRef<int64_t>{0, 0})));
+      rewriter.replaceOpWithNewOp<ReshapeOp>(op, op.getType(), pooled, shape,
+                                             rewriter.getI64IntegerAttr(0));
+      return success();
+    });
+}
+
 #define REDUCE_AXES_OP(Op)                                                     \
   LogicalResult Op::inferResultTypes(SmallVectorImpl<Type> &types) {           \
     return inferReduceAxes(*this, types);                                      \
@@ -303,6 +366,7 @@ static void addConstantFold(RewritePatternSet &patterns) {
           });                                                                  \
     });                                                                        \
     addConstantFold<Op>(patterns);                                             \
+    addGlobalPoolForm<Op>(patterns);                                           \
   }
 
 REDUCE_AXES_OP(ReduceSumOp)
