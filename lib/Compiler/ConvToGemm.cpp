@@ -30,8 +30,12 @@
 //     offset and channel, summed over the offsets: one loop nest with a
 //     short reduction, each output point computed by one thread, consecutive
 //     threads on consecutive channels (contiguous reads).
-//   - other grouped convolutions, and convolutions whose index would exceed
-//     kMaxIndexEntries, stay convolutions (generated).
+//   - other grouped convolutions (g groups of Cg channels): the depthwise
+//     form with each group's channels summed too, the weight broadcast per
+//     group's filters; each thread computes whole output points.
+//   - convolutions whose index would exceed kMaxIndexEntries, and grouped
+//     ones summing more than kMaxGroupedReduction elements per point, stay
+//     convolutions (generated).
 //
 // The transposes then cancel between convolutions: after the rewrites, a
 // transpose to channels-first or to channels-last sinks through the
@@ -95,6 +99,10 @@ namespace {
 /// Kernels larger than this many offsets stay convolutions when depthwise
 /// (each thread sums a point's offsets serially).
 constexpr int64_t kMaxDepthwiseOffsets = 81;
+/// The most elements (kernel offsets x channels per group) that a thread of
+/// a grouped convolution sums for one output point (grouped): a 3x3 kernel
+/// over 512 channels per group.
+constexpr int64_t kMaxGroupedReduction = 9 * 512;
 /// The output points per image from which a 1x1 convolution that stays
 /// channels-first (below) is one batched product per image rather than
 /// im2col's single product over all images' points. Each image's product
@@ -151,10 +159,15 @@ struct Created : OpBuilder::Listener {
     ops.push_back(op);
   }
   SmallVector<Operation *> ops;
-  /// The convolutions' products [N * P, F] channels-last, and the epilogue
-  /// ops moved next to them (HoistEpilogueAboveView): the values whose views
-  /// the cleanup composes.
+  /// The convolutions' products [N * P, F] channels-last (and the sums of
+  /// depthwise and grouped ones), and the epilogue ops moved next to them
+  /// (HoistEpilogueAboveView): the values whose views the cleanup composes.
   llvm::DenseSet<Operation *> products;
+  /// Of those, the sums and the ops moved next to them: a view of one may
+  /// have several readers (a SiLU's sigmoid and multiply), which all move
+  /// above it into the sum's kernel. A product's view keeps one reader, the
+  /// op that cuBLASLt's epilogue may take.
+  llvm::DenseSet<Operation *> sums;
 };
 
 class ConvRewriter {
@@ -240,6 +253,9 @@ private:
     if (group == channels && filters == channels && w.getDimSize(1) == 1 &&
         offsetCount <= kMaxDepthwiseOffsets)
       return depthwise(conv);
+    if (group > 1 && channels % group == 0 && filters % group == 0 &&
+        offsetCount * (channels / group) <= kMaxGroupedReduction)
+      return grouped(conv, group);
     return false;
   }
 
@@ -420,8 +436,18 @@ private:
   /// per kernel dimension, whose indices are the offset's coordinates as
   /// they are (strata-gpu-window-indices then divides nothing per tap, and
   /// LLVM unrolls the short innermost loop).
-  Value gatherWindows(bool padWithLowest = false, bool splitOffsets = false) {
+  Value gatherWindows(bool padWithLowest = false, bool splitOffsets = false,
+                      ArrayRef<int64_t> channelShape = {}) {
     Value flat = channelsLastInput();
+    SmallVector<int64_t> channelDims(channelShape);
+    if (channelDims.empty())
+      channelDims.push_back(channels);
+    else {
+      SmallVector<int64_t> viewShape = {
+          batch, cast<RankedTensorType>(flat.getType()).getDimSize(1)};
+      viewShape.append(channelDims);
+      flat = reshape(flat, viewShape);
+    }
     SmallVector<int64_t> index;
     SmallVector<double> mask;
     windows(index, mask);
@@ -432,9 +458,9 @@ private:
     shape.append(offsetShape);
     SmallVector<int64_t> gatheredShape = {batch, points};
     gatheredShape.append(offsetShape);
-    gatheredShape.push_back(channels);
+    gatheredShape.append(channelDims);
     SmallVector<int64_t> maskShape = shape;
-    maskShape.push_back(1);
+    maskShape.append(channelDims.size(), 1);
     auto indexType = RankedTensorType::get(shape, builder.getI64Type());
     Value indices =
         graph::ConstantOp::create(builder, loc,
@@ -559,11 +585,75 @@ private:
     // the convolution (an activation, a residual).
     if (Value bias = conv.getBias())
       sum = graph::AddOp::create(builder, loc, sum.getType(), sum, bias);
+    created.products.insert(sum.getDefiningOp());
+    created.sums.insert(sum.getDefiningOp());
+    return replaceChannelsLast(sum);
+  }
+
+  /// A grouped convolution (g groups of Cg input channels and Fg filters):
+  /// sum over k and c of windows[n, p, k, g, c] * weight[k, g, c, f], the
+  /// depthwise form with each group's channels reduced too. The windows are
+  /// gathered as [N, P, K..., g, Cg, 1] and multiplied by the weight
+  /// [K..., g, Cg, Fg] broadcast over the batch and the points, then summed
+  /// over the offsets and Cg into [N, P, g, Fg], which is [N, P, F]. As for
+  /// a depthwise convolution the gather, the mask and the product fuse into
+  /// the sum's loop nest: each GPU thread computes whole output points,
+  /// consecutive threads consecutive filters (the innermost loop, Fg, is
+  /// parallel), and neither the windows nor the products are written.
+  /// ResNeXt's and RegNet's groups of 4 to 64 channels, which a generated
+  /// convolution ran in one thread block.
+  bool grouped(graph::ConvOp conv, int64_t group) {
+    int64_t cg = channels / group, fg = filters / group;
+    SmallVector<int64_t> channelShape = {group, cg, 1};
+    Value windows = gatherWindows(/*padWithLowest=*/false,
+                                  /*splitOffsets=*/true, channelShape);
+    // [F, Cg, K...] = [g, Fg, Cg, K...] -> [K..., g, Cg, Fg], at compile
+    // time for a constant weight.
+    SmallVector<int64_t> split = {group, fg, cg};
+    split.append(kernel.begin(), kernel.end());
+    // A constant weight is split as a constant, so that transpose() permutes
+    // it here: a view of it would reach the kernel, which would permute it
+    // on every run (the graph's folders leave more than 64K elements alone).
+    Value weightGroups;
+    DenseElementsAttr weightValues;
+    if (matchPattern(conv.getWeight(), m_Constant(&weightValues)))
+      weightGroups = graph::ConstantOp::create(
+          builder, loc,
+          cast<ElementsAttr>(weightValues.reshape(RankedTensorType::get(
+              split, weightValues.getType().getElementType()))));
+    else
+      weightGroups = reshape(conv.getWeight(), split);
+    SmallVector<int64_t> perm =
+        llvm::to_vector(llvm::seq<int64_t>(3, 3 + spatial));
+    perm.append({0, 2, 1});
+    SmallVector<int64_t> weightShape = {1, 1};
+    weightShape.append(kernel.begin(), kernel.end());
+    weightShape.append({group, cg, fg});
+    Value weight = reshape(transpose(weightGroups, perm), weightShape);
+    SmallVector<int64_t> termsShape = {batch, points};
+    termsShape.append(kernel.begin(), kernel.end());
+    termsShape.append({group, cg, fg});
+    Value terms =
+        graph::MulOp::create(builder, loc, tensor(termsShape), windows, weight);
+    SmallVector<int64_t> axes = offsetAxes();
+    axes.push_back(2 + spatial + 1);
+    Value sum = graph::ReduceSumOp::create(
+        builder, loc, tensor({batch, points, group, fg}), terms,
+        builder.getDenseI64ArrayAttr(axes), builder.getI64IntegerAttr(0),
+        builder.getI64IntegerAttr(0));
+    // The bias per group's filters, before the view: the kernel's threads
+    // add it to the sums they computed (Partition.cpp, finishesOneReduction).
+    if (Value bias = conv.getBias())
+      sum = graph::AddOp::create(builder, loc, sum.getType(), sum,
+                                 reshape(bias, {group, fg}));
+    created.products.insert(sum.getDefiningOp());
+    created.sums.insert(sum.getDefiningOp());
     return replaceChannelsLast(sum);
   }
 
   /// Replaces the convolution by `flat`, its result channels-last as
-  /// [N * P, F] or [N, P, F]: put back as [N, F, O...] through [N, O..., F].
+  /// [N * P, F], [N, P, F] or [N, P, g, Fg]: put back as [N, F, O...]
+  /// through [N, O..., F].
   bool replaceChannelsLast(Value flat) {
     SmallVector<int64_t> last = {batch};
     last.append(out.begin(), out.end());
@@ -751,18 +841,21 @@ struct ComposeProductViews : OpRewritePattern<graph::ReshapeOp> {
 };
 
 /// op(reshape(p), ...) = reshape(op(p, ...)) for an elementwise op reading
-/// a matrix product p [M, F] viewed as [N, O..., F] (a convolution's result
-/// channels-last), its other operands of the view's shape (viewed as
-/// [M, F] too) or broadcast over all but the last dimension (a bias). The
-/// product's reader is then the op itself, which cuBLASLt's epilogue takes
-/// (a residual add as its C, a ReLU; Library.cpp), instead of a kernel of
-/// its own after the view.
+/// a convolution's result p viewed as [N, O..., F] (channels-last), its
+/// other operands of the view's shape (viewed as p's too) or broadcast over
+/// all but the last dimension (a bias, viewed as p's trailing dimensions
+/// that make up F). p is a matrix product [M, F] or a depthwise or grouped
+/// convolution's sum ([N, P, F], [N, P, g, Fg]). The result's reader is
+/// then the op itself: cuBLASLt's epilogue takes it (a residual add as its
+/// C, a ReLU; Library.cpp), and a sum's kernel computes it in the thread
+/// that summed the point (Partition.cpp, finishesOneReduction), instead of a
+/// kernel of its own after the view.
 struct HoistEpilogueAboveView : RewritePattern {
-  HoistEpilogueAboveView(MLIRContext *context,
-                         llvm::DenseSet<Operation *> &products)
+  HoistEpilogueAboveView(MLIRContext *context, Created &created)
       : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/2, context),
-        products(products) {}
+        products(created.products), sums(created.sums) {}
   llvm::DenseSet<Operation *> &products;
+  llvm::DenseSet<Operation *> &sums;
 
   LogicalResult matchAndRewrite(Operation *op,
                                 PatternRewriter &rewriter) const override {
@@ -770,23 +863,39 @@ struct HoistEpilogueAboveView : RewritePattern {
     if (!type || type.getRank() < 3)
       return failure();
     RankedTensorType flat;
+    bool ofSum = false;
     for (Value operand : op->getOperands()) {
       auto view = operand.getDefiningOp<graph::ReshapeOp>();
-      if (!view || !view->hasOneUse() || operand.getType() != type ||
-          !products.contains(view.getData().getDefiningOp()))
+      Operation *producer = view ? view.getData().getDefiningOp() : nullptr;
+      if (!view || operand.getType() != type || !products.contains(producer) ||
+          (!view->hasOneUse() && !sums.contains(producer)))
         continue;
+      ofSum = sums.contains(producer);
       auto input = dyn_cast<RankedTensorType>(view.getData().getType());
-      if (input && input.getRank() == 2 && input.hasStaticShape() &&
-          input.getShape().back() == type.getShape().back()) {
+      if (input && input.getRank() >= 2 && input.hasStaticShape()) {
         flat = input;
         break;
       }
     }
     if (!flat)
       return failure();
+    int64_t channels = type.getShape().back();
+    // p's trailing dimensions that make up the channels: [F] of a product,
+    // [g, Fg] of a grouped convolution's sum.
+    SmallVector<int64_t> channelShape;
+    for (int64_t d = flat.getRank() - 1, size = 1; d >= 0 && size < channels;
+         --d) {
+      size *= flat.getDimSize(d);
+      channelShape.insert(channelShape.begin(), flat.getDimSize(d));
+      if (size > channels)
+        return failure();
+    }
+    if (ShapedType::getNumElements(channelShape) != channels)
+      return failure();
+    if (flat.getRank() == 2)
+      channelShape.insert(channelShape.begin(), 1);
     // Check every operand before creating anything: a pattern that fails
     // must leave the IR as it was.
-    int64_t channels = flat.getDimSize(1);
     for (Value operand : op->getOperands()) {
       auto otype = dyn_cast<RankedTensorType>(operand.getType());
       if (!otype || !otype.hasStaticShape())
@@ -807,14 +916,18 @@ struct HoistEpilogueAboveView : RewritePattern {
       if (otype.getShape() == type.getShape())
         operands.push_back(
             viewAs(rewriter, op->getLoc(), operand, flat.getShape()));
-      else if (otype.getRank() <= 2)
+      else if (flat.getRank() == 2 && otype.getRank() <= 2)
         operands.push_back(operand);
+      else if (otype.getNumElements() == 1)
+        operands.push_back(viewAs(rewriter, op->getLoc(), operand, {1}));
       else
-        operands.push_back(viewAs(rewriter, op->getLoc(), operand,
-                                  {1, otype.getShape().back()}));
+        operands.push_back(
+            viewAs(rewriter, op->getLoc(), operand, channelShape));
     }
     Value moved = cloneElementwise(rewriter, op, operands, flat.getShape());
     products.insert(moved.getDefiningOp());
+    if (ofSum)
+      sums.insert(moved.getDefiningOp());
     rewriter.replaceOp(op,
                        viewAs(rewriter, op->getLoc(), moved, type.getShape()));
     return success();
@@ -914,8 +1027,8 @@ struct ConvToGemmPass : strata::impl::ConvToGemmPassBase<ConvToGemmPass> {
     // Cancel the layout transposes between convolutions (file comment).
     RewritePatternSet patterns(&getContext());
     patterns.add<ComposeTransposes, SinkLayoutTranspose>(&getContext());
-    patterns.add<ComposeProductViews, HoistEpilogueAboveView>(&getContext(),
-                                                              created.products);
+    patterns.add<ComposeProductViews>(&getContext(), created.products);
+    patterns.add<HoistEpilogueAboveView>(&getContext(), created);
     // The patterns terminate: a sink moves a transpose strictly towards the
     // results, a composition removes a transpose or a view, a hoisted op
     // reads a matrix and cannot hoist again. A deep network needs more than

@@ -112,9 +112,19 @@ func.func @depthwise(%x: tensor<1x3x6x6xf32>, %w: tensor<3x1x3x3xf32>) -> tensor
   return %y : tensor<1x3x6x6xf32>
 }
 
-// Other grouped convolutions stay convolutions.
+// Other grouped convolutions (2 groups of 2 channels, 2 filters each): the
+// windows [N, P, K0, K1, g, Cg, 1] times the weight [K0, K1, g, Cg, Fg],
+// summed over the offsets and each group's channels into [N, P, g, Fg],
+// which is [N, O..., F].
 // CHECK-LABEL: func.func @grouped
-// CHECK: graph.conv
+// CHECK-NOT: graph.conv
+// CHECK: graph.reshape %{{.*}} -> tensor<1x36x2x2x1xf32>
+// CHECK: graph.gather %{{.*}}, %{{.*}} {axis = 1 : i64} : (tensor<1x36x2x2x1xf32>, tensor<16x3x3xi64>) -> tensor<1x16x3x3x2x2x1xf32>
+// CHECK: graph.transpose %{{.*}} {perm = array<i64: 3, 4, 0, 2, 1>} : (tensor<2x2x2x3x3xf32>) -> tensor<3x3x2x2x2xf32>
+// CHECK: graph.mul %{{.*}}, %{{.*}} : (tensor<1x16x3x3x2x2x1xf32>, tensor<1x1x3x3x2x2x2xf32>) -> tensor<1x16x3x3x2x2x2xf32>
+// CHECK: graph.reduce_sum %{{.*}} {axes = array<i64: 2, 3, 5>, keepdims = 0 : i64} : (tensor<1x16x3x3x2x2x2xf32>) -> tensor<1x16x2x2xf32>
+// CHECK: graph.reshape %{{.*}} : (tensor<1x16x2x2xf32>, tensor<4xi64>) -> tensor<1x4x4x4xf32>
+// CHECK-NOT: graph.conv
 func.func @grouped(%x: tensor<1x4x6x6xf32>, %w: tensor<4x2x3x3xf32>) -> tensor<1x4x4x4xf32> {
   %y = graph.conv %x, %w {group = 2 : i64} : (tensor<1x4x6x6xf32>, tensor<4x2x3x3xf32>) -> tensor<1x4x4x4xf32>
   return %y : tensor<1x4x4x4xf32>
@@ -122,8 +132,8 @@ func.func @grouped(%x: tensor<1x4x6x6xf32>, %w: tensor<4x2x3x3xf32>) -> tensor<1
 
 // The rewrite's values: conformance cases' convolutions through the pass and
 // then the CPU stages, against their stored outputs (strides with asymmetric
-// padding, SAME padding, dilation, 1-D and 3-D, depthwise; a depthwise one
-// with a channel multiplier and a grouped one stay convolutions).
+// padding, SAME padding, dilation, 1-D and 3-D, depthwise, depthwise with
+// a channel multiplier, grouped).
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: for c in node/test_conv_with_strides_and_asymmetric_padding node/test_conv_with_autopad_same pytorch-converted/test_Conv2d_dilated pytorch-converted/test_Conv1d_stride pytorch-converted/test_Conv3d_stride pytorch-converted/test_Conv2d_depthwise pytorch-converted/test_Conv2d_depthwise_with_multiplier pytorch-converted/test_Conv2d_groups; do bash %S/Inputs/rewrite_on_cpu.sh strata-conv-to-gemm %onnx_testdata/$c %t graph.conv graph.gemm graph.gather || exit 1; done | FileCheck %s --check-prefix=ONCPU
 // ONCPU: test_conv_with_strides_and_asymmetric_padding: 0 graph.conv, 1 graph.gemm, 1 graph.gather
@@ -132,20 +142,34 @@ func.func @grouped(%x: tensor<1x4x6x6xf32>, %w: tensor<4x2x3x3xf32>) -> tensor<1
 // ONCPU: test_Conv1d_stride: 0 graph.conv, 1 graph.gemm, 1 graph.gather
 // ONCPU: test_Conv3d_stride: 0 graph.conv, 1 graph.gemm, 1 graph.gather
 // ONCPU: test_Conv2d_depthwise: 0 graph.conv, 0 graph.gemm, 1 graph.gather
-// ONCPU: test_Conv2d_depthwise_with_multiplier: 1 graph.conv, 0 graph.gemm, 0 graph.gather
-// ONCPU: test_Conv2d_groups: 1 graph.conv, 0 graph.gemm, 0 graph.gather
+// ONCPU: test_Conv2d_depthwise_with_multiplier: 0 graph.conv, 0 graph.gemm, 1 graph.gather
+// ONCPU: test_Conv2d_groups: 0 graph.conv, 0 graph.gemm, 1 graph.gather
 
-// Depthwise convolutions at real sizes (bench/gpu/depthwise.py: 3x3 at 56x56
-// and at stride 2, 5x5, 7x7, each padded, against float64), the same way.
+// Depthwise and grouped convolutions at real sizes (bench/gpu/depthwise.py:
+// 3x3 at 56x56 and at stride 2, 5x5, 7x7, each padded; ResNeXt's 32 groups of
+// 4, RegNet's groups of 8 at stride 2, two groups of 64; against float64),
+// the same way.
 // RUN: %python %S/../../bench/gpu/depthwise.py %t/dw > /dev/null
-// RUN: for c in dw3_mbv2 dw3_s2 dw5_effnet dw7_convnext; do bash %S/Inputs/rewrite_on_cpu.sh strata-conv-to-gemm %t/dw/$c %t graph.conv graph.gemm graph.gather || exit 1; done | FileCheck %s --check-prefix=DW
+// RUN: for c in dw3_mbv2 dw3_s2 dw5_effnet dw7_convnext g32_resnext g8_regnet_s2 g2_wide; do bash %S/Inputs/rewrite_on_cpu.sh strata-conv-to-gemm %t/dw/$c %t graph.conv graph.gemm graph.gather || exit 1; done | FileCheck %s --check-prefix=DW
 // DW: dw3_mbv2: 0 graph.conv, 0 graph.gemm, 1 graph.gather
 // DW: dw3_s2: 0 graph.conv, 0 graph.gemm, 1 graph.gather
 // DW: dw5_effnet: 0 graph.conv, 0 graph.gemm, 1 graph.gather
 // DW: dw7_convnext: 0 graph.conv, 0 graph.gemm, 1 graph.gather
+// DW: g32_resnext: 0 graph.conv, 0 graph.gemm, 1 graph.gather
+// DW: g8_regnet_s2: 0 graph.conv, 0 graph.gemm, 1 graph.gather
+// DW: g2_wide: 0 graph.conv, 0 graph.gemm, 1 graph.gather
 //
 // On the GPU the gather, the mask, the weight and the sum are one kernel,
 // each thread 4 consecutive channels of an output point (docs/gpu.md,
 // "Reductions of many points").
 // RUN: strata compile %t/dw/dw7_convnext/model.onnx --target=cuda --compile-to=gpu --no-cache -o - | FileCheck %s --check-prefix=DWGPU
 // DWGPU: func.func private @strata_per_fused_gather_mul_reduce_sum_add_{{[0-9]+}}({{.*}}gpu_reason = "one reduction: 294 block(s) of 256 threads per kernel; the reduction's result finished by one elementwise op in the same thread; each thread 4 consecutive output points, their 49 reduced elements in one loop; its windows' index and padding computed from the loops, not loaded (strata-gpu-window-indices)"{{.*}}strata.launch = #strata.launch<elementwise, grid = [294, 1, 1]
+//
+// A grouped convolution is one such kernel too, the bias added per group's
+// filters and the ReLU after it applied by the thread that summed the point
+// (ResNeXt's groups of 4: each thread 4 consecutive filters of a group); as
+// a convolution it was one thread block for the whole tensor.
+// RUN: strata compile %t/dw/g32_resnext/model.onnx --target=cuda --compile-to=gpu --no-cache -o - | FileCheck %s --check-prefix=GROUPEDGPU
+// GROUPEDGPU-NOT: block_ops
+// GROUPEDGPU: func.func private @strata_per_fused_gather_mul_reduce_sum_add_etc1_{{[0-9]+}}({{.*}}gpu_reason = "one reduction: 392 block(s) of 256 threads per kernel; the reduction's result finished by one elementwise op in the same thread; each thread 4 consecutive output points, their 36 reduced elements in one loop; its windows' index and padding computed from the loops, not loaded (strata-gpu-window-indices)"
+// GROUPEDGPU-NOT: block_ops
