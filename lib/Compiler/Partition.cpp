@@ -304,8 +304,10 @@ static bool becomesOneReduction(const Group &group, Operation *op) {
       !llvm::any_of(group.ops, isFusibleGather))
     return false;
   for (Operation *member : group.ops) {
-    if (member == op) // already joined (finishesOneReduction asks)
-      continue;
+    // Already joined (finishesOneReduction asks): the ops after it finish
+    // it, which finishesOneReduction checks.
+    if (member == op)
+      break;
     if (!isElementwiseOrFusibleGather(member))
       return false;
     for (Operation *user : member->getResult(0).getUsers())
@@ -316,29 +318,52 @@ static bool becomesOneReduction(const Group &group, Operation *op) {
 }
 
 /// Whether `op` finishes the one reduction of `group` (becomesOneReduction)
-/// in the thread that computed each point: an elementwise op reading the
-/// reduction's result, its one reader, with nothing else of the group, and
-/// no op after the reduction yet. A depthwise convolution's bias (ConvNeXt's
-/// 7x7 convolutions) was an elementwise kernel of its own, a write and a
-/// read of the whole result; the GPU mapping runs such an op as the
-/// reduction's epilogue (GpuMapping.cpp, "finished by one elementwise op").
+/// in the thread that computed each point: an elementwise op of the
+/// reduction's result type whose operands from the group are the reduction
+/// or the ops that finish it already (a depthwise or grouped convolution's
+/// bias, then its ReLU6 or SiLU), where every value of that tail is read by
+/// elementwise ops of the same type only. A depthwise convolution's bias
+/// (ConvNeXt's 7x7 convolutions) was an elementwise kernel of its own, a
+/// write and a read of the whole result, and its activation another; the
+/// kernel stage fuses the tail into one elementwise op, which the GPU
+/// mapping runs as the reduction's epilogue (GpuMapping.cpp, "finished by
+/// one elementwise op").
 static bool finishesOneReduction(const Group &group, Operation *op) {
   if (!strata::isLowerableElementwise(op) || op->getNumResults() != 1 ||
       group.ops.empty())
     return false;
-  Operation *reduction = group.ops.back();
-  if (!isa<graph::ReduceSumOp, graph::ReduceMaxOp, graph::ReduceMinOp>(
-          reduction) ||
-      !reduction->getResult(0).hasOneUse() ||
-      *reduction->getResult(0).getUsers().begin() != op)
+  auto last = llvm::find_if(llvm::reverse(group.ops), [](Operation *member) {
+    return isa<graph::ReduceSumOp, graph::ReduceMaxOp, graph::ReduceMinOp>(
+        member);
+  });
+  if (last == group.ops.rend())
     return false;
+  Operation *reduction = *last;
+  auto type = dyn_cast<RankedTensorType>(reduction->getResult(0).getType());
+  if (!type || op->getResult(0).getType() != type)
+    return false;
+  llvm::SmallPtrSet<Operation *, 8> tail = {reduction};
+  for (auto it = last.base(); it != group.ops.end(); ++it) {
+    if (!strata::isLowerableElementwise(*it) || (*it)->getNumResults() != 1 ||
+        (*it)->getResult(0).getType() != type)
+      return false;
+    tail.insert(*it);
+  }
+  bool readsTail = false;
   for (Value operand : op->getOperands())
     if (Operation *def = operand.getDefiningOp();
-        def && def != reduction && group.members.contains(def))
-      return false;
-  auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
-  if (!type || type != reduction->getResult(0).getType())
+        def && group.members.contains(def)) {
+      if (!tail.contains(def))
+        return false;
+      readsTail = true;
+    }
+  if (!readsTail)
     return false;
+  for (Operation *member : tail)
+    for (Operation *user : member->getResult(0).getUsers())
+      if (!strata::isLowerableElementwise(user) || user->getNumResults() != 1 ||
+          user->getResult(0).getType() != type)
+        return false;
   return becomesOneReduction(group, reduction);
 }
 
