@@ -76,6 +76,10 @@ ARCHS = {
     "convnext_tiny": ("convnext_tiny", True),
     "efficientnet_b0": ("efficientnet_b0", True),
     "mobilenet_v3_large": ("mobilenet_v3_large", True),
+    # Grouped convolutions: 32 groups of 4 to 32 channels; groups of 8 with
+    # squeeze-and-excitation.
+    "resnext50_32x4d": ("resnext50_32x4d", True),
+    "regnet_y_400mf": ("regnet_y_400mf", True),
     "vit_b_16": ("vit_b_16", False),
     "swin_t": ("swin_t", False),
 }

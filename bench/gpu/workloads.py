@@ -581,7 +581,8 @@ def all_workloads():
 # (20-170 MB) are made by `export_onnx.py --suite real`, never committed.
 # Nominal multiply-accumulates per image (torchvision's model cards).
 REAL_GMACS = {"resnet50": 4.09, "convnext_tiny": 4.46, "efficientnet_b0": 0.39,
-              "mobilenet_v3_large": 0.22, "vit_b_16": 17.56, "swin_t": 4.49}
+              "mobilenet_v3_large": 0.22, "vit_b_16": 17.56, "swin_t": 4.49,
+              "resnext50_32x4d": 4.23, "regnet_y_400mf": 0.40}
 REAL_BATCHES = (1, 32)
 
 
