@@ -591,23 +591,31 @@ private:
   }
 
   /// A grouped convolution (g groups of Cg input channels and Fg filters):
-  /// sum over k and c of windows[n, p, k, g, c] * weight[k, g, c, f], the
+  /// sum over k and c of windows[n, p, k, g, c] * weight[k, c, g, f], the
   /// depthwise form with each group's channels reduced too. The windows are
-  /// gathered as [N, P, K..., g, Cg, 1] and multiplied by the weight
-  /// [K..., g, Cg, Fg] broadcast over the batch and the points, then summed
-  /// over the offsets and Cg into [N, P, g, Fg], which is [N, P, F]. As for
-  /// a depthwise convolution the gather, the mask and the product fuse into
-  /// the sum's loop nest: each GPU thread computes whole output points,
-  /// consecutive threads consecutive filters (the innermost loop, Fg, is
-  /// parallel), and neither the windows nor the products are written.
-  /// ResNeXt's and RegNet's groups of 4 to 64 channels, which a generated
-  /// convolution ran in one thread block.
+  /// gathered as [N, P, K..., g, Cg, 1] and read as [N, P, K..., Cg, g, 1] (a
+  /// transpose that the kernel stage folds into the product's reads), times
+  /// the weight [K..., Cg, g, Fg] broadcast over the batch and the points,
+  /// then summed over the offsets and Cg into [N, P, g, Fg], which is
+  /// [N, P, F]. As for a depthwise convolution the gather, the mask and the
+  /// product fuse into the sum's loop nest: each GPU thread computes whole
+  /// output points, consecutive threads consecutive filters (the innermost
+  /// loops, g and Fg, are parallel), and neither the windows nor the
+  /// products are written. With Cg outside g, the threads of one offset and
+  /// channel load consecutive weights (in [K..., g, Cg, Fg] they were Cg * Fg
+  /// apart). ResNeXt's and RegNet's groups of 4 to 64 channels, which a
+  /// generated convolution ran in one thread block.
   bool grouped(graph::ConvOp conv, int64_t group) {
     int64_t cg = channels / group, fg = filters / group;
     SmallVector<int64_t> channelShape = {group, cg, 1};
     Value windows = gatherWindows(/*padWithLowest=*/false,
                                   /*splitOffsets=*/true, channelShape);
-    // [F, Cg, K...] = [g, Fg, Cg, K...] -> [K..., g, Cg, Fg], at compile
+    int64_t groupAxis = 2 + spatial;
+    SmallVector<int64_t> swap =
+        llvm::to_vector(llvm::seq<int64_t>(0, groupAxis));
+    swap.append({groupAxis + 1, groupAxis, groupAxis + 2});
+    windows = transpose(windows, swap);
+    // [F, Cg, K...] = [g, Fg, Cg, K...] -> [K..., Cg, g, Fg], at compile
     // time for a constant weight.
     SmallVector<int64_t> split = {group, fg, cg};
     split.append(kernel.begin(), kernel.end());
@@ -625,18 +633,18 @@ private:
       weightGroups = reshape(conv.getWeight(), split);
     SmallVector<int64_t> perm =
         llvm::to_vector(llvm::seq<int64_t>(3, 3 + spatial));
-    perm.append({0, 2, 1});
+    perm.append({2, 0, 1});
     SmallVector<int64_t> weightShape = {1, 1};
     weightShape.append(kernel.begin(), kernel.end());
-    weightShape.append({group, cg, fg});
+    weightShape.append({cg, group, fg});
     Value weight = reshape(transpose(weightGroups, perm), weightShape);
     SmallVector<int64_t> termsShape = {batch, points};
     termsShape.append(kernel.begin(), kernel.end());
-    termsShape.append({group, cg, fg});
+    termsShape.append({cg, group, fg});
     Value terms =
         graph::MulOp::create(builder, loc, tensor(termsShape), windows, weight);
     SmallVector<int64_t> axes = offsetAxes();
-    axes.push_back(2 + spatial + 1);
+    axes.push_back(groupAxis);
     Value sum = graph::ReduceSumOp::create(
         builder, loc, tensor({batch, points, group, fg}), terms,
         builder.getDenseI64ArrayAttr(axes), builder.getI64IntegerAttr(0),

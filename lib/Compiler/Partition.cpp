@@ -308,7 +308,11 @@ static bool becomesOneReduction(const Group &group, Operation *op) {
     // it, which finishesOneReduction checks.
     if (member == op)
       break;
-    if (!isElementwiseOrFusibleGather(member))
+    // A transpose lowers to a generic too (a permuted read), which the
+    // kernel stage's elementwise fusion folds into the product after it (a
+    // grouped convolution's windows read with Cg outside g, ConvToGemm.cpp).
+    if (!isElementwiseOrFusibleGather(member) &&
+        !isa<graph::TransposeOp>(member))
       return false;
     for (Operation *user : member->getResult(0).getUsers())
       if (user != op && !group.members.contains(user))

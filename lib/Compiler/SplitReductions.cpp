@@ -31,6 +31,7 @@
 #include "CompilerUtils.h"
 #include "Passes.h"
 
+#include "strata/Conversion/GraphToLinalg.h"
 #include "strata/Dialect/Graph/IR/GraphDialect.h"
 #include "strata/Dialect/Graph/IR/GraphOps.h"
 
@@ -105,9 +106,30 @@ Value reduceLike(OpBuilder &b, Operation *op, Value input, int64_t axis,
 }
 
 /// Splits `op` (module comment); whether it did.
+/// Whether `value` is computed from a gather through elementwise ops and
+/// transposes: a depthwise or grouped convolution's windows times its
+/// weight (ConvToGemm.cpp). Their sum is one kernel in which each thread
+/// reads its point's windows in place (Partition.cpp, becomesOneReduction);
+/// split, the products would be written out whole for the first stage.
+bool sumsGatheredWindows(Value value) {
+  SmallVector<Value> work = {value};
+  llvm::SmallPtrSet<Operation *, 8> seen;
+  while (!work.empty()) {
+    Operation *def = work.pop_back_val().getDefiningOp();
+    if (!def || !seen.insert(def).second)
+      continue;
+    if (isa<graph::GatherOp>(def))
+      return true;
+    if (isa<graph::TransposeOp>(def) || strata::isLowerableElementwise(def))
+      for (Value operand : def->getOperands())
+        work.push_back(operand);
+  }
+  return false;
+}
+
 bool split(Operation *op) {
   SmallVector<int64_t> axes = columnAxes(op);
-  if (axes.empty())
+  if (axes.empty() || sumsGatheredWindows(op->getOperand(0)))
     return false;
   auto input = cast<RankedTensorType>(op->getOperand(0).getType());
   ArrayRef<int64_t> shape = input.getShape();

@@ -113,16 +113,17 @@ func.func @depthwise(%x: tensor<1x3x6x6xf32>, %w: tensor<3x1x3x3xf32>) -> tensor
 }
 
 // Other grouped convolutions (2 groups of 2 channels, 2 filters each): the
-// windows [N, P, K0, K1, g, Cg, 1] times the weight [K0, K1, g, Cg, Fg],
-// summed over the offsets and each group's channels into [N, P, g, Fg],
-// which is [N, O..., F].
+// windows [N, P, K0, K1, g, Cg, 1] read as [N, P, K0, K1, Cg, g, 1], times
+// the weight [K0, K1, Cg, g, Fg], summed over the offsets and each group's
+// channels into [N, P, g, Fg], which is [N, O..., F].
 // CHECK-LABEL: func.func @grouped
 // CHECK-NOT: graph.conv
 // CHECK: graph.reshape %{{.*}} -> tensor<1x36x2x2x1xf32>
-// CHECK: graph.gather %{{.*}}, %{{.*}} {axis = 1 : i64} : (tensor<1x36x2x2x1xf32>, tensor<16x3x3xi64>) -> tensor<1x16x3x3x2x2x1xf32>
-// CHECK: graph.transpose %{{.*}} {perm = array<i64: 3, 4, 0, 2, 1>} : (tensor<2x2x2x3x3xf32>) -> tensor<3x3x2x2x2xf32>
-// CHECK: graph.mul %{{.*}}, %{{.*}} : (tensor<1x16x3x3x2x2x1xf32>, tensor<1x1x3x3x2x2x2xf32>) -> tensor<1x16x3x3x2x2x2xf32>
-// CHECK: graph.reduce_sum %{{.*}} {axes = array<i64: 2, 3, 5>, keepdims = 0 : i64} : (tensor<1x16x3x3x2x2x2xf32>) -> tensor<1x16x2x2xf32>
+// CHECK: %[[G:.*]] = graph.gather %{{.*}}, %{{.*}} {axis = 1 : i64} : (tensor<1x36x2x2x1xf32>, tensor<16x3x3xi64>) -> tensor<1x16x3x3x2x2x1xf32>
+// CHECK: %[[GT:.*]] = graph.transpose %[[G]] {perm = array<i64: 0, 1, 2, 3, 5, 4, 6>}
+// CHECK: graph.transpose %{{.*}} {perm = array<i64: 3, 4, 2, 0, 1>} : (tensor<2x2x2x3x3xf32>) -> tensor<3x3x2x2x2xf32>
+// CHECK: graph.mul %[[GT]], %{{.*}} : (tensor<1x16x3x3x2x2x1xf32>, tensor<1x1x3x3x2x2x2xf32>) -> tensor<1x16x3x3x2x2x2xf32>
+// CHECK: graph.reduce_sum %{{.*}} {axes = array<i64: 2, 3, 4>, keepdims = 0 : i64} : (tensor<1x16x3x3x2x2x2xf32>) -> tensor<1x16x2x2xf32>
 // CHECK: graph.reshape %{{.*}} : (tensor<1x16x2x2xf32>, tensor<4xi64>) -> tensor<1x4x4x4xf32>
 // CHECK-NOT: graph.conv
 func.func @grouped(%x: tensor<1x4x6x6xf32>, %w: tensor<4x2x3x3xf32>) -> tensor<1x4x4x4xf32> {
@@ -171,5 +172,5 @@ func.func @grouped(%x: tensor<1x4x6x6xf32>, %w: tensor<4x2x3x3xf32>) -> tensor<1
 // a convolution it was one thread block for the whole tensor.
 // RUN: strata compile %t/dw/g32_resnext/model.onnx --target=cuda --compile-to=gpu --no-cache -o - | FileCheck %s --check-prefix=GROUPEDGPU
 // GROUPEDGPU-NOT: block_ops
-// GROUPEDGPU: func.func private @strata_per_fused_gather_mul_reduce_sum_add_etc1_{{[0-9]+}}({{.*}}gpu_reason = "one reduction: 392 block(s) of 256 threads per kernel; the reduction's result finished by one elementwise op in the same thread; each thread 4 consecutive output points, their 36 reduced elements in one loop; its windows' index and padding computed from the loops, not loaded (strata-gpu-window-indices)"
+// GROUPEDGPU: func.func private @strata_per_fused_gather_mul_transpose_reduce_sum_etc2_{{[0-9]+}}({{.*}}gpu_reason = "one reduction: 392 block(s) of 256 threads per kernel; the reduction's result finished by one elementwise op in the same thread; each thread 4 consecutive output points, their 36 reduced elements in one loop; its windows' index and padding computed from the loops, not loaded (strata-gpu-window-indices)"
 // GROUPEDGPU-NOT: block_ops
