@@ -353,10 +353,18 @@ private:
         moved.push_back(p);
     if (llvm::is_sorted(moved))
       return reshape(v, shape);
-    // A constant (a weight) is permuted here, once: the graph's folders
-    // leave tensors of more than 64K elements alone (TensorOps.cpp).
+    // A constant (a weight), or a view of one (a grouped convolution's
+    // weight split per group), is permuted here, once: the graph's folders
+    // leave tensors of more than 64K elements alone (TensorOps.cpp), and a
+    // transpose left to them would reach the kernel, which would permute
+    // the weight on every run.
     DenseElementsAttr weights;
-    if (matchPattern(v, m_Constant(&weights)))
+    if (!matchPattern(v, m_Constant(&weights)))
+      if (auto view = v.getDefiningOp<graph::ReshapeOp>();
+          view && type.hasStaticShape() &&
+          matchPattern(view.getData(), m_Constant(&weights)))
+        weights = weights.reshape(type);
+    if (weights)
       if (DenseElementsAttr permuted = permuteElements(weights, perm))
         return graph::ConstantOp::create(builder, loc,
                                          cast<ElementsAttr>(permuted));
@@ -619,18 +627,7 @@ private:
     // time for a constant weight.
     SmallVector<int64_t> split = {group, fg, cg};
     split.append(kernel.begin(), kernel.end());
-    // A constant weight is split as a constant, so that transpose() permutes
-    // it here: a view of it would reach the kernel, which would permute it
-    // on every run (the graph's folders leave more than 64K elements alone).
-    Value weightGroups;
-    DenseElementsAttr weightValues;
-    if (matchPattern(conv.getWeight(), m_Constant(&weightValues)))
-      weightGroups = graph::ConstantOp::create(
-          builder, loc,
-          cast<ElementsAttr>(weightValues.reshape(RankedTensorType::get(
-              split, weightValues.getType().getElementType()))));
-    else
-      weightGroups = reshape(conv.getWeight(), split);
+    Value weightGroups = reshape(conv.getWeight(), split);
     SmallVector<int64_t> perm =
         llvm::to_vector(llvm::seq<int64_t>(3, 3 + spatial));
     perm.append({2, 0, 1});
@@ -895,8 +892,6 @@ struct HoistEpilogueAboveView : RewritePattern {
          --d) {
       size *= flat.getDimSize(d);
       channelShape.insert(channelShape.begin(), flat.getDimSize(d));
-      if (size > channels)
-        return failure();
     }
     if (ShapedType::getNumElements(channelShape) != channels)
       return failure();

@@ -105,7 +105,6 @@ Value reduceLike(OpBuilder &b, Operation *op, Value input, int64_t axis,
   return graph::ReduceMinOp::create(b, loc, type, input, axes, no, no);
 }
 
-/// Splits `op` (module comment); whether it did.
 /// Whether `value` is computed from a gather through elementwise ops and
 /// transposes: a depthwise or grouped convolution's windows times its
 /// weight (ConvToGemm.cpp). Their sum is one kernel in which each thread
@@ -127,6 +126,7 @@ bool sumsGatheredWindows(Value value) {
   return false;
 }
 
+/// Splits `op` (module comment); whether it did.
 bool split(Operation *op) {
   SmallVector<int64_t> axes = columnAxes(op);
   if (axes.empty() || sumsGatheredWindows(op->getOperand(0)))

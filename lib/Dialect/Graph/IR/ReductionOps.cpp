@@ -324,6 +324,10 @@ static void addGlobalPoolForm(RewritePatternSet &patterns) {
       pooledShape.append(rank - 2, 1);
       auto pooledType =
           RankedTensorType::get(pooledShape, input.getElementType());
+      // Checked before anything is created: a pattern that fails leaves the
+      // IR as it was.
+      if (op.getKeepdims() && pooledType != op.getType())
+        return failure();
       Location loc = op.getLoc();
       Value pooled;
       if constexpr (std::is_same_v<Op, ReduceMeanOp>)
@@ -333,8 +337,6 @@ static void addGlobalPoolForm(RewritePatternSet &patterns) {
         pooled =
             GlobalMaxPoolOp::create(rewriter, loc, pooledType, op.getInput());
       if (op.getKeepdims()) {
-        if (pooled.getType() != op.getType())
-          return failure();
         rewriter.replaceOp(op, pooled);
         return success();
       }
