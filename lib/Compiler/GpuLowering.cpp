@@ -32,6 +32,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Transforms/DialectConversion.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace strata {
 #define GEN_PASS_DEF_GPUTONVVMPASS
@@ -164,11 +165,47 @@ struct ApproxExp2ToNvvm : OpRewritePattern<math::Exp2Op> {
   }
 };
 
+/// A half-precision product widened to f32 only to be added to f32 (a
+/// convolution's or a product's term added to its f32 accumulator,
+/// GraphToLinalg's reductions) is computed in f32 from the widened factors:
+/// the product of two f16 or two bf16 values is exact in f32, so the sum
+/// only loses the rounding of each term to 16 bits, and the multiply and the
+/// add become one FFMA (the kernels contract, GpuCodegen.cpp) instead of a
+/// 16-bit multiply, a conversion and an add.
+struct ExactHalfProducts : OpRewritePattern<arith::ExtFOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(arith::ExtFOp ext,
+                                PatternRewriter &rewriter) const override {
+    auto mul = ext.getIn().getDefiningOp<arith::MulFOp>();
+    Type wide = getElementTypeOrSelf(ext.getType());
+    Type narrow = getElementTypeOrSelf(ext.getIn().getType());
+    if (!mul || !wide.isF32() || !(narrow.isF16() || narrow.isBF16()) ||
+        ext->use_empty() || !llvm::all_of(ext->getUsers(), [](Operation *user) {
+          return isa<arith::AddFOp>(user);
+        }))
+      return failure();
+    Location loc = ext.getLoc();
+    Value lhs =
+        arith::ExtFOp::create(rewriter, loc, ext.getType(), mul.getLhs());
+    Value rhs =
+        arith::ExtFOp::create(rewriter, loc, ext.getType(), mul.getRhs());
+    rewriter.replaceOpWithNewOp<arith::MulFOp>(ext, lhs, rhs,
+                                               mul.getFastmathAttr());
+    return success();
+  }
+};
+
 struct GpuToNvvmPass : strata::impl::GpuToNvvmPassBase<GpuToNvvmPass> {
   using Base::Base;
 
   void runOnOperation() override {
     MLIRContext *context = &getContext();
+    {
+      RewritePatternSet exact(context);
+      exact.add<ExactHalfProducts>(context);
+      if (failed(applyPatternsGreedily(getOperation(), std::move(exact))))
+        return signalPassFailure();
+    }
     // The mapping's block size as PTX's .maxntid, which ptxas keeps the
     // registers within.
     getOperation().walk([](func::FuncOp body) {

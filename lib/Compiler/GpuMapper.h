@@ -449,7 +449,8 @@ private:
   Value reductionBuffer(Type type);
 
   // Vector accesses along the innermost loop.
-  int64_t innermostVector(linalg::LinalgOp op, bool narrowest = false);
+  int64_t innermostVector(linalg::LinalgOp op, bool narrowest = false,
+                          bool divisor = false);
   int64_t flatVector(linalg::LinalgOp op);
   /// The alignment of parameter `arg`'s first byte in a block: buffers are
   /// 64-byte aligned, and a row block starts at a multiple of its stride.

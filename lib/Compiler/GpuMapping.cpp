@@ -274,14 +274,16 @@ bool KernelMapper::pointPerThread(linalg::LinalgOp fill, linalg::LinalgOp op) {
 /// the reduced loops compute but the element itself (the window's input
 /// position, its padding test, the loop), so a thread takes up to 16 bytes
 /// of the narrowest operand along it (innermostVector) and the shared work
-/// is done once for them, the inputs along it read as vectors. Halved while
-/// the grid would have fewer than kPointLaneThreads threads: a small kernel
-/// keeps its parallelism.
+/// is done once for them, the inputs along it read as vectors. Where the
+/// extent is shorter than that or not a multiple of it, the largest power of
+/// two that divides it (a grouped convolution's 4 output channels per group
+/// take 4 lanes). Halved while the grid would have fewer than
+/// kPointLaneThreads threads: a small kernel keeps its parallelism.
 int64_t KernelMapper::pointLanes(linalg::LinalgOp op) {
   SmallVector<utils::IteratorType> kinds = op.getIteratorTypesArray();
   if (kinds.empty() || !isParallel(kinds.back()))
     return 1;
-  int64_t vector = innermostVector(op, /*narrowest=*/true);
+  int64_t vector = innermostVector(op, /*narrowest=*/true, /*divisor=*/true);
   int64_t points = pointsAndReduced(op).first;
   while (vector > 1 && points / vector < kPointLaneThreads)
     vector /= 2;

@@ -126,8 +126,11 @@ void KernelMapper::emitPointReduction(linalg::LinalgOp op, Value linear) {
 /// operands indexed by that loop: 16 bytes of the widest element, or, with
 /// `narrowest`, 16 bytes of the narrowest (a bf16 input read 8 elements at a
 /// time, an f32 result written as two 16-byte pieces) up to 32 bytes of the
-/// widest. 1 when the loop's extent is not a multiple of it.
-int64_t KernelMapper::innermostVector(linalg::LinalgOp op, bool narrowest) {
+/// widest. 1 when the loop's extent is not a multiple of it; with
+/// `divisor`, the largest power of two below it that divides the extent
+/// instead (4 lanes along 4 channels rather than none).
+int64_t KernelMapper::innermostVector(linalg::LinalgOp op, bool narrowest,
+                                      bool divisor) {
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   if (ranges.empty())
     return 1;
@@ -146,6 +149,9 @@ int64_t KernelMapper::innermostVector(linalg::LinalgOp op, bool narrowest) {
   if (narrowest && narrow)
     vector = std::max(
         vector, std::min(kVectorBytes / narrow, 2 * kVectorBytes / widest));
+  if (divisor)
+    while (vector > 1 && ranges.back() % vector != 0)
+      vector /= 2;
   if (vector > 1 && ranges.back() % vector != 0)
     vector = 1;
   return vector;

@@ -4,6 +4,8 @@ layout, partition and mapping rules are about (test/Gpu/cnn-patterns.test):
 
 - dw_f16.onnx: a float16 depthwise 3x3 convolution with a bias, its input from a 3x3
   convolution (the f16 sum accumulates in f32 and is cast back);
+- grouped_f16.onnx: a float16 grouped 3x3 convolution of ResNeXt's form (groups of 4
+  channels and 4 filters) with a bias and a ReLU;
 - roll_ln.onnx: a Swin-style roll (two slices and a concat over the image's rows) before a
   LayerNorm over the channels of [N, H, W, C];
   roll_case/ holds it with a float64 reference;
@@ -47,6 +49,18 @@ save("dw_f16",
                        pads=[1, 1, 1, 1])],
      [helper.make_tensor_value_info("x", f16, [4, c, 32, 32])],
      [helper.make_tensor_value_info("y", f16, [4, c, 32, 32])], [w1, w2, b2])
+
+# grouped_f16: a float16 grouped 3x3 convolution of ResNeXt's form (32 groups of 4 channels,
+# 4 filters each) with a bias and a ReLU, at batch 8.
+g, cg = 32, 4
+w3 = numpy_helper.from_array(rng.standard_normal((g * cg, cg, 3, 3)).astype(np.float16), "w3")
+b3 = numpy_helper.from_array(rng.standard_normal((g * cg,)).astype(np.float16), "b3")
+save("grouped_f16",
+     [helper.make_node("Conv", ["x", "w3", "b3"], ["conv"], name="grouped", group=g,
+                       pads=[1, 1, 1, 1]),
+      helper.make_node("Relu", ["conv"], ["y"], name="relu")],
+     [helper.make_tensor_value_info("x", f16, [8, g * cg, 28, 28])],
+     [helper.make_tensor_value_info("y", f16, [8, g * cg, 28, 28])], [w3, b3])
 
 f32 = TensorProto.FLOAT
 shape = [2, 8, 8, 32]
