@@ -21,8 +21,9 @@
 //
 // Each stage is exact for max and min; a sum or mean of equal chunks is the
 // sum or mean of their sums or means (a mean's chunks all hold L rows).
-// Partial results of 16-bit floats are kept in f32: the input is widened
-// in the first stage's kernel and the result narrowed after the last.
+// Partial sums and means of 16-bit floats are kept in f32: the input is
+// widened in the first stage's kernel and the result narrowed after the
+// last (a max or min is exact in its own type).
 // Only static shapes whose R has a divisor in [kMinChunk, kMaxChunk] are
 // split; a chunk near kChunk rows is preferred.
 //
@@ -148,13 +149,24 @@ bool split(Operation *op) {
   OpBuilder b(op);
   Location loc = op->getLoc();
   Type element = input.getElementType();
-  Type wide = element.getIntOrFloatBitWidth() < 32 ? b.getF32Type() : element;
-  Value value = viewAs(b, loc, op->getOperand(0), {pre, extent, post});
-  if (wide != element)
-    value = graph::CastOp::create(
-        b, loc, RankedTensorType::get({pre, extent, post}, wide), value);
+  // Sums and means of 16-bit floats keep their partial results in f32; a
+  // largest or smallest element is exact in any type.
+  bool exact = isa<graph::ReduceMaxOp, graph::ReduceMinOp>(op);
+  Type wide =
+      !exact && element.getIntOrFloatBitWidth() < 32 ? b.getF32Type() : element;
+  Value value = op->getOperand(0);
+  bool first = true;
   while (extent >= kMinSplitExtent && (chunk = chunkFor(extent))) {
     value = viewAs(b, loc, value, {pre, extent / chunk, chunk, post});
+    // The widening cast right before the first stage's reduction, with no
+    // view between them, so that the partitioner fuses it into that
+    // stage's kernel rather than writing the widened input out.
+    if (first && wide != element)
+      value = graph::CastOp::create(
+          b, loc,
+          RankedTensorType::get({pre, extent / chunk, chunk, post}, wide),
+          value);
+    first = false;
     extent /= chunk;
     value = reduceLike(b, op, value, 2,
                        RankedTensorType::get({pre, extent, post}, wide));
