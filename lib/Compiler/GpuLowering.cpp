@@ -110,8 +110,12 @@ strata::gpuLlvmPipeline(const CompileOptions &options) {
   // strata-gpu-to-nvvm comes before the math and arith conversions so that
   // math functions become libdevice calls, not LLVM intrinsics that the
   // NVPTX backend would turn into calls of libm functions.
+  // cse first: the mapping's lanes each compute what they share (a grouped
+  // convolution's input times its padding test), and strata-gpu-to-nvvm's
+  // ExactHalfProducts asks whether a factor is shared.
   std::vector<strata::PassEntry> entries = {nested("lower-affine"),
                                             nested("convert-scf-to-cf"),
+                                            nested("cse"),
                                             nested("strata-gpu-to-nvvm"),
                                             nested("convert-math-to-funcs"),
                                             nested("convert-math-to-llvm"),
@@ -167,11 +171,18 @@ struct ApproxExp2ToNvvm : OpRewritePattern<math::Exp2Op> {
 
 /// A half-precision product widened to f32 only to be added to f32 (a
 /// convolution's or a product's term added to its f32 accumulator,
-/// GraphToLinalg's reductions) is computed in f32 from the widened factors:
-/// the product of two f16 or two bf16 values is exact in f32, so the sum
-/// only loses the rounding of each term to 16 bits, and the multiply and the
-/// add become one FFMA (the kernels contract, GpuCodegen.cpp) instead of a
-/// 16-bit multiply, a conversion and an add.
+/// GraphToLinalg's reductions) is computed in f32 from the widened factors
+/// when one factor is shared by several products (a grouped convolution's
+/// input, which the output channels a thread computes all multiply): the
+/// product of two f16 or two bf16 values is exact in f32, so the sum only
+/// loses the rounding of each term to 16 bits, and the shared factor is
+/// widened once, each term a conversion of its own factor and one FFMA
+/// (the kernels contract, GpuCodegen.cpp) instead of a 16-bit multiply, a
+/// conversion and an add. Where neither factor is shared (a depthwise
+/// convolution's lanes, each its own channel's input and weight), the form
+/// stays: it would widen both factors of every term, two conversions where
+/// the 16-bit product needs one, and ConvNeXt-T's 7x7 depthwise sums took
+/// 10% longer so (bench/RESULTS.md, 2026-12-07).
 struct ExactHalfProducts : OpRewritePattern<arith::ExtFOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(arith::ExtFOp ext,
@@ -183,6 +194,10 @@ struct ExactHalfProducts : OpRewritePattern<arith::ExtFOp> {
         ext->use_empty() || !llvm::all_of(ext->getUsers(), [](Operation *user) {
           return isa<arith::AddFOp>(user);
         }))
+      return failure();
+    // Shared: read by another product too (or by the widening a product
+    // rewritten before this one left).
+    if (mul.getLhs().hasOneUse() && mul.getRhs().hasOneUse())
       return failure();
     Location loc = ext.getLoc();
     Value lhs =
