@@ -31,10 +31,8 @@
 #include "mlir/Target/LLVMIR/Export.h"
 
 #include "llvm/ADT/ScopeExit.h"
-#include "llvm/IR/InstIterator.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
-#include "llvm/IR/Operator.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/IRReader/IRReader.h"
 #include "llvm/Linker/Linker.h"
@@ -246,13 +244,7 @@ LogicalResult strata::generateGpuCode(ModuleOp module,
   // Nothing reassociates (a sum's order stays as the kernel wrote it) and
   // NaN and infinity semantics stay strict. libdevice, linked below, keeps
   // its own flags.
-  for (llvm::Function &function : *llvmModule)
-    for (llvm::Instruction &inst : llvm::instructions(function))
-      if (isa<llvm::FPMathOperator>(inst)) {
-        llvm::FastMathFlags flags = inst.getFastMathFlags();
-        flags.setAllowContract();
-        inst.setFastMathFlags(flags);
-      }
+  strata::allowFloatContraction(*llvmModule, /*reassociate=*/false);
 
   bool needsLibdevice = false;
   for (llvm::Function &function : *llvmModule)

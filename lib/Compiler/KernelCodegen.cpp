@@ -40,10 +40,8 @@
 
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/IR/IRBuilder.h"
-#include "llvm/IR/InstIterator.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
-#include "llvm/IR/Operator.h"
 #include "llvm/IR/StructuralHash.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/MC/TargetRegistry.h"
@@ -382,14 +380,7 @@ LogicalResult strata::generateKernelCode(ModuleOp module,
   // or a softmax's sum), which measured 3-5x slower on small matmuls. NaN
   // and infinity semantics stay strict (no nnan/ninf): ONNX's tests check
   // them.
-  for (llvm::Function &function : *llvmModule)
-    for (llvm::Instruction &inst : llvm::instructions(function))
-      if (isa<llvm::FPMathOperator>(inst)) {
-        llvm::FastMathFlags flags = inst.getFastMathFlags();
-        flags.setAllowReassoc();
-        flags.setAllowContract();
-        inst.setFastMathFlags(flags);
-      }
+  strata::allowFloatContraction(*llvmModule, /*reassociate=*/true);
   if (llvm::verifyModule(*llvmModule, &llvm::errs()))
     return emitError(module, "internal error: invalid LLVM IR for kernels");
 

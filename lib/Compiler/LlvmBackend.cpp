@@ -2,8 +2,10 @@
 
 #include "LlvmBackend.h"
 
+#include "llvm/IR/InstIterator.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/IR/Operator.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
@@ -20,6 +22,18 @@ bool strata::llvmKnowsProcessor(llvm::StringRef triple, llvm::StringRef cpu,
   std::unique_ptr<llvm::MCSubtargetInfo> info(
       target->createMCSubtargetInfo(parsed, "", ""));
   return info && info->isCPUStringValid(cpu);
+}
+
+void strata::allowFloatContraction(llvm::Module &module, bool reassociate) {
+  for (llvm::Function &function : module)
+    for (llvm::Instruction &inst : llvm::instructions(function))
+      if (llvm::isa<llvm::FPMathOperator>(inst)) {
+        llvm::FastMathFlags flags = inst.getFastMathFlags();
+        flags.setAllowContract();
+        if (reassociate)
+          flags.setAllowReassoc();
+        inst.setFastMathFlags(flags);
+      }
 }
 
 void strata::optimizeLlvmModule(llvm::Module &module,

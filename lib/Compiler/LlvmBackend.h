@@ -27,6 +27,11 @@ namespace strata {
 bool llvmKnowsProcessor(llvm::StringRef triple, llvm::StringRef cpu,
                         std::string &error);
 
+/// Lets every floating-point instruction of `module` contract multiplies and
+/// adds into FMAs and, with `reassociate`, reassociate; NaN and infinity
+/// semantics stay strict. Each target says why it asks for what it does.
+void allowFloatContraction(llvm::Module &module, bool reassociate);
+
 /// Runs LLVM's O3 pipeline for `machine` on `module`, loop unrolling on.
 void optimizeLlvmModule(llvm::Module &module, llvm::TargetMachine &machine);
 
