@@ -70,6 +70,12 @@ constexpr int64_t kVectorBytes = 16;
 /// many threads: a block of 256 for each SM of an H100 or H200 (132), so
 /// that no SM idles on a small kernel.
 constexpr int64_t kPointLaneThreads = 32768;
+/// Rows of lanes (pointRows, strata-gpu-map{point-rows=N}) only while the
+/// grid keeps this many threads: every SM of an H100 or H200 full (2048
+/// threads each on 132). A thread that computes more points hides its
+/// loads' latency worse, so rows can pay only where the grid still fills
+/// the GPU.
+constexpr int64_t kPointRowThreads = 132 * 2048;
 /// Copies one thread of a staging loop issues before it stores any: the
 /// loads of a row are in flight together.
 constexpr int64_t kStageUnroll = 8;
@@ -331,6 +337,12 @@ struct Plan {
   /// space, each read element by element, the results written in 16-byte
   /// pieces of the flat output (flatVector).
   bool flat = false;
+  /// elementwise over a reduction's points (`fill`): each thread's lanes
+  /// repeated at `rows` consecutive indices of the parallel loop `rowDim`
+  /// (pointRows), so that an operand that loop does not index (a
+  /// convolution's weight) is read once for all of them.
+  int64_t rows = 1;
+  unsigned rowDim = 0;
   /// elementwise over the output points of one reduction: the fill of its
   /// accumulator, which each thread's running value starts from instead
   /// (null for an all-parallel op).
@@ -354,10 +366,11 @@ struct Plan {
 class KernelMapper {
 public:
   KernelMapper(func::FuncOp decl, func::FuncOp body, ModuleOp kernels,
-               int64_t dynamicSharedLimit, int64_t packRows)
+               int64_t dynamicSharedLimit, int64_t packRows,
+               int64_t maxPointRows)
       : decl(decl), body(body), kernels(kernels), loc(body.getLoc()),
         b(body.getContext()), dynamicSharedLimit(dynamicSharedLimit),
-        packRows(packRows) {}
+        packRows(packRows), maxPointRows(maxPointRows) {}
 
   LogicalResult run();
 
@@ -441,6 +454,7 @@ private:
   void emitPointReduction(linalg::LinalgOp op, Value linear);
   bool pointPerThread(linalg::LinalgOp fill, linalg::LinalgOp op);
   int64_t pointLanes(linalg::LinalgOp op);
+  std::pair<int64_t, unsigned> pointRows(linalg::LinalgOp op, int64_t vector);
   bool pointEpilogue(linalg::LinalgOp op, linalg::LinalgOp epilogue,
                      Operation *temp);
   Value combine(const Combiner &c, Value acc, Value x);
@@ -482,6 +496,9 @@ private:
   /// Row blocks per CUDA block for packed short rows, when forced (the
   /// pass's pack-rows option, a measuring knob); 0: planPack's choice.
   int64_t packRows;
+  /// The most rows of lanes a point reduction's thread computes (pointRows;
+  /// 1: none).
+  int64_t maxPointRows;
   Plan plan;
   int64_t extent = 1;
   SmallVector<int64_t> strides;

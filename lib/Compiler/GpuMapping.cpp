@@ -290,6 +290,53 @@ int64_t KernelMapper::pointLanes(linalg::LinalgOp op) {
   return vector;
 }
 
+/// How many rows of lanes one thread of the reduction `op` computes under
+/// pointPerThread, and along which loop: the thread's `vector` lanes
+/// repeated at consecutive indices of a parallel loop other than the
+/// innermost, so that every operand that loop does not index is read (and
+/// converted) once for all rows. A grouped convolution's weight is read
+/// once for as many images (its windows' index and padding test are shared
+/// too); a generated product's B once for as many rows of A. Rows need such
+/// an operand, read inside the reduced loops, and go along the outermost
+/// loop whose extent they divide (the images, else the output points).
+/// Up to strata-gpu-map{point-rows=N} (default 1: none), halved while the
+/// grid would keep fewer than kPointRowThreads threads. Off by default: on
+/// an H100 (bench/RESULTS.md, 2026-12-07 16:02 and 16:28) rows made
+/// ResNeXt-50's stride-1 grouped sums up to a third faster and ConvNeXt-T's
+/// first depthwise sums a tenth, but the stride-2 grouped sums of ResNeXt
+/// and RegNetY up to 30% slower; no rule that keeps only the wins has been
+/// measured yet. Returns {1, 0} for none.
+std::pair<int64_t, unsigned> KernelMapper::pointRows(linalg::LinalgOp op,
+                                                     int64_t vector) {
+  SmallVector<utils::IteratorType> kinds = op.getIteratorTypesArray();
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (kinds.size() < 2 || ShapedType::isDynamicShape(ranges))
+    return {1, 0};
+  int64_t points = pointsAndReduced(op).first;
+  unsigned last = kinds.size() - 1;
+  // Whether some input read in the loop nest does not depend on loop `d`.
+  auto shares = [&](unsigned d) {
+    for (OpOperand *input : op.getDpsInputOperands()) {
+      auto type = dyn_cast<MemRefType>(input->get().getType());
+      if (!type || type.getNumElements() <= 1 ||
+          op.getMatchingBlockArgument(input).use_empty())
+        continue;
+      AffineMap map = op.getMatchingIndexingMap(input);
+      if (!map.isFunctionOfDim(d))
+        return true;
+    }
+    return false;
+  };
+  for (int64_t rows = maxPointRows; rows > 1; rows /= 2) {
+    if (points / (vector * rows) < kPointRowThreads)
+      continue;
+    for (unsigned d = 0; d < last; ++d)
+      if (isParallel(kinds[d]) && ranges[d] % rows == 0 && shares(d))
+        return {rows, d};
+  }
+  return {1, 0};
+}
+
 /// Whether `epilogue` can run in the thread that computed each output point
 /// of the reduction `op`: it is all-parallel over the reduction's output
 /// points in their order, reads the reduction's result at its own point,
@@ -907,8 +954,17 @@ LogicalResult KernelMapper::run() {
                            std::to_string(reduced) +
                            " reduced elements in a loop");
     }
+    if (plan.fill) {
+      std::tie(plan.rows, plan.rowDim) = pointRows(elementwise, vector);
+      if (plan.rows > 1)
+        plan.notes.push_back(
+            "as many at " + std::to_string(plan.rows) +
+            " consecutive indices of loop " + std::to_string(plan.rowDim) +
+            ", reading what that loop does not index once for them");
+    }
     plan.vector = vector;
-    int64_t threadsNeeded = std::max<int64_t>(1, ceilDiv(total, vector));
+    int64_t threadsNeeded =
+        std::max<int64_t>(1, ceilDiv(total, vector * plan.rows));
     plan.threads =
         std::clamp(roundUp(threadsNeeded, kWarpSize), kWarpSize, kMaxThreads);
     plan.chunks = std::max<int64_t>(1, ceilDiv(threadsNeeded, plan.threads));
@@ -1128,7 +1184,7 @@ struct GpuMapPass : strata::impl::GpuMapPassBase<GpuMapPass> {
                                                     dynamicSharedLimit, wgmma)))
           return signalPassFailure();
       } else if (failed(KernelMapper(decl, body, kernels, dynamicSharedLimit,
-                                     packRows)
+                                     packRows, pointRows)
                             .run())) {
         return signalPassFailure();
       }

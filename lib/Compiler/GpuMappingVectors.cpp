@@ -29,8 +29,11 @@ void KernelMapper::emitElementwise(linalg::LinalgOp op) {
                                 constIndex(b, loc, plan.threads)),
           tid),
       constIndex(b, loc, vector));
-  Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                        linear, constIndex(b, loc, total));
+  // With rows, `linear` counts the points of the row loop's first rows only
+  // (emitPointReduction).
+  Value inRange =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, linear,
+                            constIndex(b, loc, total / plan.rows));
   auto guard = scf::IfOp::create(b, loc, inRange, /*withElseRegion=*/false);
   kernel::set<kernel::GpuDistribute>(guard, b.getStringAttr("elementwise"));
   b.setInsertionPointToStart(&guard.getThenRegion().front());
@@ -77,44 +80,76 @@ void KernelMapper::emitPointReduction(linalg::LinalgOp op, Value linear) {
       parallel.push_back(i);
       parallelRanges.push_back(op.getStaticLoopRanges()[i]);
     }
+  // With rows, the row loop's extent counts groups of `rows` indices, the
+  // thread's first row at the group's first.
+  int64_t rows = plan.rows;
+  if (rows > 1)
+    parallelRanges[llvm::find(parallel, plan.rowDim) - parallel.begin()] /=
+        rows;
   SmallVector<Value> ivs(op.getNumLoops());
   for (auto [d, iv] : llvm::zip(parallel, delinearize(linear, parallelRanges)))
     ivs[d] = iv;
+  if (rows > 1)
+    ivs[plan.rowDim] = arith::MulIOp::create(b, loc, ivs[plan.rowDim],
+                                             constIndex(b, loc, rows));
+  // Row r's point: the thread's with the row loop's index advanced by r.
+  auto rowPoint = [&](ArrayRef<Value> point, int64_t r) {
+    SmallVector<Value> at(point);
+    if (r)
+      at[plan.rowDim] =
+          arith::AddIOp::create(b, loc, at[plan.rowDim], constIndex(b, loc, r));
+    return at;
+  };
   int64_t vector = plan.vector;
   OpOperand *init = op.getDpsInitOperand(0);
   Operation *yield = op.getBlock()->getTerminator();
-  // One accumulator per lane, carried through the reduced loops.
+  // One accumulator per lane and row, carried through the reduced loops.
+  // The rows' reads of an operand the row loop does not index are the same
+  // loads, which CSE merges.
   SmallVector<Value> values = emitReducedLoops(
-      op, ivs, SmallVector<Value>(vector, plan.fill.getInputs()[0]),
+      op, ivs, SmallVector<Value>(vector * rows, plan.fill.getInputs()[0]),
       [&](ArrayRef<Value> point, ValueRange iters) {
-        LanePoints points{SmallVector<Value>(point), {}};
-        LaneValues given;
-        given[init->get()] = SmallVector<Value>(iters);
         SmallVector<Value> next;
-        for (IRMapping &lane : emitLanes(op, points, vector, nullptr, &given))
-          next.push_back(lane.lookupOrDefault(yield->getOperand(0)));
+        for (int64_t r = 0; r < rows; ++r) {
+          LanePoints points{rowPoint(point, r), {}};
+          LaneValues given;
+          given[init->get()] =
+              SmallVector<Value>(iters.slice(r * vector, vector));
+          for (IRMapping &lane : emitLanes(op, points, vector, nullptr, &given))
+            next.push_back(lane.lookupOrDefault(yield->getOperand(0)));
+        }
         return next;
       });
-  SmallVector<IRMapping> results(vector);
-  for (int64_t l = 0; l < vector; ++l)
-    results[l].map(yield->getOperand(0), values[l]);
   // The output's map is a projected permutation of the parallel loops
   // (pointPerThread): the reduced loops' entries of `ivs` stay unset.
   if (!plan.epilogue) {
-    LanePoints points{ivs, {}};
-    storeLanes(op, points, vector, results);
+    for (int64_t r = 0; r < rows; ++r) {
+      SmallVector<IRMapping> results(vector);
+      for (int64_t l = 0; l < vector; ++l)
+        results[l].map(yield->getOperand(0), values[r * vector + l]);
+      LanePoints points{rowPoint(ivs, r), {}};
+      storeLanes(op, points, vector, results);
+    }
     op->erase();
     plan.fill->erase();
     return;
   }
-  // The epilogue at the same points (pointEpilogue), its read of the
-  // temporary replaced by the values just computed.
+  // The epilogue at the same points (pointEpilogue: its loops are the
+  // reduction's parallel ones, in order), its read of the temporary
+  // replaced by the values just computed.
   linalg::LinalgOp epilogue = plan.epilogue;
-  LanePoints points{delinearize(linear, epilogue.getStaticLoopRanges()), {}};
-  LaneValues given;
-  given[init->get()] = values;
-  storeLanes(epilogue, points, vector,
-             emitLanes(epilogue, points, vector, nullptr, &given));
+  for (int64_t r = 0; r < rows; ++r) {
+    SmallVector<Value> at = rowPoint(ivs, r);
+    SmallVector<Value> epilogueIvs;
+    for (unsigned d : parallel)
+      epilogueIvs.push_back(at[d]);
+    LanePoints points{epilogueIvs, {}};
+    LaneValues given;
+    given[init->get()] =
+        SmallVector<Value>(ArrayRef(values).slice(r * vector, vector));
+    storeLanes(epilogue, points, vector,
+               emitLanes(epilogue, points, vector, nullptr, &given));
+  }
   epilogue->erase();
   op->erase();
   plan.fill->erase();

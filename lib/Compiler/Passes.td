@@ -325,7 +325,12 @@ def GpuMapPass : Pass<"strata-gpu-map", "mlir::ModuleOp"> {
     Option<"packRows", "pack-rows", "int64_t", /*default=*/"0",
            "Row blocks per CUDA block for short rows kept in registers, one "
            "warp each (1 keeps a block per row block; a knob for "
-           "measuring); 0: the mapping's choice">
+           "measuring); 0: the mapping's choice">,
+    Option<"pointRows", "point-rows", "int64_t", /*default=*/"1",
+           "Most rows of lanes a thread of a point reduction computes, at "
+           "consecutive indices of a loop that an input read in its loop "
+           "does not depend on (a knob for measuring; 1: none, the "
+           "default, see docs/gpu.md)">
   ];
 }
 

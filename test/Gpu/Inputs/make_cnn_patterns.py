@@ -5,7 +5,7 @@ layout, partition and mapping rules are about (test/Gpu/cnn-patterns.test):
 - dw_f16.onnx: a float16 depthwise 3x3 convolution with a bias, its input from a 3x3
   convolution (the f16 sum accumulates in f32 and is cast back);
 - grouped_f16.onnx: a float16 grouped 3x3 convolution of ResNeXt's form (groups of 4
-  channels and 4 filters) with a bias and a ReLU;
+  channels and 4 filters) with a bias and a ReLU; grouped_f16_b32.onnx the same at batch 32;
 - roll_ln.onnx: a Swin-style roll (two slices and a concat over the image's rows) before a
   LayerNorm over the channels of [N, H, W, C];
   roll_case/ holds it with a float64 reference;
@@ -61,6 +61,13 @@ save("grouped_f16",
       helper.make_node("Relu", ["conv"], ["y"], name="relu")],
      [helper.make_tensor_value_info("x", f16, [8, g * cg, 28, 28])],
      [helper.make_tensor_value_info("y", f16, [8, g * cg, 28, 28])], [w3, b3])
+# grouped_f16_b32: the same at batch 32, a grid large enough for rows of lanes.
+save("grouped_f16_b32",
+     [helper.make_node("Conv", ["x", "w3", "b3"], ["conv"], name="grouped", group=g,
+                       pads=[1, 1, 1, 1]),
+      helper.make_node("Relu", ["conv"], ["y"], name="relu")],
+     [helper.make_tensor_value_info("x", f16, [32, g * cg, 28, 28])],
+     [helper.make_tensor_value_info("y", f16, [32, g * cg, 28, 28])], [w3, b3])
 
 f32 = TensorProto.FLOAT
 shape = [2, 8, 8, 32]
