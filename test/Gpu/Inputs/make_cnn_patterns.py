@@ -51,23 +51,18 @@ save("dw_f16",
      [helper.make_tensor_value_info("y", f16, [4, c, 32, 32])], [w1, w2, b2])
 
 # grouped_f16: a float16 grouped 3x3 convolution of ResNeXt's form (32 groups of 4 channels,
-# 4 filters each) with a bias and a ReLU, at batch 8.
+# 4 filters each) with a bias and a ReLU, at batch 8; grouped_f16_b32 the same at batch 32, a
+# grid large enough for rows of lanes.
 g, cg = 32, 4
 w3 = numpy_helper.from_array(rng.standard_normal((g * cg, cg, 3, 3)).astype(np.float16), "w3")
 b3 = numpy_helper.from_array(rng.standard_normal((g * cg,)).astype(np.float16), "b3")
-save("grouped_f16",
-     [helper.make_node("Conv", ["x", "w3", "b3"], ["conv"], name="grouped", group=g,
-                       pads=[1, 1, 1, 1]),
-      helper.make_node("Relu", ["conv"], ["y"], name="relu")],
-     [helper.make_tensor_value_info("x", f16, [8, g * cg, 28, 28])],
-     [helper.make_tensor_value_info("y", f16, [8, g * cg, 28, 28])], [w3, b3])
-# grouped_f16_b32: the same at batch 32, a grid large enough for rows of lanes.
-save("grouped_f16_b32",
-     [helper.make_node("Conv", ["x", "w3", "b3"], ["conv"], name="grouped", group=g,
-                       pads=[1, 1, 1, 1]),
-      helper.make_node("Relu", ["conv"], ["y"], name="relu")],
-     [helper.make_tensor_value_info("x", f16, [32, g * cg, 28, 28])],
-     [helper.make_tensor_value_info("y", f16, [32, g * cg, 28, 28])], [w3, b3])
+for name, n in (("grouped_f16", 8), ("grouped_f16_b32", 32)):
+    save(name,
+         [helper.make_node("Conv", ["x", "w3", "b3"], ["conv"], name="grouped", group=g,
+                           pads=[1, 1, 1, 1]),
+          helper.make_node("Relu", ["conv"], ["y"], name="relu")],
+         [helper.make_tensor_value_info("x", f16, [n, g * cg, 28, 28])],
+         [helper.make_tensor_value_info("y", f16, [n, g * cg, 28, 28])], [w3, b3])
 
 f32 = TensorProto.FLOAT
 shape = [2, 8, 8, 32]
