@@ -9,9 +9,9 @@
 // the device (one allocation each) and copies the constants once. A run
 // copies the inputs in, launches the steps in plan order on the session's
 // stream (or replays the CUDA graph captured from them), copies the outputs
-// out and synchronizes once. Library steps ("cublaslt.matmul") run on the
-// same stream, inside the same graph, with one workspace per session
-// (CudaLibrarySteps.cpp).
+// out and synchronizes once. Library steps ("cublaslt.matmul",
+// "cudnn.conv") run on the same stream, inside the same graph, with one
+// workspace per library and session (CudaLibrarySteps.cpp).
 //
 // Every driver call runs with the session's context pushed on the calling
 // thread and popped again, so the caller's own current context is left as
@@ -112,7 +112,8 @@ static std::vector<TensorMapSpec> checkTensorMaps(const Module &m,
 }
 
 /// What can be checked without a GPU: that every step is a kernel whose
-/// launch the ABI allows (or a cuBLASLt call), that shapes are static and
+/// launch the ABI allows (or a cuBLASLt or cuDNN call, a convolution's
+/// shapes checked against its attributes), that shapes are static and
 /// aligned, and that there is GPU code for the kernel steps.
 void CudaSession::checkPlan() {
   const Module &m = module_;
@@ -163,16 +164,27 @@ void CudaSession::checkPlan() {
     for (uint32_t id : step.outputs)
       checkBuffer(id);
     if (step.kind == StepKind::Library) {
-      if (step.name != kLtMatmul)
+      if (step.name == kLtMatmul) {
+#if !STRATA_HAVE_CUBLASLT
+        failPlan(who + " calls " + kLtMatmul +
+                 ", but this runtime was built without cublasLt.h (the CUDA "
+                 "toolkit's), so it cannot run cuBLASLt steps");
+#endif
+      } else if (step.name == kDnnConv) {
+#if STRATA_HAVE_CUDNN
+        cuda::ConvShape::read(m, step, stepWhere(i));
+#else
+        failPlan(who + " calls " + kDnnConv +
+                 ", but this runtime was built without cudnn.h (cuDNN 9's, "
+                 "next to the CUDA toolkit's cuda.h), so it cannot run cuDNN "
+                 "steps");
+#endif
+      } else {
         failPlan(who + " calls library kernel '" + step.name +
                  "', but the module targets 'cuda', whose executor runs "
-                 "generated kernels and " +
-                 kLtMatmul);
-#if !STRATA_HAVE_CUBLASLT
-      failPlan(who + " calls " + kLtMatmul +
-               ", but this runtime was built without cublasLt.h (the CUDA "
-               "toolkit's), so it cannot run cuBLASLt steps");
-#endif
+                 "generated kernels, " +
+                 kLtMatmul + " and " + kDnnConv);
+      }
       continue;
     }
     hasKernels = true;
@@ -756,13 +768,18 @@ void CudaSession::release() noexcept {
         d.cuEventDestroy(e);
     if (image_)
       d.cuModuleUnload(image_);
+    // The library steps' descriptors, before their handles.
+    launches_.clear();
 #if STRATA_HAVE_CUBLASLT
-    launches_.clear(); // the cuBLASLt descriptors, before their handle
     if (ltHandle_)
       cuda::blasLt().cublasLtDestroy(static_cast<cublasLtHandle_t>(ltHandle_));
 #endif
-    for (CUdeviceptr p :
-         {arena_, constants_, inputs_, ltWorkspace_, tensorMaps_})
+#if STRATA_HAVE_CUDNN
+    if (dnnHandle_)
+      cuda::dnn().cudnnDestroy(static_cast<cudnnHandle_t>(dnnHandle_));
+#endif
+    for (CUdeviceptr p : {arena_, constants_, inputs_, ltWorkspace_,
+                          dnnWorkspace_, tensorMaps_})
       if (p)
         d.cuMemFree(p);
     if (staging_)
@@ -782,6 +799,12 @@ std::string CudaSession::launch(size_t index) const {
   if (l.lt) {
     return l.lt->run(ltWorkspace_, kLtWorkspaceBytes, stream_);
   }
+#endif
+#if STRATA_HAVE_CUDNN
+  // One cudnnBackendExecute of a plan and variant pack built at creation,
+  // on the stream cuDNN's handle was given then: capturable.
+  if (l.conv)
+    return l.conv->run(stream_);
 #endif
   if (l.gridDependency) {
     CUlaunchAttribute overlap = {};

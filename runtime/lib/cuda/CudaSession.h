@@ -1,8 +1,8 @@
 //===- CudaSession.h - the CUDA executor's session --------------*- C++ -*-===//
 //
 // The class behind Session for CUDA modules and what it launches with
-// (CudaSession.cpp; its cuBLASLt steps in CudaLibrarySteps.cpp). Private to
-// runtime/lib/cuda.
+// (CudaSession.cpp; its cuBLASLt and cuDNN steps in CudaLibrarySteps.cpp).
+// Private to runtime/lib/cuda.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +15,9 @@
 #if STRATA_HAVE_CUBLASLT
 #include "CublasLt.h"
 #endif
+#if STRATA_HAVE_CUDNN
+#include "Cudnn.h"
+#endif
 
 #include <algorithm>
 #include <cerrno>
@@ -24,6 +27,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -44,8 +48,13 @@ constexpr uint64_t kKernelAlign = 64;
 constexpr uint64_t kLtWorkspaceBytes = 32ull << 20;
 /// cuBLASLt candidates timed a second time, with more runs (tuneLibrarySteps).
 constexpr size_t kFinalists = 4;
-/// The library kernel the CUDA executor runs (CublasLt.h).
+/// The library kernels the CUDA executor runs (CublasLt.h, Cudnn.h).
 constexpr const char *kLtMatmul = "cublaslt.matmul";
+constexpr const char *kDnnConv = "cudnn.conv";
+/// The most workspace a cuDNN plan may need to be kept (DnnConv): the
+/// session's one cuDNN workspace is then what the chosen plans need
+/// (CudaLibrarySteps.cpp, fitConvWorkspace).
+constexpr int64_t kDnnWorkspaceLimit = 256ll << 20;
 
 inline uint64_t alignUp(uint64_t value, uint64_t align) {
   return (value + align - 1) / align * align;
@@ -100,12 +109,15 @@ private:
   std::vector<CUevent> events_;
 };
 
-/// One step, ready to launch: a kernel (`function`) or a cuBLASLt product
-/// (`lt`).
+/// One step, ready to launch: a kernel (`function`), a cuBLASLt product
+/// (`lt`) or a cuDNN convolution (`conv`).
 struct Launch {
   CUfunction function = nullptr;
 #if STRATA_HAVE_CUBLASLT
   std::unique_ptr<cuda::LtMatmul> lt;
+#endif
+#if STRATA_HAVE_CUDNN
+  std::unique_ptr<cuda::DnnConv> conv;
 #endif
   unsigned grid[3] = {1, 1, 1};
   unsigned block[3] = {1, 1, 1};
@@ -176,11 +188,18 @@ private:
   void loadImage();
   void resolveKernels();
   void tuneLibrarySteps();
+  std::pair<size_t, float>
+  fastestCandidate(size_t count, const std::function<bool(size_t)> &runOnce,
+                   const std::string &what, const EventSet &events);
   void pinLibrarySteps(const std::string &file);
   std::string libraryChoicesText() const;
   void fillForTuning(CUdeviceptr base, uint64_t bytes);
   void allocate();
   void prepareLibrarySteps();
+  void prepareLtSteps();
+  void prepareConvSteps();
+  void bindConvWorkspace(uint64_t bytes);
+  void fitConvWorkspace();
   void release() noexcept;
 
   /// Enqueues step `index`; "" on success, else "<call> failed with ...".
@@ -214,9 +233,15 @@ private:
   std::vector<LaunchShape> shapes_;
   /// Per step.
   std::vector<Launch> launches_;
-  /// cuBLASLt's handle and workspace, when the plan has library steps.
+  /// cuBLASLt's handle and workspace, when the plan has cublaslt.matmul
+  /// steps.
   void *ltHandle_ = nullptr;
   CUdeviceptr ltWorkspace_ = 0;
+  /// cuDNN's handle (its stream the session's) and the workspace that every
+  /// cudnn.conv step's variant packs point at, when the plan has such steps.
+  void *dnnHandle_ = nullptr;
+  CUdeviceptr dnnWorkspace_ = 0;
+  uint64_t dnnWorkspaceBytes_ = 0;
   bool useGraph_ = true;
   /// Whether kernels that wait for the grids before them are launched
   /// with programmatic dependent launch (initialize()).

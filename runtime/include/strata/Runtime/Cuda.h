@@ -62,12 +62,15 @@ struct CudaSessionInfo {
   /// (MatMul_3): cuBLASLt bf16 8192x768x50257, as 10 products: rows of
   /// 100514 bytes; parts 8192x768x7 (0.019 ms), ..." (a product whose output
   /// rows are not 16-byte aligned runs in parts, each timed when the session
-  /// chose its algorithm; docs/gpu.md, "Transposed weights").
+  /// chose its algorithm; docs/gpu.md, "Transposed weights"); "step 3
+  /// (Conv_0): cuDNN bf16 conv 32x56x56x64 -> 32x56x56x64, 3x3 stride 1 pad
+  /// 1, groups 1, +bias+relu; engine 12 (plan 2 of 8, 0.041 ms)" for a
+  /// cuDNN convolution (docs/runtime.md, "cuDNN convolutions").
   std::vector<std::string> libraryCalls;
-  /// The cuBLASLt algorithm of every library call, timed, pinned or the
+  /// The cuBLASLt algorithm of every cuBLASLt call, timed, pinned or the
   /// heuristic's, as the text that SessionOptions::Cuda::libraryChoices
   /// reads back (docs/runtime.md, "Pinning cuBLASLt's choices"); empty
-  /// without library steps.
+  /// without cuBLASLt steps (cuDNN's plans are not in it).
   std::string libraryChoices;
 };
 

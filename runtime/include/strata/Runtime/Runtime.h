@@ -698,13 +698,14 @@ struct SessionOptions {
     // Unset, each takes its environment variable (read when the session is
     // made), else the default; set, it wins over the environment.
 
-    /// Time cuBLASLt's candidate algorithms for each large product when the
-    /// session is made, and keep the fastest; false keeps cuBLASLt's
-    /// heuristic pick, the same in every session (a deployment that must
-    /// run what was tested). STRATA_CUBLASLT_TUNE (0: off); default on.
+    /// Time cuBLASLt's candidate algorithms for each large product (and
+    /// cuDNN's execution plans for each large convolution) when the session
+    /// is made, and keep the fastest; false keeps the libraries' heuristic
+    /// pick, the same in every session (a deployment that must run what was
+    /// tested). STRATA_CUBLASLT_TUNE (0: off); default on.
     std::optional<bool> tuneLibrary;
-    /// Products of fewer operations keep the heuristic's pick:
-    /// STRATA_CUBLASLT_TUNE_MIN_FLOPS; default 1e9.
+    /// Products and convolutions of fewer operations keep the heuristic's
+    /// pick: STRATA_CUBLASLT_TUNE_MIN_FLOPS; default 1e9.
     std::optional<double> tuneMinFlops;
     /// Candidates asked of cuBLASLt's heuristic per product (1 to 64):
     /// STRATA_CUBLASLT_CANDIDATES; default 32.
