@@ -1,13 +1,12 @@
 //===- ConvToGemm.cpp - convolutions as matrix products on the GPU -------===//
 //
-// The cuda target has no convolution library (cuDNN is not used yet), and a
-// generated convolution computes each output point in one thread over a
+// A generated convolution computes each output point in one thread over a
 // serial loop. Worse, the partitioner fuses a chain of such convolutions
 // (conv -> relu -> conv -> add -> ...) into one kernel whose CUDA blocks are
 // the batch's images, so a whole CNN ran in as many blocks as it had images:
 // a ResNet-50 took seconds. This pass rewrites convolutions before
-// partitioning into ops the GPU already runs well, so that decisions follow
-// from the IR for any CNN.
+// partitioning into ops the GPU runs well, so that decisions follow from
+// the IR for any CNN.
 //
 // Every rewritten convolution computes channels-last (NHWC): its input is
 // transposed to [N, I..., C], its result made as [N, O..., F] and transposed
@@ -15,6 +14,12 @@
 // product over all images' points with the channels as its depth, and the
 // windows' channels are contiguous in memory:
 //
+//   - with `cudnn` (the cuda target with libraries on), a convolution of
+//     16-bit floats that reads windows (any kernel but a 1x1 at stride 1
+//     without padding), group 1 or grouped but not depthwise:
+//     graph.conv_channels_last on [N, I..., C] and the weight permuted to
+//     [F, K..., C/g] at compile time, cuDNN's "cudnn.conv" step
+//     (ConvRewriter::cudnnTakes says why those);
 //   - group 1 (any kernel, stride, dilation, padding; 1-3 spatial axes):
 //     the columns [N * P, KK * C] times the weight read as [F, KK * C]
 //     (transB) with the bias: one product (cuBLASLt; the generated GEMM
@@ -54,6 +59,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CompilerUtils.h"
+#include "Decisions.h"
 #include "Passes.h"
 
 #include "strata/Conversion/GraphToLinalg.h"
@@ -174,10 +180,12 @@ class ConvRewriter {
 public:
   /// `op` is a graph.conv, max_pool, global_average_pool or global_max_pool.
   /// `channelsFirst`: the op's neighbours stay channels-first (layoutOf).
-  ConvRewriter(Operation *op, Created &created, bool channelsFirst = false)
+  /// `cudnn`: the convolution may become cuDNN's (cudnnTakes).
+  ConvRewriter(Operation *op, Created &created, bool channelsFirst = false,
+               bool cudnn = false)
       : target(op), input(op->getOperand(0)), created(created),
         builder(op, &created), loc(op->getLoc()),
-        keepChannelsFirst(channelsFirst) {}
+        keepChannelsFirst(channelsFirst), useCudnn(cudnn) {}
 
   /// Rewrites the op; false when it keeps its form.
   bool run() {
@@ -209,17 +217,19 @@ private:
   }
 
   /// The windows' attributes; false when the index would be too large.
+  /// `bounded`: the windows are gathered (an index constant is made).
   bool setWindows(ArrayRef<int64_t> kernelShape,
                   std::optional<ArrayRef<int64_t>> stridesAttr,
                   std::optional<ArrayRef<int64_t>> dilationsAttr,
-                  std::optional<ArrayRef<int64_t>> padsAttr) {
+                  std::optional<ArrayRef<int64_t>> padsAttr,
+                  bool bounded = true) {
     kernel.assign(kernelShape.begin(), kernelShape.end());
     if (int64_t(kernel.size()) != spatial)
       return false;
     offsetCount = ShapedType::getNumElements(kernel);
     // The gather's index and mask grow with output points x kernel offsets;
     // past the bound they would outweigh the model.
-    if (points * offsetCount > kMaxIndexEntries)
+    if (bounded && points * offsetCount > kMaxIndexEntries)
       return false;
     auto attr = [&](std::optional<ArrayRef<int64_t>> a, int64_t size,
                     int64_t fill) {
@@ -242,9 +252,13 @@ private:
     auto y = dyn_cast<RankedTensorType>(conv.getType());
     if (!w || !w.hasStaticShape() || !setShapes(x, y) ||
         !setWindows(w.getShape().drop_front(2), conv.getStrides(),
-                    conv.getDilations(), conv.getPads()))
+                    conv.getDilations(), conv.getPads(), /*bounded=*/false))
       return false;
     int64_t group = conv.getGroup();
+    if (useCudnn && cudnnTakes(group))
+      return channelsLastConv(conv);
+    if (points * offsetCount > kMaxIndexEntries)
+      return false;
     if (group == 1 && keepChannelsFirst && readsInPlace() &&
         (batch == 1 || points >= kMinPointwisePoints))
       return pointwise(conv);
@@ -311,7 +325,7 @@ private:
   Created &created;
   OpBuilder builder;
   Location loc;
-  bool keepChannelsFirst;
+  bool keepChannelsFirst, useCudnn;
   Type element;
   int64_t spatial = 0, batch = 0, channels = 0, filters = 0;
   SmallVector<int64_t> kernel, out, strides, dilations, pads;
@@ -523,6 +537,44 @@ private:
     return offsetCount == 1 &&
            llvm::all_of(strides, [](int64_t s) { return s == 1; }) &&
            llvm::all_of(pads, [](int64_t p) { return p == 0; });
+  }
+
+  /// Whether cuDNN takes the convolution (docs/gpu.md, "Convolutions"):
+  /// one of 16-bit floats that reads windows, group 1 or grouped. Those
+  /// are where the generated forms pay: an im2col writes KK times the input
+  /// as columns before its product, and a grouped sum runs on CUDA cores;
+  /// cuDNN's implicit-GEMM kernels read the windows in place, on tensor
+  /// cores. A 1x1 convolution at stride 1 reads its columns in place
+  /// already and stays cuBLASLt's product (or the channels-first one);
+  /// depthwise sums stay generated (one thread per output point, the input
+  /// read in place, no product to put on tensor cores); f32 stays with
+  /// cuBLASLt's full-fp32 product, as cuDNN may compute f32 in TF32.
+  bool cudnnTakes(int64_t group) const {
+    if (!isa<Float16Type, BFloat16Type>(element))
+      return false;
+    if (group == 1)
+      return !readsInPlace();
+    return group < channels && channels % group == 0 && filters % group == 0;
+  }
+
+  /// The convolution as cuDNN's, channels-last: [N, I..., C] and the weight
+  /// [F, K..., C/g] (permuted at compile time) in, [N, O..., F] out, the
+  /// bias with it. The library matcher adds the ops after it that cuDNN
+  /// fuses (Library.cpp, "cudnn.conv").
+  bool channelsLastConv(graph::ConvOp conv) {
+    SmallVector<int64_t> toLast = strata::channelsLastOrder(spatial + 2);
+    Value x = transpose(input, toLast);
+    Value weight = transpose(conv.getWeight(), toLast);
+    SmallVector<int64_t> last = {batch};
+    last.append(out.begin(), out.end());
+    last.push_back(filters);
+    Value result = graph::ConvChannelsLastOp::create(
+        builder, loc, tensor(last), x, weight, conv.getBias(),
+        builder.getDenseI64ArrayAttr(strides),
+        builder.getDenseI64ArrayAttr(dilations),
+        builder.getDenseI64ArrayAttr(pads),
+        builder.getI64IntegerAttr(conv.getGroup()));
+    return replaceChannelsLast(result);
   }
 
   /// A 1x1 convolution among channels-first neighbours is, per image, the
@@ -1014,8 +1066,25 @@ struct ConvToGemmPass : strata::impl::ConvToGemmPassBase<ConvToGemmPass> {
     Created created;
     llvm::DenseSet<Operation *> keepNchw =
         channelsFirstConvolutions(convs, pools);
+    // The decisions file's "codegen" entries keep a convolution off cuDNN
+    // (its generated form, whose product is then generated too).
+    strata::Decisions decisions;
+    if (cudnn) {
+      strata::CompileOptions options =
+          strata::recordedCompileOptions(getOperation());
+      func::FuncOp entry = strata::getEntryFunction(getOperation());
+      if (!options.decisionsFile.empty() && entry) {
+        FailureOr<strata::Decisions> loaded =
+            strata::Decisions::load(options.decisionsFile, entry);
+        if (failed(loaded))
+          return signalPassFailure();
+        decisions = std::move(*loaded);
+      }
+    }
     for (Operation *conv : convs)
-      ConvRewriter(conv, created, keepNchw.contains(conv)).run();
+      ConvRewriter(conv, created, keepNchw.contains(conv),
+                   cudnn && decisions.forcedCodegen(conv).empty())
+          .run();
     if (!created.ops.empty())
       for (Operation *pool : pools)
         ConvRewriter(pool, created).run();

@@ -1087,6 +1087,95 @@ static std::optional<LibraryMatch> matchCublasLt(Operation *op,
   return match;
 }
 
+/// "cudnn.conv" (runtime/lib/cuda/Cudnn.h has the contract): a
+/// channels-last convolution (strata-conv-to-gemm made it for cuDNN) with
+/// its bias, then a residual add of the result's shape and a ReLU that
+/// follow it, in cuDNN's graph as pointwise ops after the convolution.
+static std::optional<LibraryMatch>
+matchCudnnConv(graph::ConvChannelsLastOp conv, const LibraryRequest &request,
+               std::string &whyNot) {
+  MLIRContext *context = conv->getContext();
+  auto i64 = IntegerType::get(context, 64);
+  auto outType = dyn_cast<RankedTensorType>(conv.getType());
+  Type element = outType ? outType.getElementType() : Type();
+  if (!outType || !outType.hasStaticShape() ||
+      !isa<Float32Type, Float16Type, BFloat16Type>(element)) {
+    whyNot = "cudnn.conv computes f32, f16 or bf16; this convolution "
+             "computes " +
+             typeText(conv.getResult());
+    return std::nullopt;
+  }
+  for (Value v : conv->getOperands())
+    if (auto type = dyn_cast<RankedTensorType>(v.getType());
+        !type || !type.hasStaticShape() || type.getElementType() != element) {
+      whyNot = "cudnn.conv takes operands of the result's type; this "
+               "convolution reads " +
+               typeText(v);
+      return std::nullopt;
+    }
+  LibraryMatch match;
+  match.library = "cudnn.conv";
+  match.inputs = {&conv->getOpOperand(0), &conv->getOpOperand(1)};
+  bool hasBias = conv.getBias() != nullptr;
+  if (hasBias)
+    match.inputs.push_back(&conv->getOpOperand(2));
+  match.ops.push_back(conv);
+  match.joinReasons.push_back("");
+  EpilogueBuilder epilogue{match, request, "convolution", "cuDNN"};
+  bool hasZ = false;
+  if (auto [add, other] = epilogue.addCandidate(); add) {
+    if (other->get().getType() == outType) {
+      hasZ = true;
+      match.inputs.push_back(other);
+      epilogue.join(add, "residual add: a pointwise add in cuDNN's graph "
+                         "after the convolution");
+    } else {
+      epilogue.refuse(add, "the added tensor " + typeText(other->get()) +
+                               " is not of the result's shape, the tensor "
+                               "cuDNN's graph adds");
+    }
+  }
+  if (Operation *user = epilogue.soleUser(); user && !epilogue.vetoed(user)) {
+    if (isa<graph::ReluOp>(user) &&
+        user->getResult(0).getType() == conv.getType()) {
+      match.attrs.set("activation", StringAttr::get(context, "relu"));
+      epilogue.join(user, "relu activation: a pointwise ReLU in cuDNN's graph");
+    } else {
+      epilogue.refuse(user, user->getName().getStringRef().str() +
+                                " is not an op cuDNN's convolution step fuses "
+                                "(a residual add, relu)");
+    }
+  }
+  epilogue.finish();
+  match.attrs.set("strides", conv.getStridesAttr());
+  match.attrs.set("dilations", conv.getDilationsAttr());
+  match.attrs.set("pads", conv.getPadsAttr());
+  match.attrs.set("group", IntegerAttr::get(i64, conv.getGroup()));
+  match.attrs.set("has_bias", IntegerAttr::get(i64, hasBias ? 1 : 0));
+  match.attrs.set("has_z", IntegerAttr::get(i64, hasZ ? 1 : 0));
+  auto weight = cast<RankedTensorType>(conv.getWeight().getType());
+  std::string kernel;
+  for (int64_t k : weight.getShape().drop_front().drop_back())
+    kernel += (kernel.empty() ? "" : "x") + std::to_string(k);
+  std::string type;
+  llvm::raw_string_ostream(type) << element;
+  int64_t group = conv.getGroup();
+  match.reason =
+      type + " " + kernel + " convolution" +
+      (group > 1 ? " in " + std::to_string(group) + " groups" : "") +
+      " reading windows (" +
+      std::to_string(outType.getNumElements() *
+                     ShapedType::getNumElements(weight.getShape()) /
+                     weight.getDimSize(0)) +
+      " multiply-adds): cuDNN's implicit-GEMM kernels read them in place on "
+      "tensor cores, where the generated form writes " +
+      (group > 1 ? "nothing but sums on CUDA cores"
+                 : "every window as im2col columns before its product");
+  if (request.forced)
+    match.reason += " (also asked for by the decisions file)";
+  return match;
+}
+
 bool strata::rowClassesNeedWeightRowsOfK(int64_t n, int64_t k,
                                          Type elementType) {
   if (!isa<FloatType>(elementType))
@@ -1100,11 +1189,14 @@ std::string strata::libraryVendor(StringRef library) {
     return "oneDNN";
   if (library.starts_with("cublaslt."))
     return "cuBLASLt";
+  if (library.starts_with("cudnn."))
+    return "cuDNN";
   return "the runtime";
 }
 
 bool strata::isLibraryAnchor(Operation *op) {
-  return isa<graph::MatMulOp, graph::GemmOp, graph::ConvOp>(op);
+  return isa<graph::MatMulOp, graph::GemmOp, graph::ConvOp,
+             graph::ConvChannelsLastOp>(op);
 }
 
 std::optional<LibraryMatch>
@@ -1156,9 +1248,12 @@ strata::matchLibraryKernel(Operation *op, const LibraryRequest &request,
   case TargetFacts::Library::CublasLt:
     if (isa<graph::MatMulOp, graph::GemmOp>(op))
       return matchCublasLt(op, request, whyNot);
+    if (auto conv = dyn_cast<graph::ConvChannelsLastOp>(op))
+      return matchCudnnConv(conv, request, whyNot);
     whyNot = "no library kernel for " + op->getName().getStringRef().str() +
              " on the " + request.targetName +
-             " target (cuBLASLt takes matrix products only)";
+             " target (cuBLASLt takes matrix products, cuDNN the "
+             "convolutions strata-conv-to-gemm gives it)";
     return std::nullopt;
   case TargetFacts::Library::OneDnn:
     break;

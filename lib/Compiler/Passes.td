@@ -135,9 +135,15 @@ def LowerPrecisionPass : Pass<"strata-lower-precision", "mlir::ModuleOp"> {
 //===----------------------------------------------------------------------===//
 
 def ConvToGemmPass : Pass<"strata-conv-to-gemm", "mlir::ModuleOp"> {
-  let summary = "GPU: convolutions as im2col + matrix product, depthwise ones "
-                "as sums over their windows (the cuda target has no "
-                "convolution library)";
+  let summary = "GPU: convolutions channels-last, as cuDNN's (cudnn=true), "
+                "im2col + matrix product, or sums over their windows "
+                "(depthwise and grouped)";
+  let options = [
+    Option<"cudnn", "cudnn", "bool", /*default=*/"false",
+           "16-bit convolutions that read windows (group 1 or grouped, not "
+           "depthwise) become graph.conv_channels_last, cuDNN's step; the "
+           "cuda target sets it when libraries are on">
+  ];
   let dependentDialects = ["::strata::graph::GraphDialect"];
 }
 

@@ -200,6 +200,62 @@ static LogicalResult inferConv(ConvOp op, SmallVectorImpl<Type> &types,
 
 SHAPE_FUNCTION_IS_VERIFIER(ConvOp, inferConv)
 
+/// A channels-last convolution: input [N, D..., C], weight [M, k..., C/g],
+/// result [N, D_out..., M] (strata-conv-to-gemm makes it; every attribute
+/// is explicit). The same window arithmetic as Conv's, on the permuted axes.
+static LogicalResult inferConvChannelsLast(ConvChannelsLastOp op,
+                                           SmallVectorImpl<Type> &types,
+                                           const Check &check) {
+  auto input = dyn_cast<RankedTensorType>(op.getInput().getType());
+  auto weight = dyn_cast<RankedTensorType>(op.getWeight().getType());
+  if (!input || !weight)
+    return check.fail("takes ranked input and weight");
+  Type element = input.getElementType();
+  if (weight.getElementType() != element ||
+      (op.getBias() && tensorType(op.getBias()).getElementType() != element))
+    return check.fail("input, weight and bias element types differ");
+  int64_t rank = input.getRank(), spatial = rank - 2, group = op.getGroup();
+  if (spatial < 1 || weight.getRank() != rank)
+    return check.fail("input and weight must share a rank of at least 3, got ",
+                      rank, " and ", weight.getRank());
+  if (group < 1)
+    return check.fail("group must be positive, got ", group);
+  Window w;
+  w.strides = op.getStrides();
+  w.dilations = op.getDilations();
+  w.pads = op.getPads();
+  if (int64_t(op.getStrides().size()) != spatial ||
+      int64_t(op.getDilations().size()) != spatial ||
+      int64_t(op.getPads().size()) != 2 * spatial)
+    return check.fail("strides, dilations and pads need ", spatial, ", ",
+                      spatial, " and ", 2 * spatial, " entries");
+  if (failed(checkWindowAttrs(w, spatial, check)))
+    return failure();
+  int64_t channels = input.getDimSize(rank - 1);
+  int64_t perGroup = weight.getDimSize(rank - 1);
+  int64_t filters = weight.getDimSize(0);
+  if (!ShapedType::isDynamic(channels) && !ShapedType::isDynamic(perGroup) &&
+      channels != perGroup * group)
+    return check.fail("input has ", channels, " channels but the weight ",
+                      weight, " expects ", perGroup, " x group ", group);
+  if (!ShapedType::isDynamic(filters) && filters % group != 0)
+    return check.fail("output channels ", filters,
+                      " are not divisible by group ", group);
+  if (op.getBias() && failed(checkVector(op.getBias(), filters, "bias", check)))
+    return failure();
+  auto sizes = windowOutputSizes(input.getShape().slice(1, spatial),
+                                 weight.getShape().slice(1, spatial), w, check);
+  if (failed(sizes))
+    return failure();
+  SmallVector<int64_t> shape = {input.getDimSize(0)};
+  shape.append(*sizes);
+  shape.push_back(filters);
+  types.push_back(RankedTensorType::get(shape, element));
+  return success();
+}
+
+SHAPE_FUNCTION_IS_VERIFIER(ConvChannelsLastOp, inferConvChannelsLast)
+
 static LogicalResult inferConvInteger(ConvIntegerOp op,
                                       SmallVectorImpl<Type> &types,
                                       const Check &check) {

@@ -55,6 +55,30 @@ def Graph_ConvOp : Graph_Op<"conv", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Graph_ConvChannelsLastOp : Graph_Op<"conv_channels_last", [Pure]> {
+  let summary = "N-d convolution on channels-last tensors (the cuda target's "
+                "cuDNN convolutions)";
+  let description = [{
+    Input [N, D..., C], weight [M, k..., C/group] (each filter's kernel
+    offsets row-major, its channels innermost), optional bias [M]; the result
+    is [N, D_out..., M]. Not an ONNX op: strata-conv-to-gemm makes it from a
+    graph.conv whose step cuDNN takes ("cudnn.conv", docs/gpu.md), so every
+    attribute is explicit. `pads` holds the begin pads of every spatial axis,
+    then the end pads. It has no generated lowering.
+  }];
+  let arguments = (ins AnyTensor:$input, AnyTensor:$weight,
+                       Optional<AnyTensor>:$bias,
+                       DenseI64ArrayAttr:$strides,
+                       DenseI64ArrayAttr:$dilations,
+                       DenseI64ArrayAttr:$pads,
+                       DefaultValuedAttr<I64Attr, "1">:$group);
+  let results = (outs AnyTensor:$output);
+  let assemblyFormat = [{
+    $input `,` $weight (`bias` $bias^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 def Graph_LayerNormOp : Graph_Op<"layer_norm", [Pure]> {
   let summary = "layer normalization over the axes from `axis` to the last";
   let arguments = (ins AnyTensor:$input, AnyTensor:$scale,
