@@ -39,67 +39,6 @@ namespace {
   GTEST_SKIP() << "this runtime was built without cudnn.h"
 #endif
 
-uint16_t toBf16(float f) {
-  uint32_t bits;
-  std::memcpy(&bits, &f, 4);
-  bits += 0x7fff + ((bits >> 16) & 1); // round to nearest even
-  return static_cast<uint16_t>(bits >> 16);
-}
-float fromBf16(uint16_t h) {
-  uint32_t bits = uint32_t(h) << 16;
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-
-/// Values of `type` (held as floats, exactly representable) and their bytes.
-struct Data {
-  std::vector<float> values;
-  Tensor tensor;
-};
-
-Data make(DType type, const std::vector<int64_t> &shape, std::mt19937 &rng,
-          float scale = 1.0f) {
-  std::normal_distribution<float> normal(0.0f, scale);
-  Data d;
-  d.tensor = Tensor::zeros(type, shape);
-  size_t n = static_cast<size_t>(numElements(shape));
-  d.values.resize(n);
-  auto *bytes = static_cast<uint8_t *>(d.tensor.rawData());
-  for (size_t i = 0; i < n; ++i) {
-    float v = normal(rng);
-    if (type == DType::F32) {
-      std::memcpy(bytes + 4 * i, &v, 4);
-    } else if (type == DType::BF16) {
-      uint16_t h = toBf16(v);
-      v = fromBf16(h);
-      std::memcpy(bytes + 2 * i, &h, 2);
-    } else {
-      _Float16 h = static_cast<_Float16>(v);
-      v = static_cast<float>(h);
-      std::memcpy(bytes + 2 * i, &h, 2);
-    }
-    d.values[i] = v;
-  }
-  return d;
-}
-
-float valueAt(const Tensor &t, size_t i) {
-  const auto *bytes = static_cast<const uint8_t *>(t.rawData());
-  if (t.dtype() == DType::F32) {
-    float v;
-    std::memcpy(&v, bytes + 4 * i, 4);
-    return v;
-  }
-  uint16_t h;
-  std::memcpy(&h, bytes + 2 * i, 2);
-  if (t.dtype() == DType::BF16)
-    return fromBf16(h);
-  _Float16 x;
-  std::memcpy(&x, &h, 2);
-  return static_cast<float>(x);
-}
-
 /// One convolution: X [n, in..., c], W [f, kernel..., c / group].
 struct Conv {
   DType type = DType::BF16;

@@ -17,9 +17,13 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <optional>
+#include <random>
 #include <string>
+#include <vector>
 
 namespace strata::rt::test {
 
@@ -98,6 +102,71 @@ template <typename Fn> std::string errorOf(Fn &&fn) {
     if (!::strata::rt::cudaAvailable(&why))                                    \
       GTEST_SKIP() << why;                                                     \
   } while (0)
+
+// Test data of the GPU library steps' tests (CudaLtTest.cpp,
+// CudnnConvTest.cpp): values exactly representable in the step's type, the
+// bytes of a tensor read back as floats.
+
+inline uint16_t toBf16(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  bits += 0x7fff + ((bits >> 16) & 1); // round to nearest even
+  return static_cast<uint16_t>(bits >> 16);
+}
+inline float fromBf16(uint16_t h) {
+  uint32_t bits = uint32_t(h) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+/// Values of `type` (held as floats, exactly representable) and their bytes.
+struct Data {
+  std::vector<float> values;
+  Tensor tensor;
+};
+
+inline Data make(DType type, const std::vector<int64_t> &shape,
+                 std::mt19937 &rng, float scale = 1.0f) {
+  std::normal_distribution<float> normal(0.0f, scale);
+  Data d;
+  d.tensor = Tensor::zeros(type, shape);
+  size_t n = static_cast<size_t>(numElements(shape));
+  d.values.resize(n);
+  auto *bytes = static_cast<uint8_t *>(d.tensor.rawData());
+  for (size_t i = 0; i < n; ++i) {
+    float v = normal(rng);
+    if (type == DType::F32) {
+      std::memcpy(bytes + 4 * i, &v, 4);
+    } else if (type == DType::BF16) {
+      uint16_t h = toBf16(v);
+      v = fromBf16(h);
+      std::memcpy(bytes + 2 * i, &h, 2);
+    } else {
+      _Float16 h = static_cast<_Float16>(v);
+      v = static_cast<float>(h);
+      std::memcpy(bytes + 2 * i, &h, 2);
+    }
+    d.values[i] = v;
+  }
+  return d;
+}
+
+inline float valueAt(const Tensor &t, size_t i) {
+  const auto *bytes = static_cast<const uint8_t *>(t.rawData());
+  if (t.dtype() == DType::F32) {
+    float v;
+    std::memcpy(&v, bytes + 4 * i, 4);
+    return v;
+  }
+  uint16_t h;
+  std::memcpy(&h, bytes + 2 * i, 2);
+  if (t.dtype() == DType::BF16)
+    return fromBf16(h);
+  _Float16 x;
+  std::memcpy(&x, &h, 2);
+  return static_cast<float>(x);
+}
 
 } // namespace strata::rt::test
 

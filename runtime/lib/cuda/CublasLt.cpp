@@ -37,29 +37,10 @@ struct Loaded {
 
 Loaded load() {
   Loaded out;
-  std::vector<std::string> candidates;
-  if (const char *path = std::getenv("STRATA_CUBLASLT"); path && *path)
-    candidates.push_back(path);
-  candidates.push_back("libcublasLt.so.13");
-  candidates.push_back("libcublasLt.so.12");
-  for (const char *var : {"CUDA_PATH", "CUDA_HOME"})
-    if (const char *dir = std::getenv(var); dir && *dir)
-      for (const char *so : {"libcublasLt.so.13", "libcublasLt.so.12"})
-        candidates.push_back(std::string(dir) + "/lib64/" + so);
-  for (const char *so : {"libcublasLt.so.13", "libcublasLt.so.12"})
-    candidates.push_back(std::string("/usr/local/cuda/lib64/") + so);
-
   std::string tried;
-  void *library = nullptr;
-  for (const std::string &candidate : candidates) {
-    library = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (library) {
-      out.lt.path = candidate;
-      break;
-    }
-    const char *why = dlerror();
-    tried += "\n  " + candidate + ": " + (why ? why : "dlopen failed");
-  }
+  void *library = openCudaLibrary("STRATA_CUBLASLT",
+                                  {"libcublasLt.so.13", "libcublasLt.so.12"},
+                                  out.lt.path, tried);
   if (!library) {
     out.error = "strata: the module's cublaslt.matmul steps need NVIDIA's "
                 "cuBLASLt (libcublasLt.so.13 or .so.12, from the CUDA "

@@ -18,7 +18,9 @@
 
 #include <dlfcn.h>
 
+#include <cstdlib>
 #include <mutex>
+#include <vector>
 
 namespace strata::rt::cuda {
 
@@ -168,6 +170,31 @@ void fail(const Driver &d, CUresult result, const char *call,
   if (result == CUDA_ERROR_OUT_OF_MEMORY)
     throw OutOfMemory(message);
   throw Error(message);
+}
+
+void *openCudaLibrary(const char *envVar,
+                      std::initializer_list<const char *> sonames,
+                      std::string &path, std::string &tried) {
+  std::vector<std::string> candidates;
+  if (const char *file = std::getenv(envVar); file && *file)
+    candidates.push_back(file);
+  candidates.insert(candidates.end(), sonames.begin(), sonames.end());
+  for (const char *var : {"CUDA_PATH", "CUDA_HOME"})
+    if (const char *dir = std::getenv(var); dir && *dir)
+      for (const char *so : sonames)
+        candidates.push_back(std::string(dir) + "/lib64/" + so);
+  for (const char *so : sonames)
+    candidates.push_back(std::string("/usr/local/cuda/lib64/") + so);
+  path.clear();
+  for (const std::string &candidate : candidates) {
+    if (void *library = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL)) {
+      path = candidate;
+      return library;
+    }
+    const char *why = dlerror();
+    tried += "\n  " + candidate + ": " + (why ? why : "dlopen failed");
+  }
+  return nullptr;
 }
 
 } // namespace strata::rt::cuda

@@ -18,6 +18,7 @@
 
 #include <cuda.h>
 
+#include <initializer_list>
 #include <string>
 
 namespace strata::rt::cuda {
@@ -111,6 +112,16 @@ inline void check(const Driver &d, CUresult result, const char *call,
 
 /// "13.0" for 13000.
 std::string versionString(int version);
+
+/// A CUDA library opened with dlopen, as the executor opens cuBLASLt and
+/// cuDNN: the file `$envVar` names, then each of `sonames` on the loader's
+/// path, in $CUDA_PATH/lib64, in $CUDA_HOME/lib64 and in
+/// /usr/local/cuda/lib64, the first that opens. Null when none does; `path`
+/// is then empty and `tried` lists every place with dlopen's reason
+/// ("\n  <place>: <why>" each).
+void *openCudaLibrary(const char *envVar,
+                      std::initializer_list<const char *> sonames,
+                      std::string &path, std::string &tried);
 
 } // namespace strata::rt::cuda
 

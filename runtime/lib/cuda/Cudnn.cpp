@@ -46,27 +46,9 @@ std::string versionText(size_t v) {
 
 Loaded load() {
   Loaded out;
-  const char *so = "libcudnn.so.9";
-  std::vector<std::string> candidates;
-  if (const char *path = std::getenv("STRATA_CUDNN"); path && *path)
-    candidates.push_back(path);
-  candidates.push_back(so);
-  for (const char *var : {"CUDA_PATH", "CUDA_HOME"})
-    if (const char *dir = std::getenv(var); dir && *dir)
-      candidates.push_back(std::string(dir) + "/lib64/" + so);
-  candidates.push_back(std::string("/usr/local/cuda/lib64/") + so);
-
   std::string tried;
-  void *library = nullptr;
-  for (const std::string &candidate : candidates) {
-    library = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (library) {
-      out.dnn.path = candidate;
-      break;
-    }
-    const char *why = dlerror();
-    tried += "\n  " + candidate + ": " + (why ? why : "dlopen failed");
-  }
+  void *library =
+      openCudaLibrary("STRATA_CUDNN", {"libcudnn.so.9"}, out.dnn.path, tried);
   if (!library) {
     out.error = "strata: the module's cudnn.conv steps need NVIDIA's cuDNN 9 "
                 "(libcudnn.so.9, which comes with the CUDA toolkit's cuDNN "
