@@ -14,7 +14,7 @@
 // product over all images' points with the channels as its depth, and the
 // windows' channels are contiguous in memory:
 //
-//   - with `cudnn` (the cuda target with libraries on), a convolution of
+//   - with `cudnn` (off by default: docs/gpu.md), a convolution of
 //     16-bit floats that reads windows (any kernel but a 1x1 at stride 1
 //     without padding), group 1 or grouped but not depthwise:
 //     graph.conv_channels_last on [N, I..., C] and the weight permuted to
