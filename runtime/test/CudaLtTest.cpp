@@ -127,13 +127,7 @@ std::string runCase(const Case &k, double tolerance,
     EXPECT_EQ(got.shape(), out);
     if (got.shape() != out)
       return "";
-    double worst = 0;
-    size_t at = 0;
-    for (size_t i = 0; i < ref.size(); ++i) {
-      double err = std::abs(valueAt(got, i) - ref[i]);
-      if (err > worst)
-        worst = err, at = i;
-    }
+    auto [worst, at] = worstError(got, ref);
     EXPECT_LE(worst, tolerance * scale)
         << "run " << run << ": element " << at << " is " << valueAt(got, at)
         << ", the float64 product " << ref[at];

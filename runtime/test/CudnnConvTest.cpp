@@ -191,13 +191,7 @@ std::string runCase(const Conv &k, double tolerance) {
     double scale = 0;
     for (double v : ref)
       scale = std::max(scale, std::abs(v));
-    double worst = 0;
-    size_t at = 0;
-    for (size_t i = 0; i < ref.size(); ++i) {
-      double err = std::abs(valueAt(got, i) - ref[i]);
-      if (!(err <= worst)) // NaN too
-        worst = err, at = i;
-    }
+    auto [worst, at] = worstError(got, ref);
     EXPECT_LE(worst, tolerance * scale)
         << "run " << run << ": element " << at << " is " << valueAt(got, at)
         << ", the float64 convolution " << ref[at];

@@ -17,12 +17,14 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace strata::rt::test {
@@ -166,6 +168,20 @@ inline float valueAt(const Tensor &t, size_t i) {
   _Float16 x;
   std::memcpy(&x, &h, 2);
   return static_cast<float>(x);
+}
+
+/// The largest |got[i] - ref[i]| and its index; a NaN counts as worse than
+/// any number.
+inline std::pair<double, size_t> worstError(const Tensor &got,
+                                            const std::vector<double> &ref) {
+  double worst = 0;
+  size_t at = 0;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    double err = std::abs(valueAt(got, i) - ref[i]);
+    if (!(err <= worst)) // NaN too
+      worst = err, at = i;
+  }
+  return {worst, at};
 }
 
 } // namespace strata::rt::test
