@@ -14,12 +14,15 @@
 // product over all images' points with the channels as its depth, and the
 // windows' channels are contiguous in memory:
 //
-//   - with `cudnn` (off by default: docs/gpu.md), a convolution of
+//   - with `cudnn` (the cuda target's default with libraries on), a
+//     convolution of
 //     16-bit floats that reads windows (any kernel but a 1x1 at stride 1
 //     without padding), group 1 or grouped but not depthwise:
 //     graph.conv_channels_last on [N, I..., C] and the weight permuted to
 //     [F, K..., C/g] at compile time, cuDNN's "cudnn.conv" step
-//     (ConvRewriter::cudnnTakes says why those);
+//     (ConvRewriter::cudnnTakes says why those); the decisions file's
+//     "algorithm" entry "cudnn" gives any convolution cuDNN's step runs
+//     to it, "gemm" keeps one in the forms below;
 //   - group 1 (any kernel, stride, dilation, padding; 1-3 spatial axes):
 //     the columns [N * P, KK * C] times the weight read as [F, KK * C]
 //     (transB) with the bias: one product (cuBLASLt; the generated GEMM
@@ -176,16 +179,39 @@ struct Created : OpBuilder::Listener {
   llvm::DenseSet<Operation *> sums;
 };
 
+/// Whether a convolution may become cuDNN's: never (the pass's option is
+/// off, or a decisions file keeps it off), where cudnnTakes says so (the
+/// default with the option on), or whatever its shape (the decisions
+/// file's "cudnn").
+enum class CudnnChoice { Never, Default, Forced };
+
+/// Why cuDNN's step cannot run `conv` ("" when it can): it takes f32, f16
+/// and bf16 over 1 to 3 spatial axes, on static shapes (the runtime's
+/// cudnn.conv contract, runtime/lib/cuda/Cudnn.h).
+static std::string cudnnCannot(graph::ConvOp conv) {
+  auto x = dyn_cast<RankedTensorType>(conv.getInput().getType());
+  auto w = dyn_cast<RankedTensorType>(conv.getWeight().getType());
+  auto y = dyn_cast<RankedTensorType>(conv.getType());
+  if (!x || !w || !y || !x.hasStaticShape() || !w.hasStaticShape() ||
+      !y.hasStaticShape())
+    return "cuDNN's step takes static shapes";
+  if (x.getRank() < 3 || x.getRank() > 5)
+    return "cuDNN's step takes 1 to 3 spatial axes";
+  if (!isa<Float32Type, Float16Type, BFloat16Type>(x.getElementType()))
+    return "cuDNN's step computes f32, f16 or bf16";
+  return "";
+}
+
 class ConvRewriter {
 public:
   /// `op` is a graph.conv, max_pool, global_average_pool or global_max_pool.
   /// `channelsFirst`: the op's neighbours stay channels-first (layoutOf).
-  /// `cudnn`: the convolution may become cuDNN's (cudnnTakes).
+  /// `cudnn`: whether the convolution may become cuDNN's.
   ConvRewriter(Operation *op, Created &created, bool channelsFirst = false,
-               bool cudnn = false)
+               CudnnChoice cudnn = CudnnChoice::Never)
       : target(op), input(op->getOperand(0)), created(created),
         builder(op, &created), loc(op->getLoc()),
-        keepChannelsFirst(channelsFirst), useCudnn(cudnn) {}
+        keepChannelsFirst(channelsFirst), cudnnChoice(cudnn) {}
 
   /// Rewrites the op; false when it keeps its form.
   bool run() {
@@ -255,7 +281,8 @@ private:
                     conv.getDilations(), conv.getPads(), /*bounded=*/false))
       return false;
     int64_t group = conv.getGroup();
-    if (useCudnn && cudnnTakes(group))
+    if (cudnnChoice == CudnnChoice::Forced ||
+        (cudnnChoice == CudnnChoice::Default && cudnnTakes(group)))
       return channelsLastConv(conv);
     if (points * offsetCount > kMaxIndexEntries)
       return false;
@@ -325,7 +352,8 @@ private:
   Created &created;
   OpBuilder builder;
   Location loc;
-  bool keepChannelsFirst, useCudnn;
+  bool keepChannelsFirst;
+  CudnnChoice cudnnChoice;
   Type element;
   int64_t spatial = 0, batch = 0, channels = 0, filters = 0;
   SmallVector<int64_t> kernel, out, strides, dilations, pads;
@@ -1052,6 +1080,72 @@ channelsFirstConvolutions(ArrayRef<Operation *> convs,
 struct ConvToGemmPass : strata::impl::ConvToGemmPassBase<ConvToGemmPass> {
   using Base::Base;
 
+  /// Whether each of `convs` may become cuDNN's. The decisions file
+  /// (docs/explain.md) overrides the default (the `cudnn` option with
+  /// cudnnTakes): "algorithm" "cudnn" takes any convolution cuDNN's step
+  /// runs, "gemm" and "codegen" keep one off cuDNN (with "codegen" its
+  /// product is generated too).
+  LogicalResult chooseCudnn(ArrayRef<Operation *> convs,
+                            SmallVectorImpl<CudnnChoice> &choices) {
+    strata::CompileOptions options =
+        strata::recordedCompileOptions(getOperation());
+    func::FuncOp entry = strata::getEntryFunction(getOperation());
+    strata::Decisions decisions;
+    if (!options.decisionsFile.empty() && entry) {
+      FailureOr<strata::Decisions> loaded =
+          strata::Decisions::load(options.decisionsFile, entry);
+      if (failed(loaded))
+        return failure();
+      decisions = std::move(*loaded);
+    }
+    Operation *at = getOperation();
+    if (!decisions.nonConvolutionForms().empty()) {
+      const auto &[op, form] = decisions.nonConvolutionForms().front();
+      return decisions.error(at, form.entry)
+             << "'" << strata::describeOp(op) << "' is not a convolution ("
+             << op->getName().getStringRef()
+             << "); a GPU convolution's form is chosen for Conv nodes";
+    }
+    for (Operation *conv : convs) {
+      std::string codegen = decisions.forcedCodegen(conv);
+      CudnnChoice choice =
+          cudnn && codegen.empty() ? CudnnChoice::Default : CudnnChoice::Never;
+      if (const strata::Decisions::Algorithm *form =
+              decisions.algorithmFor(conv)) {
+        if (!form->gpuForm())
+          return decisions.error(at, form->entry)
+                 << "\"" << form->name
+                 << "\" chooses a CPU convolution's oneDNN kernel; on the "
+                 << options.target
+                 << " target a convolution's form is \"cudnn\" or \"gemm\"";
+        if (form->name == "gemm") {
+          choice = CudnnChoice::Never;
+        } else if (!options.useLibraries) {
+          return decisions.error(at, form->entry)
+                 << "cuDNN's step is a library call, but libraries are off "
+                    "(--no-libraries)";
+        } else if (options.target != "cuda") {
+          return decisions.error(at, form->entry)
+                 << "cuDNN is NVIDIA's library; on the " << options.target
+                 << " target a convolution's form is \"gemm\"";
+        } else if (!codegen.empty()) {
+          return decisions.error(at, form->entry)
+                 << "asks for cuDNN's step, and " << codegen
+                 << " for generated code";
+        } else if (std::string why = cudnnCannot(cast<graph::ConvOp>(conv));
+                   !why.empty()) {
+          return decisions.error(at, form->entry)
+                 << why << "; this convolution is " << strata::describeOp(conv)
+                 << " of type " << conv->getResult(0).getType();
+        } else {
+          choice = CudnnChoice::Forced;
+        }
+      }
+      choices.push_back(choice);
+    }
+    return success();
+  }
+
   void runOnOperation() override {
     // Convolutions first: a pooling is rewritten only where its input
     // already comes channels-last from one (elsewhere it keeps its form).
@@ -1066,25 +1160,11 @@ struct ConvToGemmPass : strata::impl::ConvToGemmPassBase<ConvToGemmPass> {
     Created created;
     llvm::DenseSet<Operation *> keepNchw =
         channelsFirstConvolutions(convs, pools);
-    // The decisions file's "codegen" entries keep a convolution off cuDNN
-    // (its generated form, whose product is then generated too).
-    strata::Decisions decisions;
-    if (cudnn) {
-      strata::CompileOptions options =
-          strata::recordedCompileOptions(getOperation());
-      func::FuncOp entry = strata::getEntryFunction(getOperation());
-      if (!options.decisionsFile.empty() && entry) {
-        FailureOr<strata::Decisions> loaded =
-            strata::Decisions::load(options.decisionsFile, entry);
-        if (failed(loaded))
-          return signalPassFailure();
-        decisions = std::move(*loaded);
-      }
-    }
-    for (Operation *conv : convs)
-      ConvRewriter(conv, created, keepNchw.contains(conv),
-                   cudnn && decisions.forcedCodegen(conv).empty())
-          .run();
+    SmallVector<CudnnChoice> choices;
+    if (failed(chooseCudnn(convs, choices)))
+      return signalPassFailure();
+    for (auto [conv, choice] : llvm::zip_equal(convs, choices))
+      ConvRewriter(conv, created, keepNchw.contains(conv), choice).run();
     if (!created.ops.empty())
       for (Operation *pool : pools)
         ConvRewriter(pool, created).run();

@@ -290,31 +290,49 @@ FailureOr<Decisions> Decisions::parse(StringRef text, StringRef path,
     if (!byNode)
       return decisions.error(at, "algorithm")
              << "expected an object of node name -> \"direct\", "
-                "\"winograd\" or \"timed\"";
+                "\"winograd\", \"timed\", \"cudnn\" or \"gemm\"";
     for (const std::string &node : sortedKeys(*byNode)) {
       std::string entry = "algorithm[\"" + node + "\"]";
       std::optional<StringRef> name = byNode->getString(node);
-      if (!name ||
-          (*name != "direct" && *name != "winograd" && *name != "timed"))
+      if (!name || (*name != "direct" && *name != "winograd" &&
+                    *name != "timed" && *name != "cudnn" && *name != "gemm"))
         return decisions.error(at, entry)
-               << "expected \"direct\", \"winograd\" or \"timed\"";
+               << "expected \"direct\", \"winograd\" or \"timed\" (a CPU "
+                  "convolution's oneDNN kernel), \"cudnn\" or \"gemm\" (a "
+                  "GPU convolution's form)";
       FailureOr<ArrayRef<Operation *>> ops =
           reader.resolve(json::Value(node), entry);
       if (failed(ops))
         return failure();
+      Algorithm chosen{name->str(), entry};
+      if (chosen.gpuForm())
+        decisions.gpuForms.push_back(chosen);
       for (Operation *op : *ops) {
         if (isa<graph::ConstantOp>(op))
           continue;
-        if (!isa<graph::ConvOp>(op))
-          return decisions.error(at, entry)
-                 << "'" << node << "' is not a convolution ("
-                 << op->getName().getStringRef()
-                 << "); algorithms are chosen for Conv nodes";
-        decisions.algorithms[op] = Algorithm{name->str(), entry};
+        if (isa<graph::ConvOp, graph::ConvChannelsLastOp>(op)) {
+          decisions.algorithms[op] = chosen;
+          continue;
+        }
+        // A GPU form's node is a convolution until strata-conv-to-gemm
+        // rewrites it (into products and gathers that keep its name);
+        // that pass checks it, the partitioner only reads the choice.
+        if (chosen.gpuForm()) {
+          decisions.otherForms.emplace_back(op, chosen);
+          continue;
+        }
+        return decisions.error(at, entry)
+               << "'" << node << "' is not a convolution ("
+               << op->getName().getStringRef()
+               << "); algorithms are chosen for Conv nodes";
       }
     }
   }
   return decisions;
+}
+
+const Decisions::Algorithm *Decisions::firstGpuForm() const {
+  return gpuForms.empty() ? nullptr : &gpuForms.front();
 }
 
 const Decisions::Algorithm *Decisions::algorithmFor(Operation *op) const {

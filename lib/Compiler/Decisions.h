@@ -6,7 +6,9 @@
 //    "library": ["MatMul_0"],                  a library call, whatever size
 //    "codegen": ["Conv_3"],                    generated code, never a library
 //    "tile":    {"Softmax_4": {"rows_per_block": 16}},   the kernel's row split
-//    "algorithm": {"Conv_5": "direct"}}       a convolution's algorithm
+//    "algorithm": {"Conv_5": "direct"}}       a convolution's algorithm:
+//                                             oneDNN's kernel on the CPU,
+//                                             cuDNN or GEMM on a GPU
 //
 // Nodes are ONNX node names, as the ops' locations carry them. The file is
 // checked against the model when it is loaded (every name must be an op of
@@ -86,15 +88,30 @@ public:
   /// error, when two of them ask for different splits.
   mlir::FailureOr<std::optional<Tile>>
   tileFor(llvm::ArrayRef<mlir::Operation *> ops, mlir::Operation *at) const;
-  /// A convolution's algorithm as an "algorithm" entry forces it: "direct"
-  /// (oneDNN's direct kernel, never Winograd), "winograd" (Winograd without
-  /// timing) or "timed" (both timed at the first run, the faster kept), with
-  /// the entry ("algorithm[\"Conv_5\"]") for reasons and errors.
+  /// A convolution's algorithm as an "algorithm" entry forces it, with the
+  /// entry ("algorithm[\"Conv_5\"]") for reasons and errors. On the CPU,
+  /// oneDNN's kernel: "direct" (never Winograd), "winograd" (Winograd
+  /// without timing) or "timed" (both timed at the first run, the faster
+  /// kept). On a GPU, the convolution's form (strata-conv-to-gemm):
+  /// "cudnn" (cuDNN's step) or "gemm" (strata's own: im2col and a
+  /// product, or a grouped sum).
   struct Algorithm {
     std::string name;
     std::string entry;
+    bool gpuForm() const { return name == "cudnn" || name == "gemm"; }
   };
+  /// The entry of `op` (a Conv, or the channels-last convolution one
+  /// became), or null.
   const Algorithm *algorithmFor(mlir::Operation *op) const;
+  /// An entry that chooses a GPU form ("cudnn", "gemm"), or null: the
+  /// CPU's partitioner refuses them.
+  const Algorithm *firstGpuForm() const;
+  /// Ops other than convolutions that a GPU form's node names
+  /// (strata-conv-to-gemm refuses them before it rewrites convolutions).
+  llvm::ArrayRef<std::pair<mlir::Operation *, Algorithm>>
+  nonConvolutionForms() const {
+    return otherForms;
+  }
 
   /// Every op a tile entry names (to check that each lands in a generated
   /// kernel).
@@ -118,6 +135,9 @@ private:
   std::vector<Apart> apart;
   llvm::DenseMap<mlir::Operation *, Tile> tiles;
   llvm::DenseMap<mlir::Operation *, Algorithm> algorithms;
+  std::vector<std::pair<mlir::Operation *, Algorithm>> otherForms;
+  /// The GPU-form entries in the file's order.
+  std::vector<Algorithm> gpuForms;
 };
 
 } // namespace strata

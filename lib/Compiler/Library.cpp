@@ -1160,10 +1160,16 @@ matchCudnnConv(graph::ConvChannelsLastOp conv, const LibraryRequest &request,
   std::string type;
   llvm::raw_string_ostream(type) << element;
   int64_t group = conv.getGroup();
+  bool depthwise =
+      group > 1 &&
+      group ==
+          cast<RankedTensorType>(conv.getInput().getType()).getShape().back();
+  std::string what =
+      type + " " + kernel + (depthwise ? " depthwise" : "") + " convolution" +
+      (group > 1 && !depthwise ? " in " + std::to_string(group) + " groups"
+                               : "");
   match.reason =
-      type + " " + kernel + " convolution" +
-      (group > 1 ? " in " + std::to_string(group) + " groups" : "") +
-      " reading windows (" +
+      what + " reading windows (" +
       std::to_string(outType.getNumElements() *
                      ShapedType::getNumElements(weight.getShape()) /
                      weight.getDimSize(0)) +
@@ -1171,7 +1177,10 @@ matchCudnnConv(graph::ConvChannelsLastOp conv, const LibraryRequest &request,
       "tensor cores, where the generated form writes " +
       (group > 1 ? "nothing but sums on CUDA cores"
                  : "every window as im2col columns before its product");
-  if (request.forced)
+  if (request.convAlgorithm == "cudnn")
+    match.reason = what + ": cuDNN's step, as " + request.convAlgorithmEntry +
+                   " of the decisions file asks";
+  else if (request.forced)
     match.reason += " (also asked for by the decisions file)";
   return match;
 }

@@ -949,7 +949,8 @@ LogicalResult Partitioner::visit(Operation &op) {
     if (auto it = attention.notAttention.find(&op);
         it != attention.notAttention.end())
       match->reason += "; not a flash-attention kernel: " + it->second;
-    if (const Decisions::Algorithm *algorithm = decisions.algorithmFor(&op)) {
+    if (const Decisions::Algorithm *algorithm = decisions.algorithmFor(&op);
+        algorithm && !algorithm->gpuForm()) {
       if (match->library != "dnnl.conv")
         return decisions.error(module, algorithm->entry)
                << "only oneDNN's convolutions (dnnl.conv) choose an "
@@ -970,7 +971,9 @@ LogicalResult Partitioner::visit(Operation &op) {
   if (asked && !forcedLibrary.empty())
     return decisions.error(module, forcedLibrary)
            << "no library kernel can take this node: " << whyNotLibrary;
-  if (const Decisions::Algorithm *algorithm = decisions.algorithmFor(&op))
+  // (A GPU form was strata-conv-to-gemm's to follow.)
+  if (const Decisions::Algorithm *algorithm = decisions.algorithmFor(&op);
+      algorithm && !algorithm->gpuForm())
     return decisions.error(module, algorithm->entry)
            << "only oneDNN's convolutions (dnnl.conv) choose an algorithm, "
               "and this one is generated code: "
@@ -1249,6 +1252,15 @@ LogicalResult strata::partitionIntoKernels(ModuleOp module,
         failed(loaded->checkForced(isLibraryAnchor, isLowerableToLinalg)))
       return failure();
     decisions = std::move(*loaded);
+    // "cudnn" and "gemm" are forms strata-conv-to-gemm gives a GPU's
+    // convolutions; the CPU's are oneDNN's kernels.
+    if (const Decisions::Algorithm *form = decisions.firstGpuForm();
+        form && !facts.gpu)
+      return decisions.error(module, form->entry)
+             << "\"" << form->name
+             << "\" chooses a GPU convolution's form; on the " << options.target
+             << " target a convolution's algorithm is oneDNN's: \"direct\", "
+                "\"winograd\" or \"timed\"";
   }
   return Partitioner(module, entry, options, facts, decisions).run();
 }

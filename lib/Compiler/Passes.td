@@ -141,8 +141,8 @@ def ConvToGemmPass : Pass<"strata-conv-to-gemm", "mlir::ModuleOp"> {
   let options = [
     Option<"cudnn", "cudnn", "bool", /*default=*/"false",
            "16-bit convolutions that read windows (group 1 or grouped, not "
-           "depthwise) become graph.conv_channels_last, cuDNN's step (off "
-           "by default until measured on the GPU; a plugin turns it on)">
+           "depthwise) become graph.conv_channels_last, cuDNN's step (the "
+           "cuda target sets it with libraries on)">
   ];
   let dependentDialects = ["::strata::graph::GraphDialect"];
 }

@@ -811,13 +811,20 @@ LogicalResult strata::runStages(ModuleOp module, const CompileOptions &options,
     }
     std::string failedPass;
     pm.addInstrumentation(std::make_unique<FirstFailure>(failedPass));
+    // A pass that refused a decisions file's entry (strata-conv-to-gemm
+    // reads the convolutions' forms) failed on the user's input too.
+    bool decisionsRefused = false;
     auto usersError = [&] {
-      return options.reproducerDir.empty() && checksUserInput(failedPass);
+      return options.reproducerDir.empty() &&
+             (checksUserInput(failedPass) || decisionsRefused);
     };
     // The reproducer generator reports every failure ("Failures have been
     // detected while processing an MLIR pass pipeline"); for a user's error
     // that is noise around the one line that matters.
     ScopedDiagnosticHandler quiet(context, [&](Diagnostic &diag) {
+      if (diag.getSeverity() == DiagnosticSeverity::Error &&
+          llvm::StringRef(diag.str()).starts_with("decisions file '"))
+        decisionsRefused = true;
       return success(
           diag.getSeverity() == DiagnosticSeverity::Error && usersError() &&
           llvm::StringRef(diag.str())

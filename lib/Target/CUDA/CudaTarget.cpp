@@ -35,17 +35,17 @@ TargetFacts CudaTarget::facts(const CompileOptions &options) const {
 
 std::vector<PassEntry>
 CudaTarget::beforePartition(const CompileOptions &options) const {
-  // Convolutions channels-last (ConvToGemm.cpp): im2col + products,
-  // depthwise and grouped ones elementwise sums. Its `cudnn` option (those
-  // that read windows as the runtime's cudnn.conv steps) stays off here
-  // until the real-model suite has measured it against these forms on the
-  // GPU (docs/gpu.md, "Convolutions"); a plugin turns it on.
+  // Convolutions channels-last (ConvToGemm.cpp): those that read windows
+  // as the runtime's cudnn.conv steps (with libraries on), the others
+  // im2col + products, depthwise ones elementwise sums (docs/gpu.md,
+  // "Convolutions", says why; bench/RESULTS.md has the measurements).
   // Rolls (a concat of slices) as gathers, one all-parallel op each
   // (GatherSlices.cpp). Long column reductions (the means of pooling and
   // squeeze-and-excitation) in stages that spread over the grid
   // (SplitReductions.cpp).
   std::vector<PassEntry> entries = {
-      PassEntry{"strata-conv-to-gemm", "", false},
+      PassEntry{"strata-conv-to-gemm", options.useLibraries ? "cudnn=true" : "",
+                false},
       PassEntry{"strata-gather-slices", "", false},
       PassEntry{"strata-split-reductions", "", false}};
   // Attention blocks the flash kernel (mma.sync, sm_80 on) takes once
