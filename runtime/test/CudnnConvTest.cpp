@@ -285,6 +285,20 @@ TEST(CudaDnn, Bf16GroupedStride2) {
                         "1, groups 16, +bias+relu"));
 }
 
+// A 1x1 convolution at stride 1 (the default leaves these to cuBLASLt).
+TEST(CudaDnn, F16Pointwise) {
+  STRATA_REQUIRE_CUDA();
+  STRATA_REQUIRE_CUDNN_BUILD();
+  Conv k;
+  k.type = DType::F16;
+  k.kernel = {1, 1};
+  k.pads = {0, 0, 0, 0};
+  k.bias = true;
+  EXPECT_THAT(runCase(k, kF16),
+              HasSubstr("f16 conv 2x14x14x32 -> 2x14x14x64, 1x1 stride 1 pad "
+                        "0, groups 1, +bias;"));
+}
+
 // A network's stem: 7x7 stride 2 pad 3 over 3 channels (rows of 6 bytes).
 TEST(CudaDnn, F16Stem) {
   STRATA_REQUIRE_CUDA();
