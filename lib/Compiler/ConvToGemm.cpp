@@ -17,7 +17,8 @@
 //   - with `cudnn` (the cuda target's default with libraries on), a
 //     convolution of
 //     16-bit floats that reads windows (any kernel but a 1x1 at stride 1
-//     without padding), group 1 or grouped but not depthwise:
+//     without padding), group 1 over whole 16-byte vectors of channels
+//     (not an RGB stem) or grouped but not depthwise:
 //     graph.conv_channels_last on [N, I..., C] and the weight permuted to
 //     [F, K..., C/g] at compile time, cuDNN's "cudnn.conv" step
 //     (ConvRewriter::cudnnTakes says why those); the decisions file's
@@ -188,9 +189,10 @@ enum class CudnnChoice { Never, Default, Forced };
 /// Why cuDNN's step cannot run `conv` ("" when it can): it takes f32, f16
 /// and bf16 over 1 to 3 spatial axes, on static shapes (the runtime's
 /// cudnn.conv contract, runtime/lib/cuda/Cudnn.h), and not depthwise
-/// convolutions: the step's test of one (bf16, 64 groups of one channel)
-/// failed on the H100 where every other form passed (bench/RESULTS.md,
-/// 2026-12-07 22:30), so none is given to it until that is understood.
+/// convolutions: for a bf16 one (64 groups of one channel) cuDNN 9.14 on
+/// the H100 had no engine ("leading_dim_in_bits_in % 32 != 0": a group's
+/// 16 bits of channels), so the session could not be made
+/// (bench/RESULTS.md, 2026-12-07 22:30).
 static std::string cudnnCannot(graph::ConvOp conv) {
   auto x = dyn_cast<RankedTensorType>(conv.getInput().getType());
   auto w = dyn_cast<RankedTensorType>(conv.getWeight().getType());
@@ -204,7 +206,8 @@ static std::string cudnnCannot(graph::ConvOp conv) {
     return "cuDNN's step computes f32, f16 or bf16";
   if (conv.getGroup() > 1 && w.getDimSize(1) == 1)
     return "cuDNN's step does not take depthwise convolutions (one input "
-           "channel a group) yet: they stay strata's sums";
+           "channel a group: cuDNN has no engine for them); they stay "
+           "strata's sums";
   return "";
 }
 
@@ -583,11 +586,18 @@ private:
   /// depthwise sums stay generated (one thread per output point, the input
   /// read in place, no product to put on tensor cores); f32 stays with
   /// cuBLASLt's full-fp32 product, as cuDNN may compute f32 in TF32.
+  /// A network's first convolution over a few image channels (3: RGB)
+  /// stays the im2col product too: cuDNN's tensor-core kernels read a
+  /// pixel's channels in 16-byte vectors, and with 6 bytes a pixel its
+  /// engines fall back to slow ones (ViT-B/16's 16x16 patches at batch 32:
+  /// 356 us through cuDNN, the whole model 10% slower, bench/RESULTS.md
+  /// 2026-12-07), while the im2col's columns are KK times as wide.
   bool cudnnTakes(int64_t group) const {
     if (!isa<Float16Type, BFloat16Type>(element))
       return false;
     if (group == 1)
-      return !readsInPlace();
+      return !readsInPlace() &&
+             (channels * element.getIntOrFloatBitWidth() / 8) % 16 == 0;
     return group < channels && channels % group == 0 && filters % group == 0;
   }
 

@@ -7,6 +7,8 @@ block_f16.onnx    a residual block in f16, x [2, 16, 8, 8]: conv1 (3x3, pad
                   grouped (3x3, 4 groups, stride 2, pad 1), dw (3x3
                   depthwise, pad 1) and point (1x1 at stride 1)
 block_f32.onnx    the same block in f32
+stem_f16.onnx     a network's first convolution, f16 x [2, 3, 32, 32]: stem
+                  (7x7, stride 2, pad 3, bias) -> stem_relu
 """
 
 import os
@@ -54,8 +56,25 @@ def block(out, name, dtype, np_type):
          [value("y", [2, 32, 4, 4], dtype)], inits)
 
 
+def stem(out):
+    rng = np.random.default_rng(8)
+    inits = [numpy_helper.from_array(
+                 (rng.standard_normal(shape) * 0.1).astype(np.float16), name)
+             for name, shape in (("ws", [16, 3, 7, 7]), ("bs", [16]))]
+    nodes = [
+        helper.make_node("Conv", ["x", "ws", "bs"], ["c"], name="stem",
+                         kernel_shape=[7, 7], strides=[2, 2],
+                         pads=[3, 3, 3, 3]),
+        helper.make_node("Relu", ["c"], ["y"], name="stem_relu"),
+    ]
+    save(out, "stem_f16", nodes,
+         [value("x", [2, 3, 32, 32], TensorProto.FLOAT16)],
+         [value("y", [2, 16, 16, 16], TensorProto.FLOAT16)], inits)
+
+
 def main(out):
     os.makedirs(out, exist_ok=True)
+    stem(out)
     block(out, "block_f16", TensorProto.FLOAT16, np.float16)
     block(out, "block_f32", TensorProto.FLOAT, np.float32)
 
