@@ -55,10 +55,18 @@ std::string strata::describeOp(Operation *op) {
          " nodes: " + op->getName().getStringRef().str() + ")";
 }
 
+/// How every error about a decisions file begins ("decisions file 'PATH':
+/// ..."), which isError recognizes.
+static constexpr llvm::StringLiteral kErrorPrefix = "decisions file '";
+
 InFlightDiagnostic Decisions::error(Operation *at, const Twine &entry) const {
   InFlightDiagnostic diag = at->emitError();
-  diag << "decisions file '" << path << "': " << entry.str() << ": ";
+  diag << kErrorPrefix << path << "': " << entry.str() << ": ";
   return diag;
+}
+
+bool Decisions::isError(StringRef message) {
+  return message.starts_with(kErrorPrefix);
 }
 
 /// A node list's entries in the file's order: "library[10]: ..." after
@@ -164,7 +172,7 @@ FailureOr<Decisions> Decisions::load(StringRef path, func::FuncOp entry) {
   if (!buffer) {
     Operation *at = entry->getParentOfType<ModuleOp>();
     (at ? at : entry.getOperation())->emitError()
-        << "decisions file '" << path
+        << kErrorPrefix << path
         << "': cannot read it: " << buffer.getError().message();
     return failure();
   }
@@ -181,13 +189,13 @@ FailureOr<Decisions> Decisions::parse(StringRef text, StringRef path,
   decisions.at = at;
   llvm::Expected<json::Value> parsed = json::parse(text);
   if (!parsed) {
-    at->emitError() << "decisions file '" << path << "': malformed JSON: "
+    at->emitError() << kErrorPrefix << path << "': malformed JSON: "
                     << llvm::toString(parsed.takeError());
     return failure();
   }
   const json::Object *root = parsed->getAsObject();
   if (!root) {
-    at->emitError() << "decisions file '" << path
+    at->emitError() << kErrorPrefix << path
                     << "': expected a JSON object with the keys \"apart\", "
                        "\"library\", \"codegen\", \"tile\", \"algorithm\"";
     return failure();

@@ -117,6 +117,11 @@ public:
   /// kernel).
   llvm::SmallVector<std::pair<mlir::Operation *, std::string>> tiledOps() const;
 
+  /// Whether a diagnostic's message is an error about a decisions file (a
+  /// user's input, not the compiler's failure: Pipeline.cpp writes no
+  /// crash reproducer for it).
+  static bool isError(llvm::StringRef message);
+
   /// Emits "decisions file 'PATH': <entry>: " at `at`; the caller streams
   /// the rest.
   mlir::InFlightDiagnostic error(mlir::Operation *at,

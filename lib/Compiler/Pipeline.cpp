@@ -11,6 +11,7 @@
 #include "strata/Target/Target.h"
 
 #include "CompilerUtils.h"
+#include "Decisions.h"
 #include "Gpu.h"
 #include "Passes.h"
 
@@ -823,7 +824,7 @@ LogicalResult strata::runStages(ModuleOp module, const CompileOptions &options,
     // that is noise around the one line that matters.
     ScopedDiagnosticHandler quiet(context, [&](Diagnostic &diag) {
       if (diag.getSeverity() == DiagnosticSeverity::Error &&
-          llvm::StringRef(diag.str()).starts_with("decisions file '"))
+          Decisions::isError(diag.str()))
         decisionsRefused = true;
       return success(
           diag.getSeverity() == DiagnosticSeverity::Error && usersError() &&
